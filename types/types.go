@@ -1,0 +1,365 @@
+// Package types defines streamsql's SQL types, their Arrow representation, their
+// PostgreSQL wire identity (OIDs) and scalar values (Datum) with PostgreSQL text
+// input and output.
+//
+// Every SQL type maps to exactly one Arrow type; operators never see any other
+// Arrow type. The mapping is:
+//
+//	boolean           -> Boolean
+//	smallint/int/bigint -> Int16/Int32/Int64
+//	real/double       -> Float32/Float64
+//	numeric(p,s)      -> Decimal128(38, s); unconstrained numeric uses scale NumericScale
+//	varchar/text      -> String
+//	date              -> Date32 (days since 1970-01-01)
+//	timestamp         -> Timestamp(us) without zone
+//	timestamptz       -> Timestamp(us, "UTC")
+//	interval          -> MonthDayNanoInterval (nanoseconds always a multiple of 1000)
+//
+// This package imports only the standard library and Arrow.
+package types
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// Kind is the family of a SQL type.
+type Kind uint8
+
+// The kinds, in the order of PostgreSQL's numeric type promotion where it matters.
+const (
+	// Unknown is the type of an untyped NULL literal; it is coerced to whatever the
+	// context needs and never reaches an operator.
+	Unknown Kind = iota
+	Bool
+	Int16
+	Int32
+	Int64
+	Numeric
+	Float32
+	Float64
+	Text
+	Date
+	Timestamp
+	TimestampTZ
+	Interval
+)
+
+// NumericScale is the scale of numeric values whose type carries no declared
+// scale: every numeric expression result and every column declared as bare
+// numeric/decimal. Such values print without trailing zeros.
+const NumericScale = 12
+
+// NumericPrecision is the total number of decimal digits a numeric holds.
+const NumericPrecision = 38
+
+// T is a SQL type. It is a small comparable value.
+type T struct {
+	Kind Kind
+	// Scale and Precision are set for numeric types declared with a typmod
+	// (numeric(p,s)); HasTypmod distinguishes numeric(p,0) from bare numeric.
+	Precision int32
+	Scale     int32
+	HasTypmod bool
+	// Width is the declared maximum length of varchar(n); 0 means unbounded.
+	Width int32
+}
+
+// The types without modifiers.
+var (
+	UnknownT     = T{Kind: Unknown}
+	BoolT        = T{Kind: Bool}
+	Int16T       = T{Kind: Int16}
+	Int32T       = T{Kind: Int32}
+	Int64T       = T{Kind: Int64}
+	NumericT     = T{Kind: Numeric, Precision: NumericPrecision, Scale: NumericScale}
+	Float32T     = T{Kind: Float32}
+	Float64T     = T{Kind: Float64}
+	TextT        = T{Kind: Text}
+	DateT        = T{Kind: Date}
+	TimestampT   = T{Kind: Timestamp}
+	TimestampTZT = T{Kind: TimestampTZ}
+	IntervalT    = T{Kind: Interval}
+)
+
+// NumericOf returns numeric(p,s).
+func NumericOf(p, s int32) T {
+	return T{Kind: Numeric, Precision: p, Scale: s, HasTypmod: true}
+}
+
+// PostgreSQL type OIDs (pg_type.oid) for the wire protocol.
+const (
+	OIDBool        = 16
+	OIDInt8        = 20
+	OIDInt2        = 21
+	OIDInt4        = 23
+	OIDText        = 25
+	OIDFloat4      = 700
+	OIDFloat8      = 701
+	OIDUnknown     = 705
+	OIDVarchar     = 1043
+	OIDDate        = 1082
+	OIDTimestamp   = 1114
+	OIDTimestampTZ = 1184
+	OIDInterval    = 1186
+	OIDNumeric     = 1700
+)
+
+// OID returns the PostgreSQL type OID that describes t on the wire.
+func (t T) OID() uint32 {
+	switch t.Kind {
+	case Bool:
+		return OIDBool
+	case Int16:
+		return OIDInt2
+	case Int32:
+		return OIDInt4
+	case Int64:
+		return OIDInt8
+	case Numeric:
+		return OIDNumeric
+	case Float32:
+		return OIDFloat4
+	case Float64:
+		return OIDFloat8
+	case Text:
+		if t.Width > 0 {
+			return OIDVarchar
+		}
+		return OIDVarchar
+	case Date:
+		return OIDDate
+	case Timestamp:
+		return OIDTimestamp
+	case TimestampTZ:
+		return OIDTimestampTZ
+	case Interval:
+		return OIDInterval
+	}
+	return OIDText
+}
+
+// Size returns the pg_type.typlen of t for RowDescription (-1 for varlena).
+func (t T) Size() int16 {
+	switch t.Kind {
+	case Bool:
+		return 1
+	case Int16:
+		return 2
+	case Int32, Float32, Date:
+		return 4
+	case Int64, Float64, Timestamp, TimestampTZ:
+		return 8
+	case Interval:
+		return 16
+	}
+	return -1
+}
+
+// Typmod returns the PostgreSQL type modifier for RowDescription (-1 if none).
+func (t T) Typmod() int32 {
+	switch {
+	case t.Kind == Numeric && t.HasTypmod:
+		return ((t.Precision << 16) | t.Scale) + 4
+	case t.Kind == Text && t.Width > 0:
+		return t.Width + 4
+	}
+	return -1
+}
+
+// EffectiveScale is the scale of the Decimal128 values of a numeric type.
+func (t T) EffectiveScale() int32 {
+	if t.Kind != Numeric {
+		return 0
+	}
+	if t.HasTypmod {
+		return t.Scale
+	}
+	return NumericScale
+}
+
+// ArrowType returns the Arrow type that holds values of t.
+func (t T) ArrowType() arrow.DataType {
+	switch t.Kind {
+	case Bool:
+		return arrow.FixedWidthTypes.Boolean
+	case Int16:
+		return arrow.PrimitiveTypes.Int16
+	case Int32:
+		return arrow.PrimitiveTypes.Int32
+	case Int64:
+		return arrow.PrimitiveTypes.Int64
+	case Numeric:
+		return &arrow.Decimal128Type{Precision: NumericPrecision, Scale: t.EffectiveScale()}
+	case Float32:
+		return arrow.PrimitiveTypes.Float32
+	case Float64:
+		return arrow.PrimitiveTypes.Float64
+	case Text:
+		return arrow.BinaryTypes.String
+	case Date:
+		return arrow.FixedWidthTypes.Date32
+	case Timestamp:
+		return arrow.FixedWidthTypes.Timestamp_us
+	case TimestampTZ:
+		return timestampTZType
+	case Interval:
+		return arrow.FixedWidthTypes.MonthDayNanoInterval
+	case Unknown:
+		return arrow.Null
+	}
+	panic(fmt.Sprintf("types: no arrow type for %v", t))
+}
+
+var timestampTZType = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+
+// IsNumeric reports whether t is one of the number types.
+func (t T) IsNumeric() bool {
+	switch t.Kind {
+	case Int16, Int32, Int64, Numeric, Float32, Float64:
+		return true
+	}
+	return false
+}
+
+// IsInteger reports whether t is smallint, int or bigint.
+func (t T) IsInteger() bool {
+	return t.Kind == Int16 || t.Kind == Int32 || t.Kind == Int64
+}
+
+// Identical reports whether values of a and b share a representation, so that a
+// column of one can be used as a column of the other without a cast.
+func Identical(a, b T) bool {
+	if a.Kind != b.Kind {
+		return false
+	}
+	if a.Kind == Numeric {
+		return a.EffectiveScale() == b.EffectiveScale()
+	}
+	return true
+}
+
+// String returns the PostgreSQL spelling of t, as format_type prints it.
+func (t T) String() string {
+	switch t.Kind {
+	case Unknown:
+		return "unknown"
+	case Bool:
+		return "boolean"
+	case Int16:
+		return "smallint"
+	case Int32:
+		return "integer"
+	case Int64:
+		return "bigint"
+	case Numeric:
+		if t.HasTypmod {
+			return fmt.Sprintf("numeric(%d,%d)", t.Precision, t.Scale)
+		}
+		return "numeric"
+	case Float32:
+		return "real"
+	case Float64:
+		return "double precision"
+	case Text:
+		if t.Width > 0 {
+			return fmt.Sprintf("character varying(%d)", t.Width)
+		}
+		return "character varying"
+	case Date:
+		return "date"
+	case Timestamp:
+		return "timestamp without time zone"
+	case TimestampTZ:
+		return "timestamp with time zone"
+	case Interval:
+		return "interval"
+	}
+	return fmt.Sprintf("kind(%d)", t.Kind)
+}
+
+// FromName resolves a type name as pg_query spells it (the last element of a
+// qualified name such as pg_catalog.int4, or a user spelling such as "integer")
+// with its integer typmods. ok is false for names streamsql does not support.
+func FromName(name string, mods []int32) (t T, ok bool) {
+	switch strings.ToLower(name) {
+	case "bool", "boolean":
+		return BoolT, true
+	case "int2", "smallint":
+		return Int16T, true
+	case "int4", "int", "integer":
+		return Int32T, true
+	case "int8", "bigint":
+		return Int64T, true
+	case "float4", "real":
+		return Float32T, true
+	case "float8", "double precision", "float":
+		return Float64T, true
+	case "numeric", "decimal":
+		switch len(mods) {
+		case 0:
+			return NumericT, true
+		case 1:
+			return NumericOf(mods[0], 0), mods[0] >= 1 && mods[0] <= NumericPrecision
+		default:
+			p, s := mods[0], mods[1]
+			return NumericOf(p, s), p >= 1 && p <= NumericPrecision && s >= 0 && s <= p
+		}
+	case "varchar", "character varying", "text", "string", "bpchar", "char", "character":
+		if len(mods) == 1 {
+			return T{Kind: Text, Width: mods[0]}, true
+		}
+		return TextT, true
+	case "date":
+		return DateT, true
+	case "timestamp", "timestamp without time zone":
+		return TimestampT, true
+	case "timestamptz", "timestamp with time zone":
+		return TimestampTZT, true
+	case "interval":
+		return IntervalT, true
+	}
+	return T{}, false
+}
+
+// FromArrow returns the SQL type whose Arrow representation is dt. Numeric
+// columns come back without a typmod unless their scale differs from
+// NumericScale.
+func FromArrow(dt arrow.DataType) (T, bool) {
+	switch dt.ID() {
+	case arrow.BOOL:
+		return BoolT, true
+	case arrow.INT16:
+		return Int16T, true
+	case arrow.INT32:
+		return Int32T, true
+	case arrow.INT64:
+		return Int64T, true
+	case arrow.FLOAT32:
+		return Float32T, true
+	case arrow.FLOAT64:
+		return Float64T, true
+	case arrow.DECIMAL128:
+		s := dt.(*arrow.Decimal128Type).Scale
+		if s == NumericScale {
+			return NumericT, true
+		}
+		return NumericOf(NumericPrecision, s), true
+	case arrow.STRING:
+		return TextT, true
+	case arrow.DATE32:
+		return DateT, true
+	case arrow.TIMESTAMP:
+		if dt.(*arrow.TimestampType).TimeZone != "" {
+			return TimestampTZT, true
+		}
+		return TimestampT, true
+	case arrow.INTERVAL_MONTH_DAY_NANO:
+		return IntervalT, true
+	case arrow.NULL:
+		return UnknownT, true
+	}
+	return T{}, false
+}
