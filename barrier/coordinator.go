@@ -1,0 +1,419 @@
+package barrier
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Source is where the coordinator injects barriers: a table's change stream,
+// a connector, the catalog. Inject seals the source's own state for the epoch
+// (everything it produced before the barrier belongs to epoch b.Epoch) and
+// sends the barrier downstream. The coordinator calls Inject from one
+// goroutine, for every registered source, once per epoch, in epoch order.
+type Source interface {
+	Inject(ctx context.Context, b *Barrier) error
+}
+
+// Change is a change to the running dataflows that must happen at an epoch
+// boundary; see Coordinator.Schedule.
+type Change struct {
+	// Mutations travel on the barrier.
+	Mutations []Mutation
+	// AddActors must acknowledge every epoch after the barrier.
+	AddActors []uint32
+	// RemoveActors acknowledge the barrier and nothing after it.
+	RemoveActors []uint32
+	// AfterInject, if set, runs on the injecting goroutine once the barrier
+	// has been injected into every source and before the next barrier is, so
+	// that what it writes to a source's state lands in the next epoch.
+	AfterInject func(epoch uint64)
+}
+
+// Options configures a Coordinator.
+type Options struct {
+	// Interval between barriers when nothing asks for one sooner.
+	Interval time.Duration
+	// MaxInFlight is the number of injected but uncommitted epochs beyond
+	// which no barrier is injected (default 1).
+	MaxInFlight int
+	// Commit makes an epoch durable once every source has injected its
+	// barrier and every actor has acknowledged it. It is called from one
+	// goroutine, in epoch order. On error the epoch is retried.
+	Commit func(epoch uint64) error
+	Logger *slog.Logger
+}
+
+// ErrStopped is returned by waits on a stopped coordinator.
+var ErrStopped = errors.New("barrier: coordinator stopped")
+
+// Coordinator injects barriers into the sources, collects the actors'
+// acknowledgements and commits epochs in order. It is safe for concurrent
+// use.
+type Coordinator struct {
+	opts Options
+
+	mu sync.Mutex
+	// started is the last epoch whose injection has begun; injected the last
+	// one whose injection has finished; committed the last one committed.
+	started, injected, committed uint64
+	sources                      []Source
+	actors                       map[uint32]*actorSpan
+	epochs                       map[uint64]*epochState
+	changes                      []Change
+	wantEpoch                    uint64 // inject at least up to this epoch without waiting for the timer
+	// commitSignal is closed (and replaced) whenever an epoch is injected or
+	// committed, waking the waiters.
+	commitSignal chan struct{}
+	stopped      bool
+	lastErr      error
+
+	wake       chan struct{}
+	commitWake chan struct{}
+	done       chan struct{}
+	wg         sync.WaitGroup
+}
+
+type actorSpan struct {
+	first, last uint64 // last == 0: still running
+}
+
+type epochState struct {
+	injected bool
+	waiting  map[uint32]bool
+}
+
+// NewCoordinator returns a coordinator whose first epoch will be
+// committed+1.
+func NewCoordinator(committed uint64, opts Options) *Coordinator {
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = 1
+	}
+	if opts.Interval <= 0 {
+		opts.Interval = time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Coordinator{
+		opts:         opts,
+		started:      committed,
+		injected:     committed,
+		committed:    committed,
+		actors:       map[uint32]*actorSpan{},
+		epochs:       map[uint64]*epochState{},
+		commitSignal: make(chan struct{}),
+		wake:         make(chan struct{}, 1),
+		commitWake:   make(chan struct{}, 1),
+		done:         make(chan struct{}),
+	}
+}
+
+// Start launches the injection and commit loops.
+func (c *Coordinator) Start() {
+	c.wg.Add(2)
+	go c.injectLoop()
+	go c.commitLoop()
+}
+
+// Stop stops both loops after the epoch being injected or committed, and
+// wakes every waiter with ErrStopped.
+func (c *Coordinator) Stop() {
+	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		return
+	}
+	c.stopped = true
+	close(c.done)
+	close(c.commitSignal)
+	c.mu.Unlock()
+	c.wg.Wait()
+}
+
+// AddSource registers a source; it receives every barrier from the next one
+// injected.
+func (c *Coordinator) AddSource(s Source) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sources = append(c.sources, s)
+}
+
+// RemoveSource unregisters a source.
+func (c *Coordinator) RemoveSource(s Source) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, x := range c.sources {
+		if x == s {
+			c.sources = append(c.sources[:i:i], c.sources[i+1:]...)
+			return
+		}
+	}
+}
+
+// AddRunningActor registers an actor that acknowledges every epoch after
+// committed (used when dataflows are rebuilt at startup).
+func (c *Coordinator) AddRunningActor(id uint32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.actors[id] = &actorSpan{first: c.started + 1}
+}
+
+// Schedule attaches ch to the next barrier and asks for that barrier to be
+// injected now. It returns the barrier's epoch.
+func (c *Coordinator) Schedule(ch Change) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.changes = append(c.changes, ch)
+	e := c.started + 1
+	if c.wantEpoch < e {
+		c.wantEpoch = e
+	}
+	c.poke(c.wake)
+	return e
+}
+
+// Trigger asks for epoch to be injected without waiting for the interval
+// (group commit: writers of one epoch share its barrier).
+func (c *Coordinator) Trigger(epoch uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if epoch > c.wantEpoch {
+		c.wantEpoch = epoch
+		c.poke(c.wake)
+	}
+}
+
+// Checkpoint injects a barrier now and returns its epoch; wait for it with
+// WaitCommitted.
+func (c *Coordinator) Checkpoint() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.started + 1
+	if c.wantEpoch < e {
+		c.wantEpoch = e
+	}
+	c.poke(c.wake)
+	return e
+}
+
+func (c *Coordinator) poke(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// Committed returns the last committed epoch.
+func (c *Coordinator) Committed() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.committed
+}
+
+// LastError returns the last commit error, if the last commit attempt failed.
+func (c *Coordinator) LastError() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastErr
+}
+
+// WaitCommitted blocks until epoch is committed, ctx is done or the
+// coordinator stops.
+func (c *Coordinator) WaitCommitted(ctx context.Context, epoch uint64) error {
+	for {
+		c.mu.Lock()
+		if c.committed >= epoch {
+			c.mu.Unlock()
+			return nil
+		}
+		if c.stopped {
+			c.mu.Unlock()
+			return ErrStopped
+		}
+		sig := c.commitSignal
+		c.mu.Unlock()
+		select {
+		case <-sig:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// WaitInjected blocks until the barrier of epoch has been injected into every
+// source.
+func (c *Coordinator) WaitInjected(ctx context.Context, epoch uint64) error {
+	for {
+		c.mu.Lock()
+		if c.injected >= epoch {
+			c.mu.Unlock()
+			return nil
+		}
+		if c.stopped {
+			c.mu.Unlock()
+			return ErrStopped
+		}
+		sig := c.commitSignal
+		c.mu.Unlock()
+		select {
+		case <-sig:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Ack records that actor has processed barrier epoch.
+func (c *Coordinator) Ack(actor uint32, epoch uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.epochs[epoch]
+	if st == nil || !st.waiting[actor] {
+		return
+	}
+	delete(st.waiting, actor)
+	if st.injected && len(st.waiting) == 0 {
+		c.poke(c.commitWake)
+	}
+}
+
+// signalLocked wakes every waiter of WaitCommitted and WaitInjected. c.mu
+// must be held.
+func (c *Coordinator) signalLocked() {
+	if c.stopped {
+		return
+	}
+	close(c.commitSignal)
+	c.commitSignal = make(chan struct{})
+}
+
+func (c *Coordinator) injectLoop() {
+	defer c.wg.Done()
+	timer := time.NewTimer(c.opts.Interval)
+	defer timer.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-timer.C:
+			c.mu.Lock()
+			if c.wantEpoch < c.started+1 {
+				c.wantEpoch = c.started + 1
+			}
+			c.mu.Unlock()
+			timer.Reset(c.opts.Interval)
+		case <-c.wake:
+		}
+		for c.injectNext() {
+		}
+	}
+}
+
+// injectNext injects the next barrier if one is wanted and the in-flight
+// limit allows; it reports whether it did.
+func (c *Coordinator) injectNext() bool {
+	c.mu.Lock()
+	if c.stopped || c.wantEpoch <= c.started || c.started-c.committed >= uint64(c.opts.MaxInFlight) {
+		c.mu.Unlock()
+		return false
+	}
+	c.started++
+	e := c.started
+	changes := c.changes
+	c.changes = nil
+	b := &Barrier{Epoch: e, Kind: Checkpoint}
+	for _, ch := range changes {
+		b.Mutations = append(b.Mutations, ch.Mutations...)
+		for _, id := range ch.AddActors {
+			c.actors[id] = &actorSpan{first: e + 1}
+		}
+		for _, id := range ch.RemoveActors {
+			if a := c.actors[id]; a != nil {
+				a.last = e
+			}
+		}
+	}
+	st := &epochState{waiting: map[uint32]bool{}}
+	for id, a := range c.actors {
+		if a.first <= e && (a.last == 0 || a.last >= e) {
+			st.waiting[id] = true
+		}
+		if a.last != 0 && a.last < e {
+			delete(c.actors, id)
+		}
+	}
+	c.epochs[e] = st
+	sources := append([]Source(nil), c.sources...)
+	c.mu.Unlock()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-c.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	for _, s := range sources {
+		if err := s.Inject(ctx, b); err != nil {
+			c.opts.Logger.Error("barrier injection failed", "epoch", e, "err", err)
+		}
+	}
+	cancel()
+	for _, ch := range changes {
+		if ch.AfterInject != nil {
+			ch.AfterInject(e)
+		}
+	}
+	c.mu.Lock()
+	st.injected = true
+	c.injected = e
+	c.signalLocked()
+	if len(st.waiting) == 0 {
+		c.poke(c.commitWake)
+	}
+	c.mu.Unlock()
+	return true
+}
+
+func (c *Coordinator) commitLoop() {
+	defer c.wg.Done()
+	retry := time.NewTimer(time.Hour)
+	defer retry.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-c.commitWake:
+		case <-retry.C:
+		}
+		for {
+			c.mu.Lock()
+			e := c.committed + 1
+			st := c.epochs[e]
+			ready := st != nil && st.injected && len(st.waiting) == 0
+			c.mu.Unlock()
+			if !ready {
+				break
+			}
+			if err := c.opts.Commit(e); err != nil {
+				c.mu.Lock()
+				c.lastErr = err
+				c.mu.Unlock()
+				c.opts.Logger.Error("checkpoint commit failed; retrying", "epoch", e, "err", err)
+				retry.Reset(100 * time.Millisecond)
+				break
+			}
+			c.mu.Lock()
+			c.committed = e
+			c.lastErr = nil
+			delete(c.epochs, e)
+			c.signalLocked()
+			c.poke(c.wake)
+			c.mu.Unlock()
+		}
+	}
+}

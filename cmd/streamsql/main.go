@@ -1,0 +1,46 @@
+// Command streamsql is the streamsql server and its tools.
+//
+//	streamsql [flags]              serve on 127.0.0.1:4566 with data in ./streamsql-data
+//	streamsql slt [--url URL] FILES...   run sqllogictest files against a server
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	root := newRootCmd()
+	root.AddCommand(newSLTCmd())
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "streamsql:", err)
+		os.Exit(1)
+	}
+}
+
+func newRootCmd() *cobra.Command {
+	var opts serveOptions
+	cmd := &cobra.Command{
+		Use:   "streamsql",
+		Short: "A streaming SQL database that speaks the PostgreSQL protocol",
+		Long: `streamsql serves SQL over the PostgreSQL wire protocol. Tables take INSERT, UPDATE
+and DELETE; CREATE MATERIALIZED VIEW keeps a query's result up to date incrementally,
+with checkpoints every --barrier-interval and exactly-once recovery after a crash.
+
+Connect with: psql -h 127.0.0.1 -p 4566 -d dev`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serve(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.listen, "listen", "127.0.0.1:4566", "address (HOST:PORT) to serve the PostgreSQL protocol on")
+	f.StringVar(&opts.dataDir, "data-dir", "./streamsql-data", "directory holding the database; :memory: keeps it in memory (lost on exit)")
+	f.DurationVar(&opts.barrierInterval, "barrier-interval", defaultBarrierInterval, "time between checkpoint barriers (writes trigger one sooner)")
+	f.StringVar(&opts.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	return cmd
+}

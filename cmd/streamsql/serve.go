@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/pgwire"
+)
+
+const defaultBarrierInterval = time.Second
+
+type serveOptions struct {
+	listen          string
+	dataDir         string
+	barrierInterval time.Duration
+	logLevel        string
+}
+
+func newLogger(level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("invalid --log-level %q", level)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+// serve runs the server until SIGINT or SIGTERM, then shuts down cleanly:
+// it stops accepting connections, closes the sessions and takes a final
+// checkpoint.
+func serve(ctx context.Context, opts serveOptions) error {
+	log, err := newLogger(opts.logLevel)
+	if err != nil {
+		return err
+	}
+	if opts.barrierInterval <= 0 {
+		return errors.New("--barrier-interval must be positive")
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	if opts.dataDir != ":memory:" {
+		if err := os.MkdirAll(opts.dataDir, 0o755); err != nil {
+			return fmt.Errorf("creating data directory: %w", err)
+		}
+	}
+	eng, err := engine.Open(engine.Options{
+		DataDir:         opts.dataDir,
+		BarrierInterval: opts.barrierInterval,
+		Logger:          log,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", opts.listen)
+	if err != nil {
+		eng.Close()
+		return fmt.Errorf("listening on %s: %w", opts.listen, err)
+	}
+	srv := pgwire.NewServer(eng, pgwire.Options{Logger: log, ServerVersion: engine.ServerVersion})
+	log.Info("streamsql ready", "listen", ln.Addr().String(), "data_dir", opts.dataDir,
+		"barrier_interval", opts.barrierInterval)
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err = <-serveErr:
+		log.Error("server stopped", "err", err)
+	}
+	srv.Close()
+	if cerr := eng.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/sqlerr"
+)
+
+func (e *Engine) writer(rel *catalog.Relation) (*tableWriter, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	w := e.tables[rel.ID]
+	if w == nil {
+		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation \"%s\" does not exist", rel.Name)
+	}
+	return w, nil
+}
+
+// awaitWrite waits until the epoch holding a write is committed, asking for
+// its barrier now so that concurrent writers share it.
+func (e *Engine) awaitWrite(ctx context.Context, epoch uint64) error {
+	e.coord.Trigger(epoch)
+	return e.coord.WaitCommitted(ctx, epoch)
+}
+
+// insert runs INSERT: the source query is evaluated first (over the last
+// committed epoch), then its rows are written as one statement.
+func (e *Engine) insert(ctx context.Context, st *sql.Insert, now int64) (int64, error) {
+	w, err := e.writer(st.Table)
+	if err != nil {
+		return 0, err
+	}
+	var recs []arrow.RecordBatch
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	err = e.runQuery(ctx, st.Source, now, exec.OutputFunc(func(_ context.Context, m exec.Message) error {
+		if m.Batch != nil {
+			recs = append(recs, m.Batch.Rec)
+			m.Batch.Rec = nil
+		}
+		return nil
+	}))
+	if err != nil {
+		return 0, err
+	}
+	epoch, n, err := w.insert(recs)
+	if err != nil {
+		return 0, err
+	}
+	return n, e.awaitWrite(ctx, epoch)
+}
+
+// modify runs UPDATE or DELETE.
+func (e *Engine) modify(ctx context.Context, table *catalog.Relation, where sql.Expr, set map[int]sql.Expr, now int64) (int64, error) {
+	w, err := e.writer(table)
+	if err != nil {
+		return 0, err
+	}
+	ectx := &eval.Context{Mem: e.mem, Strict: true, Now: now}
+	epoch, n, err := w.modify(ectx, where, set)
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	return n, e.awaitWrite(ctx, epoch)
+}
+
+func insertTag(n int64) string { return fmt.Sprintf("INSERT 0 %d", n) }

@@ -1,0 +1,322 @@
+// Package engine is streamsql's database: it owns the state store, the
+// catalog, the checkpoint coordinator and the running dataflows, and executes
+// statements for sessions. It implements pgwire.Engine.
+//
+// Statement execution in brief: DDL changes the catalog and the running
+// dataflows at an epoch boundary (a barrier mutation) and returns once the
+// epoch holding the change is committed; DML writes a table's rows and
+// change stream under the table's lock and returns once the epoch holding
+// the write is committed (so it is durable and visible in every view);
+// SELECT reads the last committed epoch, the same one for every relation.
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/streamsql/streamsql/barrier"
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/pgwire"
+	"github.com/streamsql/streamsql/state"
+)
+
+// Options configures an Engine.
+type Options struct {
+	// DataDir holds the state; ":memory:" keeps it in memory.
+	DataDir string
+	// BarrierInterval is the time between checkpoint barriers when no write
+	// asks for one sooner (default 1s).
+	BarrierInterval time.Duration
+	Logger          *slog.Logger
+	// Mem allocates Arrow memory (default memory.DefaultAllocator).
+	Mem memory.Allocator
+}
+
+// Engine is a running streamsql database. It is safe for concurrent use.
+type Engine struct {
+	opts  Options
+	log   *slog.Logger
+	mem   memory.Allocator
+	store *state.Store
+	// scratch holds the temporary state of batch queries (aggregations); it
+	// is never committed.
+	scratch   *state.Store
+	scratchID atomic.Uint32
+	cat       *catalog.Catalog
+	coord     *barrier.Coordinator
+	catSrc    *catalogSource
+	cleanup   *cleanupSource
+
+	// ddlMu serialises DDL statements.
+	ddlMu sync.Mutex
+
+	mu     sync.Mutex
+	tables map[uint32]*tableWriter
+	views  map[uint32]*view
+
+	ctx     context.Context
+	cancel  context.CancelFunc
+	actors  sync.WaitGroup
+	started time.Time
+	closed  atomic.Bool
+}
+
+var _ pgwire.Engine = (*Engine)(nil)
+
+// Open opens (or creates) the database in opts.DataDir, rebuilds every
+// dataflow from the last committed epoch and starts the checkpoint
+// coordinator.
+func Open(opts Options) (*Engine, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Mem == nil {
+		opts.Mem = memory.DefaultAllocator
+	}
+	if opts.BarrierInterval <= 0 {
+		opts.BarrierInterval = time.Second
+	}
+	if opts.DataDir == "" {
+		opts.DataDir = ":memory:"
+	}
+	store, err := state.Open(opts.DataDir, state.Options{Logger: opts.Logger})
+	if err != nil {
+		return nil, err
+	}
+	scratch, err := state.Open(":memory:", state.Options{Logger: opts.Logger, CacheSize: 8 << 20})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	e := &Engine{
+		opts:    opts,
+		log:     opts.Logger,
+		mem:     opts.Mem,
+		store:   store,
+		scratch: scratch,
+		cat:     catalog.New(),
+		tables:  map[uint32]*tableWriter{},
+		views:   map[uint32]*view{},
+		started: time.Now(),
+	}
+	e.ctx, e.cancel = context.WithCancel(context.Background())
+	e.catSrc = &catalogSource{table: store.Table(catalogTable)}
+	e.cleanup = &cleanupSource{}
+	if err := e.loadCatalog(); err != nil {
+		e.closeStores()
+		return nil, err
+	}
+	committed := store.CommittedEpoch()
+	e.coord = barrier.NewCoordinator(committed, barrier.Options{
+		Interval: opts.BarrierInterval,
+		Commit:   e.commit,
+		Logger:   opts.Logger,
+	})
+	e.coord.AddSource(e.catSrc)
+	e.coord.AddSource(e.cleanup)
+	if err := e.restoreDataflows(); err != nil {
+		e.cancel()
+		e.actors.Wait()
+		e.closeStores()
+		return nil, err
+	}
+	e.coord.Start()
+	e.log.Info("database open", "data_dir", opts.DataDir, "committed_epoch", committed,
+		"tables", len(e.tables), "views", len(e.views))
+	return e, nil
+}
+
+func (e *Engine) closeStores() {
+	e.scratch.Close()
+	e.store.Close()
+}
+
+func (e *Engine) commit(epoch uint64) error {
+	stats, err := e.store.Commit(epoch)
+	if err != nil {
+		return err
+	}
+	e.log.Debug("checkpoint committed", "epoch", epoch, "keys", stats.Keys, "bytes", stats.Bytes, "duration", stats.Duration)
+	return nil
+}
+
+// Close takes a final checkpoint, stops every dataflow and closes the store.
+func (e *Engine) Close() error {
+	if e.closed.Swap(true) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := e.Flush(ctx); err != nil {
+		e.log.Warn("final checkpoint failed", "err", err)
+	}
+	e.coord.Stop()
+	e.cancel()
+	e.actors.Wait()
+	e.log.Info("database closed", "committed_epoch", e.store.CommittedEpoch())
+	e.scratch.Close()
+	return e.store.Close()
+}
+
+// Flush waits until everything written before the call is committed and
+// visible in every view.
+func (e *Engine) Flush(ctx context.Context) error {
+	return e.coord.WaitCommitted(ctx, e.coord.Checkpoint())
+}
+
+// CommittedEpoch returns the last committed epoch.
+func (e *Engine) CommittedEpoch() uint64 { return e.coord.Committed() }
+
+// Connect opens a session.
+func (e *Engine) Connect(ctx context.Context, params map[string]string) (pgwire.Session, error) {
+	return newSession(e, params), nil
+}
+
+// catalogTable is the state table of the catalog.
+const catalogTable state.TableID = 0
+
+// Catalog keys: relPrefix + big-endian relation id -> JSON relation;
+// nextIDKey -> the next free id for relations and state tables.
+var (
+	relPrefix = []byte("r")
+	nextIDKey = []byte("n")
+)
+
+func relKey(id uint32) []byte {
+	return binary.BigEndian.AppendUint32(append([]byte(nil), relPrefix...), id)
+}
+
+// catalogSource owns the catalog state table: DDL writes it under mu and the
+// coordinator seals it at every barrier.
+type catalogSource struct {
+	mu     sync.Mutex
+	table  *state.Table
+	nextID uint32
+}
+
+func (c *catalogSource) Inject(_ context.Context, b *barrier.Barrier) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.table.Seal(b.Epoch)
+	return nil
+}
+
+// allocIDs reserves n ids. The counter is written to the catalog so ids are
+// never reused, even by views whose creation did not commit.
+func (c *catalogSource) allocIDs(n int) []uint32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ids := make([]uint32, n)
+	for i := range ids {
+		ids[i] = c.nextID
+		c.nextID++
+	}
+	c.table.Put(nextIDKey, binary.BigEndian.AppendUint32(nil, c.nextID))
+	return ids
+}
+
+func (c *catalogSource) put(r *catalog.Relation) error {
+	v, err := r.Encode()
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.table.Put(relKey(r.ID), v)
+	return nil
+}
+
+func (c *catalogSource) delete(id uint32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.table.Delete(relKey(id))
+}
+
+// loadCatalog reads the committed catalog.
+func (e *Engine) loadCatalog() error {
+	snap := e.store.Snapshot()
+	defer snap.Release()
+	e.catSrc.nextID = 1
+	if v, ok, err := snap.Get(catalogTable, nextIDKey); err != nil {
+		return err
+	} else if ok {
+		e.catSrc.nextID = binary.BigEndian.Uint32(v)
+	}
+	it, err := snap.NewIter(catalogTable, relPrefix, state.PrefixEnd(relPrefix))
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		r, err := catalog.Decode(it.Value())
+		if err != nil {
+			return err
+		}
+		e.cat.Add(r)
+	}
+	return it.Error()
+}
+
+// cleanupSource clears the state tables of dropped relations at the next
+// barrier, so the deletion is part of a checkpoint.
+type cleanupSource struct {
+	mu      sync.Mutex
+	pending []*state.Table
+}
+
+func (c *cleanupSource) add(ts ...*state.Table) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pending = append(c.pending, ts...)
+}
+
+func (c *cleanupSource) Inject(_ context.Context, b *barrier.Barrier) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range c.pending {
+		t.Clear()
+		t.Seal(b.Epoch)
+	}
+	c.pending = nil
+	return nil
+}
+
+// restoreDataflows rebuilds table writers and view dataflows from the
+// catalog, in creation order so that every view's inputs exist.
+func (e *Engine) restoreDataflows() error {
+	for _, r := range e.cat.All() {
+		switch r.Kind {
+		case catalog.Table:
+			w, err := newTableWriter(e, r)
+			if err != nil {
+				return err
+			}
+			e.tables[r.ID] = w
+			e.coord.AddSource(w)
+		case catalog.MaterializedView:
+			if err := e.restoreView(r); err != nil {
+				return fmt.Errorf("restoring materialized view %s: %w", r.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// relationNames lists the names of relations of kind, sorted.
+func (e *Engine) relationNames(kind catalog.Kind) []string {
+	var names []string
+	for _, r := range e.cat.All() {
+		if r.Kind == kind {
+			names = append(names, r.Name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}

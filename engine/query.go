@@ -1,0 +1,149 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/pgwire"
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// batchEnv returns the environment of one batch query: strict expression
+// evaluation and scratch state tables, released by the returned func.
+func (e *Engine) batchEnv(now int64) (exec.Env, func()) {
+	var ids []state.TableID
+	tables := map[int]*state.Table{}
+	env := exec.Env{
+		Mem:  e.mem,
+		Eval: &eval.Context{Mem: e.mem, Strict: true, Now: now},
+		Table: func(slot int) *state.Table {
+			if t := tables[slot]; t != nil {
+				return t
+			}
+			id := state.TableID(e.scratchID.Add(1))
+			ids = append(ids, id)
+			t := e.scratch.Table(id)
+			tables[slot] = t
+			return t
+		},
+	}
+	return env, func() {
+		for _, id := range ids {
+			e.scratch.ReleaseTable(id)
+		}
+	}
+}
+
+// checkViews fails if the query reads a view whose dataflow has failed.
+func (e *Engine) checkViews(rel sql.Rel) error {
+	var err error
+	walkScans(rel, func(r *catalog.Relation) {
+		if err == nil && r.Kind == catalog.MaterializedView {
+			err = e.viewError(r)
+		}
+	})
+	return err
+}
+
+func walkScans(rel sql.Rel, fn func(*catalog.Relation)) {
+	switch r := rel.(type) {
+	case *sql.Scan:
+		fn(r.Relation)
+	case *sql.Filter:
+		walkScans(r.Input, fn)
+	case *sql.Project:
+		walkScans(r.Input, fn)
+	case *sql.Aggregate:
+		walkScans(r.Input, fn)
+	case *sql.Sort:
+		walkScans(r.Input, fn)
+	case *sql.Limit:
+		walkScans(r.Input, fn)
+	}
+}
+
+// runQuery runs a batch query over the last committed epoch and sends each
+// result batch to out.
+func (e *Engine) runQuery(ctx context.Context, rel sql.Rel, now int64, out exec.Output) error {
+	if err := e.checkViews(rel); err != nil {
+		return err
+	}
+	root, _, err := planner.PlanBatch(rel)
+	if err != nil {
+		return err
+	}
+	env, release := e.batchEnv(now)
+	defer release()
+	snap := e.store.Snapshot()
+	defer snap.Release()
+	return exec.RunBatch(ctx, env, snap, root, out)
+}
+
+// selectRows runs a SELECT and writes its visible columns to w.
+func (e *Engine) selectRows(ctx context.Context, rel sql.Rel, now int64, w pgwire.ResultWriter) error {
+	cols := rel.Columns()
+	vis := sql.VisibleColumns(rel)
+	desc := make([]pgwire.Column, len(vis))
+	for i, c := range vis {
+		desc[i] = pgwire.Column{Name: cols[c].Name, Type: cols[c].Type}
+	}
+	if err := w.BeginRows(desc); err != nil {
+		return err
+	}
+	visTypes := make([]types.T, len(vis))
+	for i, c := range vis {
+		visTypes[i] = cols[c].Type
+	}
+	schema := exec.SchemaOf(visTypes)
+	var n int64
+	err := e.runQuery(ctx, rel, now, exec.OutputFunc(func(_ context.Context, m exec.Message) error {
+		if m.Batch == nil {
+			return nil
+		}
+		defer m.Batch.Release()
+		rec := m.Batch.Rec
+		n += rec.NumRows()
+		if len(vis) == int(rec.NumCols()) {
+			return w.WriteRows(rec)
+		}
+		arrs := make([]arrow.Array, len(vis))
+		for i, c := range vis {
+			arrs[i] = rec.Column(c)
+		}
+		sub := array.NewRecordBatch(schema, arrs, rec.NumRows())
+		defer sub.Release()
+		return w.WriteRows(sub)
+	}))
+	if err != nil {
+		return err
+	}
+	return w.Complete(fmt.Sprintf("SELECT %d", n))
+}
+
+// explain renders a statement's plan.
+func (e *Engine) explain(st sql.Statement) ([]string, error) {
+	switch st := st.(type) {
+	case *sql.Select:
+		root, _, err := planner.PlanBatch(st.Query)
+		if err != nil {
+			return nil, err
+		}
+		return planner.ExplainBatch(root), nil
+	case *sql.CreateMaterializedView:
+		plan, err := e.planView(st)
+		if err != nil {
+			return nil, err
+		}
+		name := func(slot int) string { return fmt.Sprintf("#%d", slot+1) }
+		return planner.ExplainStream(plan, "#0", name), nil
+	}
+	return nil, fmt.Errorf("engine: cannot explain %s", st.Tag())
+}

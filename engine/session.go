@@ -1,0 +1,340 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/pgwire"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/sqlerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// ServerVersion is reported to clients as server_version.
+const ServerVersion = "15.0 (streamsql)"
+
+// parameter is a session parameter clients may SET and SHOW.
+type parameter struct {
+	def string
+	// check validates and normalises a new value; nil accepts anything.
+	check func(v string) (string, error)
+	// readOnly parameters cannot be SET.
+	readOnly bool
+	// report parameters are sent to the client (ParameterStatus) on change.
+	report bool
+	desc   string
+}
+
+func onlyValues(name string, allowed ...string) func(string) (string, error) {
+	return func(v string) (string, error) {
+		for _, a := range allowed {
+			if strings.EqualFold(strings.TrimSpace(v), a) {
+				return a, nil
+			}
+		}
+		return "", sqlerr.New(sqlerr.InvalidParameterValue, "invalid value for parameter \"%s\": \"%s\"", name, v).
+			WithHint("streamsql supports: %s", strings.Join(allowed, ", "))
+	}
+}
+
+var parameters = map[string]*parameter{
+	"application_name":                    {def: "", report: true, desc: "Sets the application name to be reported in statistics and logs."},
+	"client_encoding":                     {def: "UTF8", report: true, check: onlyValues("client_encoding", "UTF8", "UNICODE"), desc: "Sets the client's character set encoding."},
+	"datestyle":                           {def: "ISO, MDY", report: true, check: onlyValues("DateStyle", "ISO, MDY", "ISO"), desc: "Sets the display format for date and time values."},
+	"intervalstyle":                       {def: "postgres", report: true, check: onlyValues("IntervalStyle", "postgres"), desc: "Sets the display format for interval values."},
+	"timezone":                            {def: "UTC", report: true, check: onlyValues("TimeZone", "UTC", "GMT", "Etc/UTC", "Z"), desc: "Sets the time zone for displaying and interpreting time stamps."},
+	"extra_float_digits":                  {def: "1", desc: "Sets the number of digits displayed for floating-point values."},
+	"search_path":                         {def: "\"$user\", public", desc: "Sets the schema search order for names that are not schema-qualified."},
+	"standard_conforming_strings":         {def: "on", report: true, check: onlyValues("standard_conforming_strings", "on"), desc: "Causes '...' strings to treat backslashes literally."},
+	"statement_timeout":                   {def: "0", desc: "Sets the maximum allowed duration of any statement."},
+	"lock_timeout":                        {def: "0", desc: "Sets the maximum allowed duration of any wait for a lock."},
+	"idle_in_transaction_session_timeout": {def: "0", desc: "Sets the maximum allowed idle time between queries, when in a transaction."},
+	"client_min_messages":                 {def: "notice", desc: "Sets the message levels that are sent to the client."},
+	"bytea_output":                        {def: "hex", desc: "Sets the output format for bytea."},
+	"transaction_isolation":               {def: "read committed", desc: "Sets the current transaction's isolation level."},
+	"default_transaction_isolation":       {def: "read committed", desc: "Sets the transaction isolation level of each new transaction."},
+	"default_transaction_read_only":       {def: "off", desc: "Sets the default read-only status of new transactions."},
+	"transaction_read_only":               {def: "off", desc: "Sets the current transaction's read-only status."},
+	"synchronous_commit":                  {def: "on", desc: "Every acknowledged write is durable; accepted for compatibility."},
+	"jit":                                 {def: "off", desc: "Accepted for compatibility."},
+	"row_security":                        {def: "on", desc: "Accepted for compatibility."},
+	"server_version":                      {def: ServerVersion, readOnly: true, report: true, desc: "Shows the server version."},
+	"server_version_num":                  {def: "150000", readOnly: true, desc: "Shows the server version as an integer."},
+	"server_encoding":                     {def: "UTF8", readOnly: true, report: true, desc: "Shows the server (database) character set encoding."},
+	"integer_datetimes":                   {def: "on", readOnly: true, report: true, desc: "Shows whether datetimes are integer based."},
+	"max_identifier_length":               {def: "63", readOnly: true, desc: "Shows the maximum identifier length."},
+	"is_superuser":                        {def: "on", readOnly: true, report: true, desc: "Shows whether the current user is a superuser."},
+	"barrier_interval":                    {readOnly: true, desc: "Time between checkpoint barriers (set with --barrier-interval)."},
+}
+
+// displayNames are the spellings SHOW uses for parameters with mixed case.
+var displayNames = map[string]string{"datestyle": "DateStyle", "intervalstyle": "IntervalStyle", "timezone": "TimeZone"}
+
+type session struct {
+	e      *Engine
+	params map[string]string
+	inTx   bool
+}
+
+func newSession(e *Engine, startup map[string]string) *session {
+	s := &session{e: e, params: map[string]string{}}
+	if v, ok := startup["application_name"]; ok {
+		s.params["application_name"] = v
+	}
+	return s
+}
+
+func (s *session) TxStatus() byte {
+	if s.inTx {
+		return 'T'
+	}
+	return 'I'
+}
+
+func (s *session) Close() {}
+
+// Query runs each statement of text in order.
+func (s *session) Query(ctx context.Context, text string, w pgwire.ResultWriter) error {
+	stmts, err := sql.Parse(text)
+	if err != nil {
+		return err
+	}
+	if len(stmts) == 0 {
+		return w.EmptyQuery()
+	}
+	for _, p := range stmts {
+		st, err := sql.Bind(s.e.cat, p)
+		if err != nil {
+			return err
+		}
+		if err := s.execute(ctx, st, w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.ResultWriter) error {
+	now := time.Now().UnixMicro()
+	e := s.e
+	switch st := st.(type) {
+	case *sql.Select:
+		return e.selectRows(ctx, st.Query, now, w)
+	case *sql.Insert:
+		n, err := e.insert(ctx, st, now)
+		if err != nil {
+			return err
+		}
+		return w.Complete(insertTag(n))
+	case *sql.Update:
+		n, err := e.modify(ctx, st.Table, st.Where, st.Set, now)
+		if err != nil {
+			return err
+		}
+		return w.Complete(fmt.Sprintf("UPDATE %d", n))
+	case *sql.Delete:
+		n, err := e.modify(ctx, st.Table, st.Where, nil, now)
+		if err != nil {
+			return err
+		}
+		return w.Complete(fmt.Sprintf("DELETE %d", n))
+	case *sql.CreateTable:
+		if err := e.createTable(ctx, st, w); err != nil {
+			return err
+		}
+	case *sql.CreateMaterializedView:
+		if err := e.createView(ctx, st, w); err != nil {
+			return err
+		}
+	case *sql.Drop:
+		if err := e.drop(ctx, st, w); err != nil {
+			return err
+		}
+	case *sql.Explain:
+		lines, err := e.explain(st.Stmt)
+		if err != nil {
+			return err
+		}
+		return writeTextColumn(w, e, "QUERY PLAN", lines, "EXPLAIN")
+	case *sql.Flush:
+		if err := e.Flush(ctx); err != nil {
+			return err
+		}
+	case *sql.ShowRelations:
+		return writeTextColumn(w, e, "Name", e.relationNames(st.Kind), fmt.Sprintf("SHOW %d", len(e.relationNames(st.Kind))))
+	case *sql.SetVar:
+		if err := s.set(st, w); err != nil {
+			return err
+		}
+	case *sql.ShowVar:
+		return s.show(st.Name, w)
+	case *sql.Transaction:
+		switch st.Kind {
+		case sql.Begin:
+			if s.inTx {
+				if err := w.Notice("WARNING", sqlerr.ActiveSQLTransaction, "there is already a transaction in progress"); err != nil {
+					return err
+				}
+			}
+			s.inTx = true
+		case sql.Commit:
+			if !s.inTx {
+				if err := w.Notice("WARNING", sqlerr.NoActiveSQLTransaction, "there is no transaction in progress"); err != nil {
+					return err
+				}
+			}
+			s.inTx = false
+		case sql.Rollback:
+			if s.inTx {
+				if err := w.Notice("WARNING", sqlerr.FeatureNotSupported, "streamsql commits every statement on its own; ROLLBACK did not undo earlier statements"); err != nil {
+					return err
+				}
+			}
+			s.inTx = false
+		}
+	default:
+		return sqlerr.Unsupported("statement %s", st.Tag())
+	}
+	return w.Complete(st.Tag())
+}
+
+// writeTextColumn returns rows of one text column.
+func writeTextColumn(w pgwire.ResultWriter, e *Engine, name string, rows []string, tag string) error {
+	if err := w.BeginRows([]pgwire.Column{{Name: name, Type: types.TextT}}); err != nil {
+		return err
+	}
+	b := array.NewStringBuilder(e.mem)
+	defer b.Release()
+	b.AppendValues(rows, nil)
+	arr := b.NewArray()
+	defer arr.Release()
+	rec := array.NewRecordBatch(exec.SchemaOf([]types.T{types.TextT}), []arrow.Array{arr}, int64(len(rows)))
+	defer rec.Release()
+	if len(rows) > 0 {
+		if err := w.WriteRows(rec); err != nil {
+			return err
+		}
+	}
+	return w.Complete(tag)
+}
+
+func (s *session) value(name string) string {
+	if v, ok := s.params[name]; ok {
+		return v
+	}
+	if name == "barrier_interval" {
+		return s.e.opts.BarrierInterval.String()
+	}
+	if p := parameters[name]; p != nil {
+		return p.def
+	}
+	return ""
+}
+
+func (s *session) set(st *sql.SetVar, w pgwire.ResultWriter) error {
+	name := strings.ToLower(st.Name)
+	if name == "all" && st.Reset {
+		s.params = map[string]string{}
+		return nil
+	}
+	if name == "" {
+		return nil // SET TRANSACTION ... and friends
+	}
+	if name == "time zone" {
+		name = "timezone"
+	}
+	p := parameters[name]
+	if p == nil {
+		if strings.Contains(name, ".") {
+			// Custom (extension-style) parameters are free-form, as in PostgreSQL.
+			if st.Reset {
+				delete(s.params, name)
+			} else {
+				s.params[name] = st.Value
+			}
+			return nil
+		}
+		return sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter \"%s\"", st.Name)
+	}
+	if p.readOnly {
+		return sqlerr.New(sqlerr.CantChangeRuntimeParam, "parameter \"%s\" cannot be changed", st.Name)
+	}
+	v := p.def
+	if !st.Reset {
+		v = st.Value
+		if p.check != nil {
+			var err error
+			if v, err = p.check(v); err != nil {
+				return err
+			}
+		}
+	}
+	s.params[name] = v
+	if st.Reset {
+		delete(s.params, name)
+	}
+	if p.report {
+		disp := displayNames[name]
+		if disp == "" {
+			disp = name
+		}
+		return w.ParameterStatus(disp, v)
+	}
+	return nil
+}
+
+func (s *session) show(name string, w pgwire.ResultWriter) error {
+	name = strings.ToLower(name)
+	if name == "time zone" {
+		name = "timezone"
+	}
+	if name == "all" {
+		var names []string
+		for n := range parameters {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		if err := w.BeginRows([]pgwire.Column{{Name: "name", Type: types.TextT}, {Name: "setting", Type: types.TextT}, {Name: "description", Type: types.TextT}}); err != nil {
+			return err
+		}
+		nb, vb, db := array.NewStringBuilder(s.e.mem), array.NewStringBuilder(s.e.mem), array.NewStringBuilder(s.e.mem)
+		defer nb.Release()
+		defer vb.Release()
+		defer db.Release()
+		for _, n := range names {
+			disp := displayNames[n]
+			if disp == "" {
+				disp = n
+			}
+			nb.Append(disp)
+			vb.Append(s.value(n))
+			db.Append(parameters[n].desc)
+		}
+		cols := []arrow.Array{nb.NewArray(), vb.NewArray(), db.NewArray()}
+		rec := array.NewRecordBatch(exec.SchemaOf([]types.T{types.TextT, types.TextT, types.TextT}), cols, int64(len(names)))
+		for _, c := range cols {
+			c.Release()
+		}
+		defer rec.Release()
+		if err := w.WriteRows(rec); err != nil {
+			return err
+		}
+		return w.Complete(fmt.Sprintf("SHOW %d", len(names)))
+	}
+	if _, ok := parameters[name]; !ok {
+		if _, custom := s.params[name]; !custom {
+			return sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter \"%s\"", name)
+		}
+	}
+	disp := displayNames[name]
+	if disp == "" {
+		disp = name
+	}
+	return writeTextColumn(w, s.e, disp, []string{s.value(name)}, "SHOW")
+}

@@ -1,0 +1,403 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/streamsql/streamsql/barrier"
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/sqlerr"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// tableWriter is a table's storage and the source of its change stream. DML
+// holds mu while it checks constraints, writes the table's state and emits
+// the change; the coordinator holds mu while it seals the state and emits the
+// barrier. So every write belongs to exactly one epoch: the one after the
+// last barrier sealed (sealed+1).
+type tableWriter struct {
+	e     *Engine
+	rel   *catalog.Relation
+	types []types.T
+	codec *state.RowCodec
+	// rowID is the index of the hidden row id column, or -1 with a primary key.
+	rowID int
+
+	mu        sync.Mutex
+	table     *state.Table
+	disp      *exec.Dispatcher
+	sealed    uint64
+	nextRowID int64
+	dropped   bool
+
+	keyBuf []byte
+	valBuf []byte
+}
+
+func newTableWriter(e *Engine, rel *catalog.Relation) (*tableWriter, error) {
+	w := &tableWriter{
+		e:      e,
+		rel:    rel,
+		types:  rel.Types(),
+		codec:  state.NewRowCodec(rel.Types()),
+		rowID:  -1,
+		table:  e.store.Table(state.TableID(rel.StateTable)),
+		disp:   exec.NewDispatcher(rel.ID),
+		sealed: e.store.CommittedEpoch(),
+	}
+	if !rel.PrimaryKey {
+		w.rowID = rel.Key[0]
+		// Continue after the largest row id stored.
+		it, err := w.table.NewIter(nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		defer it.Close()
+		if it.Last() {
+			d, _, err := state.DecodeKeyDatum(it.Key(), types.Int64T)
+			if err != nil {
+				return nil, err
+			}
+			w.nextRowID = d.I + 1
+		}
+		if err := it.Error(); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// Inject seals the table's writes for b.Epoch and sends the barrier down its
+// change stream.
+func (w *tableWriter) Inject(ctx context.Context, b *barrier.Barrier) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.table.Seal(b.Epoch)
+	w.sealed = b.Epoch
+	return w.disp.Emit(ctx, exec.Message{Barrier: b})
+}
+
+func (w *tableWriter) checkLive() error {
+	if w.dropped {
+		return sqlerr.New(sqlerr.UndefinedTable, "relation \"%s\" does not exist", w.rel.Name)
+	}
+	return nil
+}
+
+// visibleToFull returns a record with every column of the table (hidden row
+// ids generated) from a record of its visible columns.
+func (w *tableWriter) visibleToFull(rec arrow.RecordBatch) arrow.RecordBatch {
+	n := int(rec.NumRows())
+	cols := make([]arrow.Array, 0, len(w.types))
+	vis := 0
+	for i := range w.types {
+		if i == w.rowID {
+			b := array.NewInt64Builder(w.e.mem)
+			b.Reserve(n)
+			for r := 0; r < n; r++ {
+				b.UnsafeAppend(w.nextRowID)
+				w.nextRowID++
+			}
+			cols = append(cols, b.NewArray())
+			b.Release()
+			continue
+		}
+		c := rec.Column(vis)
+		c.Retain()
+		cols = append(cols, c)
+		vis++
+	}
+	out := array.NewRecordBatch(exec.SchemaOf(w.types), cols, int64(n))
+	for _, c := range cols {
+		c.Release()
+	}
+	return out
+}
+
+// checkNotNull fails with 23502 if a NOT NULL column of rec (all columns) is
+// NULL.
+func (w *tableWriter) checkNotNull(rec arrow.RecordBatch) error {
+	for i, c := range w.rel.Columns {
+		if c.NotNull && rec.Column(i).NullN() > 0 {
+			return &sqlerr.Error{Code: sqlerr.NotNullViolation,
+				Message: "null value in column \"" + c.Name + "\" of relation \"" + w.rel.Name + "\" violates not-null constraint"}
+		}
+	}
+	return nil
+}
+
+func (w *tableWriter) key(rec arrow.RecordBatch, i int) []byte {
+	w.keyBuf = w.keyBuf[:0]
+	for _, k := range w.rel.Key {
+		w.keyBuf = state.AppendKey(w.keyBuf, w.types[k], rec.Column(k), i)
+	}
+	return w.keyBuf
+}
+
+// duplicateKey is the 23505 error for row i of rec.
+func (w *tableWriter) duplicateKey(rec arrow.RecordBatch, i int) error {
+	var names, vals []string
+	for _, k := range w.rel.Key {
+		names = append(names, w.rel.Columns[k].Name)
+		vals = append(vals, types.DatumAt(w.types[k], rec.Column(k), i).Text(w.types[k]))
+	}
+	return &sqlerr.Error{
+		Code:    sqlerr.UniqueViolation,
+		Message: "duplicate key value violates unique constraint \"" + w.rel.Name + "_pkey\"",
+		Detail:  "Key (" + strings.Join(names, ", ") + ")=(" + strings.Join(vals, ", ") + ") already exists.",
+	}
+}
+
+// insert writes rows (records of the table's visible columns, owned by the
+// caller) as one statement: either every row is written or none. It returns
+// the epoch holding the write.
+func (w *tableWriter) insert(recs []arrow.RecordBatch) (epoch uint64, n int64, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.checkLive(); err != nil {
+		return 0, 0, err
+	}
+	full := make([]arrow.RecordBatch, 0, len(recs))
+	defer func() {
+		for _, r := range full {
+			r.Release()
+		}
+	}()
+	firstRowID := w.nextRowID
+	for _, rec := range recs {
+		f := w.visibleToFull(rec)
+		full = append(full, f)
+		if err := w.checkNotNull(f); err != nil {
+			w.nextRowID = firstRowID
+			return 0, 0, err
+		}
+	}
+	if w.rel.PrimaryKey {
+		seen := map[string]bool{}
+		for _, rec := range full {
+			for i := 0; i < int(rec.NumRows()); i++ {
+				k := w.key(rec, i)
+				_, exists, err := w.table.Get(k)
+				if err != nil {
+					return 0, 0, err
+				}
+				if exists || seen[string(k)] {
+					return 0, 0, w.duplicateKey(rec, i)
+				}
+				seen[string(k)] = true
+			}
+		}
+	}
+	for _, rec := range full {
+		cols := rec.Columns()
+		rows := int(rec.NumRows())
+		for i := 0; i < rows; i++ {
+			w.valBuf = w.codec.Append(w.valBuf[:0], cols, i)
+			w.table.Put(w.key(rec, i), w.valBuf)
+		}
+		n += int64(rows)
+		rec.Retain()
+		if err := w.disp.Emit(w.e.ctx, exec.Message{Batch: exec.NewBatch(rec, nil)}); err != nil {
+			return 0, 0, err
+		}
+	}
+	return w.sealed + 1, n, nil
+}
+
+// modify runs UPDATE (set != nil) or DELETE over the rows matching where.
+// Like insert, the statement is all or nothing: every change is computed and
+// checked before anything is written.
+func (w *tableWriter) modify(ectx *eval.Context, where sql.Expr, set map[int]sql.Expr) (epoch uint64, n int64, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.checkLive(); err != nil {
+		return 0, 0, err
+	}
+	var pred eval.Evaluator
+	if where != nil {
+		if pred, err = eval.Compile(where); err != nil {
+			return 0, 0, err
+		}
+	}
+	var setExprs []eval.Evaluator
+	if set != nil {
+		for i, t := range w.types {
+			e, ok := set[i]
+			if !ok {
+				e = &sql.InputRef{Index: i, T: t}
+			}
+			ev, err := eval.Compile(e)
+			if err != nil {
+				return 0, 0, err
+			}
+			setExprs = append(setExprs, ev)
+		}
+	}
+	// Collect the matching rows (old) and their new versions.
+	var olds, news []arrow.RecordBatch
+	defer func() {
+		for _, r := range append(olds, news...) {
+			r.Release()
+		}
+	}()
+	collect := exec.OutputFunc(func(_ context.Context, m exec.Message) error {
+		if m.Batch == nil {
+			return nil
+		}
+		rec := m.Batch.Rec
+		m.Batch.Rec = nil
+		defer rec.Release()
+		if pred != nil {
+			res, err := pred.Eval(ectx, rec)
+			if err != nil {
+				return err
+			}
+			sel := eval.SelectTrue(res.(*array.Boolean), nil)
+			res.Release()
+			if len(sel) == 0 {
+				return nil
+			}
+			if len(sel) < int(rec.NumRows()) {
+				taken, err := eval.TakeRecord(w.e.mem, rec, sel)
+				if err != nil {
+					return err
+				}
+				rec.Release()
+				rec = taken
+			}
+		}
+		rec.Retain()
+		olds = append(olds, rec)
+		if setExprs != nil {
+			cols := make([]arrow.Array, len(setExprs))
+			for i, ev := range setExprs {
+				c, err := ev.Eval(ectx, rec)
+				if err != nil {
+					for _, x := range cols[:i] {
+						x.Release()
+					}
+					return err
+				}
+				cols[i] = c
+			}
+			nr := array.NewRecordBatch(exec.SchemaOf(w.types), cols, rec.NumRows())
+			for _, c := range cols {
+				c.Release()
+			}
+			news = append(news, nr)
+		}
+		return nil
+	})
+	if err := exec.ScanTable(w.e.ctx, w.e.mem, w.table, w.types, collect); err != nil {
+		return 0, 0, err
+	}
+	for _, r := range olds {
+		n += r.NumRows()
+	}
+	if n == 0 {
+		return w.sealed + 1, 0, nil
+	}
+	// Check the new versions: NOT NULL, and for a changed primary key, that
+	// the new key is free (not held by a row this statement keeps).
+	if set != nil {
+		oldKeys := map[string]bool{}
+		for _, r := range olds {
+			for i := 0; i < int(r.NumRows()); i++ {
+				oldKeys[string(w.key(r, i))] = true
+			}
+		}
+		newKeys := map[string]bool{}
+		for _, r := range news {
+			if err := w.checkNotNull(r); err != nil {
+				return 0, 0, err
+			}
+			if !w.rel.PrimaryKey {
+				continue
+			}
+			for i := 0; i < int(r.NumRows()); i++ {
+				k := string(w.key(r, i))
+				if newKeys[k] {
+					return 0, 0, w.duplicateKey(r, i)
+				}
+				newKeys[k] = true
+				if !oldKeys[k] {
+					if _, exists, err := w.table.Get([]byte(k)); err != nil {
+						return 0, 0, err
+					} else if exists {
+						return 0, 0, w.duplicateKey(r, i)
+					}
+				}
+			}
+		}
+	}
+	// Write: deletions first, so that keys moving between rows stay correct.
+	for _, r := range olds {
+		for i := 0; i < int(r.NumRows()); i++ {
+			w.table.Delete(w.key(r, i))
+		}
+	}
+	for _, r := range news {
+		cols := r.Columns()
+		for i := 0; i < int(r.NumRows()); i++ {
+			w.valBuf = w.codec.Append(w.valBuf[:0], cols, i)
+			w.table.Put(w.key(r, i), w.valBuf)
+		}
+	}
+	for k, old := range olds {
+		var b *exec.Batch
+		if set == nil {
+			old.Retain()
+			ops := make([]exec.Op, old.NumRows())
+			for i := range ops {
+				ops[i] = exec.Delete
+			}
+			b = exec.NewBatch(old, ops)
+		} else if b, err = updatePairs(w.e, old, news[k]); err != nil {
+			return 0, 0, err
+		}
+		if err := w.disp.Emit(w.e.ctx, exec.Message{Batch: b}); err != nil {
+			return 0, 0, err
+		}
+	}
+	return w.sealed + 1, n, nil
+}
+
+// updatePairs interleaves old and new rows into UpdateDelete/UpdateInsert
+// pairs.
+func updatePairs(e *Engine, old, new arrow.RecordBatch) (*exec.Batch, error) {
+	n := int(old.NumRows())
+	cols := make([]arrow.Array, old.NumCols())
+	for i := range cols {
+		c, err := array.Concatenate([]arrow.Array{old.Column(i), new.Column(i)}, e.mem)
+		if err != nil {
+			for _, x := range cols[:i] {
+				x.Release()
+			}
+			return nil, err
+		}
+		cols[i] = c
+	}
+	both := array.NewRecordBatch(old.Schema(), cols, int64(2*n))
+	for _, c := range cols {
+		c.Release()
+	}
+	defer both.Release()
+	idx := make([]int32, 0, 2*n)
+	ops := make([]exec.Op, 0, 2*n)
+	for i := 0; i < n; i++ {
+		idx = append(idx, int32(i), int32(n+i))
+		ops = append(ops, exec.UpdateDelete, exec.UpdateInsert)
+	}
+	rec, err := eval.TakeRecord(e.mem, both, idx)
+	if err != nil {
+		return nil, err
+	}
+	return exec.NewBatch(rec, ops), nil
+}

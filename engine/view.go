@@ -1,0 +1,261 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/streamsql/streamsql/barrier"
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/sqlerr"
+	"github.com/streamsql/streamsql/state"
+)
+
+// inputBuffer is the capacity, in messages, of a view's input channel.
+const inputBuffer = 16
+
+// view is a running materialized view: its actor reads the upstream
+// relation's change stream and its dispatcher feeds the views built on it.
+type view struct {
+	rel    *catalog.Relation
+	plan   *planner.StreamPlan
+	input  chan exec.Message
+	disp   *exec.Dispatcher
+	tables []*state.Table
+	done   chan struct{}
+	// exprErrors counts rows whose expressions failed (and yielded NULL).
+	exprErrors atomic.Int64
+	failed     atomic.Pointer[error]
+}
+
+// planView binds and plans a view's defining statement.
+func (e *Engine) planView(stmt *sql.CreateMaterializedView) (*planner.StreamPlan, error) {
+	return planner.PlanStream(stmt.Query)
+}
+
+// buildView creates the view's actor (not yet running).
+func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*view, *exec.Actor, error) {
+	v := &view{
+		rel:   rel,
+		plan:  plan,
+		input: make(chan exec.Message, inputBuffer),
+		disp:  exec.NewDispatcher(rel.ID),
+		done:  make(chan struct{}),
+	}
+	for _, id := range rel.OperatorTables {
+		v.tables = append(v.tables, e.store.Table(state.TableID(id)))
+	}
+	viewTable := e.store.Table(state.TableID(rel.StateTable))
+	v.tables = append(v.tables, viewTable)
+	log := e.log.With("view", rel.Name)
+	env := exec.Env{
+		Mem:   e.mem,
+		Eval:  &eval.Context{Mem: e.mem, Errors: &v.exprErrors, Log: log},
+		Table: func(slot int) *state.Table { return v.tables[slot] },
+	}
+	ops, err := exec.BuildStream(env, plan, viewTable)
+	if err != nil {
+		return nil, nil, err
+	}
+	a := &exec.Actor{
+		ID:    rel.ID,
+		Input: v.input,
+		Ops:   ops,
+		Out:   v.disp,
+		Ack:   func(b *barrier.Barrier) { e.coord.Ack(rel.ID, b.Epoch) },
+		OnError: func(err error) {
+			v.failed.Store(&err)
+		},
+		Log: log,
+	}
+	return v, a, nil
+}
+
+func (e *Engine) runActor(v *view, a *exec.Actor) {
+	e.actors.Add(1)
+	go func() {
+		defer e.actors.Done()
+		defer close(v.done)
+		if err := a.Run(e.ctx); err != nil && e.ctx.Err() == nil {
+			e.log.Error("view dataflow stopped", "view", v.rel.Name, "err", err)
+		}
+	}()
+}
+
+// upstreamDispatcher returns the dispatcher of relation id's change stream.
+func (e *Engine) upstreamDispatcher(id uint32) (*exec.Dispatcher, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if w := e.tables[id]; w != nil {
+		return w.disp, nil
+	}
+	if v := e.views[id]; v != nil {
+		return v.disp, nil
+	}
+	return nil, fmt.Errorf("engine: relation %d has no running dataflow", id)
+}
+
+// restoreView rebuilds a view's dataflow at startup from its stored
+// definition; its state is already in the store.
+func (e *Engine) restoreView(rel *catalog.Relation) error {
+	parsed, err := sql.Parse(rel.SQL)
+	if err != nil || len(parsed) != 1 {
+		return fmt.Errorf("stored definition does not parse: %v", err)
+	}
+	st, err := sql.Bind(e.cat, parsed[0])
+	if err != nil {
+		return err
+	}
+	cmv, ok := st.(*sql.CreateMaterializedView)
+	if !ok {
+		return fmt.Errorf("stored definition is a %s", st.Tag())
+	}
+	plan, err := e.planView(cmv)
+	if err != nil {
+		return err
+	}
+	if plan.Tables != len(rel.OperatorTables) || len(plan.Root.Cols) != len(rel.Columns) {
+		return fmt.Errorf("plan has %d state tables and %d columns, catalog has %d and %d (incompatible version?)",
+			plan.Tables, len(plan.Root.Cols), len(rel.OperatorTables), len(rel.Columns))
+	}
+	v, a, err := e.buildView(rel, plan)
+	if err != nil {
+		return err
+	}
+	up, err := e.upstreamDispatcher(plan.Upstream.ID)
+	if err != nil {
+		return err
+	}
+	up.AddOutputNow(rel.ID, v.input)
+	e.mu.Lock()
+	e.views[rel.ID] = v
+	e.mu.Unlock()
+	e.coord.AddRunningActor(rel.ID)
+	e.runActor(v, a)
+	return nil
+}
+
+// createView creates a materialized view: it attaches a new dataflow to the
+// upstream's change stream at barrier n, backfills it from the upstream's
+// snapshot at epoch n, and returns once epoch n+1, which holds the view's
+// initial state and its catalog entry, is committed.
+func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedView, w notifier) error {
+	e.ddlMu.Lock()
+	defer e.ddlMu.Unlock()
+	if existing := e.cat.Lookup(stmt.Name); existing != nil {
+		if stmt.IfNotExists {
+			return w.Notice("NOTICE", sqlerr.DuplicateTable, fmt.Sprintf("relation \"%s\" already exists, skipping", stmt.Name))
+		}
+		return sqlerr.New(sqlerr.DuplicateTable, "relation \"%s\" already exists", stmt.Name)
+	}
+	plan, err := e.planView(stmt)
+	if err != nil {
+		return err
+	}
+	ids := e.catSrc.allocIDs(2 + plan.Tables)
+	rel := &catalog.Relation{
+		ID:             ids[0],
+		Name:           stmt.Name,
+		Kind:           catalog.MaterializedView,
+		Key:            plan.Root.Key,
+		StateTable:     ids[1],
+		OperatorTables: ids[2:],
+		SQL:            stmt.SQL,
+		DependsOn:      []uint32{plan.Upstream.ID},
+	}
+	for _, c := range plan.Root.Cols {
+		rel.Columns = append(rel.Columns, catalog.Column{Name: c.Name, Type: c.Type, Hidden: c.Hidden})
+	}
+	v, a, err := e.buildView(rel, plan)
+	if err != nil {
+		return err
+	}
+	upstream := plan.Upstream
+	var attachEpoch atomic.Uint64
+	a.Prelude = func(ctx context.Context, head exec.Output) error {
+		epoch := attachEpoch.Load()
+		if err := e.coord.WaitCommitted(ctx, epoch); err != nil {
+			return err
+		}
+		snap := e.store.Snapshot()
+		defer snap.Release()
+		if snap.Epoch() != epoch {
+			return fmt.Errorf("engine: backfill of %s found epoch %d, want %d", rel.Name, snap.Epoch(), epoch)
+		}
+		return exec.ScanSnapshot(ctx, e.mem, snap, upstream, head)
+	}
+	e.mu.Lock()
+	e.views[rel.ID] = v
+	e.mu.Unlock()
+	var catErr error
+	done := make(chan struct{})
+	epoch := e.coord.Schedule(barrier.Change{
+		Mutations: []barrier.Mutation{&exec.AddOutput{Relation: upstream.ID, Actor: rel.ID, Ch: v.input}},
+		AddActors: []uint32{rel.ID},
+		AfterInject: func(epoch uint64) {
+			// The catalog entry lands in epoch+1, with the view's first state.
+			catErr = e.catSrc.put(rel)
+			close(done)
+		},
+	})
+	attachEpoch.Store(epoch)
+	e.runActor(v, a)
+	<-done
+	if catErr != nil {
+		return catErr
+	}
+	// The view exists once epoch+1 commits, whatever happens to this session.
+	if err := e.coord.WaitCommitted(e.ctx, epoch+1); err != nil {
+		return err
+	}
+	e.cat.Add(rel)
+	if p := v.failed.Load(); p != nil {
+		return sqlerr.New(sqlerr.InternalError, "materialized view %s failed during backfill: %v", rel.Name, *p)
+	}
+	return nil
+}
+
+// dropView stops a view's dataflow at a barrier, removes it from the catalog
+// in the next epoch and clears its state.
+func (e *Engine) dropView(ctx context.Context, rel *catalog.Relation) error {
+	e.mu.Lock()
+	v := e.views[rel.ID]
+	e.mu.Unlock()
+	e.cat.Remove(rel.ID)
+	var muts []barrier.Mutation
+	for _, up := range rel.DependsOn {
+		muts = append(muts, &exec.RemoveOutput{Relation: up, Actor: rel.ID})
+	}
+	muts = append(muts, &exec.StopActor{Actor: rel.ID})
+	epoch := e.coord.Schedule(barrier.Change{
+		Mutations:    muts,
+		RemoveActors: []uint32{rel.ID},
+		AfterInject:  func(uint64) { e.catSrc.delete(rel.ID) },
+	})
+	if v != nil {
+		<-v.done
+		e.cleanup.add(v.tables...)
+		e.mu.Lock()
+		delete(e.views, rel.ID)
+		e.mu.Unlock()
+	}
+	return e.coord.WaitCommitted(e.ctx, epoch+1)
+}
+
+// viewError returns the error of a failed view, or nil.
+func (e *Engine) viewError(rel *catalog.Relation) error {
+	e.mu.Lock()
+	v := e.views[rel.ID]
+	e.mu.Unlock()
+	if v == nil {
+		return nil
+	}
+	if p := v.failed.Load(); p != nil {
+		return sqlerr.New(sqlerr.InternalError, "materialized view %s failed and no longer follows its inputs: %v", rel.Name, *p)
+	}
+	return nil
+}

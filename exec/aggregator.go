@@ -1,0 +1,502 @@
+package exec
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/sqlerr"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// aggregator holds one aggregate call's state for every group of a hash
+// aggregation, indexed by group slot. All aggregators are retractable: a
+// row applied with sign -1 undoes the same row applied with +1.
+type aggregator interface {
+	// grow makes slots [0, n) addressable.
+	grow(n int)
+	// reset clears slot for a new group.
+	reset(slot int32)
+	// update applies row i of col to group slots[i] with sign signs[i]
+	// (+1 add, -1 retract, 0 skip). NULL values are skipped by every
+	// aggregate but count(*), which gets a nil col.
+	update(col arrow.Array, slots []int32, signs []int8) error
+	// prepare brings the results of the dirty slots up to date before result
+	// is read (min and max rescan their value sets here).
+	prepare(dirty []int32) error
+	// result returns the aggregate's value for slot.
+	result(slot int32) (types.Datum, error)
+	// appendState appends the persistent state of slot to buf; loadState
+	// restores it and returns the rest of buf.
+	appendState(buf []byte, slot int32) []byte
+	loadState(buf []byte, slot int32) ([]byte, error)
+}
+
+// newAggregator returns the aggregator for call, whose argument has type
+// argType. valueSet is the state table of the group's multiset of values,
+// used by min and max (and by DISTINCT, handled by the caller).
+func newAggregator(call sql.AggCall, argType types.T, valueSet *state.Table, groupKey func(slot int32) []byte) (aggregator, error) {
+	switch call.Func {
+	case sql.AggCountStar, sql.AggCount:
+		return &countAgg{star: call.Func == sql.AggCountStar}, nil
+	case sql.AggSum, sql.AggAvg:
+		avg := call.Func == sql.AggAvg
+		switch argType.Kind {
+		case types.Int16, types.Int32:
+			return &intSumAgg{avg: avg, resultT: call.T}, nil
+		case types.Int64:
+			return &decimalSumAgg{avg: avg, scale: 0, int64Input: true}, nil
+		case types.Numeric:
+			return &decimalSumAgg{avg: avg, scale: argType.EffectiveScale()}, nil
+		case types.Float32, types.Float64:
+			return &floatSumAgg{avg: avg, resultT: call.T}, nil
+		}
+	case sql.AggMin, sql.AggMax:
+		return &minMaxAgg{max: call.Func == sql.AggMax, t: argType, set: valueSet, groupKey: groupKey}, nil
+	}
+	return nil, sqlerr.Unsupported("aggregate %s(%s)", call.Func, argType)
+}
+
+// isValid reports whether row i of arr is not NULL without an interface call
+// per row when the column has no NULLs.
+func validity(arr arrow.Array) (bits []byte, offset int, all bool) {
+	if arr.NullN() == 0 {
+		return nil, 0, true
+	}
+	return arr.NullBitmapBytes(), arr.Data().Offset(), false
+}
+
+// countAgg is count(*) and count(x).
+type countAgg struct {
+	star bool
+	n    []int64
+}
+
+func (a *countAgg) grow(n int) {
+	for len(a.n) < n {
+		a.n = append(a.n, 0)
+	}
+}
+func (a *countAgg) reset(slot int32) { a.n[slot] = 0 }
+func (a *countAgg) update(col arrow.Array, slots []int32, signs []int8) error {
+	if a.star || col == nil {
+		for i, s := range signs {
+			a.n[slots[i]] += int64(s)
+		}
+		return nil
+	}
+	bits, off, all := validity(col)
+	for i, s := range signs {
+		if s != 0 && (all || bitutil.BitIsSet(bits, off+i)) {
+			a.n[slots[i]] += int64(s)
+		}
+	}
+	return nil
+}
+func (a *countAgg) prepare([]int32) error { return nil }
+func (a *countAgg) result(slot int32) (types.Datum, error) {
+	return types.DInt(a.n[slot]), nil
+}
+func (a *countAgg) appendState(buf []byte, slot int32) []byte {
+	return binary.AppendVarint(buf, a.n[slot])
+}
+func (a *countAgg) loadState(buf []byte, slot int32) ([]byte, error) {
+	v, n := binary.Varint(buf)
+	if n <= 0 {
+		return nil, errCorruptState
+	}
+	a.n[slot] = v
+	return buf[n:], nil
+}
+
+var errCorruptState = fmt.Errorf("exec: corrupt aggregation state")
+
+// intSumAgg is sum and avg over smallint and integer: an int64 sum (which
+// cannot overflow for fewer than 2^32 rows) and a count of non-NULL values.
+type intSumAgg struct {
+	avg     bool
+	resultT types.T
+	sum     []int64
+	n       []int64
+}
+
+func (a *intSumAgg) grow(n int) {
+	for len(a.sum) < n {
+		a.sum = append(a.sum, 0)
+		a.n = append(a.n, 0)
+	}
+}
+func (a *intSumAgg) reset(slot int32) { a.sum[slot], a.n[slot] = 0, 0 }
+func (a *intSumAgg) update(col arrow.Array, slots []int32, signs []int8) error {
+	switch c := col.(type) {
+	case *array.Int16:
+		sumInts(a.sum, a.n, c.Int16Values(), col, slots, signs)
+	case *array.Int32:
+		sumInts(a.sum, a.n, c.Int32Values(), col, slots, signs)
+	default:
+		return fmt.Errorf("exec: sum over %s", col.DataType())
+	}
+	return nil
+}
+
+func sumInts[T int16 | int32](sum, n []int64, vals []T, col arrow.Array, slots []int32, signs []int8) {
+	bits, off, all := validity(col)
+	for i, s := range signs {
+		if s != 0 && (all || bitutil.BitIsSet(bits, off+i)) {
+			sum[slots[i]] += int64(s) * int64(vals[i])
+			n[slots[i]] += int64(s)
+		}
+	}
+}
+
+func (a *intSumAgg) prepare([]int32) error { return nil }
+func (a *intSumAgg) result(slot int32) (types.Datum, error) {
+	if a.n[slot] == 0 {
+		return types.Null, nil
+	}
+	if !a.avg {
+		return types.DInt(a.sum[slot]), nil
+	}
+	return divideDecimal(decimal128.FromI64(a.sum[slot]), 0, a.n[slot])
+}
+func (a *intSumAgg) appendState(buf []byte, slot int32) []byte {
+	buf = binary.AppendVarint(buf, a.sum[slot])
+	return binary.AppendVarint(buf, a.n[slot])
+}
+func (a *intSumAgg) loadState(buf []byte, slot int32) ([]byte, error) {
+	return loadVarints(buf, &a.sum[slot], &a.n[slot])
+}
+
+func loadVarints(buf []byte, dst ...*int64) ([]byte, error) {
+	for _, d := range dst {
+		v, n := binary.Varint(buf)
+		if n <= 0 {
+			return nil, errCorruptState
+		}
+		*d = v
+		buf = buf[n:]
+	}
+	return buf, nil
+}
+
+// divideDecimal returns sum/n as a numeric at types.NumericScale, rounding
+// half away from zero; sum has the given scale.
+func divideDecimal(sum decimal128.Num, scale int32, n int64) (types.Datum, error) {
+	shift := types.NumericScale - scale
+	num := sum
+	if shift > 0 {
+		num = num.Mul(decimal128.GetScaleMultiplier(int(shift)))
+	}
+	if !num.FitsInPrecision(types.NumericPrecision) {
+		return types.Null, sqlerr.New(sqlerr.NumericValueOutOfRange, "numeric field overflow")
+	}
+	den := decimal128.FromI64(n)
+	if shift < 0 {
+		den = den.Mul(decimal128.GetScaleMultiplier(int(-shift)))
+	}
+	q, r := num.Div(den)
+	// Round half away from zero: |2r| >= |den|.
+	r2 := r.Abs().Mul(decimal128.FromI64(2))
+	if r2.GreaterEqual(den.Abs()) {
+		if num.Sign()*den.Sign() < 0 {
+			q = q.Sub(decimal128.FromI64(1))
+		} else {
+			q = q.Add(decimal128.FromI64(1))
+		}
+	}
+	return types.DNumeric(q), nil
+}
+
+// decimalSumAgg is sum and avg over bigint and numeric: a 128-bit sum at the
+// input's scale and a count of non-NULL values.
+type decimalSumAgg struct {
+	avg        bool
+	scale      int32
+	int64Input bool
+	sum        []decimal128.Num
+	n          []int64
+}
+
+func (a *decimalSumAgg) grow(n int) {
+	for len(a.sum) < n {
+		a.sum = append(a.sum, decimal128.Num{})
+		a.n = append(a.n, 0)
+	}
+}
+func (a *decimalSumAgg) reset(slot int32) { a.sum[slot], a.n[slot] = decimal128.Num{}, 0 }
+func (a *decimalSumAgg) update(col arrow.Array, slots []int32, signs []int8) error {
+	bits, off, all := validity(col)
+	switch c := col.(type) {
+	case *array.Int64:
+		vals := c.Int64Values()
+		for i, s := range signs {
+			if s != 0 && (all || bitutil.BitIsSet(bits, off+i)) {
+				v := decimal128.FromI64(vals[i])
+				if s < 0 {
+					v = v.Negate()
+				}
+				a.sum[slots[i]] = a.sum[slots[i]].Add(v)
+				a.n[slots[i]] += int64(s)
+			}
+		}
+	case *array.Decimal128:
+		for i, s := range signs {
+			if s != 0 && (all || bitutil.BitIsSet(bits, off+i)) {
+				v := c.Value(i)
+				if s < 0 {
+					v = v.Negate()
+				}
+				a.sum[slots[i]] = a.sum[slots[i]].Add(v)
+				a.n[slots[i]] += int64(s)
+			}
+		}
+	default:
+		return fmt.Errorf("exec: sum over %s", col.DataType())
+	}
+	return nil
+}
+func (a *decimalSumAgg) prepare([]int32) error { return nil }
+func (a *decimalSumAgg) result(slot int32) (types.Datum, error) {
+	if a.n[slot] == 0 {
+		return types.Null, nil
+	}
+	if a.avg {
+		return divideDecimal(a.sum[slot], a.scale, a.n[slot])
+	}
+	v, err := a.sum[slot].Rescale(a.scale, types.NumericScale)
+	if err != nil || !v.FitsInPrecision(types.NumericPrecision) {
+		return types.Null, sqlerr.New(sqlerr.NumericValueOutOfRange, "numeric field overflow")
+	}
+	return types.DNumeric(v), nil
+}
+func (a *decimalSumAgg) appendState(buf []byte, slot int32) []byte {
+	buf = binary.BigEndian.AppendUint64(buf, uint64(a.sum[slot].HighBits()))
+	buf = binary.BigEndian.AppendUint64(buf, a.sum[slot].LowBits())
+	return binary.AppendVarint(buf, a.n[slot])
+}
+func (a *decimalSumAgg) loadState(buf []byte, slot int32) ([]byte, error) {
+	if len(buf) < 16 {
+		return nil, errCorruptState
+	}
+	a.sum[slot] = decimal128.New(int64(binary.BigEndian.Uint64(buf)), binary.BigEndian.Uint64(buf[8:]))
+	return loadVarints(buf[16:], &a.n[slot])
+}
+
+// floatSumAgg is sum and avg over real and double precision, accumulated in
+// float64. Retractions subtract, so long-running sums can differ from a
+// fresh batch computation in the last bits, as in every streaming system.
+type floatSumAgg struct {
+	avg     bool
+	resultT types.T
+	sum     []float64
+	n       []int64
+}
+
+func (a *floatSumAgg) grow(n int) {
+	for len(a.sum) < n {
+		a.sum = append(a.sum, 0)
+		a.n = append(a.n, 0)
+	}
+}
+func (a *floatSumAgg) reset(slot int32) { a.sum[slot], a.n[slot] = 0, 0 }
+func (a *floatSumAgg) update(col arrow.Array, slots []int32, signs []int8) error {
+	switch c := col.(type) {
+	case *array.Float32:
+		sumFloats(a.sum, a.n, c.Float32Values(), col, slots, signs)
+	case *array.Float64:
+		sumFloats(a.sum, a.n, c.Float64Values(), col, slots, signs)
+	default:
+		return fmt.Errorf("exec: sum over %s", col.DataType())
+	}
+	return nil
+}
+
+func sumFloats[T float32 | float64](sum []float64, n []int64, vals []T, col arrow.Array, slots []int32, signs []int8) {
+	bits, off, all := validity(col)
+	for i, s := range signs {
+		if s != 0 && (all || bitutil.BitIsSet(bits, off+i)) {
+			sum[slots[i]] += float64(s) * float64(vals[i])
+			n[slots[i]] += int64(s)
+		}
+	}
+}
+
+func (a *floatSumAgg) prepare([]int32) error { return nil }
+func (a *floatSumAgg) result(slot int32) (types.Datum, error) {
+	if a.n[slot] == 0 {
+		return types.Null, nil
+	}
+	v := a.sum[slot]
+	if a.avg {
+		v /= float64(a.n[slot])
+	}
+	if a.resultT.Kind == types.Float32 {
+		v = float64(float32(v))
+	}
+	return types.DFloat(v), nil
+}
+func (a *floatSumAgg) appendState(buf []byte, slot int32) []byte {
+	buf = binary.BigEndian.AppendUint64(buf, math.Float64bits(a.sum[slot]))
+	return binary.AppendVarint(buf, a.n[slot])
+}
+func (a *floatSumAgg) loadState(buf []byte, slot int32) ([]byte, error) {
+	if len(buf) < 8 {
+		return nil, errCorruptState
+	}
+	a.sum[slot] = math.Float64frombits(binary.BigEndian.Uint64(buf))
+	return loadVarints(buf[8:], &a.n[slot])
+}
+
+// minMaxAgg is min and max. Each group's values are kept as a multiset in a
+// state table (key: group key, then the value's memcomparable encoding;
+// value: its multiplicity), so that deleting the current minimum finds the
+// next one. The current result per group is cached; a retraction of the
+// cached value marks it stale, and prepare rescans the group's first (min) or
+// last (max) entry.
+type minMaxAgg struct {
+	max      bool
+	t        types.T
+	set      *state.Table
+	groupKey func(slot int32) []byte
+
+	cur   []types.Datum
+	stale []bool
+
+	keyBuf []byte
+	valBuf []byte
+}
+
+func (a *minMaxAgg) grow(n int) {
+	for len(a.cur) < n {
+		a.cur = append(a.cur, types.Null)
+		a.stale = append(a.stale, false)
+	}
+}
+func (a *minMaxAgg) reset(slot int32) { a.cur[slot], a.stale[slot] = types.Null, false }
+
+func (a *minMaxAgg) update(col arrow.Array, slots []int32, signs []int8) error {
+	bits, off, all := validity(col)
+	for i, s := range signs {
+		if s == 0 || !(all || bitutil.BitIsSet(bits, off+i)) {
+			continue
+		}
+		slot := slots[i]
+		a.keyBuf = append(a.keyBuf[:0], a.groupKey(slot)...)
+		a.keyBuf = state.AppendKey(a.keyBuf, a.t, col, i)
+		n, err := a.count(a.keyBuf)
+		if err != nil {
+			return err
+		}
+		n += int64(s)
+		if n > 0 {
+			a.valBuf = binary.AppendVarint(a.valBuf[:0], n)
+			a.set.Put(a.keyBuf, a.valBuf)
+		} else {
+			a.set.Delete(a.keyBuf)
+		}
+		if a.stale[slot] {
+			continue
+		}
+		v := types.DatumAt(a.t, col, i)
+		cur := a.cur[slot]
+		if s > 0 {
+			if cur.Null || a.better(v, cur) {
+				if a.t.Kind == types.Text {
+					v.S = strings.Clone(v.S)
+				}
+				a.cur[slot] = v
+			}
+		} else if !cur.Null && types.Compare(a.t, v, cur) == 0 && n <= 0 {
+			a.stale[slot] = true
+		}
+	}
+	return nil
+}
+
+// better reports whether v should replace cur.
+func (a *minMaxAgg) better(v, cur types.Datum) bool {
+	c := types.Compare(a.t, v, cur)
+	if a.max {
+		return c > 0
+	}
+	return c < 0
+}
+
+func (a *minMaxAgg) count(key []byte) (int64, error) {
+	v, ok, err := a.set.Get(key)
+	if err != nil || !ok {
+		return 0, err
+	}
+	n, k := binary.Varint(v)
+	if k <= 0 {
+		return 0, errCorruptState
+	}
+	return n, nil
+}
+
+func (a *minMaxAgg) prepare(dirty []int32) error {
+	for _, slot := range dirty {
+		if !a.stale[slot] {
+			continue
+		}
+		if err := a.rescan(slot); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rescan reads the group's smallest (min) or largest (max) value from the
+// value set.
+func (a *minMaxAgg) rescan(slot int32) error {
+	prefix := a.groupKey(slot)
+	it, err := a.set.NewIter(prefix, state.PrefixEnd(prefix))
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	var ok bool
+	if a.max {
+		ok = it.Last()
+	} else {
+		ok = it.First()
+	}
+	a.stale[slot] = false
+	if !ok {
+		a.cur[slot] = types.Null
+		return it.Error()
+	}
+	d, _, err := state.DecodeKeyDatum(it.Key()[len(prefix):], a.t)
+	if err != nil {
+		return err
+	}
+	if a.t.Kind == types.Text {
+		d.S = strings.Clone(d.S)
+	}
+	a.cur[slot] = d
+	return nil
+}
+
+func (a *minMaxAgg) result(slot int32) (types.Datum, error) {
+	if a.stale[slot] {
+		if err := a.rescan(slot); err != nil {
+			return types.Null, err
+		}
+	}
+	return a.cur[slot], nil
+}
+
+// The cached value is not persisted: a group loaded from state is stale and
+// rescans its value set when first read.
+func (a *minMaxAgg) appendState(buf []byte, slot int32) []byte { return buf }
+func (a *minMaxAgg) loadState(buf []byte, slot int32) ([]byte, error) {
+	a.stale[slot] = true
+	return buf, nil
+}

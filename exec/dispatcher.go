@@ -1,0 +1,134 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/streamsql/streamsql/barrier"
+)
+
+// AddOutput is a barrier mutation: once the barrier carrying it has passed
+// the dispatcher of relation Relation, the dispatcher also sends every later
+// message to Ch (the input of actor Actor).
+type AddOutput struct {
+	Relation uint32
+	Actor    uint32
+	Ch       chan<- Message
+}
+
+// RemoveOutput is a barrier mutation: after the barrier carrying it, the
+// dispatcher of relation Relation stops sending to actor Actor.
+type RemoveOutput struct {
+	Relation uint32
+	Actor    uint32
+}
+
+// StopActor is a barrier mutation: actor Actor stops after processing the
+// barrier carrying it.
+type StopActor struct {
+	Actor uint32
+}
+
+func (m *AddOutput) String() string {
+	return fmt.Sprintf("add-output(rel %d -> actor %d)", m.Relation, m.Actor)
+}
+func (m *RemoveOutput) String() string {
+	return fmt.Sprintf("remove-output(rel %d -> actor %d)", m.Relation, m.Actor)
+}
+func (m *StopActor) String() string { return fmt.Sprintf("stop(actor %d)", m.Actor) }
+
+type dispatchTarget struct {
+	actor uint32
+	ch    chan<- Message
+}
+
+// Dispatcher is the end of a relation's stream: it broadcasts every message
+// to the inputs of the actors that read the relation. Outputs are added and
+// removed only by barrier mutations, so every output sees whole epochs.
+//
+// A Dispatcher is driven by one goroutine at a time (its actor, or for a
+// table the holder of the table's write lock). Sends block while an output's
+// channel is full (backpressure) until ctx is done.
+type Dispatcher struct {
+	relation uint32
+	outs     []dispatchTarget
+}
+
+// NewDispatcher returns a dispatcher for relation's stream with no outputs.
+func NewDispatcher(relation uint32) *Dispatcher {
+	return &Dispatcher{relation: relation}
+}
+
+// Outputs returns the number of outputs.
+func (d *Dispatcher) Outputs() int { return len(d.outs) }
+
+// Emit broadcasts m; barrier mutations for this dispatcher take effect after
+// the barrier is sent.
+func (d *Dispatcher) Emit(ctx context.Context, m Message) error {
+	if m.Batch != nil {
+		n := len(d.outs)
+		if n == 0 {
+			m.Batch.Release()
+			return nil
+		}
+		// One reference per output; receivers share the read-only Ops.
+		for i := 1; i < n; i++ {
+			m.Batch.Rec.Retain()
+		}
+		for i, o := range d.outs {
+			msg := Message{Batch: &Batch{Rec: m.Batch.Rec, Ops: m.Batch.Ops}}
+			if err := send(ctx, o.ch, msg); err != nil {
+				for j := i; j < n; j++ {
+					m.Batch.Rec.Release()
+				}
+				return err
+			}
+		}
+		return nil
+	}
+	for _, o := range d.outs {
+		if err := send(ctx, o.ch, m); err != nil {
+			return err
+		}
+	}
+	if m.Barrier != nil {
+		d.applyMutations(m.Barrier)
+	}
+	return nil
+}
+
+func (d *Dispatcher) applyMutations(b *barrier.Barrier) {
+	for _, mu := range b.Mutations {
+		switch mu := mu.(type) {
+		case *AddOutput:
+			if mu.Relation == d.relation {
+				d.outs = append(d.outs, dispatchTarget{actor: mu.Actor, ch: mu.Ch})
+			}
+		case *RemoveOutput:
+			if mu.Relation == d.relation {
+				for i, o := range d.outs {
+					if o.actor == mu.Actor {
+						d.outs = append(d.outs[:i:i], d.outs[i+1:]...)
+						break
+					}
+				}
+			}
+		}
+	}
+}
+
+func send(ctx context.Context, ch chan<- Message, m Message) error {
+	select {
+	case ch <- m:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// AddOutputNow adds an output immediately. It is only for wiring dataflows
+// before any message flows (startup); afterwards outputs change through
+// AddOutput mutations.
+func (d *Dispatcher) AddOutputNow(actor uint32, ch chan<- Message) {
+	d.outs = append(d.outs, dispatchTarget{actor: actor, ch: ch})
+}

@@ -1,0 +1,232 @@
+package eval
+
+import (
+	"fmt"
+	"math/bits"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/streamsql/streamsql/types"
+)
+
+// SelectTrue appends to sel[:0] the indices of the rows where pred is true
+// (NULL and false drop) and returns it. Reusing sel between calls avoids
+// allocation.
+func SelectTrue(pred *array.Boolean, sel []int32) []int32 {
+	n := pred.Len()
+	vals, off := boolBits(pred)
+	var valid []byte
+	if pred.NullN() > 0 {
+		valid = pred.NullBitmapBytes()
+	}
+	word := func(i int) byte {
+		b := loadByte(vals, off+i)
+		if valid != nil {
+			b &= loadByte(valid, off+i)
+		}
+		if r := n - i; r < 8 {
+			b &= byte(1)<<r - 1
+		}
+		return b
+	}
+	count := 0
+	for i := 0; i < n; i += 8 {
+		count += bits.OnesCount8(word(i))
+	}
+	sel = slices.Grow(sel[:0], count)
+	for i := 0; i < n; i += 8 {
+		b := word(i)
+		for b != 0 {
+			sel = append(sel, int32(i+bits.TrailingZeros8(b)))
+			b &= b - 1
+		}
+	}
+	return sel
+}
+
+// TakeRecord returns a new record with the rows of rec at the indices rows,
+// in that order (the caller releases it). Indices must be in range.
+func TakeRecord(mem memory.Allocator, rec arrow.RecordBatch, rows []int32) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, rec.NumCols())
+	for i := range cols {
+		c, err := TakeArray(mem, rec.Column(i), rows)
+		if err != nil {
+			releaseAll(cols)
+			return nil, err
+		}
+		cols[i] = c
+	}
+	out := array.NewRecordBatch(rec.Schema(), cols, int64(len(rows)))
+	releaseAll(cols)
+	return out, nil
+}
+
+// TakeArray returns a new column with the values of arr at the indices rows
+// (the caller releases it). Indices must be in range. Every Arrow type a SQL
+// type maps to is taken with a typed loop (plus the other fixed-width
+// integer types); other types are an error.
+func TakeArray(mem memory.Allocator, arr arrow.Array, rows []int32) (arrow.Array, error) {
+	n := len(rows)
+	switch arr.DataType().ID() {
+	case arrow.NULL:
+		return array.NewNull(n), nil
+	case arrow.BOOL:
+		vals := allocBits(mem, n, false)
+		out := vals.Bytes()
+		bm, off := boolBits(arr)
+		for i, r := range rows {
+			j := off + int(r)
+			out[i>>3] |= (bm[j>>3] >> (j & 7) & 1) << (i & 7)
+		}
+		return makeArray(arr.DataType(), n, takeValidity(mem, arr, rows), vals), nil
+	case arrow.INT16:
+		return takeFixed[int16](mem, arr, rows), nil
+	case arrow.INT32, arrow.DATE32, arrow.FLOAT32, arrow.UINT32:
+		return takeFixed[int32](mem, arr, rows), nil
+	case arrow.INT64, arrow.FLOAT64, arrow.TIMESTAMP, arrow.UINT64, arrow.DATE64:
+		return takeFixed[int64](mem, arr, rows), nil
+	case arrow.INT8, arrow.UINT8:
+		return takeFixed[int8](mem, arr, rows), nil
+	case arrow.DECIMAL128, arrow.INTERVAL_MONTH_DAY_NANO:
+		return takeFixed[decimal128.Num](mem, arr, rows), nil
+	case arrow.STRING:
+		return takeStrings(mem, arr, rows), nil
+	}
+	return nil, fmt.Errorf("eval: take: unsupported Arrow type %s", arr.DataType())
+}
+
+// takeValidity gathers arr's validity at rows, or returns nil if arr has no
+// NULL.
+func takeValidity(mem memory.Allocator, arr arrow.Array, rows []int32) *memory.Buffer {
+	if !hasNulls(arr) {
+		return nil
+	}
+	n := len(rows)
+	valid := allocBits(mem, n, false)
+	out := valid.Bytes()
+	vb := arr.NullBitmapBytes()
+	off := arr.Data().Offset()
+	for i, r := range rows {
+		j := off + int(r)
+		out[i>>3] |= (vb[j>>3] >> (j & 7) & 1) << (i & 7)
+	}
+	return valid
+}
+
+func takeFixed[T any](mem memory.Allocator, arr arrow.Array, rows []int32) arrow.Array {
+	in := fixedVals[T](arr)
+	buf, out := allocFixed[T](mem, len(rows))
+	out = out[:len(rows)]
+	for i, r := range rows {
+		out[i] = in[r]
+	}
+	return makeArray(arr.DataType(), len(rows), takeValidity(mem, arr, rows), buf)
+}
+
+func takeStrings(mem memory.Allocator, arr arrow.Array, rows []int32) arrow.Array {
+	v := viewOf(arr)
+	size := 0
+	for _, r := range rows {
+		size += int(v.offs[r+1] - v.offs[r])
+	}
+	n := len(rows)
+	offBuf, offs := allocFixed[int32](mem, n+1)
+	dataBuf := memory.NewResizableBuffer(mem)
+	dataBuf.Resize(size)
+	data := dataBuf.Bytes()
+	pos := int32(0)
+	offs[0] = 0
+	for i, r := range rows {
+		a, b := v.offs[r], v.offs[r+1]
+		pos += int32(copy(data[pos:], v.data[a:b]))
+		offs[i+1] = pos
+	}
+	return makeArray(arr.DataType(), n, takeValidity(mem, arr, rows), offBuf, dataBuf)
+}
+
+// ConstArray builds a column of n copies of d (type t).
+func ConstArray(mem memory.Allocator, t types.T, d types.Datum, n int) arrow.Array {
+	switch t.Kind {
+	case types.Unknown:
+		return array.NewNull(n)
+	case types.Bool:
+		if d.Null {
+			return makeArray(arrow.FixedWidthTypes.Boolean, n, allocBits(mem, n, false), allocBits(mem, n, false))
+		}
+		return makeArray(arrow.FixedWidthTypes.Boolean, n, nil, allocBits(mem, n, d.Bool()))
+	case types.Text:
+		if d.Null {
+			o := newStrOut(mem, n, 0)
+			for i := 0; i < n; i++ {
+				o.appendNull(mem)
+			}
+			return o.finish()
+		}
+		o := newStrOut(mem, n, n*len(d.S))
+		for i := 0; i < n; i++ {
+			o.appendString(d.S)
+		}
+		return o.finish()
+	case types.Int16:
+		return fillFixed[int16](mem, t, d, n)
+	case types.Int32, types.Date, types.Float32:
+		return fillFixed[int32](mem, t, d, n)
+	case types.Int64, types.Timestamp, types.TimestampTZ, types.Float64:
+		return fillFixed[int64](mem, t, d, n)
+	}
+	return fillFixed[decimal128.Num](mem, t, d, n)
+}
+
+func fillFixed[T any](mem memory.Allocator, t types.T, d types.Datum, n int) arrow.Array {
+	buf, out := allocFixed[T](mem, n)
+	var v T
+	var valid *memory.Buffer
+	if d.Null {
+		valid = allocBits(mem, n, false)
+	} else {
+		v = fixedConst[T](t, d)
+	}
+	for i := range out {
+		out[i] = v
+	}
+	return makeArray(t.ArrowType(), n, valid, buf)
+}
+
+// AppendDatum appends d to a builder of t's Arrow type (NULL aware).
+func AppendDatum(b array.Builder, t types.T, d types.Datum) {
+	if d.Null {
+		b.AppendNull()
+		return
+	}
+	switch b := b.(type) {
+	case *array.BooleanBuilder:
+		b.Append(d.Bool())
+	case *array.Int16Builder:
+		b.Append(int16(d.I))
+	case *array.Int32Builder:
+		b.Append(int32(d.I))
+	case *array.Int64Builder:
+		b.Append(d.I)
+	case *array.Float32Builder:
+		b.Append(float32(d.F))
+	case *array.Float64Builder:
+		b.Append(d.F)
+	case *array.Decimal128Builder:
+		b.Append(d.Dec)
+	case *array.StringBuilder:
+		b.Append(d.S)
+	case *array.Date32Builder:
+		b.Append(arrow.Date32(d.I))
+	case *array.TimestampBuilder:
+		b.Append(arrow.Timestamp(d.I))
+	case *array.MonthDayNanoIntervalBuilder:
+		b.Append(d.Ivl.ToArrow())
+	case *array.NullBuilder:
+		b.AppendNull()
+	default:
+		panic(fmt.Sprintf("eval: AppendDatum: builder %T for type %s", b, t))
+	}
+}

@@ -1,0 +1,406 @@
+package exec
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/streamsql/streamsql/barrier"
+	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// HashAggSpec configures a HashAgg.
+type HashAggSpec struct {
+	// GroupCols are the input columns of the group key, of types GroupTypes.
+	GroupCols  []int
+	GroupTypes []types.T
+	// Calls are the aggregate calls; ArgCols[i] is the input column of call
+	// i's argument (-1 for count(*)), of type ArgTypes[i]; FilterCols[i] is the
+	// boolean input column of its FILTER clause, or -1.
+	Calls      []sql.AggCall
+	ArgCols    []int
+	ArgTypes   []types.T
+	FilterCols []int
+	// Result holds, per group key, the group's row count, every aggregate's
+	// state and the output row last emitted.
+	Result *state.Table
+	// ValueSets[i] is the multiset of call i's values per group, for min, max
+	// and DISTINCT aggregates; nil for the others.
+	ValueSets []*state.Table
+}
+
+// NeedsValueSet reports whether call needs a value-set state table.
+func NeedsValueSet(call sql.AggCall) bool {
+	return call.Func == sql.AggMin || call.Func == sql.AggMax || call.Distinct
+}
+
+// HashAgg is the streaming grouped aggregation. It consumes a change stream
+// and, at every barrier, emits the changes of its output: for each group
+// touched in the epoch, the retraction of the row it emitted before and the
+// new row (as an UpdateDelete/UpdateInsert pair, or a lone Insert or Delete
+// when the group appears or disappears). Groups whose output did not change
+// emit nothing. Without group columns there is exactly one group, which
+// exists (and is emitted) even when no row has arrived.
+//
+// Every group touched since the operator started stays in memory; groups are
+// loaded from the Result table on first touch, so a restarted operator picks
+// up where the last committed epoch left it.
+type HashAgg struct {
+	mem  memory.Allocator
+	ectx *eval.Context
+	spec HashAggSpec
+
+	aggs     []aggregator
+	outTypes []types.T
+	outCodec *state.RowCodec
+
+	groups  map[string]int32
+	keys    [][]byte
+	rows    []int64
+	emitted [][]byte
+	dirty   []int32
+	isDirty []bool
+	free    []int32
+
+	slots  []int32
+	signs  []int8
+	signsK []int8
+	keyBuf []byte
+	valBuf []byte
+	datums []types.Datum
+}
+
+// NewHashAgg returns a HashAgg. ectx counts and logs aggregate errors
+// (overflow) in lenient mode and returns them in strict mode.
+func NewHashAgg(mem memory.Allocator, ectx *eval.Context, spec HashAggSpec) (*HashAgg, error) {
+	a := &HashAgg{mem: mem, ectx: ectx, spec: spec, groups: map[string]int32{}}
+	for i, call := range spec.Calls {
+		agg, err := newAggregator(call, spec.ArgTypes[i], spec.ValueSets[i], a.groupKey)
+		if err != nil {
+			return nil, err
+		}
+		a.aggs = append(a.aggs, agg)
+	}
+	a.outTypes = append(append([]types.T{}, spec.GroupTypes...), callTypes(spec.Calls)...)
+	a.outCodec = state.NewRowCodec(a.outTypes)
+	return a, nil
+}
+
+func callTypes(calls []sql.AggCall) []types.T {
+	ts := make([]types.T, len(calls))
+	for i, c := range calls {
+		ts[i] = c.T
+	}
+	return ts
+}
+
+func (a *HashAgg) groupKey(slot int32) []byte { return a.keys[slot] }
+
+// slotFor returns the slot of the group with key, loading it from state or
+// creating it.
+func (a *HashAgg) slotFor(key []byte) (int32, error) {
+	if slot, ok := a.groups[string(key)]; ok {
+		return slot, nil
+	}
+	var slot int32
+	if n := len(a.free); n > 0 {
+		slot = a.free[n-1]
+		a.free = a.free[:n-1]
+	} else {
+		slot = int32(len(a.keys))
+		a.keys = append(a.keys, nil)
+		a.rows = append(a.rows, 0)
+		a.emitted = append(a.emitted, nil)
+		a.isDirty = append(a.isDirty, false)
+		for _, agg := range a.aggs {
+			agg.grow(len(a.keys))
+		}
+	}
+	k := append([]byte(nil), key...)
+	a.keys[slot] = k
+	a.rows[slot] = 0
+	a.emitted[slot] = nil
+	for _, agg := range a.aggs {
+		agg.reset(slot)
+	}
+	a.groups[string(k)] = slot
+	v, ok, err := a.spec.Result.Get(k)
+	if err != nil || !ok {
+		return slot, err
+	}
+	return slot, a.loadGroup(slot, v)
+}
+
+// Group state layout: varint row count, each aggregator's state, then the
+// last emitted output row (RowCodec encoding) to the end; an empty tail means
+// nothing was emitted.
+func (a *HashAgg) loadGroup(slot int32, v []byte) error {
+	rows, n := binary.Varint(v)
+	if n <= 0 {
+		return errCorruptState
+	}
+	a.rows[slot] = rows
+	rest := v[n:]
+	var err error
+	for _, agg := range a.aggs {
+		if rest, err = agg.loadState(rest, slot); err != nil {
+			return err
+		}
+	}
+	if len(rest) > 0 {
+		a.emitted[slot] = append([]byte(nil), rest...)
+	}
+	return nil
+}
+
+func (a *HashAgg) markDirty(slot int32) {
+	if !a.isDirty[slot] {
+		a.isDirty[slot] = true
+		a.dirty = append(a.dirty, slot)
+	}
+}
+
+// OnBatch folds the batch's rows into their groups.
+func (a *HashAgg) OnBatch(ctx context.Context, b *Batch, out Output) error {
+	defer b.Release()
+	n := b.Len()
+	rec := b.Rec
+	a.slots = a.slots[:0]
+	a.signs = a.signs[:0]
+	keyCols := make([]arrow.Array, len(a.spec.GroupCols))
+	for j, c := range a.spec.GroupCols {
+		keyCols[j] = rec.Column(c)
+	}
+	for i := 0; i < n; i++ {
+		a.keyBuf = a.keyBuf[:0]
+		for j, col := range keyCols {
+			a.keyBuf = state.AppendKey(a.keyBuf, a.spec.GroupTypes[j], col, i)
+		}
+		slot, err := a.slotFor(a.keyBuf)
+		if err != nil {
+			return err
+		}
+		var s int8 = 1
+		if !b.Ops[i].IsInsert() {
+			s = -1
+		}
+		a.slots = append(a.slots, slot)
+		a.signs = append(a.signs, s)
+		a.rows[slot] += int64(s)
+		a.markDirty(slot)
+	}
+	for k, agg := range a.aggs {
+		signs := a.signs
+		if fc := a.spec.FilterCols[k]; fc >= 0 {
+			signs = a.filterSigns(rec.Column(fc).(*array.Boolean), signs)
+		}
+		var col arrow.Array
+		if ac := a.spec.ArgCols[k]; ac >= 0 {
+			col = rec.Column(ac)
+			if a.spec.Calls[k].Distinct && a.spec.ValueSets[k] != nil &&
+				a.spec.Calls[k].Func != sql.AggMin && a.spec.Calls[k].Func != sql.AggMax {
+				var err error
+				if signs, err = a.distinctSigns(k, col, signs); err != nil {
+					return err
+				}
+			}
+		}
+		if err := agg.update(col, a.slots, signs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// filterSigns zeroes the signs of rows whose FILTER is not true.
+func (a *HashAgg) filterSigns(pred *array.Boolean, signs []int8) []int8 {
+	a.signsK = append(a.signsK[:0], signs...)
+	for i := range a.signsK {
+		if pred.IsNull(i) || !pred.Value(i) {
+			a.signsK[i] = 0
+		}
+	}
+	return a.signsK
+}
+
+// distinctSigns passes a row on to a DISTINCT aggregate only when its value's
+// multiplicity in the group goes from 0 to 1 (sign +1) or 1 to 0 (sign -1).
+func (a *HashAgg) distinctSigns(k int, col arrow.Array, signs []int8) ([]int8, error) {
+	out := make([]int8, len(signs))
+	set := a.spec.ValueSets[k]
+	t := a.spec.ArgTypes[k]
+	bits, off, all := validity(col)
+	for i, s := range signs {
+		if s == 0 || !(all || bitutil.BitIsSet(bits, off+i)) {
+			continue
+		}
+		a.keyBuf = append(a.keyBuf[:0], a.keys[a.slots[i]]...)
+		a.keyBuf = state.AppendKey(a.keyBuf, t, col, i)
+		var cnt int64
+		if v, ok, err := set.Get(a.keyBuf); err != nil {
+			return nil, err
+		} else if ok {
+			cnt, _ = binary.Varint(v)
+		}
+		before := cnt
+		cnt += int64(s)
+		if cnt > 0 {
+			a.valBuf = binary.AppendVarint(a.valBuf[:0], cnt)
+			set.Put(a.keyBuf, a.valBuf)
+		} else {
+			set.Delete(a.keyBuf)
+		}
+		switch {
+		case before <= 0 && cnt > 0:
+			out[i] = 1
+		case before > 0 && cnt <= 0:
+			out[i] = -1
+		}
+	}
+	return out, nil
+}
+
+// OnBarrier emits the epoch's output changes and seals the state.
+func (a *HashAgg) OnBarrier(ctx context.Context, br *barrier.Barrier, out Output) error {
+	if len(a.spec.GroupCols) == 0 {
+		slot, err := a.slotFor(nil)
+		if err != nil {
+			return err
+		}
+		if a.emitted[slot] == nil {
+			a.markDirty(slot)
+		}
+	}
+	for _, agg := range a.aggs {
+		if err := agg.prepare(a.dirty); err != nil {
+			return err
+		}
+	}
+	bs := make([]array.Builder, len(a.outTypes))
+	for i, t := range a.outTypes {
+		bs[i] = array.NewBuilder(a.mem, t.ArrowType())
+	}
+	defer func() {
+		for _, b := range bs {
+			b.Release()
+		}
+	}()
+	var ops []Op
+	for _, slot := range a.dirty {
+		a.isDirty[slot] = false
+		newRow, err := a.outputRow(slot)
+		if err != nil {
+			return err
+		}
+		old := a.emitted[slot]
+		switch {
+		case old == nil && newRow == nil:
+		case old == nil:
+			ops = append(ops, Insert)
+			err = a.outCodec.Decode(newRow, bs)
+		case newRow == nil:
+			ops = append(ops, Delete)
+			err = a.outCodec.Decode(old, bs)
+		case string(old) != string(newRow):
+			ops = append(ops, UpdateDelete, UpdateInsert)
+			if err = a.outCodec.Decode(old, bs); err == nil {
+				err = a.outCodec.Decode(newRow, bs)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		a.persist(slot, newRow)
+	}
+	a.dirty = a.dirty[:0]
+	a.spec.Result.Seal(br.Epoch)
+	for _, t := range a.spec.ValueSets {
+		if t != nil {
+			t.Seal(br.Epoch)
+		}
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	cols := make([]arrow.Array, len(bs))
+	for i, b := range bs {
+		cols[i] = b.NewArray()
+	}
+	rec := array.NewRecordBatch(SchemaOf(a.outTypes), cols, int64(len(ops)))
+	for _, c := range cols {
+		c.Release()
+	}
+	return out.Emit(ctx, Message{Batch: NewBatch(rec, ops)})
+}
+
+// outputRow encodes the group's current output row, or returns nil if the
+// group is empty (and grouped).
+func (a *HashAgg) outputRow(slot int32) ([]byte, error) {
+	if a.rows[slot] <= 0 && len(a.spec.GroupCols) > 0 {
+		return nil, nil
+	}
+	a.datums = a.datums[:0]
+	key := a.keys[slot]
+	for _, t := range a.spec.GroupTypes {
+		d, rest, err := state.DecodeKeyDatum(key, t)
+		if err != nil {
+			return nil, err
+		}
+		key = rest
+		a.datums = append(a.datums, d)
+	}
+	for _, agg := range a.aggs {
+		d, err := agg.result(slot)
+		if err != nil {
+			if d, err = a.ectx.RowError(err); err != nil {
+				return nil, err
+			}
+		}
+		a.datums = append(a.datums, d)
+	}
+	return a.outCodec.AppendDatums(nil, a.datums), nil
+}
+
+// persist writes the group's state and remembers its emitted row; an empty
+// group is deleted and its slot freed.
+func (a *HashAgg) persist(slot int32, emitted []byte) {
+	key := a.keys[slot]
+	if emitted == nil && len(a.spec.GroupCols) > 0 {
+		a.spec.Result.Delete(key)
+		delete(a.groups, string(key))
+		a.keys[slot] = nil
+		a.emitted[slot] = nil
+		a.free = append(a.free, slot)
+		return
+	}
+	a.emitted[slot] = emitted
+	a.valBuf = binary.AppendVarint(a.valBuf[:0], a.rows[slot])
+	for _, agg := range a.aggs {
+		a.valBuf = agg.appendState(a.valBuf, slot)
+	}
+	a.valBuf = append(a.valBuf, emitted...)
+	a.spec.Result.Put(key, a.valBuf)
+}
+
+// Close releases nothing: HashAgg holds no Arrow memory between calls.
+func (a *HashAgg) Close() {}
+
+func (a *HashAgg) String() string {
+	return fmt.Sprintf("HashAgg(groups=%d, calls=%d)", len(a.spec.GroupCols), len(a.spec.Calls))
+}
+
+// SchemaOf returns an Arrow schema with one anonymous column per type.
+func SchemaOf(ts []types.T) *arrow.Schema {
+	fields := make([]arrow.Field, len(ts))
+	for i, t := range ts {
+		fields[i] = arrow.Field{Name: fmt.Sprintf("c%d", i), Type: t.ArrowType(), Nullable: true}
+	}
+	return arrow.NewSchema(fields, nil)
+}

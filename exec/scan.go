@@ -1,0 +1,112 @@
+package exec
+
+import (
+	"context"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// BatchSize is the number of rows sources put in one batch.
+const BatchSize = 1024
+
+// rowReader is where a relation's stored rows are read from: a committed
+// snapshot or a table's own merged view.
+type rowReader interface {
+	NewIter(lower, upper []byte) (*state.Iter, error)
+}
+
+// snapshotTable reads one table of a snapshot.
+type snapshotTable struct {
+	snap *state.Snapshot
+	id   state.TableID
+}
+
+func (s snapshotTable) NewIter(lower, upper []byte) (*state.Iter, error) {
+	return s.snap.NewIter(s.id, lower, upper)
+}
+
+// ScanSnapshot emits every row of rel stored in snap, as Insert batches of up
+// to BatchSize rows in key order, to out.
+func ScanSnapshot(ctx context.Context, mem memory.Allocator, snap *state.Snapshot, rel *catalog.Relation, out Output) error {
+	return scanRows(ctx, mem, snapshotTable{snap: snap, id: state.TableID(rel.StateTable)}, rel.Types(), out)
+}
+
+// scanRows decodes the RowCodec-encoded values of r into batches.
+func scanRows(ctx context.Context, mem memory.Allocator, r rowReader, ts []types.T, out Output) error {
+	it, err := r.NewIter(nil, nil)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	codec := state.NewRowCodec(ts)
+	bs := newBuilders(mem, ts)
+	defer releaseBuilders(bs)
+	schema := SchemaOf(ts)
+	n := 0
+	flush := func() error {
+		if n == 0 {
+			return nil
+		}
+		rec := buildRecord(schema, bs, n)
+		n = 0
+		return out.Emit(ctx, Message{Batch: NewBatch(rec, nil)})
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		if err := codec.Decode(it.Value(), bs); err != nil {
+			return err
+		}
+		n++
+		if n == BatchSize {
+			if err := flush(); err != nil {
+				return err
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := it.Error(); err != nil {
+		return err
+	}
+	return flush()
+}
+
+func newBuilders(mem memory.Allocator, ts []types.T) []array.Builder {
+	bs := make([]array.Builder, len(ts))
+	for i, t := range ts {
+		bs[i] = array.NewBuilder(mem, t.ArrowType())
+	}
+	return bs
+}
+
+func releaseBuilders(bs []array.Builder) {
+	for _, b := range bs {
+		b.Release()
+	}
+}
+
+// buildRecord finishes the builders' arrays into a record of n rows; the
+// builders are reset and can be reused.
+func buildRecord(schema *arrow.Schema, bs []array.Builder, n int) arrow.RecordBatch {
+	cols := make([]arrow.Array, len(bs))
+	for i, b := range bs {
+		cols[i] = b.NewArray()
+	}
+	rec := array.NewRecordBatch(schema, cols, int64(n))
+	for _, c := range cols {
+		c.Release()
+	}
+	return rec
+}
+
+// ScanTable emits every row of a table's merged view (committed and
+// uncommitted writes) as Insert batches; the rows are RowCodec-encoded
+// values of the given types.
+func ScanTable(ctx context.Context, mem memory.Allocator, t *state.Table, ts []types.T, out Output) error {
+	return scanRows(ctx, mem, t, ts, out)
+}

@@ -1,0 +1,108 @@
+// Package testserver runs an in-process streamsql server (engine and
+// PostgreSQL protocol on a loopback port) for tests, and can restart it on the
+// same data directory.
+package testserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/pgwire"
+)
+
+// Server is a running in-process server.
+type Server struct {
+	t       testing.TB
+	opts    engine.Options
+	Engine  *engine.Engine
+	srv     *pgwire.Server
+	ln      net.Listener
+	URL     string
+	DataDir string
+}
+
+// Options configures Start.
+type Options struct {
+	// DataDir defaults to a new temporary directory.
+	DataDir string
+	// BarrierInterval defaults to 50ms so tests do not wait.
+	BarrierInterval time.Duration
+}
+
+// Start starts a server; it is stopped at the end of the test.
+func Start(t testing.TB, opts Options) *Server {
+	t.Helper()
+	if opts.DataDir == "" {
+		opts.DataDir = t.TempDir()
+	}
+	if opts.BarrierInterval == 0 {
+		opts.BarrierInterval = 50 * time.Millisecond
+	}
+	level := slog.LevelWarn
+	if os.Getenv("STREAMSQL_TEST_LOG") != "" {
+		level = slog.LevelDebug
+	}
+	s := &Server{t: t, DataDir: opts.DataDir, opts: engine.Options{
+		DataDir:         opts.DataDir,
+		BarrierInterval: opts.BarrierInterval,
+		Logger:          slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
+	}}
+	if err := s.start(); err != nil {
+		t.Fatalf("starting streamsql: %v", err)
+	}
+	t.Cleanup(func() { s.Stop() })
+	return s
+}
+
+func (s *Server) start() error {
+	eng, err := engine.Open(s.opts)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		eng.Close()
+		return err
+	}
+	s.Engine, s.ln = eng, ln
+	s.srv = pgwire.NewServer(eng, pgwire.Options{Logger: s.opts.Logger, ServerVersion: engine.ServerVersion})
+	go s.srv.Serve(ln)
+	s.URL = fmt.Sprintf("postgres://test@%s/dev?sslmode=disable", ln.Addr())
+	return nil
+}
+
+// Stop shuts the server down cleanly (final checkpoint).
+func (s *Server) Stop() {
+	if s.srv == nil {
+		return
+	}
+	s.srv.Close()
+	if err := s.Engine.Close(); err != nil {
+		s.t.Errorf("closing engine: %v", err)
+	}
+	s.srv, s.Engine = nil, nil
+}
+
+// Restart stops the server and starts it again on the same data directory;
+// the URL changes.
+func (s *Server) Restart() error {
+	s.Stop()
+	return s.start()
+}
+
+// Conn opens a client connection using the simple query protocol.
+func (s *Server) Conn(ctx context.Context) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(s.URL)
+	if err != nil {
+		return nil, err
+	}
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	return pgx.ConnectConfig(ctx, cfg)
+}

@@ -1,0 +1,136 @@
+package pgwire
+
+import (
+	"context"
+	"encoding/binary"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// encode concatenates the wire bytes of frontend messages.
+func encode(msgs ...pgproto3.FrontendMessage) []byte {
+	var b []byte
+	for _, m := range msgs {
+		var err error
+		if b, err = m.Encode(b); err != nil {
+			panic(err)
+		}
+	}
+	return b
+}
+
+func fuzzSeeds() [][]byte {
+	startup := encode(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersion30,
+		Parameters: map[string]string{"user": "u", "database": "d"}})
+	ssl := withLength(binary.BigEndian.AppendUint32(nil, sslRequestCode))
+	gss := withLength(binary.BigEndian.AppendUint32(nil, gssEncRequestCode))
+	cat := func(parts ...[]byte) []byte {
+		var b []byte
+		for _, p := range parts {
+			b = append(b, p...)
+		}
+		return b
+	}
+	return [][]byte{
+		cat(startup, encode(
+			&pgproto3.Query{String: "select 1; rows 10; types; notice x; set a b; insert"},
+			&pgproto3.Query{String: "error"},
+			&pgproto3.Query{String: " ; "},
+			&pgproto3.Query{String: "begin; block; plainerror"},
+			&pgproto3.Terminate{})),
+		cat(ssl, gss, startup, encode(&pgproto3.Query{String: "misuse; mismatch"}, &pgproto3.Terminate{})),
+		cat(startup, encode(
+			&pgproto3.Parse{Query: "select 1"}, &pgproto3.Bind{}, &pgproto3.Describe{ObjectType: 'P'},
+			&pgproto3.Execute{}, &pgproto3.Sync{}, &pgproto3.Sync{},
+			&pgproto3.FunctionCall{Function: 7}, &pgproto3.CopyData{Data: []byte("x")}, &pgproto3.CopyDone{},
+			&pgproto3.Flush{}, &pgproto3.Close{ObjectType: 'S'}, &pgproto3.Sync{}, &pgproto3.Terminate{})),
+		encode(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersion32,
+			Parameters: map[string]string{"user": "u", "_pq_.x": "1"}}, &pgproto3.Terminate{}),
+		withLength(startupPacket(2<<16, "user", "u")),
+		withLength(binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(
+			binary.BigEndian.AppendUint32(nil, cancelRequestCode), 1001), 42)),
+		cat(startup, []byte{'Z', 0, 0, 0, 4}),
+		cat(startup, []byte{'Q', 0x7f, 0xff, 0xff, 0xff}),
+		cat(startup, []byte{'Q', 0, 0, 0, 6, 'a', 'b', 'X', 0, 0, 0, 4}),
+		[]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
+		{0, 0, 0, 8, 0, 0, 0, 0},
+		{},
+	}
+}
+
+// countingConn counts the bytes read from it.
+type countingConn struct {
+	net.Conn
+	read atomic.Int64
+}
+
+func (c *countingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.read.Add(int64(n))
+	return n, err
+}
+
+// FuzzServeConn feeds raw bytes to ServeConn through net.Pipe. The server must
+// neither panic nor hang, whatever the bytes.
+//
+// The client end hangs up once the server has read every byte and waits for
+// more (it reports waiting through Server.testHookWaitInput), or once the
+// server has closed the connection.
+func FuzzServeConn(f *testing.F) {
+	for _, s := range fuzzSeeds() {
+		f.Add(s)
+	}
+	terminate := encode(&pgproto3.Terminate{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		e := newFakeEngine(mem)
+		e.noBlock = true
+		srv := NewServer(e, Options{})
+		defer srv.Close()
+
+		a, b := net.Pipe()
+		input := append(append([]byte(nil), data...), terminate...)
+		server := &countingConn{Conn: a}
+		starved := make(chan struct{})
+		var once sync.Once
+		srv.testHookWaitInput = func() {
+			if server.read.Load() == int64(len(input)) {
+				once.Do(func() { close(starved) })
+			}
+		}
+		served := make(chan struct{})
+		go func() {
+			srv.ServeConn(context.Background(), server)
+			close(served)
+		}()
+		drained := make(chan struct{})
+		go func() {
+			io.Copy(io.Discard, b)
+			close(drained)
+		}()
+		// A deadline bounds the write in case the server stops reading
+		// without closing (which would be a bug).
+		b.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		b.Write(input)
+		select {
+		case <-drained:
+		case <-starved:
+		case <-served:
+		}
+		b.Close()
+		select {
+		case <-served:
+		case <-time.After(10 * time.Second):
+			t.Fatal("ServeConn did not return after the client hung up")
+		}
+		<-drained
+	})
+}

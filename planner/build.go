@@ -1,0 +1,289 @@
+package planner
+
+import (
+	"fmt"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/sqlerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// StreamPlan is the dataflow of a materialized view.
+type StreamPlan struct {
+	// Root is the view's Materialize node.
+	Root *Materialize
+	// Tables is the number of operator state table slots the plan uses,
+	// numbered 0..Tables-1 in plan order (depth first, inputs before the
+	// operator); the view's own table is separate.
+	Tables int
+	// Upstream is the relation the view reads.
+	Upstream *catalog.Relation
+}
+
+// PlanStream plans rel as a materialized view.
+func PlanStream(rel sql.Rel) (*StreamPlan, error) {
+	b := &builder{stream: true}
+	root, err := b.build(rel)
+	if err != nil {
+		return nil, err
+	}
+	cols := uniqueNames(root.Columns())
+	p := &StreamPlan{
+		Root:     &Materialize{Input: root, Cols: cols, Key: root.StreamKey()},
+		Tables:   b.tables,
+		Upstream: b.upstream,
+	}
+	if p.Upstream == nil {
+		return nil, sqlerr.Unsupported("materialized views that read no table or view")
+	}
+	return p, nil
+}
+
+// PlanBatch plans rel as a batch query.
+func PlanBatch(rel sql.Rel) (Node, int, error) {
+	b := &builder{}
+	root, err := b.build(rel)
+	if err != nil {
+		return nil, 0, err
+	}
+	return root, b.tables, nil
+}
+
+// uniqueNames renames hidden columns whose names collide with another
+// column's, so that a view's columns have distinct names.
+func uniqueNames(cols []sql.Column) []sql.Column {
+	out := append([]sql.Column(nil), cols...)
+	seen := map[string]bool{}
+	for _, c := range out {
+		if !c.Hidden {
+			seen[c.Name] = true
+		}
+	}
+	for i := range out {
+		if !out[i].Hidden {
+			continue
+		}
+		name := out[i].Name
+		for k := 1; seen[name]; k++ {
+			name = fmt.Sprintf("%s_%d", out[i].Name, k)
+		}
+		out[i].Name = name
+		seen[name] = true
+	}
+	return out
+}
+
+type builder struct {
+	stream   bool
+	tables   int
+	upstream *catalog.Relation
+}
+
+func (b *builder) table() int {
+	b.tables++
+	return b.tables - 1
+}
+
+func (b *builder) build(rel sql.Rel) (Node, error) {
+	switch r := rel.(type) {
+	case *sql.Scan:
+		if b.stream {
+			if b.upstream != nil && b.upstream != r.Relation {
+				return nil, sqlerr.Unsupported("materialized views over several relations (joins)")
+			}
+			b.upstream = r.Relation
+		}
+		n := &Scan{Relation: r.Relation, Alias: r.Alias, Cols: r.Columns()}
+		if b.stream {
+			n.Key = r.Relation.Key
+		}
+		return n, nil
+	case *sql.Values:
+		if b.stream {
+			return nil, sqlerr.Unsupported("materialized views over VALUES or without FROM")
+		}
+		return &Values{Rows: r.Rows, Cols: r.Cols}, nil
+	case *sql.GenerateSeries:
+		if b.stream {
+			return nil, sqlerr.Unsupported("generate_series in a materialized view")
+		}
+		return &Series{Start: r.Start, Stop: r.Stop, Step: r.Step, Col: r.Col}, nil
+	case *sql.Filter:
+		in, err := b.build(r.Input)
+		if err != nil {
+			return nil, err
+		}
+		if err := b.checkExprs(r.Pred); err != nil {
+			return nil, err
+		}
+		return &Filter{Input: in, Pred: r.Pred}, nil
+	case *sql.Project:
+		in, err := b.build(r.Input)
+		if err != nil {
+			return nil, err
+		}
+		if err := b.checkExprs(r.Exprs...); err != nil {
+			return nil, err
+		}
+		return b.project(in, r.Exprs, r.Cols), nil
+	case *sql.Aggregate:
+		return b.aggregate(r)
+	case *sql.Sort:
+		in, err := b.build(r.Input)
+		if err != nil || b.stream {
+			// A view's rows have no order; ORDER BY is accepted and ignored,
+			// as PostgreSQL does for the rows it later returns.
+			return in, err
+		}
+		return &Sort{Input: in, Keys: r.Keys}, nil
+	case *sql.Limit:
+		if b.stream {
+			return nil, sqlerr.Unsupported("LIMIT and OFFSET in a materialized view")
+		}
+		in, err := b.build(r.Input)
+		if err != nil {
+			return nil, err
+		}
+		return &Limit{Input: in, Offset: r.Offset, Count: r.Count}, nil
+	}
+	return nil, sqlerr.Unsupported("query node %T", rel)
+}
+
+// checkExprs rejects expressions a streaming plan cannot maintain: now()
+// changes without any input changing (temporal filters are future work).
+func (b *builder) checkExprs(es ...sql.Expr) error {
+	if !b.stream {
+		return nil
+	}
+	var err error
+	for _, e := range es {
+		sql.Walk(e, func(x sql.Expr) bool {
+			if c, ok := x.(*sql.Call); ok && c.Fn == sql.FnNow && err == nil {
+				err = sqlerr.Unsupported("now() in a materialized view (temporal filters)")
+			}
+			return err == nil
+		})
+	}
+	return err
+}
+
+// project builds a Project; in a streaming plan it appends hidden references
+// to the input's stream key columns that the projection drops, so that the
+// output keeps a stream key.
+func (b *builder) project(in Node, exprs []sql.Expr, cols []sql.Column) Node {
+	p := &Project{Input: in, Exprs: append([]sql.Expr(nil), exprs...), Cols: append([]sql.Column(nil), cols...)}
+	if !b.stream {
+		return p
+	}
+	inCols := in.Columns()
+	for _, k := range in.StreamKey() {
+		pos := -1
+		for i, e := range p.Exprs {
+			if ref, ok := e.(*sql.InputRef); ok && ref.Index == k {
+				pos = i
+				break
+			}
+		}
+		if pos < 0 {
+			c := inCols[k]
+			p.Exprs = append(p.Exprs, &sql.InputRef{Index: k, T: c.Type, Name: c.Name})
+			p.Cols = append(p.Cols, sql.Column{Name: c.Name, Type: c.Type, Hidden: true})
+			pos = len(p.Exprs) - 1
+		}
+		p.Key = append(p.Key, pos)
+	}
+	if p.Key == nil {
+		p.Key = []int{}
+	}
+	return p
+}
+
+// aggregate builds a HashAgg, with a Project before it when group keys,
+// arguments or filters are not plain input columns.
+func (b *builder) aggregate(r *sql.Aggregate) (Node, error) {
+	in, err := b.build(r.Input)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.checkExprs(r.GroupBy...); err != nil {
+		return nil, err
+	}
+	for _, c := range r.Aggs {
+		if c.Arg != nil {
+			if err := b.checkExprs(c.Arg); err != nil {
+				return nil, err
+			}
+		}
+		if c.Filter != nil {
+			if err := b.checkExprs(c.Filter); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var exprs []sql.Expr
+	plain := true
+	add := func(e sql.Expr) int {
+		if _, ok := e.(*sql.InputRef); !ok {
+			plain = false
+		}
+		exprs = append(exprs, e)
+		return len(exprs) - 1
+	}
+	n := &HashAgg{Cols: r.Cols, ResultTable: -1}
+	for _, g := range r.GroupBy {
+		n.GroupCols = append(n.GroupCols, add(g))
+		n.GroupTypes = append(n.GroupTypes, g.Type())
+	}
+	for _, c := range r.Aggs {
+		argCol, filterCol := -1, -1
+		var argType types.T
+		if c.Arg != nil {
+			argCol = add(c.Arg)
+			argType = c.Arg.Type()
+		}
+		if c.Filter != nil {
+			filterCol = add(c.Filter)
+		}
+		call := c
+		call.Arg, call.Filter = nil, nil
+		n.Calls = append(n.Calls, call)
+		n.ArgCols = append(n.ArgCols, argCol)
+		n.ArgTypes = append(n.ArgTypes, argType)
+		n.FilterCols = append(n.FilterCols, filterCol)
+	}
+	if plain {
+		// Every input is a column: read them directly.
+		remap := func(i int) int {
+			if i < 0 {
+				return i
+			}
+			return exprs[i].(*sql.InputRef).Index
+		}
+		for i := range n.GroupCols {
+			n.GroupCols[i] = remap(n.GroupCols[i])
+		}
+		for i := range n.ArgCols {
+			n.ArgCols[i] = remap(n.ArgCols[i])
+			n.FilterCols[i] = remap(n.FilterCols[i])
+		}
+		n.Input = in
+	} else {
+		cols := make([]sql.Column, len(exprs))
+		for i, e := range exprs {
+			cols[i] = sql.Column{Name: fmt.Sprintf("$expr%d", i), Type: e.Type()}
+		}
+		// The pre-projection needs no stream key: the aggregation's key is its
+		// group key.
+		n.Input = &Project{Input: in, Exprs: exprs, Cols: cols, Key: []int{}}
+	}
+	n.ResultTable = b.table()
+	for _, c := range n.Calls {
+		slot := -1
+		if c.Func == sql.AggMin || c.Func == sql.AggMax || c.Distinct {
+			slot = b.table()
+		}
+		n.ValueSets = append(n.ValueSets, slot)
+	}
+	return n, nil
+}

@@ -1,0 +1,177 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/streamsql/streamsql/sql"
+)
+
+// TableNamer names state table slots in EXPLAIN output: the allocated table
+// id of a created view, or the slot number of a plan not yet created.
+type TableNamer func(slot int) string
+
+// ExplainStream renders a view's dataflow as an indented tree, root first.
+// viewTable names the view's own state table.
+func ExplainStream(p *StreamPlan, viewTable string, name TableNamer) []string {
+	e := &explainer{stream: true, name: name}
+	m := p.Root
+	e.line(0, "StreamMaterialize", "columns: %s, stream_key: %s, state_table: %s",
+		colList(m.Cols), keyList(m.Cols, m.Key), viewTable)
+	e.node(1, m.Input)
+	return e.lines
+}
+
+// ExplainBatch renders a batch plan.
+func ExplainBatch(root Node) []string {
+	e := &explainer{name: func(slot int) string { return fmt.Sprintf("temp%d", slot) }}
+	e.node(0, root)
+	return e.lines
+}
+
+type explainer struct {
+	stream bool
+	name   TableNamer
+	lines  []string
+}
+
+func (e *explainer) line(depth int, op, format string, args ...any) {
+	prefix := ""
+	if depth > 0 {
+		prefix = strings.Repeat("  ", depth-1) + "└─"
+	}
+	kind := "Batch"
+	if e.stream {
+		kind = "Stream"
+	}
+	if strings.HasPrefix(op, "Stream") {
+		kind = ""
+	}
+	e.lines = append(e.lines, fmt.Sprintf("%s%s%s { %s }", prefix, kind, op, fmt.Sprintf(format, args...)))
+}
+
+func (e *explainer) key(n Node) string {
+	return keyList(n.Columns(), n.StreamKey())
+}
+
+func (e *explainer) node(depth int, n Node) {
+	switch n := n.(type) {
+	case *Scan:
+		if e.stream {
+			e.line(depth, "Exchange", "dist: NoShuffle, upstream: %s", n.Relation.Name)
+			e.line(depth+1, "TableScan", "%s: %s, columns: %s, stream_key: %s, backfill: snapshot then changes",
+				n.Relation.Kind, n.Relation.Name, colList(n.Cols), e.key(n))
+			return
+		}
+		e.line(depth, "Scan", "%s: %s, columns: %s", n.Relation.Kind, n.Relation.Name, colList(n.Cols))
+	case *Values:
+		e.line(depth, "Values", "rows: %d, columns: %s", len(n.Rows), colList(n.Cols))
+	case *Series:
+		e.line(depth, "GenerateSeries", "start: %s, stop: %s, step: %s", n.Start, n.Stop, n.Step)
+	case *Filter:
+		e.line(depth, "Filter", "predicate: %s%s", n.Pred, e.keySuffix(n))
+		e.node(depth+1, n.Input)
+	case *Project:
+		parts := make([]string, len(n.Exprs))
+		for i, x := range n.Exprs {
+			parts[i] = x.String()
+			if n.Cols[i].Hidden {
+				parts[i] += " (hidden)"
+			}
+		}
+		e.line(depth, "Project", "exprs: [%s]%s", strings.Join(parts, ", "), e.keySuffix(n))
+		e.node(depth+1, n.Input)
+	case *HashAgg:
+		inCols := n.Input.Columns()
+		groups := make([]string, len(n.GroupCols))
+		for i, g := range n.GroupCols {
+			groups[i] = inCols[g].Name
+		}
+		aggs := make([]string, len(n.Calls))
+		tables := []string{"result: " + e.name(n.ResultTable)}
+		for i, c := range n.Calls {
+			aggs[i] = aggString(c, inCols, n.ArgCols[i], n.FilterCols[i])
+			if n.ValueSets[i] >= 0 {
+				tables = append(tables, fmt.Sprintf("values of %s: %s", aggs[i], e.name(n.ValueSets[i])))
+			}
+		}
+		detail := fmt.Sprintf("group_key: [%s], aggs: [%s]", strings.Join(groups, ", "), strings.Join(aggs, ", "))
+		if e.stream {
+			detail += fmt.Sprintf(", stream_key: %s, state_tables: [%s]", e.key(n), strings.Join(tables, ", "))
+		}
+		e.line(depth, "HashAgg", "%s", detail)
+		e.node(depth+1, n.Input)
+	case *Sort:
+		cols := n.Columns()
+		parts := make([]string, len(n.Keys))
+		for i, k := range n.Keys {
+			dir := "ASC"
+			if k.Desc {
+				dir = "DESC"
+			}
+			nulls := "NULLS LAST"
+			if k.NullsFirst {
+				nulls = "NULLS FIRST"
+			}
+			parts[i] = fmt.Sprintf("%s %s %s", cols[k.Column].Name, dir, nulls)
+		}
+		e.line(depth, "Sort", "keys: [%s]", strings.Join(parts, ", "))
+		e.node(depth+1, n.Input)
+	case *Limit:
+		e.line(depth, "Limit", "offset: %d, count: %s", n.Offset, countString(n.Count))
+		e.node(depth+1, n.Input)
+	default:
+		e.line(depth, fmt.Sprintf("%T", n), "")
+	}
+}
+
+func (e *explainer) keySuffix(n Node) string {
+	if !e.stream {
+		return ""
+	}
+	return ", stream_key: " + e.key(n)
+}
+
+func countString(c int64) string {
+	if c < 0 {
+		return "all"
+	}
+	return fmt.Sprint(c)
+}
+
+func aggString(c sql.AggCall, in []sql.Column, arg, filter int) string {
+	name := c.Func
+	var s string
+	if c.Func == sql.AggCountStar {
+		s = "count(*)"
+	} else {
+		distinct := ""
+		if c.Distinct {
+			distinct = "DISTINCT "
+		}
+		s = fmt.Sprintf("%s(%s%s)", name, distinct, in[arg].Name)
+	}
+	if filter >= 0 {
+		s += fmt.Sprintf(" FILTER (WHERE %s)", in[filter].Name)
+	}
+	return s
+}
+
+func colList(cols []sql.Column) string {
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		parts[i] = c.Name
+		if c.Hidden {
+			parts[i] += " (hidden)"
+		}
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func keyList(cols []sql.Column, key []int) string {
+	parts := make([]string, len(key))
+	for i, k := range key {
+		parts[i] = cols[k].Name
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}

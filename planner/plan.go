@@ -1,0 +1,142 @@
+// Package planner turns bound queries (sql.Rel trees) into executable plans:
+// streaming plans for materialized views, with stream keys and state tables
+// derived for every operator, and batch plans for queries. It also renders
+// plans for EXPLAIN.
+package planner
+
+import (
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Node is an operator of a physical plan. Nodes are immutable once planned.
+type Node interface {
+	// Columns describes the node's output rows.
+	Columns() []sql.Column
+	// StreamKey lists the output columns that identify a row of the node's
+	// output stream (streaming plans only; nil in batch plans).
+	StreamKey() []int
+	// Inputs returns the node's inputs.
+	Inputs() []Node
+}
+
+// Scan reads a table or materialized view: in a streaming plan, a snapshot
+// of its committed rows (backfill) followed by its change stream; in a batch
+// plan, the snapshot only.
+type Scan struct {
+	Relation *catalog.Relation
+	Alias    string
+	Cols     []sql.Column
+	Key      []int
+}
+
+// Values produces constant rows (batch plans only).
+type Values struct {
+	Rows [][]sql.Expr
+	Cols []sql.Column
+}
+
+// Series is generate_series (batch plans only).
+type Series struct {
+	Start, Stop, Step sql.Expr
+	Col               sql.Column
+}
+
+// Filter keeps the rows for which Pred is true.
+type Filter struct {
+	Input Node
+	Pred  sql.Expr
+}
+
+// Project computes Exprs over its input.
+type Project struct {
+	Input Node
+	Exprs []sql.Expr
+	Cols  []sql.Column
+	Key   []int
+}
+
+// HashAgg groups by GroupCols and computes Calls; its output is the group
+// columns followed by one column per call.
+type HashAgg struct {
+	Input      Node
+	GroupCols  []int
+	GroupTypes []types.T
+	Calls      []sql.AggCall // Arg and Filter are nil here: see ArgCols, FilterCols
+	ArgCols    []int
+	ArgTypes   []types.T
+	FilterCols []int
+	Cols       []sql.Column
+	// ResultTable is the state table slot of the group states; ValueSets[i]
+	// is the slot of call i's value set, or -1.
+	ResultTable int
+	ValueSets   []int
+}
+
+// Materialize stores its input in the view's state table, keyed by Key.
+type Materialize struct {
+	Input Node
+	Cols  []sql.Column
+	Key   []int
+}
+
+// Sort orders the rows (batch plans only).
+type Sort struct {
+	Input Node
+	Keys  []sql.SortKey
+}
+
+// Limit skips Offset rows and keeps Count (batch plans only; Count < 0 keeps
+// all).
+type Limit struct {
+	Input         Node
+	Offset, Count int64
+}
+
+func (n *Scan) Columns() []sql.Column        { return n.Cols }
+func (n *Values) Columns() []sql.Column      { return n.Cols }
+func (n *Series) Columns() []sql.Column      { return []sql.Column{n.Col} }
+func (n *Filter) Columns() []sql.Column      { return n.Input.Columns() }
+func (n *Project) Columns() []sql.Column     { return n.Cols }
+func (n *HashAgg) Columns() []sql.Column     { return n.Cols }
+func (n *Materialize) Columns() []sql.Column { return n.Cols }
+func (n *Sort) Columns() []sql.Column        { return n.Input.Columns() }
+func (n *Limit) Columns() []sql.Column       { return n.Input.Columns() }
+
+func (n *Scan) StreamKey() []int        { return n.Key }
+func (n *Values) StreamKey() []int      { return nil }
+func (n *Series) StreamKey() []int      { return nil }
+func (n *Filter) StreamKey() []int      { return n.Input.StreamKey() }
+func (n *Project) StreamKey() []int     { return n.Key }
+func (n *HashAgg) StreamKey() []int     { return seq(len(n.GroupCols)) }
+func (n *Materialize) StreamKey() []int { return n.Key }
+func (n *Sort) StreamKey() []int        { return nil }
+func (n *Limit) StreamKey() []int       { return nil }
+
+func (n *Scan) Inputs() []Node        { return nil }
+func (n *Values) Inputs() []Node      { return nil }
+func (n *Series) Inputs() []Node      { return nil }
+func (n *Filter) Inputs() []Node      { return []Node{n.Input} }
+func (n *Project) Inputs() []Node     { return []Node{n.Input} }
+func (n *HashAgg) Inputs() []Node     { return []Node{n.Input} }
+func (n *Materialize) Inputs() []Node { return []Node{n.Input} }
+func (n *Sort) Inputs() []Node        { return []Node{n.Input} }
+func (n *Limit) Inputs() []Node       { return []Node{n.Input} }
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+// Types returns the types of cols.
+func Types(cols []sql.Column) []types.T {
+	ts := make([]types.T, len(cols))
+	for i, c := range cols {
+		ts[i] = c.Type
+	}
+	return ts
+}

@@ -1,0 +1,596 @@
+package sql
+
+import (
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/sqlerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Bind resolves one parsed statement against the catalog. The catalog is
+// only read; the statement may name relations that a later statement of the
+// same query string creates only if it is bound after that one runs, so the
+// engine binds each statement just before executing it.
+func Bind(cat *catalog.Catalog, p *Parsed) (Statement, error) {
+	if p.custom != nil {
+		return p.custom, nil
+	}
+	b := &binder{cat: cat, full: p.full, base: p.base, text: p.Text}
+	return b.bindStatement(p.node)
+}
+
+// binder holds the state of binding one statement.
+type binder struct {
+	cat  *catalog.Catalog
+	full string
+	base int
+	text string
+}
+
+// errAt positions e at a node location (a byte offset relative to base).
+func (b *binder) errAt(loc int32, e *sqlerr.Error) *sqlerr.Error {
+	if loc < 0 {
+		return e
+	}
+	return e.At(charPosition(b.full, b.base+int(loc)))
+}
+
+func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
+	switch s := n.Node.(type) {
+	case *pg_query.Node_SelectStmt:
+		rel, err := b.bindQuery(s.SelectStmt)
+		if err != nil {
+			return nil, err
+		}
+		return &Select{Query: rel}, nil
+	case *pg_query.Node_CreateStmt:
+		return b.bindCreateTable(s.CreateStmt)
+	case *pg_query.Node_CreateTableAsStmt:
+		return b.bindCreateTableAs(s.CreateTableAsStmt)
+	case *pg_query.Node_DropStmt:
+		return b.bindDrop(s.DropStmt)
+	case *pg_query.Node_InsertStmt:
+		return b.bindInsert(s.InsertStmt)
+	case *pg_query.Node_UpdateStmt:
+		return b.bindUpdate(s.UpdateStmt)
+	case *pg_query.Node_DeleteStmt:
+		return b.bindDelete(s.DeleteStmt)
+	case *pg_query.Node_ExplainStmt:
+		for _, o := range s.ExplainStmt.Options {
+			if d := o.GetDefElem(); d != nil {
+				return nil, b.errAt(d.Location, sqlerr.Unsupported("EXPLAIN option %s", strings.ToUpper(d.Defname)))
+			}
+		}
+		inner, err := b.bindStatement(s.ExplainStmt.Query)
+		if err != nil {
+			return nil, err
+		}
+		switch inner.(type) {
+		case *Select, *CreateMaterializedView:
+			return &Explain{Stmt: inner}, nil
+		}
+		return nil, sqlerr.Unsupported("EXPLAIN %s", inner.Tag())
+	case *pg_query.Node_VariableSetStmt:
+		return b.bindSet(s.VariableSetStmt)
+	case *pg_query.Node_VariableShowStmt:
+		name := strings.ToLower(s.VariableShowStmt.Name)
+		switch name {
+		case "tables":
+			return &ShowRelations{Kind: catalog.Table}, nil
+		}
+		return &ShowVar{Name: name}, nil
+	case *pg_query.Node_TransactionStmt:
+		switch s.TransactionStmt.Kind {
+		case pg_query.TransactionStmtKind_TRANS_STMT_BEGIN, pg_query.TransactionStmtKind_TRANS_STMT_START:
+			return &Transaction{Kind: Begin}, nil
+		case pg_query.TransactionStmtKind_TRANS_STMT_COMMIT:
+			return &Transaction{Kind: Commit}, nil
+		case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK:
+			return &Transaction{Kind: Rollback}, nil
+		}
+		return nil, b.errAt(s.TransactionStmt.Location, sqlerr.Unsupported("%s", strings.TrimPrefix(s.TransactionStmt.Kind.String(), "TRANS_STMT_")))
+	case *pg_query.Node_ViewStmt:
+		return nil, sqlerr.Unsupported("CREATE VIEW (use CREATE MATERIALIZED VIEW)")
+	case *pg_query.Node_CheckPointStmt:
+		return nil, sqlerr.Unsupported("CHECKPOINT")
+	}
+	return nil, sqlerr.Unsupported("statement %s", statementName(n))
+}
+
+// statementName renders a pg_query statement node type as SQL words, e.g.
+// "ALTER TABLE" for AlterTableStmt.
+func statementName(n *pg_query.Node) string {
+	name := strings.TrimPrefix(strings.TrimPrefix(typeName(n.Node), "*pg_query.Node_"), "")
+	name = strings.TrimSuffix(name, "Stmt")
+	var words []string
+	start := 0
+	for i := 1; i <= len(name); i++ {
+		if i == len(name) || (name[i] >= 'A' && name[i] <= 'Z') {
+			words = append(words, strings.ToUpper(name[start:i]))
+			start = i
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+func typeName(v any) string {
+	if v == nil {
+		return "nil"
+	}
+	return strings.TrimPrefix(strings.Replace(strings.TrimPrefix(sprintType(v), "*"), "pg_query.Node_", "", 1), "")
+}
+
+func relationName(rv *pg_query.RangeVar) (string, error) {
+	if rv.Catalogname != "" {
+		return "", sqlerr.Unsupported("cross-database references")
+	}
+	if rv.Schemaname != "" && rv.Schemaname != "public" {
+		return "", sqlerr.New(sqlerr.InvalidCatalogName, "schema \"%s\" does not exist", rv.Schemaname)
+	}
+	return rv.Relname, nil
+}
+
+func (b *binder) lookup(rv *pg_query.RangeVar) (*catalog.Relation, error) {
+	name, err := relationName(rv)
+	if err != nil {
+		return nil, b.errAt(rv.Location, sqlerr.Wrap(err))
+	}
+	rel := b.cat.Lookup(name)
+	if rel == nil {
+		return nil, b.errAt(rv.Location, sqlerr.New(sqlerr.UndefinedTable, "relation \"%s\" does not exist", name))
+	}
+	return rel, nil
+}
+
+func (b *binder) bindCreateTable(s *pg_query.CreateStmt) (Statement, error) {
+	name, err := relationName(s.Relation)
+	if err != nil {
+		return nil, b.errAt(s.Relation.Location, sqlerr.Wrap(err))
+	}
+	if s.Relation.Relpersistence == "t" {
+		return nil, b.errAt(s.Relation.Location, sqlerr.Unsupported("temporary tables"))
+	}
+	if len(s.InhRelations) > 0 || s.Partspec != nil || s.OfTypename != nil {
+		return nil, b.errAt(s.Relation.Location, sqlerr.Unsupported("table inheritance and partitioning"))
+	}
+	ct := &CreateTable{Name: name, IfNotExists: s.IfNotExists}
+	seen := map[string]bool{}
+	var pkNames []string
+	var pkLoc int32
+	addConstraint := func(c *pg_query.Constraint, col string) error {
+		switch c.Contype {
+		case pg_query.ConstrType_CONSTR_PRIMARY:
+			if len(pkNames) > 0 {
+				return b.errAt(c.Location, sqlerr.New(sqlerr.InvalidTableDefinition, "multiple primary keys for table \"%s\" are not allowed", name))
+			}
+			pkLoc = c.Location
+			if col != "" {
+				pkNames = []string{col}
+				return nil
+			}
+			for _, k := range c.Keys {
+				pkNames = append(pkNames, k.GetString_().Sval)
+			}
+			return nil
+		case pg_query.ConstrType_CONSTR_NOTNULL, pg_query.ConstrType_CONSTR_NULL:
+			return nil
+		case pg_query.ConstrType_CONSTR_DEFAULT:
+			return b.errAt(c.Location, sqlerr.Unsupported("column defaults"))
+		case pg_query.ConstrType_CONSTR_UNIQUE:
+			return b.errAt(c.Location, sqlerr.Unsupported("UNIQUE constraints"))
+		case pg_query.ConstrType_CONSTR_CHECK:
+			return b.errAt(c.Location, sqlerr.Unsupported("CHECK constraints"))
+		case pg_query.ConstrType_CONSTR_FOREIGN:
+			return b.errAt(c.Location, sqlerr.Unsupported("foreign keys"))
+		}
+		return b.errAt(c.Location, sqlerr.Unsupported("constraint %s", strings.TrimPrefix(c.Contype.String(), "CONSTR_")))
+	}
+	for _, elt := range s.TableElts {
+		switch e := elt.Node.(type) {
+		case *pg_query.Node_ColumnDef:
+			cd := e.ColumnDef
+			if seen[cd.Colname] {
+				return nil, b.errAt(cd.Location, sqlerr.New(sqlerr.DuplicateColumn, "column \"%s\" specified more than once", cd.Colname))
+			}
+			seen[cd.Colname] = true
+			if cd.Colname == catalog.RowIDColumn {
+				return nil, b.errAt(cd.Location, sqlerr.New(sqlerr.DuplicateColumn, "column name \"%s\" is reserved for the hidden row id", cd.Colname))
+			}
+			t, err := b.bindTypeName(cd.TypeName)
+			if err != nil {
+				return nil, err
+			}
+			col := catalog.Column{Name: cd.Colname, Type: t, NotNull: cd.IsNotNull}
+			if cd.RawDefault != nil {
+				return nil, b.errAt(cd.Location, sqlerr.Unsupported("column defaults"))
+			}
+			for _, cn := range cd.Constraints {
+				c := cn.GetConstraint()
+				if c.Contype == pg_query.ConstrType_CONSTR_NOTNULL {
+					col.NotNull = true
+				}
+				if err := addConstraint(c, cd.Colname); err != nil {
+					return nil, err
+				}
+			}
+			ct.Columns = append(ct.Columns, col)
+		case *pg_query.Node_Constraint:
+			if err := addConstraint(e.Constraint, ""); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, sqlerr.Unsupported("table element %s", typeName(elt.Node))
+		}
+	}
+	for _, c := range s.Constraints {
+		if err := addConstraint(c.GetConstraint(), ""); err != nil {
+			return nil, err
+		}
+	}
+	if len(ct.Columns) == 0 {
+		return nil, b.errAt(s.Relation.Location, sqlerr.Unsupported("tables without columns"))
+	}
+	for _, k := range pkNames {
+		idx := -1
+		for i, c := range ct.Columns {
+			if c.Name == k {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			return nil, b.errAt(pkLoc, sqlerr.New(sqlerr.UndefinedColumn, "column \"%s\" named in key does not exist", k))
+		}
+		ct.Columns[idx].NotNull = true
+		ct.PrimaryKey = append(ct.PrimaryKey, idx)
+	}
+	return ct, nil
+}
+
+func (b *binder) bindCreateTableAs(s *pg_query.CreateTableAsStmt) (Statement, error) {
+	if s.Objtype != pg_query.ObjectType_OBJECT_MATVIEW {
+		return nil, sqlerr.Unsupported("CREATE TABLE AS (create a table, then INSERT ... SELECT)")
+	}
+	name, err := relationName(s.Into.Rel)
+	if err != nil {
+		return nil, b.errAt(s.Into.Rel.Location, sqlerr.Wrap(err))
+	}
+	if s.Into.SkipData {
+		return nil, sqlerr.Unsupported("WITH NO DATA")
+	}
+	sel := s.Query.GetSelectStmt()
+	if sel == nil {
+		return nil, sqlerr.Unsupported("materialized view over %s", typeName(s.Query.Node))
+	}
+	rel, err := b.bindQuery(sel)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.Into.ColNames) > 0 {
+		vis := VisibleColumns(rel)
+		if len(s.Into.ColNames) > len(vis) {
+			return nil, b.errAt(s.Into.Rel.Location, sqlerr.New(sqlerr.SyntaxError, "too many column names were specified"))
+		}
+		cols := append([]Column(nil), rel.Columns()...)
+		for i, cn := range s.Into.ColNames {
+			cols[vis[i]].Name = cn.GetString_().Sval
+		}
+		rel = renameColumns(rel, cols)
+	}
+	if err := checkDuplicateNames(rel); err != nil {
+		return nil, err
+	}
+	return &CreateMaterializedView{Name: name, IfNotExists: s.IfNotExists, Query: rel, SQL: b.text}, nil
+}
+
+// renameColumns returns rel with its output columns renamed.
+func renameColumns(rel Rel, cols []Column) Rel {
+	exprs := make([]Expr, len(cols))
+	for i, c := range rel.Columns() {
+		exprs[i] = &InputRef{Index: i, T: c.Type, Name: c.Name}
+	}
+	return &Project{Input: rel, Exprs: exprs, Cols: cols}
+}
+
+func checkDuplicateNames(rel Rel) error {
+	seen := map[string]bool{}
+	for _, c := range rel.Columns() {
+		if c.Hidden {
+			continue
+		}
+		if seen[c.Name] {
+			return sqlerr.New(sqlerr.DuplicateColumn, "column \"%s\" specified more than once", c.Name)
+		}
+		seen[c.Name] = true
+	}
+	return nil
+}
+
+func (b *binder) bindDrop(s *pg_query.DropStmt) (Statement, error) {
+	d := &Drop{IfExists: s.MissingOk, Cascade: s.Behavior == pg_query.DropBehavior_DROP_CASCADE}
+	switch s.RemoveType {
+	case pg_query.ObjectType_OBJECT_TABLE:
+		d.Kind = catalog.Table
+	case pg_query.ObjectType_OBJECT_MATVIEW:
+		d.Kind = catalog.MaterializedView
+	default:
+		return nil, sqlerr.Unsupported("DROP %s", strings.TrimPrefix(s.RemoveType.String(), "OBJECT_"))
+	}
+	for _, o := range s.Objects {
+		var parts []string
+		for _, item := range o.GetList().GetItems() {
+			parts = append(parts, item.GetString_().Sval)
+		}
+		d.Names = append(d.Names, catalog.NormalizeName(strings.Join(parts, ".")))
+	}
+	return d, nil
+}
+
+func (b *binder) bindSet(s *pg_query.VariableSetStmt) (Statement, error) {
+	name := strings.ToLower(s.Name)
+	switch s.Kind {
+	case pg_query.VariableSetKind_VAR_SET_VALUE:
+		var vals []string
+		for _, a := range s.Args {
+			c := a.GetAConst()
+			if c == nil {
+				return nil, sqlerr.New(sqlerr.SyntaxError, "SET %s takes only constants", name)
+			}
+			switch v := c.Val.(type) {
+			case *pg_query.A_Const_Sval:
+				vals = append(vals, v.Sval.Sval)
+			case *pg_query.A_Const_Ival:
+				vals = append(vals, itoa(int64(v.Ival.Ival)))
+			case *pg_query.A_Const_Fval:
+				vals = append(vals, v.Fval.Fval)
+			case *pg_query.A_Const_Boolval:
+				if v.Boolval.Boolval {
+					vals = append(vals, "on")
+				} else {
+					vals = append(vals, "off")
+				}
+			}
+		}
+		return &SetVar{Name: name, Value: strings.Join(vals, ", ")}, nil
+	case pg_query.VariableSetKind_VAR_SET_DEFAULT, pg_query.VariableSetKind_VAR_RESET:
+		return &SetVar{Name: name, Reset: true}, nil
+	case pg_query.VariableSetKind_VAR_RESET_ALL:
+		return &SetVar{Name: "all", Reset: true}, nil
+	case pg_query.VariableSetKind_VAR_SET_MULTI:
+		// SET TRANSACTION ... and friends: accepted, nothing to change.
+		return &SetVar{Name: name}, nil
+	}
+	return nil, sqlerr.Unsupported("SET %s", name)
+}
+
+func (b *binder) bindInsert(s *pg_query.InsertStmt) (Statement, error) {
+	if s.WithClause != nil {
+		return nil, sqlerr.Unsupported("WITH in INSERT")
+	}
+	if s.OnConflictClause != nil {
+		return nil, b.errAt(s.OnConflictClause.Location, sqlerr.Unsupported("ON CONFLICT"))
+	}
+	if len(s.ReturningList) > 0 {
+		return nil, sqlerr.Unsupported("RETURNING")
+	}
+	table, err := b.lookup(s.Relation)
+	if err != nil {
+		return nil, err
+	}
+	if table.Kind != catalog.Table {
+		return nil, b.errAt(s.Relation.Location, sqlerr.New(sqlerr.WrongObjectType, "cannot insert into %s \"%s\"", table.Kind, table.Name))
+	}
+	// Target columns: the listed ones, or every visible column in order.
+	var targets []int
+	if len(s.Cols) == 0 {
+		targets = table.VisibleColumns()
+	} else {
+		seen := map[int]bool{}
+		for _, c := range s.Cols {
+			rt := c.GetResTarget()
+			idx := table.ColumnIndex(rt.Name)
+			if idx < 0 || table.Columns[idx].Hidden {
+				return nil, b.errAt(rt.Location, sqlerr.New(sqlerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", rt.Name, table.Name))
+			}
+			if seen[idx] {
+				return nil, b.errAt(rt.Location, sqlerr.New(sqlerr.DuplicateColumn, "column \"%s\" specified more than once", rt.Name))
+			}
+			seen[idx] = true
+			targets = append(targets, idx)
+		}
+	}
+	if s.SelectStmt == nil {
+		return nil, sqlerr.Unsupported("INSERT ... DEFAULT VALUES")
+	}
+	sel := s.SelectStmt.GetSelectStmt()
+	var src Rel
+	if len(sel.ValuesLists) > 0 && sel.Op == pg_query.SetOperation_SETOP_NONE {
+		src, err = b.bindInsertValues(sel, table, targets)
+	} else {
+		src, err = b.bindQuery(sel)
+	}
+	if err != nil {
+		return nil, err
+	}
+	vis := VisibleColumns(src)
+	if len(vis) > len(targets) {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "INSERT has more expressions than target columns")
+	}
+	if len(vis) < len(targets) && len(s.Cols) > 0 {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "INSERT has more target columns than expressions")
+	}
+	// Project the source onto the table's visible columns with assignment casts.
+	srcCols := src.Columns()
+	var exprs []Expr
+	var cols []Column
+	for _, ci := range table.VisibleColumns() {
+		col := table.Columns[ci]
+		var e Expr = &Const{Value: types.Null, T: col.Type}
+		for k, ti := range targets {
+			if ti == ci && k < len(vis) {
+				in := srcCols[vis[k]]
+				e, err = b.assign(&InputRef{Index: vis[k], T: in.Type, Name: in.Name}, col, -1)
+				if err != nil {
+					return nil, err
+				}
+			}
+		}
+		exprs = append(exprs, e)
+		cols = append(cols, Column{Name: col.Name, Type: col.Type})
+	}
+	return &Insert{Table: table, Source: &Project{Input: src, Exprs: exprs, Cols: cols}}, nil
+}
+
+// bindInsertValues binds VALUES rows of an INSERT with the target columns'
+// types known, so that literals are parsed as those types.
+func (b *binder) bindInsertValues(sel *pg_query.SelectStmt, table *catalog.Relation, targets []int) (Rel, error) {
+	v := &Values{}
+	for _, row := range sel.ValuesLists {
+		items := row.GetList().GetItems()
+		if len(items) > len(targets) {
+			return nil, b.errAt(exprLocation(items[len(targets)]), sqlerr.New(sqlerr.SyntaxError, "INSERT has more expressions than target columns"))
+		}
+		if len(items) < len(targets) {
+			return nil, sqlerr.New(sqlerr.SyntaxError, "INSERT has more target columns than expressions")
+		}
+		var out []Expr
+		for i, item := range items {
+			col := table.Columns[targets[i]]
+			if _, ok := item.Node.(*pg_query.Node_SetToDefault); ok {
+				out = append(out, &Const{Value: types.Null, T: col.Type})
+				continue
+			}
+			e, err := b.bindExpr(&exprCtx{clause: "VALUES"}, item)
+			if err != nil {
+				return nil, err
+			}
+			if e, err = b.assign(e, col, exprLocation(item)); err != nil {
+				return nil, err
+			}
+			out = append(out, e)
+		}
+		v.Rows = append(v.Rows, out)
+	}
+	for i, ti := range targets {
+		v.Cols = append(v.Cols, Column{Name: "column" + itoa(int64(i+1)), Type: table.Columns[ti].Type})
+	}
+	return v, nil
+}
+
+// assign converts e for storage in col (an assignment cast), or fails with
+// 42804 as PostgreSQL does.
+func (b *binder) assign(e Expr, col catalog.Column, loc int32) (Expr, error) {
+	from := e.Type()
+	if from.Kind == types.Unknown || AssignmentCastAllowed(from, col.Type) {
+		return b.castTo(e, col.Type, loc, false)
+	}
+	return nil, b.errAt(loc, sqlerr.New(sqlerr.DatatypeMismatch, "column \"%s\" is of type %s but expression is of type %s", col.Name, col.Type, from).
+		WithHint("You will need to rewrite or cast the expression."))
+}
+
+func (b *binder) tableScope(table *catalog.Relation, alias string) *scope {
+	if alias == "" {
+		alias = table.Name
+	}
+	sc := &scope{}
+	for _, c := range table.Columns {
+		sc.cols = append(sc.cols, scopeCol{table: alias, name: c.Name, t: c.Type, hidden: c.Hidden})
+	}
+	return sc
+}
+
+func (b *binder) dmlTable(rv *pg_query.RangeVar, verb string) (*catalog.Relation, *scope, error) {
+	table, err := b.lookup(rv)
+	if err != nil {
+		return nil, nil, err
+	}
+	if table.Kind != catalog.Table {
+		return nil, nil, b.errAt(rv.Location, sqlerr.New(sqlerr.WrongObjectType, "cannot %s %s \"%s\"", verb, table.Kind, table.Name))
+	}
+	alias := ""
+	if rv.Alias != nil {
+		alias = rv.Alias.Aliasname
+	}
+	return table, b.tableScope(table, alias), nil
+}
+
+func (b *binder) bindWhere(sc *scope, n *pg_query.Node) (Expr, error) {
+	if n == nil {
+		return nil, nil
+	}
+	e, err := b.bindExpr(&exprCtx{scope: sc, clause: "WHERE"}, n)
+	if err != nil {
+		return nil, err
+	}
+	return b.requireBool(e, "argument of WHERE", exprLocation(n))
+}
+
+func (b *binder) bindUpdate(s *pg_query.UpdateStmt) (Statement, error) {
+	if len(s.FromClause) > 0 {
+		return nil, sqlerr.Unsupported("UPDATE ... FROM")
+	}
+	if len(s.ReturningList) > 0 {
+		return nil, sqlerr.Unsupported("RETURNING")
+	}
+	if s.WithClause != nil {
+		return nil, sqlerr.Unsupported("WITH in UPDATE")
+	}
+	table, sc, err := b.dmlTable(s.Relation, "update")
+	if err != nil {
+		return nil, err
+	}
+	u := &Update{Table: table, Set: map[int]Expr{}}
+	for _, t := range s.TargetList {
+		rt := t.GetResTarget()
+		if len(rt.Indirection) > 0 {
+			return nil, b.errAt(rt.Location, sqlerr.Unsupported("assignment to a field or subscript"))
+		}
+		if _, ok := rt.Val.Node.(*pg_query.Node_MultiAssignRef); ok {
+			return nil, b.errAt(rt.Location, sqlerr.Unsupported("multiple-column assignment"))
+		}
+		idx := table.ColumnIndex(rt.Name)
+		if idx < 0 || table.Columns[idx].Hidden {
+			return nil, b.errAt(rt.Location, sqlerr.New(sqlerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", rt.Name, table.Name))
+		}
+		if _, dup := u.Set[idx]; dup {
+			return nil, b.errAt(rt.Location, sqlerr.New(sqlerr.DuplicateColumn, "multiple assignments to same column \"%s\"", rt.Name))
+		}
+		var e Expr
+		if _, ok := rt.Val.Node.(*pg_query.Node_SetToDefault); ok {
+			e = &Const{Value: types.Null, T: table.Columns[idx].Type}
+		} else {
+			if e, err = b.bindExpr(&exprCtx{scope: sc, clause: "UPDATE"}, rt.Val); err != nil {
+				return nil, err
+			}
+		}
+		if u.Set[idx], err = b.assign(e, table.Columns[idx], rt.Location); err != nil {
+			return nil, err
+		}
+	}
+	if u.Where, err = b.bindWhere(sc, s.WhereClause); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+func (b *binder) bindDelete(s *pg_query.DeleteStmt) (Statement, error) {
+	if len(s.UsingClause) > 0 {
+		return nil, sqlerr.Unsupported("DELETE ... USING")
+	}
+	if len(s.ReturningList) > 0 {
+		return nil, sqlerr.Unsupported("RETURNING")
+	}
+	if s.WithClause != nil {
+		return nil, sqlerr.Unsupported("WITH in DELETE")
+	}
+	table, sc, err := b.dmlTable(s.Relation, "delete from")
+	if err != nil {
+		return nil, err
+	}
+	where, err := b.bindWhere(sc, s.WhereClause)
+	if err != nil {
+		return nil, err
+	}
+	return &Delete{Table: table, Where: where}, nil
+}

@@ -1,0 +1,1036 @@
+package sql
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/sqlerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// scope is the set of columns an expression may reference: the output of
+// the FROM clause.
+type scope struct {
+	cols []scopeCol
+}
+
+type scopeCol struct {
+	// table is the alias or name of the relation the column comes from.
+	table  string
+	name   string
+	t      types.T
+	hidden bool
+}
+
+// exprCtx says what an expression being bound may contain.
+type exprCtx struct {
+	scope *scope
+	// aggs, when not nil, collects aggregate calls: each is replaced by an
+	// aggRef. When nil, aggregates are an error naming clause.
+	aggs   *[]AggCall
+	clause string
+	// inAgg is set while binding an aggregate's arguments.
+	inAgg bool
+}
+
+// aggRef stands for aggregate Index of the enclosing query until the binder
+// rewrites it into a reference to the aggregation's output.
+type aggRef struct {
+	Index int
+	T     types.T
+}
+
+func (e *aggRef) Type() types.T  { return e.T }
+func (e *aggRef) String() string { return fmt.Sprintf("agg#%d", e.Index) }
+
+// bindExpr binds one expression node.
+func (b *binder) bindExpr(ctx *exprCtx, n *pg_query.Node) (Expr, error) {
+	switch x := n.Node.(type) {
+	case *pg_query.Node_ColumnRef:
+		return b.bindColumnRef(ctx, x.ColumnRef)
+	case *pg_query.Node_AConst:
+		return b.bindConst(x.AConst)
+	case *pg_query.Node_TypeCast:
+		return b.bindTypeCast(ctx, x.TypeCast)
+	case *pg_query.Node_AExpr:
+		return b.bindAExpr(ctx, x.AExpr)
+	case *pg_query.Node_BoolExpr:
+		return b.bindBoolExpr(ctx, x.BoolExpr)
+	case *pg_query.Node_NullTest:
+		arg, err := b.bindExpr(ctx, x.NullTest.Arg)
+		if err != nil {
+			return nil, err
+		}
+		arg = b.defaultType(arg)
+		fn := FnIsNull
+		if x.NullTest.Nulltesttype == pg_query.NullTestType_IS_NOT_NULL {
+			fn = FnIsNotNull
+		}
+		return b.resolveCall(fn, []Expr{arg}, x.NullTest.Location)
+	case *pg_query.Node_BooleanTest:
+		return b.bindBooleanTest(ctx, x.BooleanTest)
+	case *pg_query.Node_CaseExpr:
+		return b.bindCase(ctx, x.CaseExpr)
+	case *pg_query.Node_CoalesceExpr:
+		args, err := b.bindExprs(ctx, x.CoalesceExpr.Args)
+		if err != nil {
+			return nil, err
+		}
+		return b.resolveCommonCall(FnCoalesce, "COALESCE", args, x.CoalesceExpr.Location)
+	case *pg_query.Node_MinMaxExpr:
+		args, err := b.bindExprs(ctx, x.MinMaxExpr.Args)
+		if err != nil {
+			return nil, err
+		}
+		fn, name := FnGreatest, "GREATEST"
+		if x.MinMaxExpr.Op == pg_query.MinMaxOp_IS_LEAST {
+			fn, name = FnLeast, "LEAST"
+		}
+		return b.resolveCommonCall(fn, name, args, x.MinMaxExpr.Location)
+	case *pg_query.Node_FuncCall:
+		return b.bindFuncCall(ctx, x.FuncCall)
+	case *pg_query.Node_SqlvalueFunction:
+		return b.bindSQLValueFunction(x.SqlvalueFunction)
+	case *pg_query.Node_SubLink:
+		return nil, b.errAt(x.SubLink.Location, sqlerr.Unsupported("subqueries in expressions"))
+	case *pg_query.Node_ParamRef:
+		return nil, b.errAt(x.ParamRef.Location, sqlerr.Unsupported("query parameters ($%d)", x.ParamRef.Number))
+	case *pg_query.Node_RowExpr:
+		return nil, b.errAt(x.RowExpr.Location, sqlerr.Unsupported("row constructors"))
+	case *pg_query.Node_AIndirection:
+		return nil, sqlerr.Unsupported("array subscripts and field selection")
+	case *pg_query.Node_CollateClause:
+		return nil, b.errAt(x.CollateClause.Location, sqlerr.Unsupported("COLLATE"))
+	case *pg_query.Node_AArrayExpr:
+		return nil, b.errAt(x.AArrayExpr.Location, sqlerr.Unsupported("arrays"))
+	case *pg_query.Node_SetToDefault:
+		return nil, b.errAt(x.SetToDefault.Location, sqlerr.Unsupported("DEFAULT in this position"))
+	}
+	return nil, sqlerr.Unsupported("expression %T", n.Node)
+}
+
+func (b *binder) bindExprs(ctx *exprCtx, ns []*pg_query.Node) ([]Expr, error) {
+	out := make([]Expr, len(ns))
+	for i, n := range ns {
+		e, err := b.bindExpr(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = e
+	}
+	return out, nil
+}
+
+func (b *binder) bindColumnRef(ctx *exprCtx, ref *pg_query.ColumnRef) (Expr, error) {
+	var parts []string
+	for _, f := range ref.Fields {
+		switch v := f.Node.(type) {
+		case *pg_query.Node_String_:
+			parts = append(parts, v.String_.Sval)
+		case *pg_query.Node_AStar:
+			return nil, b.errAt(ref.Location, sqlerr.New(sqlerr.SyntaxError, "* is not allowed in this position"))
+		}
+	}
+	name := strings.Join(parts, ".")
+	if ctx.scope == nil {
+		return nil, b.errAt(ref.Location, sqlerr.New(sqlerr.UndefinedColumn, "column \"%s\" does not exist", name))
+	}
+	var table, col string
+	switch len(parts) {
+	case 1:
+		col = parts[0]
+	case 2:
+		table, col = parts[0], parts[1]
+	case 3:
+		if parts[0] != "public" {
+			return nil, b.errAt(ref.Location, sqlerr.New(sqlerr.UndefinedTable, "missing FROM-clause entry for table \"%s\"", parts[1]))
+		}
+		table, col = parts[1], parts[2]
+	default:
+		return nil, b.errAt(ref.Location, sqlerr.Unsupported("column reference %s", name))
+	}
+	found := -1
+	tableSeen := false
+	for i, c := range ctx.scope.cols {
+		if table != "" && c.table != table {
+			continue
+		}
+		tableSeen = true
+		if c.name != col {
+			continue
+		}
+		if found >= 0 {
+			return nil, b.errAt(ref.Location, sqlerr.New(sqlerr.AmbiguousColumn, "column reference \"%s\" is ambiguous", name))
+		}
+		found = i
+	}
+	if found < 0 {
+		if table != "" && !tableSeen {
+			return nil, b.errAt(ref.Location, sqlerr.New(sqlerr.UndefinedTable, "missing FROM-clause entry for table \"%s\"", table))
+		}
+		return nil, b.errAt(ref.Location, sqlerr.New(sqlerr.UndefinedColumn, "column \"%s\" does not exist", name))
+	}
+	c := ctx.scope.cols[found]
+	return &InputRef{Index: found, T: c.t, Name: c.name}, nil
+}
+
+// bindConst binds a literal. Integers that fit are integer, larger ones
+// bigint or numeric; decimal literals are numeric; strings are of unknown
+// type until the context gives them one, as in PostgreSQL.
+func (b *binder) bindConst(c *pg_query.A_Const) (Expr, error) {
+	if c.Isnull {
+		return &Const{Value: types.Null, T: types.UnknownT}, nil
+	}
+	switch v := c.Val.(type) {
+	case *pg_query.A_Const_Ival:
+		return &Const{Value: types.DInt(int64(v.Ival.Ival)), T: types.Int32T}, nil
+	case *pg_query.A_Const_Fval:
+		s := v.Fval.Fval
+		if !strings.ContainsAny(s, ".eE") {
+			if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+				return &Const{Value: types.DInt(i), T: types.Int64T}, nil
+			}
+		}
+		d, err := types.ParseText(types.NumericT, s)
+		if err != nil {
+			return nil, b.errAt(c.Location, sqlerr.Wrap(err))
+		}
+		return &Const{Value: d, T: types.NumericT}, nil
+	case *pg_query.A_Const_Sval:
+		return &Const{Value: types.DText(v.Sval.Sval), T: types.UnknownT}, nil
+	case *pg_query.A_Const_Boolval:
+		return &Const{Value: types.DBool(v.Boolval.Boolval), T: types.BoolT}, nil
+	case *pg_query.A_Const_Bsval:
+		return nil, b.errAt(c.Location, sqlerr.Unsupported("bit string literals"))
+	}
+	return nil, b.errAt(c.Location, sqlerr.Unsupported("constant %T", c.Val))
+}
+
+// unsupportedTypes are PostgreSQL types streamsql knows by name but does not
+// implement; they get 0A000 rather than "does not exist".
+var unsupportedTypes = map[string]bool{
+	"json": true, "jsonb": true, "bytea": true, "uuid": true, "time": true, "timetz": true,
+	"money": true, "inet": true, "cidr": true, "macaddr": true, "bit": true, "varbit": true,
+	"xml": true, "point": true, "oid": true, "regclass": true, "tsvector": true, "int4range": true,
+	"serial": true, "bigserial": true, "smallserial": true, "serial4": true, "serial8": true,
+}
+
+// bindTypeName resolves a type name with its modifiers.
+func (b *binder) bindTypeName(tn *pg_query.TypeName) (types.T, error) {
+	var name string
+	for _, n := range tn.Names {
+		if s, ok := n.Node.(*pg_query.Node_String_); ok {
+			name = s.String_.Sval
+		}
+	}
+	if len(tn.ArrayBounds) > 0 {
+		return types.T{}, b.errAt(tn.Location, sqlerr.Unsupported("array types"))
+	}
+	if tn.PctType || tn.Setof {
+		return types.T{}, b.errAt(tn.Location, sqlerr.Unsupported("type %s", name))
+	}
+	var mods []int32
+	for _, m := range tn.Typmods {
+		c, ok := m.Node.(*pg_query.Node_AConst)
+		if !ok {
+			return types.T{}, b.errAt(tn.Location, sqlerr.New(sqlerr.SyntaxError, "type modifiers must be simple constants"))
+		}
+		iv, ok := c.AConst.Val.(*pg_query.A_Const_Ival)
+		if !ok {
+			return types.T{}, b.errAt(tn.Location, sqlerr.New(sqlerr.SyntaxError, "type modifiers must be simple constants"))
+		}
+		mods = append(mods, iv.Ival.Ival)
+	}
+	if name == "interval" {
+		// Interval modifiers are a field mask and a precision; values are
+		// stored at full precision whatever they say.
+		return types.IntervalT, nil
+	}
+	t, ok := types.FromName(name, mods)
+	if !ok {
+		if _, known := types.FromName(name, nil); known {
+			return types.T{}, b.errAt(tn.Location, sqlerr.New(sqlerr.InvalidParameterValue, "invalid type modifier for type %s", name))
+		}
+		if unsupportedTypes[name] {
+			return types.T{}, b.errAt(tn.Location, sqlerr.Unsupported("type %s", name))
+		}
+		return types.T{}, b.errAt(tn.Location, sqlerr.New(sqlerr.UndefinedObject, "type \"%s\" does not exist", name))
+	}
+	return t, nil
+}
+
+// intervalField returns the unit named by an INTERVAL '...' <field> typmod,
+// or "" if there is none. The smallest field of a range (DAY TO SECOND) is the
+// unit of a bare number.
+func intervalField(tn *pg_query.TypeName) string {
+	if len(tn.Typmods) == 0 {
+		return ""
+	}
+	c, ok := tn.Typmods[0].Node.(*pg_query.Node_AConst)
+	if !ok {
+		return ""
+	}
+	iv, ok := c.AConst.Val.(*pg_query.A_Const_Ival)
+	if !ok {
+		return ""
+	}
+	// Bits of PostgreSQL's INTERVAL_MASK.
+	mask := iv.Ival.Ival
+	const (
+		month  = 1 << 1
+		year   = 1 << 2
+		day    = 1 << 3
+		hour   = 1 << 10
+		minute = 1 << 11
+		second = 1 << 12
+	)
+	if mask == 0x7FFF { // INTERVAL_FULL_RANGE: no field given
+		return ""
+	}
+	switch {
+	case mask&second != 0:
+		return "second"
+	case mask&minute != 0:
+		return "minute"
+	case mask&hour != 0:
+		return "hour"
+	case mask&day != 0:
+		return "day"
+	case mask&month != 0:
+		return "month"
+	case mask&year != 0:
+		return "year"
+	}
+	return ""
+}
+
+func (b *binder) bindTypeCast(ctx *exprCtx, tc *pg_query.TypeCast) (Expr, error) {
+	t, err := b.bindTypeName(tc.TypeName)
+	if err != nil {
+		return nil, err
+	}
+	arg, err := b.bindExpr(ctx, tc.Arg)
+	if err != nil {
+		return nil, err
+	}
+	if t.Kind == types.Interval {
+		if c, ok := arg.(*Const); ok && c.T.Kind == types.Unknown && !c.Value.Null {
+			if field := intervalField(tc.TypeName); field != "" {
+				iv, err := types.ParseIntervalWithField(c.Value.S, field)
+				if err != nil {
+					return nil, b.errAt(tc.Location, sqlerr.Wrap(err))
+				}
+				return &Const{Value: types.DInterval(iv), T: types.IntervalT}, nil
+			}
+		}
+	}
+	return b.castTo(arg, t, tc.Location, true)
+}
+
+// castTo converts e to type t. Untyped literals are parsed as t; other values
+// get a Cast node if the cast exists (explicit casts allow more than
+// implicit ones).
+func (b *binder) castTo(e Expr, t types.T, loc int32, explicit bool) (Expr, error) {
+	if c, ok := e.(*Const); ok && c.T.Kind == types.Unknown {
+		if c.Value.Null {
+			return &Const{Value: types.Null, T: t}, nil
+		}
+		d, err := types.ParseText(t, c.Value.S)
+		if err != nil {
+			return nil, b.errAt(loc, sqlerr.Wrap(err))
+		}
+		if t.Kind == types.Text && t.Width > 0 && explicit {
+			// An explicit cast to varchar(n) truncates; ParseText checked the
+			// width for the assignment case already.
+			return &Cast{Arg: &Const{Value: c.Value, T: types.TextT}, T: t}, nil
+		}
+		return &Const{Value: d, T: t}, nil
+	}
+	from := e.Type()
+	if types.Identical(from, t) && (t.Kind != types.Text || t.Width == 0 || from.Width == t.Width) &&
+		(t.Kind != types.Numeric || from.HasTypmod == t.HasTypmod && from.Precision == t.Precision) {
+		return e, nil
+	}
+	if !CastAllowed(from, t) {
+		return nil, b.errAt(loc, sqlerr.New(sqlerr.CannotCoerce, "cannot cast type %s to %s", from, t))
+	}
+	return &Cast{Arg: e, T: t}, nil
+}
+
+// coerce converts e to t where PostgreSQL would do so implicitly (function
+// arguments, operands, CASE branches).
+func (b *binder) coerce(e Expr, t types.T, loc int32) (Expr, error) {
+	from := e.Type()
+	if from.Kind == t.Kind && types.Identical(from, t) {
+		return e, nil
+	}
+	if _, ok := ImplicitCastCost(from, t); !ok && from.Kind != t.Kind {
+		return nil, b.errAt(loc, sqlerr.New(sqlerr.DatatypeMismatch, "cannot convert %s to %s implicitly", from, t))
+	}
+	return b.castTo(e, t, loc, false)
+}
+
+// defaultType gives an untyped literal the type text, as PostgreSQL does when
+// nothing else decides.
+func (b *binder) defaultType(e Expr) Expr {
+	if c, ok := e.(*Const); ok && c.T.Kind == types.Unknown {
+		if c.Value.Null {
+			return &Const{Value: types.Null, T: types.TextT}
+		}
+		return &Const{Value: c.Value, T: types.TextT}
+	}
+	return e
+}
+
+// resolveCall picks the overload of fn that fits args with the cheapest
+// implicit conversions and returns the call with its arguments converted.
+func (b *binder) resolveCall(fn string, args []Expr, loc int32) (Expr, error) {
+	var best *Overload
+	bestCost := -1
+	ambiguous := false
+	for _, o := range FunctionOverloads(fn) {
+		cost, ok := overloadCost(o, args)
+		if !ok {
+			continue
+		}
+		switch {
+		case best == nil || cost < bestCost:
+			best, bestCost, ambiguous = o, cost, false
+		case cost == bestCost:
+			ambiguous = true
+		}
+	}
+	if best == nil {
+		return nil, b.errAt(loc, noSuchFunction(fn, args))
+	}
+	if ambiguous && allUnknown(args) {
+		return nil, b.errAt(loc, sqlerr.New(sqlerr.UndefinedFunction, "could not choose a best candidate for %s", describeCall(fn, args)).
+			WithHint("Add explicit type casts."))
+	}
+	conv := make([]Expr, len(args))
+	for i, a := range args {
+		pt := best.Args[len(best.Args)-1]
+		if i < len(best.Args) {
+			pt = best.Args[i]
+		}
+		c, err := b.castTo(a, pt, loc, false)
+		if err != nil {
+			return nil, err
+		}
+		conv[i] = c
+	}
+	return &Call{Fn: fn, Args: conv, T: best.Result}, nil
+}
+
+func allUnknown(args []Expr) bool {
+	for _, a := range args {
+		if a.Type().Kind != types.Unknown {
+			return false
+		}
+	}
+	return len(args) > 0
+}
+
+// overloadCost is the total implicit conversion cost of calling o with args.
+func overloadCost(o *Overload, args []Expr) (int, bool) {
+	if o.Variadic {
+		if len(args) < len(o.Args) {
+			return 0, false
+		}
+	} else if len(args) != len(o.Args) {
+		return 0, false
+	}
+	total := 0
+	for i, a := range args {
+		pt := o.Args[len(o.Args)-1]
+		if i < len(o.Args) {
+			pt = o.Args[i]
+		}
+		c, ok := ImplicitCastCost(a.Type(), pt)
+		if !ok {
+			return 0, false
+		}
+		total += c
+	}
+	return total, true
+}
+
+var operatorSymbols = map[string]string{
+	FnAdd: "+", FnSub: "-", FnMul: "*", FnDiv: "/", FnMod: "%", FnEq: "=", FnNe: "<>",
+	FnLt: "<", FnLe: "<=", FnGt: ">", FnGe: ">=", FnConcatOp: "||", FnLike: "~~", FnILike: "~~*",
+}
+
+func describeCall(fn string, args []Expr) string {
+	ts := make([]string, len(args))
+	for i, a := range args {
+		ts[i] = a.Type().String()
+	}
+	if sym, ok := operatorSymbols[fn]; ok {
+		if len(ts) == 1 {
+			return fmt.Sprintf("%s %s", sym, ts[0])
+		}
+		return fmt.Sprintf("%s %s %s", ts[0], sym, ts[1])
+	}
+	return fmt.Sprintf("%s(%s)", fn, strings.Join(ts, ", "))
+}
+
+func noSuchFunction(fn string, args []Expr) *sqlerr.Error {
+	if _, ok := operatorSymbols[fn]; ok {
+		return sqlerr.New(sqlerr.UndefinedFunction, "operator does not exist: %s", describeCall(fn, args)).
+			WithHint("No operator matches the given name and argument types. You might need to add explicit type casts.")
+	}
+	return sqlerr.New(sqlerr.UndefinedFunction, "function %s does not exist", describeCall(fn, args)).
+		WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
+}
+
+// commonType finds the type every expression converts to implicitly, as
+// PostgreSQL's select_common_type does for CASE, COALESCE, IN and VALUES.
+func (b *binder) commonType(es []Expr, what string, loc int32) (types.T, error) {
+	var t types.T
+	found := false
+	for _, e := range es {
+		et := e.Type()
+		if et.Kind == types.Unknown {
+			continue
+		}
+		if !found {
+			t, found = et, true
+			continue
+		}
+		if et.Kind == t.Kind {
+			if et.Kind == types.Numeric && !types.Identical(et, t) {
+				t = types.NumericT
+			}
+			if et.Kind == types.Text && et.Width != t.Width {
+				t = types.TextT
+			}
+			continue
+		}
+		if _, ok := ImplicitCastCost(t, et); ok {
+			t = et
+		} else if _, ok := ImplicitCastCost(et, t); !ok {
+			return types.T{}, b.errAt(loc, sqlerr.New(sqlerr.DatatypeMismatch, "%s types %s and %s cannot be matched", what, t, et))
+		}
+	}
+	if !found {
+		return types.TextT, nil
+	}
+	return t, nil
+}
+
+// resolveCommonCall converts args to their common type and calls fn.
+func (b *binder) resolveCommonCall(fn, what string, args []Expr, loc int32) (Expr, error) {
+	t, err := b.commonType(args, what, loc)
+	if err != nil {
+		return nil, err
+	}
+	conv := make([]Expr, len(args))
+	for i, a := range args {
+		if conv[i], err = b.coerce(a, t, loc); err != nil {
+			return nil, err
+		}
+	}
+	return b.resolveCall(fn, conv, loc)
+}
+
+func opName(names []*pg_query.Node) string {
+	var s string
+	for _, n := range names {
+		if v, ok := n.Node.(*pg_query.Node_String_); ok {
+			s = v.String_.Sval
+		}
+	}
+	return s
+}
+
+var binaryOps = map[string]string{
+	"+": FnAdd, "-": FnSub, "*": FnMul, "/": FnDiv, "%": FnMod,
+	"=": FnEq, "<>": FnNe, "!=": FnNe, "<": FnLt, "<=": FnLe, ">": FnGt, ">=": FnGe,
+	"||": FnConcatOp, "~~": FnLike, "~~*": FnILike,
+}
+
+func (b *binder) bindAExpr(ctx *exprCtx, a *pg_query.A_Expr) (Expr, error) {
+	op := opName(a.Name)
+	switch a.Kind {
+	case pg_query.A_Expr_Kind_AEXPR_OP:
+		if a.Lexpr == nil {
+			r, err := b.bindExpr(ctx, a.Rexpr)
+			if err != nil {
+				return nil, err
+			}
+			switch op {
+			case "-":
+				return b.resolveCall(FnNeg, []Expr{r}, a.Location)
+			case "+":
+				return r, nil
+			}
+			return nil, b.errAt(a.Location, sqlerr.Unsupported("prefix operator %s", op))
+		}
+		l, err := b.bindExpr(ctx, a.Lexpr)
+		if err != nil {
+			return nil, err
+		}
+		r, err := b.bindExpr(ctx, a.Rexpr)
+		if err != nil {
+			return nil, err
+		}
+		if op == "||" {
+			// || accepts any operand that is not an untyped literal by
+			// converting it to text, as PostgreSQL's anynonarray || text does.
+			l, r = b.textOperand(l), b.textOperand(r)
+		}
+		fn, ok := binaryOps[op]
+		if !ok {
+			return nil, b.errAt(a.Location, sqlerr.Unsupported("operator %s", op))
+		}
+		return b.resolveCall(fn, []Expr{l, r}, a.Location)
+	case pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_ILIKE:
+		l, err := b.bindExpr(ctx, a.Lexpr)
+		if err != nil {
+			return nil, err
+		}
+		r, err := b.bindExpr(ctx, a.Rexpr)
+		if err != nil {
+			return nil, err
+		}
+		fn := FnLike
+		if a.Kind == pg_query.A_Expr_Kind_AEXPR_ILIKE {
+			fn = FnILike
+		}
+		call, err := b.resolveCall(fn, []Expr{l, r}, a.Location)
+		if err != nil {
+			return nil, err
+		}
+		if strings.HasPrefix(op, "!") {
+			return &Call{Fn: FnNot, Args: []Expr{call}, T: types.BoolT}, nil
+		}
+		return call, nil
+	case pg_query.A_Expr_Kind_AEXPR_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT:
+		l, err := b.bindExpr(ctx, a.Lexpr)
+		if err != nil {
+			return nil, err
+		}
+		r, err := b.bindExpr(ctx, a.Rexpr)
+		if err != nil {
+			return nil, err
+		}
+		fn := FnIsDistinct
+		if a.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT {
+			fn = FnIsNotDistinct
+		}
+		return b.resolveCommonCall(fn, "IS DISTINCT FROM", []Expr{l, r}, a.Location)
+	case pg_query.A_Expr_Kind_AEXPR_NULLIF:
+		l, err := b.bindExpr(ctx, a.Lexpr)
+		if err != nil {
+			return nil, err
+		}
+		r, err := b.bindExpr(ctx, a.Rexpr)
+		if err != nil {
+			return nil, err
+		}
+		return b.resolveCommonCall(FnNullIf, "NULLIF", []Expr{l, r}, a.Location)
+	case pg_query.A_Expr_Kind_AEXPR_IN:
+		return b.bindInList(ctx, a, op == "<>")
+	case pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN,
+		pg_query.A_Expr_Kind_AEXPR_BETWEEN_SYM, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM:
+		return b.bindBetween(ctx, a)
+	case pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL:
+		return nil, b.errAt(a.Location, sqlerr.Unsupported("%s ANY/ALL (array)", op))
+	case pg_query.A_Expr_Kind_AEXPR_SIMILAR:
+		return nil, b.errAt(a.Location, sqlerr.Unsupported("SIMILAR TO"))
+	}
+	return nil, b.errAt(a.Location, sqlerr.Unsupported("operator %s", op))
+}
+
+// textOperand converts a typed non-text operand of || to text.
+func (b *binder) textOperand(e Expr) Expr {
+	t := e.Type()
+	if t.Kind == types.Unknown || t.Kind == types.Text {
+		return e
+	}
+	return &Cast{Arg: e, T: types.TextT}
+}
+
+func (b *binder) bindInList(ctx *exprCtx, a *pg_query.A_Expr, negate bool) (Expr, error) {
+	arg, err := b.bindExpr(ctx, a.Lexpr)
+	if err != nil {
+		return nil, err
+	}
+	list, ok := a.Rexpr.Node.(*pg_query.Node_List)
+	if !ok {
+		return nil, b.errAt(a.Location, sqlerr.Unsupported("IN with a subquery"))
+	}
+	items, err := b.bindExprs(ctx, list.List.Items)
+	if err != nil {
+		return nil, err
+	}
+	t, err := b.commonType(append([]Expr{arg}, items...), "IN", a.Location)
+	if err != nil {
+		return nil, err
+	}
+	if arg, err = b.coerce(arg, t, a.Location); err != nil {
+		return nil, err
+	}
+	for i := range items {
+		if items[i], err = b.coerce(items[i], t, a.Location); err != nil {
+			return nil, err
+		}
+	}
+	// The comparison must exist for the type.
+	if _, err := b.resolveCall(FnEq, []Expr{arg, arg}, a.Location); err != nil {
+		return nil, err
+	}
+	return &InList{Arg: arg, List: items, Negate: negate}, nil
+}
+
+func (b *binder) bindBetween(ctx *exprCtx, a *pg_query.A_Expr) (Expr, error) {
+	arg, err := b.bindExpr(ctx, a.Lexpr)
+	if err != nil {
+		return nil, err
+	}
+	list, ok := a.Rexpr.Node.(*pg_query.Node_List)
+	if !ok || len(list.List.Items) != 2 {
+		return nil, b.errAt(a.Location, sqlerr.New(sqlerr.SyntaxError, "malformed BETWEEN"))
+	}
+	lo, err := b.bindExpr(ctx, list.List.Items[0])
+	if err != nil {
+		return nil, err
+	}
+	hi, err := b.bindExpr(ctx, list.List.Items[1])
+	if err != nil {
+		return nil, err
+	}
+	between := func(lo, hi Expr) (Expr, error) {
+		ge, err := b.resolveCall(FnGe, []Expr{arg, lo}, a.Location)
+		if err != nil {
+			return nil, err
+		}
+		le, err := b.resolveCall(FnLe, []Expr{arg, hi}, a.Location)
+		if err != nil {
+			return nil, err
+		}
+		return &Call{Fn: FnAnd, Args: []Expr{ge, le}, T: types.BoolT}, nil
+	}
+	e, err := between(lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	if a.Kind == pg_query.A_Expr_Kind_AEXPR_BETWEEN_SYM || a.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM {
+		swapped, err := between(hi, lo)
+		if err != nil {
+			return nil, err
+		}
+		e = &Call{Fn: FnOr, Args: []Expr{e, swapped}, T: types.BoolT}
+	}
+	if a.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN || a.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM {
+		e = &Call{Fn: FnNot, Args: []Expr{e}, T: types.BoolT}
+	}
+	return e, nil
+}
+
+func (b *binder) bindBoolExpr(ctx *exprCtx, be *pg_query.BoolExpr) (Expr, error) {
+	args, err := b.bindExprs(ctx, be.Args)
+	if err != nil {
+		return nil, err
+	}
+	for i, a := range args {
+		if args[i], err = b.requireBool(a, "argument of "+boolOpName(be.Boolop), be.Location); err != nil {
+			return nil, err
+		}
+	}
+	switch be.Boolop {
+	case pg_query.BoolExprType_AND_EXPR:
+		return &Call{Fn: FnAnd, Args: args, T: types.BoolT}, nil
+	case pg_query.BoolExprType_OR_EXPR:
+		return &Call{Fn: FnOr, Args: args, T: types.BoolT}, nil
+	}
+	return &Call{Fn: FnNot, Args: args, T: types.BoolT}, nil
+}
+
+func boolOpName(t pg_query.BoolExprType) string {
+	switch t {
+	case pg_query.BoolExprType_AND_EXPR:
+		return "AND"
+	case pg_query.BoolExprType_OR_EXPR:
+		return "OR"
+	}
+	return "NOT"
+}
+
+// requireBool checks that e is boolean (an untyped literal is parsed as one).
+func (b *binder) requireBool(e Expr, what string, loc int32) (Expr, error) {
+	switch e.Type().Kind {
+	case types.Bool:
+		return e, nil
+	case types.Unknown:
+		return b.castTo(e, types.BoolT, loc, false)
+	}
+	return nil, b.errAt(loc, sqlerr.New(sqlerr.DatatypeMismatch, "%s must be type boolean, not type %s", what, e.Type()))
+}
+
+func (b *binder) bindBooleanTest(ctx *exprCtx, bt *pg_query.BooleanTest) (Expr, error) {
+	arg, err := b.bindExpr(ctx, bt.Arg)
+	if err != nil {
+		return nil, err
+	}
+	if arg, err = b.requireBool(arg, "argument of IS TRUE", bt.Location); err != nil {
+		return nil, err
+	}
+	isTrue := &Call{Fn: FnIsTrue, Args: []Expr{arg}, T: types.BoolT}
+	isFalse := &Call{Fn: FnIsFalse, Args: []Expr{arg}, T: types.BoolT}
+	not := func(e Expr) Expr { return &Call{Fn: FnNot, Args: []Expr{e}, T: types.BoolT} }
+	switch bt.Booltesttype {
+	case pg_query.BoolTestType_IS_TRUE:
+		return isTrue, nil
+	case pg_query.BoolTestType_IS_NOT_TRUE:
+		return not(isTrue), nil
+	case pg_query.BoolTestType_IS_FALSE:
+		return isFalse, nil
+	case pg_query.BoolTestType_IS_NOT_FALSE:
+		return not(isFalse), nil
+	case pg_query.BoolTestType_IS_UNKNOWN:
+		return &Call{Fn: FnIsNull, Args: []Expr{arg}, T: types.BoolT}, nil
+	case pg_query.BoolTestType_IS_NOT_UNKNOWN:
+		return &Call{Fn: FnIsNotNull, Args: []Expr{arg}, T: types.BoolT}, nil
+	}
+	return nil, b.errAt(bt.Location, sqlerr.Unsupported("boolean test"))
+}
+
+func (b *binder) bindCase(ctx *exprCtx, c *pg_query.CaseExpr) (Expr, error) {
+	var operand Expr
+	var err error
+	if c.Arg != nil {
+		if operand, err = b.bindExpr(ctx, c.Arg); err != nil {
+			return nil, err
+		}
+	}
+	var conds, results []Expr
+	for _, w := range c.Args {
+		cw := w.GetCaseWhen()
+		cond, err := b.bindExpr(ctx, cw.Expr)
+		if err != nil {
+			return nil, err
+		}
+		if operand != nil {
+			if cond, err = b.resolveCall(FnEq, []Expr{operand, cond}, cw.Location); err != nil {
+				return nil, err
+			}
+		} else if cond, err = b.requireBool(cond, "argument of CASE/WHEN", cw.Location); err != nil {
+			return nil, err
+		}
+		res, err := b.bindExpr(ctx, cw.Result)
+		if err != nil {
+			return nil, err
+		}
+		conds = append(conds, cond)
+		results = append(results, res)
+	}
+	var els Expr = &Const{Value: types.Null, T: types.UnknownT}
+	if c.Defresult != nil {
+		if els, err = b.bindExpr(ctx, c.Defresult); err != nil {
+			return nil, err
+		}
+	}
+	t, err := b.commonType(append(append([]Expr{}, results...), els), "CASE", c.Location)
+	if err != nil {
+		return nil, err
+	}
+	out := &Case{T: t}
+	for i := range conds {
+		r, err := b.coerce(results[i], t, c.Location)
+		if err != nil {
+			return nil, err
+		}
+		out.Whens = append(out.Whens, When{Cond: conds[i], Then: r})
+	}
+	if out.Else, err = b.coerce(els, t, c.Location); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (b *binder) bindSQLValueFunction(f *pg_query.SQLValueFunction) (Expr, error) {
+	now := &Call{Fn: FnNow, T: types.TimestampTZT}
+	switch f.Op {
+	case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP, pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N:
+		return now, nil
+	case pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP, pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:
+		return &Cast{Arg: now, T: types.TimestampT}, nil
+	case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
+		return &Cast{Arg: now, T: types.DateT}, nil
+	}
+	return nil, b.errAt(f.Location, sqlerr.Unsupported("%s", strings.TrimPrefix(f.Op.String(), "SVFOP_")))
+}
+
+// functionAliases maps PostgreSQL spellings to streamsql's function names.
+var functionAliases = map[string]string{
+	"char_length": FnLength, "character_length": FnLength, "substring": FnSubstr,
+	"ceiling": FnCeil, "pow": FnPower, "trim": FnTrim, "log10": FnLog10,
+	"current_timestamp": FnNow, "transaction_timestamp": FnNow, "statement_timestamp": FnNow,
+}
+
+func funcName(names []*pg_query.Node) string {
+	var parts []string
+	for _, n := range names {
+		if s, ok := n.Node.(*pg_query.Node_String_); ok {
+			parts = append(parts, s.String_.Sval)
+		}
+	}
+	if len(parts) == 2 && parts[0] == "pg_catalog" {
+		return parts[1]
+	}
+	return strings.Join(parts, ".")
+}
+
+var aggregateNames = map[string]bool{AggCount: true, AggSum: true, AggAvg: true, AggMin: true, AggMax: true}
+
+var unsupportedAggregates = map[string]bool{
+	"string_agg": true, "array_agg": true, "bool_and": true, "bool_or": true, "every": true,
+	"stddev": true, "stddev_pop": true, "stddev_samp": true, "variance": true, "var_pop": true,
+	"var_samp": true, "json_agg": true, "jsonb_agg": true, "percentile_cont": true,
+	"percentile_disc": true, "mode": true, "bit_and": true, "bit_or": true,
+}
+
+func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) {
+	name := funcName(f.Funcname)
+	if f.Over != nil {
+		return nil, b.errAt(f.Location, sqlerr.Unsupported("window function %s", name))
+	}
+	if aggregateNames[name] {
+		return b.bindAggregate(ctx, name, f)
+	}
+	if unsupportedAggregates[name] {
+		return nil, b.errAt(f.Location, sqlerr.Unsupported("aggregate function %s", name))
+	}
+	if f.AggStar || f.AggDistinct || f.AggFilter != nil || len(f.AggOrder) > 0 {
+		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.WrongObjectType, "%s is not an aggregate function", name))
+	}
+	if name == "generate_series" {
+		return nil, b.errAt(f.Location, sqlerr.Unsupported("generate_series outside FROM"))
+	}
+	args, err := b.bindExprs(ctx, f.Args)
+	if err != nil {
+		return nil, err
+	}
+	if alias, ok := functionAliases[name]; ok {
+		name = alias
+	}
+	switch name {
+	case "position":
+		// position(a IN b) parses as position(b, a).
+		name = FnStrpos
+	case "extract", FnDatePart, FnDateTrunc:
+		if name == "extract" {
+			name = FnExtract
+		}
+		if len(args) == 2 {
+			if c, ok := args[0].(*Const); ok && !c.Value.Null {
+				args[0] = &Const{Value: types.DText(strings.ToLower(c.Value.S)), T: types.UnknownT}
+			}
+		}
+	case FnLog10:
+		if len(args) == 2 {
+			return nil, b.errAt(f.Location, sqlerr.Unsupported("log with a base"))
+		}
+	case FnNow:
+		if len(args) != 0 {
+			return nil, b.errAt(f.Location, noSuchFunction(name, args))
+		}
+	case FnConcat:
+		for i, a := range args {
+			args[i] = b.textOperand(a)
+		}
+	case FnCoalesce, FnGreatest, FnLeast:
+		return b.resolveCommonCall(name, strings.ToUpper(name), args, f.Location)
+	case FnNullIf:
+		return b.resolveCommonCall(name, "NULLIF", args, f.Location)
+	}
+	if FunctionOverloads(name) == nil {
+		return nil, b.errAt(f.Location, noSuchFunction(name, args))
+	}
+	return b.resolveCall(name, args, f.Location)
+}
+
+// bindAggregate binds an aggregate call and records it in ctx.aggs.
+func (b *binder) bindAggregate(ctx *exprCtx, name string, f *pg_query.FuncCall) (Expr, error) {
+	if ctx.inAgg {
+		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.GroupingError, "aggregate function calls cannot be nested"))
+	}
+	if ctx.aggs == nil {
+		clause := ctx.clause
+		if clause == "" {
+			clause = "this context"
+		}
+		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.GroupingError, "aggregate functions are not allowed in %s", clause))
+	}
+	if len(f.AggOrder) > 0 {
+		return nil, b.errAt(f.Location, sqlerr.Unsupported("ORDER BY in aggregate calls"))
+	}
+	inner := &exprCtx{scope: ctx.scope, aggs: ctx.aggs, clause: ctx.clause, inAgg: true}
+	call := AggCall{Func: name, Distinct: f.AggDistinct}
+	if f.AggFilter != nil {
+		filter, err := b.bindExpr(inner, f.AggFilter)
+		if err != nil {
+			return nil, err
+		}
+		if call.Filter, err = b.requireBool(filter, "argument of FILTER", f.Location); err != nil {
+			return nil, err
+		}
+	}
+	if f.AggStar {
+		if name != AggCount {
+			return nil, b.errAt(f.Location, sqlerr.New(sqlerr.SyntaxError, "%s(*) is not allowed", name))
+		}
+		call.Func = AggCountStar
+		call.T = types.Int64T
+	} else {
+		if len(f.Args) != 1 {
+			return nil, b.errAt(f.Location, sqlerr.New(sqlerr.UndefinedFunction, "function %s with %d arguments does not exist", name, len(f.Args)))
+		}
+		arg, err := b.bindExpr(inner, f.Args[0])
+		if err != nil {
+			return nil, err
+		}
+		arg = b.defaultType(arg)
+		call.Arg = arg
+		if call.T, err = aggResultType(name, arg.Type()); err != nil {
+			return nil, b.errAt(f.Location, err.(*sqlerr.Error))
+		}
+	}
+	*ctx.aggs = append(*ctx.aggs, call)
+	return &aggRef{Index: len(*ctx.aggs) - 1, T: call.T}, nil
+}
+
+// aggResultType is PostgreSQL's result type of an aggregate over t.
+func aggResultType(fn string, t types.T) (types.T, error) {
+	switch fn {
+	case AggCount:
+		return types.Int64T, nil
+	case AggSum:
+		switch t.Kind {
+		case types.Int16, types.Int32:
+			return types.Int64T, nil
+		case types.Int64, types.Numeric:
+			return types.NumericT, nil
+		case types.Float32:
+			return types.Float32T, nil
+		case types.Float64:
+			return types.Float64T, nil
+		}
+	case AggAvg:
+		switch t.Kind {
+		case types.Int16, types.Int32, types.Int64, types.Numeric:
+			return types.NumericT, nil
+		case types.Float32, types.Float64:
+			return types.Float64T, nil
+		}
+	case AggMin, AggMax:
+		if t.Kind != types.Unknown {
+			return t, nil
+		}
+	}
+	return types.T{}, sqlerr.New(sqlerr.UndefinedFunction, "function %s(%s) does not exist", fn, t).
+		WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
+}

@@ -1,0 +1,763 @@
+package sql
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/sqlerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+func itoa(i int64) string { return strconv.FormatInt(i, 10) }
+
+func sprintType(v any) string { return fmt.Sprintf("%T", v) }
+
+// exprLocation returns the location of an expression node, or -1.
+func exprLocation(n *pg_query.Node) int32 {
+	if n == nil {
+		return -1
+	}
+	switch x := n.Node.(type) {
+	case *pg_query.Node_ColumnRef:
+		return x.ColumnRef.Location
+	case *pg_query.Node_AConst:
+		return x.AConst.Location
+	case *pg_query.Node_TypeCast:
+		return x.TypeCast.Location
+	case *pg_query.Node_AExpr:
+		return x.AExpr.Location
+	case *pg_query.Node_BoolExpr:
+		return x.BoolExpr.Location
+	case *pg_query.Node_FuncCall:
+		return x.FuncCall.Location
+	case *pg_query.Node_NullTest:
+		return x.NullTest.Location
+	case *pg_query.Node_CaseExpr:
+		return x.CaseExpr.Location
+	case *pg_query.Node_ResTarget:
+		return x.ResTarget.Location
+	case *pg_query.Node_SortBy:
+		return x.SortBy.Location
+	}
+	return -1
+}
+
+// target is one output column of a SELECT being bound.
+type target struct {
+	expr   Expr
+	name   string
+	hidden bool
+	loc    int32
+}
+
+// bindQuery binds a SELECT (or VALUES) statement.
+func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
+	switch {
+	case sel.WithClause != nil:
+		return nil, b.errAt(sel.WithClause.Location, sqlerr.Unsupported("WITH queries"))
+	case sel.Op != pg_query.SetOperation_SETOP_NONE:
+		return nil, sqlerr.Unsupported("%s", strings.TrimPrefix(sel.Op.String(), "SETOP_"))
+	case sel.IntoClause != nil:
+		return nil, sqlerr.Unsupported("SELECT INTO")
+	case len(sel.LockingClause) > 0:
+		return nil, sqlerr.Unsupported("FOR UPDATE/SHARE")
+	case len(sel.WindowClause) > 0:
+		return nil, sqlerr.Unsupported("WINDOW clauses")
+	}
+	if len(sel.ValuesLists) > 0 {
+		rel, err := b.bindValues(sel.ValuesLists)
+		if err != nil {
+			return nil, err
+		}
+		return b.bindSortLimit(sel, rel, nil, nil)
+	}
+
+	var input Rel
+	sc := &scope{}
+	switch len(sel.FromClause) {
+	case 0:
+		input = &Values{Rows: [][]Expr{{}}}
+	case 1:
+		var err error
+		if input, sc, err = b.bindFromItem(sel.FromClause[0]); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, sqlerr.Unsupported("joins (several relations in FROM)")
+	}
+
+	if sel.WhereClause != nil {
+		pred, err := b.bindWhere(sc, sel.WhereClause)
+		if err != nil {
+			return nil, err
+		}
+		input = &Filter{Input: input, Pred: pred}
+	}
+
+	var aggs []AggCall
+	ctx := &exprCtx{scope: sc, aggs: &aggs, clause: "SELECT"}
+	targets, err := b.bindTargets(ctx, sc, sel.TargetList)
+	if err != nil {
+		return nil, err
+	}
+
+	// GROUP BY items are input expressions, output ordinals or output names.
+	var groupBy []Expr
+	var groupNames []string
+	for _, g := range sel.GroupClause {
+		e, name, err := b.bindGroupItem(sc, targets, g)
+		if err != nil {
+			return nil, err
+		}
+		groupBy = append(groupBy, e)
+		groupNames = append(groupNames, name)
+	}
+
+	var having Expr
+	if sel.HavingClause != nil {
+		hctx := &exprCtx{scope: sc, aggs: &aggs, clause: "HAVING"}
+		if having, err = b.bindExpr(hctx, sel.HavingClause); err != nil {
+			return nil, err
+		}
+		if having, err = b.requireBool(having, "argument of HAVING", exprLocation(sel.HavingClause)); err != nil {
+			return nil, err
+		}
+	}
+
+	distinct := false
+	if len(sel.DistinctClause) > 0 {
+		if len(sel.DistinctClause) > 1 || sel.DistinctClause[0] != nil && sel.DistinctClause[0].Node != nil {
+			return nil, sqlerr.Unsupported("DISTINCT ON")
+		}
+		distinct = true
+	}
+
+	// ORDER BY items name an output column or add a hidden one.
+	sortKeys, targets, err := b.bindOrderBy(ctx, targets, sel.SortClause, distinct)
+	if err != nil {
+		return nil, err
+	}
+
+	if len(aggs) > 0 || len(groupBy) > 0 || having != nil {
+		groupKeys := make([]string, len(groupBy))
+		agg := &Aggregate{Input: input, GroupBy: groupBy, Aggs: aggs}
+		for i, g := range groupBy {
+			groupKeys[i] = g.String()
+			agg.Cols = append(agg.Cols, Column{Name: groupNames[i], Type: g.Type()})
+		}
+		for _, a := range aggs {
+			name := a.Func
+			if name == AggCountStar {
+				name = AggCount
+			}
+			agg.Cols = append(agg.Cols, Column{Name: name, Type: a.T})
+		}
+		rw := &groupRewriter{b: b, keys: groupKeys, agg: agg}
+		for i := range targets {
+			if targets[i].expr, err = rw.rewrite(targets[i].expr, targets[i].loc); err != nil {
+				return nil, err
+			}
+		}
+		input = agg
+		if having != nil {
+			if having, err = rw.rewrite(having, exprLocation(sel.HavingClause)); err != nil {
+				return nil, err
+			}
+			input = &Filter{Input: input, Pred: having}
+		}
+	}
+
+	proj := &Project{Input: input}
+	for _, t := range targets {
+		e := t.expr
+		if e.Type().Kind == types.Unknown {
+			e = b.defaultType(e)
+		}
+		proj.Exprs = append(proj.Exprs, e)
+		proj.Cols = append(proj.Cols, Column{Name: t.name, Type: e.Type(), Hidden: t.hidden})
+	}
+	var rel Rel = proj
+	if distinct {
+		d := &Aggregate{Input: proj, Cols: proj.Cols}
+		for i, c := range proj.Cols {
+			d.GroupBy = append(d.GroupBy, &InputRef{Index: i, T: c.Type, Name: c.Name})
+		}
+		rel = d
+	}
+	return b.bindSortLimit(sel, rel, sortKeys, nil)
+}
+
+// bindSortLimit adds ORDER BY (already resolved to output columns in keys,
+// or resolved here for VALUES) and LIMIT/OFFSET on top of rel.
+func (b *binder) bindSortLimit(sel *pg_query.SelectStmt, rel Rel, keys []SortKey, _ []target) (Rel, error) {
+	if keys == nil && len(sel.SortClause) > 0 {
+		// VALUES: ORDER BY ordinals or column names only.
+		for _, s := range sel.SortClause {
+			sb := s.GetSortBy()
+			idx, ok := outputColumn(rel.Columns(), sb.Node)
+			if !ok {
+				return nil, b.errAt(sb.Location, sqlerr.Unsupported("ORDER BY expressions over VALUES"))
+			}
+			keys = append(keys, sortKey(idx, sb))
+		}
+	}
+	if len(keys) > 0 {
+		rel = &Sort{Input: rel, Keys: keys}
+	}
+	if sel.LimitCount == nil && sel.LimitOffset == nil {
+		return rel, nil
+	}
+	if sel.LimitOption == pg_query.LimitOption_LIMIT_OPTION_WITH_TIES {
+		return nil, sqlerr.Unsupported("FETCH ... WITH TIES")
+	}
+	count, err := b.limitValue(sel.LimitCount, "LIMIT")
+	if err != nil {
+		return nil, err
+	}
+	offset, err := b.limitValue(sel.LimitOffset, "OFFSET")
+	if err != nil {
+		return nil, err
+	}
+	if offset < 0 {
+		offset = 0
+	}
+	return &Limit{Input: rel, Count: count, Offset: offset}, nil
+}
+
+// limitValue reads a LIMIT or OFFSET constant; -1 means none.
+func (b *binder) limitValue(n *pg_query.Node, what string) (int64, error) {
+	if n == nil {
+		return -1, nil
+	}
+	e, err := b.bindExpr(&exprCtx{clause: what}, n)
+	if err != nil {
+		return 0, err
+	}
+	c, ok := e.(*Const)
+	if !ok {
+		if cast, isCast := e.(*Cast); isCast {
+			c, ok = cast.Arg.(*Const)
+		}
+	}
+	if !ok {
+		return 0, b.errAt(exprLocation(n), sqlerr.Unsupported("non-constant %s", what))
+	}
+	if c.Value.Null {
+		return -1, nil
+	}
+	var v int64
+	switch c.T.Kind {
+	case types.Int16, types.Int32, types.Int64:
+		v = c.Value.I
+	case types.Unknown:
+		d, err := types.ParseText(types.Int64T, c.Value.S)
+		if err != nil {
+			return 0, b.errAt(exprLocation(n), sqlerr.Wrap(err))
+		}
+		v = d.I
+	default:
+		return 0, b.errAt(exprLocation(n), sqlerr.New(sqlerr.DatatypeMismatch, "argument of %s must be type bigint, not type %s", what, c.T))
+	}
+	if v < 0 {
+		return 0, b.errAt(exprLocation(n), sqlerr.New(sqlerr.InvalidRowCountInLimit, "%s must not be negative", what))
+	}
+	return v, nil
+}
+
+func sortKey(idx int, sb *pg_query.SortBy) SortKey {
+	k := SortKey{Column: idx, Desc: sb.SortbyDir == pg_query.SortByDir_SORTBY_DESC}
+	switch sb.SortbyNulls {
+	case pg_query.SortByNulls_SORTBY_NULLS_FIRST:
+		k.NullsFirst = true
+	case pg_query.SortByNulls_SORTBY_NULLS_LAST:
+		k.NullsFirst = false
+	default:
+		k.NullsFirst = k.Desc
+	}
+	return k
+}
+
+// outputColumn resolves an ORDER BY or GROUP BY item that is an ordinal or
+// the name of an output column.
+func outputColumn(cols []Column, n *pg_query.Node) (int, bool) {
+	if c := n.GetAConst(); c != nil {
+		if iv, ok := c.Val.(*pg_query.A_Const_Ival); ok {
+			i := int(iv.Ival.Ival) - 1
+			vis := 0
+			for k, col := range cols {
+				if col.Hidden {
+					continue
+				}
+				if vis == i {
+					return k, true
+				}
+				vis++
+			}
+			return -1, false
+		}
+	}
+	if cr := n.GetColumnRef(); cr != nil && len(cr.Fields) == 1 {
+		if s := cr.Fields[0].GetString_(); s != nil {
+			found := -1
+			for k, col := range cols {
+				if !col.Hidden && col.Name == s.Sval {
+					if found >= 0 {
+						return -1, false
+					}
+					found = k
+				}
+			}
+			return found, found >= 0
+		}
+	}
+	return -1, false
+}
+
+// bindTargets binds the select list, expanding * to the visible columns.
+func (b *binder) bindTargets(ctx *exprCtx, sc *scope, list []*pg_query.Node) ([]target, error) {
+	var out []target
+	for _, n := range list {
+		rt := n.GetResTarget()
+		if cr := rt.Val.GetColumnRef(); cr != nil {
+			last := cr.Fields[len(cr.Fields)-1]
+			if _, ok := last.Node.(*pg_query.Node_AStar); ok {
+				table := ""
+				if len(cr.Fields) >= 2 {
+					table = cr.Fields[len(cr.Fields)-2].GetString_().Sval
+				}
+				matched := false
+				for i, c := range sc.cols {
+					if table != "" && c.table != table {
+						continue
+					}
+					matched = true
+					if c.hidden {
+						continue
+					}
+					out = append(out, target{expr: &InputRef{Index: i, T: c.t, Name: c.name}, name: c.name, loc: rt.Location})
+				}
+				if table != "" && !matched {
+					return nil, b.errAt(cr.Location, sqlerr.New(sqlerr.UndefinedTable, "missing FROM-clause entry for table \"%s\"", table))
+				}
+				if table == "" && len(sc.cols) == 0 {
+					return nil, b.errAt(cr.Location, sqlerr.New(sqlerr.SyntaxError, "SELECT * with no tables specified is not valid"))
+				}
+				continue
+			}
+		}
+		e, err := b.bindExpr(ctx, rt.Val)
+		if err != nil {
+			return nil, err
+		}
+		name := rt.Name
+		if name == "" {
+			name = columnName(rt.Val)
+		}
+		out = append(out, target{expr: e, name: name, loc: rt.Location})
+	}
+	return out, nil
+}
+
+// columnName derives an output column name as PostgreSQL's FigureColname does.
+func columnName(n *pg_query.Node) string {
+	switch x := n.Node.(type) {
+	case *pg_query.Node_ColumnRef:
+		last := x.ColumnRef.Fields[len(x.ColumnRef.Fields)-1]
+		if s := last.GetString_(); s != nil {
+			return s.Sval
+		}
+	case *pg_query.Node_FuncCall:
+		name := funcName(x.FuncCall.Funcname)
+		if i := strings.LastIndex(name, "."); i >= 0 {
+			name = name[i+1:]
+		}
+		return name
+	case *pg_query.Node_TypeCast:
+		if name := columnName(x.TypeCast.Arg); name != "?column?" {
+			return name
+		}
+		var tn string
+		for _, n := range x.TypeCast.TypeName.Names {
+			if s := n.GetString_(); s != nil {
+				tn = s.Sval
+			}
+		}
+		return tn
+	case *pg_query.Node_CaseExpr:
+		return "case"
+	case *pg_query.Node_CoalesceExpr:
+		return "coalesce"
+	case *pg_query.Node_MinMaxExpr:
+		if x.MinMaxExpr.Op == pg_query.MinMaxOp_IS_LEAST {
+			return "least"
+		}
+		return "greatest"
+	case *pg_query.Node_SqlvalueFunction:
+		switch x.SqlvalueFunction.Op {
+		case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
+			return "current_date"
+		case pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP, pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:
+			return "localtimestamp"
+		}
+		return "current_timestamp"
+	case *pg_query.Node_AExpr:
+		if x.AExpr.Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF {
+			return "nullif"
+		}
+	}
+	return "?column?"
+}
+
+// bindGroupItem binds one GROUP BY item; it returns the expression over the
+// FROM scope and the name of the group column.
+func (b *binder) bindGroupItem(sc *scope, targets []target, n *pg_query.Node) (Expr, string, error) {
+	if c := n.GetAConst(); c != nil {
+		if iv, ok := c.Val.(*pg_query.A_Const_Ival); ok {
+			i := int(iv.Ival.Ival) - 1
+			if i < 0 || i >= len(targets) {
+				return nil, "", b.errAt(c.Location, sqlerr.New(sqlerr.InvalidColumnReference, "GROUP BY position %d is not in select list", i+1))
+			}
+			if containsAgg(targets[i].expr) {
+				return nil, "", b.errAt(c.Location, sqlerr.New(sqlerr.GroupingError, "aggregate functions are not allowed in GROUP BY"))
+			}
+			return targets[i].expr, targets[i].name, nil
+		}
+	}
+	ctx := &exprCtx{scope: sc, clause: "GROUP BY"}
+	e, err := b.bindExpr(ctx, n)
+	if err != nil {
+		// A name that is not an input column may be an output column alias.
+		if cr := n.GetColumnRef(); cr != nil && len(cr.Fields) == 1 && sqlerr.Code(err) == sqlerr.UndefinedColumn {
+			name := cr.Fields[0].GetString_().GetSval()
+			for _, t := range targets {
+				if t.name == name {
+					if containsAgg(t.expr) {
+						return nil, "", b.errAt(cr.Location, sqlerr.New(sqlerr.GroupingError, "aggregate functions are not allowed in GROUP BY"))
+					}
+					return t.expr, t.name, nil
+				}
+			}
+		}
+		return nil, "", err
+	}
+	return e, columnName(n), nil
+}
+
+func containsAgg(e Expr) bool {
+	found := false
+	Walk(e, func(x Expr) bool {
+		if _, ok := x.(*aggRef); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// bindOrderBy resolves ORDER BY items to output columns, appending hidden
+// output columns for expressions that are not in the select list.
+func (b *binder) bindOrderBy(ctx *exprCtx, targets []target, items []*pg_query.Node, distinct bool) ([]SortKey, []target, error) {
+	var keys []SortKey
+	for _, n := range items {
+		sb := n.GetSortBy()
+		if len(sb.UseOp) > 0 {
+			return nil, nil, b.errAt(sb.Location, sqlerr.Unsupported("ORDER BY ... USING"))
+		}
+		cols := make([]Column, len(targets))
+		for i, t := range targets {
+			cols[i] = Column{Name: t.name, Hidden: t.hidden}
+		}
+		if c := sb.Node.GetAConst(); c != nil {
+			if _, ok := c.Val.(*pg_query.A_Const_Ival); ok {
+				idx, ok := outputColumn(cols, sb.Node)
+				if !ok {
+					return nil, nil, b.errAt(c.Location, sqlerr.New(sqlerr.InvalidColumnReference, "ORDER BY position %d is not in select list", c.Val.(*pg_query.A_Const_Ival).Ival.Ival))
+				}
+				keys = append(keys, sortKey(idx, sb))
+				continue
+			}
+		}
+		if idx, ok := outputColumn(cols, sb.Node); ok {
+			keys = append(keys, sortKey(idx, sb))
+			continue
+		}
+		e, err := b.bindExpr(ctx, sb.Node)
+		if err != nil {
+			return nil, nil, err
+		}
+		idx := -1
+		for i, t := range targets {
+			if t.expr.String() == e.String() {
+				idx = i
+				break
+			}
+		}
+		if idx < 0 {
+			if distinct {
+				return nil, nil, b.errAt(exprLocation(sb.Node), sqlerr.New(sqlerr.InvalidColumnReference, "for SELECT DISTINCT, ORDER BY expressions must appear in select list"))
+			}
+			targets = append(targets, target{expr: e, name: columnName(sb.Node), hidden: true, loc: sb.Location})
+			idx = len(targets) - 1
+		}
+		keys = append(keys, sortKey(idx, sb))
+	}
+	return keys, targets, nil
+}
+
+// groupRewriter turns expressions over the FROM scope into expressions over
+// an Aggregate's output: group-by expressions become references to group
+// columns, aggregate calls to aggregate columns. Any other column reference
+// is a grouping error.
+type groupRewriter struct {
+	b    *binder
+	keys []string
+	agg  *Aggregate
+}
+
+func (r *groupRewriter) rewrite(e Expr, loc int32) (Expr, error) {
+	if a, ok := e.(*aggRef); ok {
+		i := len(r.agg.GroupBy) + a.Index
+		return &InputRef{Index: i, T: a.T, Name: r.agg.Cols[i].Name}, nil
+	}
+	s := e.String()
+	for i, k := range r.keys {
+		if s == k {
+			return &InputRef{Index: i, T: e.Type(), Name: r.agg.Cols[i].Name}, nil
+		}
+	}
+	var err error
+	switch n := e.(type) {
+	case *InputRef:
+		return nil, r.b.errAt(loc, sqlerr.New(sqlerr.GroupingError, "column \"%s\" must appear in the GROUP BY clause or be used in an aggregate function", n.Name))
+	case *Const:
+		return e, nil
+	case *Call:
+		args := make([]Expr, len(n.Args))
+		for i, a := range n.Args {
+			if args[i], err = r.rewrite(a, loc); err != nil {
+				return nil, err
+			}
+		}
+		return &Call{Fn: n.Fn, Args: args, T: n.T}, nil
+	case *Cast:
+		arg, err := r.rewrite(n.Arg, loc)
+		if err != nil {
+			return nil, err
+		}
+		return &Cast{Arg: arg, T: n.T}, nil
+	case *Case:
+		out := &Case{T: n.T}
+		for _, w := range n.Whens {
+			c, err := r.rewrite(w.Cond, loc)
+			if err != nil {
+				return nil, err
+			}
+			t, err := r.rewrite(w.Then, loc)
+			if err != nil {
+				return nil, err
+			}
+			out.Whens = append(out.Whens, When{Cond: c, Then: t})
+		}
+		if out.Else, err = r.rewrite(n.Else, loc); err != nil {
+			return nil, err
+		}
+		return out, nil
+	case *InList:
+		out := &InList{Negate: n.Negate}
+		if out.Arg, err = r.rewrite(n.Arg, loc); err != nil {
+			return nil, err
+		}
+		for _, item := range n.List {
+			x, err := r.rewrite(item, loc)
+			if err != nil {
+				return nil, err
+			}
+			out.List = append(out.List, x)
+		}
+		return out, nil
+	}
+	return nil, sqlerr.New(sqlerr.InternalError, "cannot rewrite %T over an aggregation", e)
+}
+
+// bindValues binds a VALUES list: each column gets the common type of its
+// values.
+func (b *binder) bindValues(lists []*pg_query.Node) (Rel, error) {
+	var rows [][]Expr
+	width := -1
+	for _, l := range lists {
+		items := l.GetList().GetItems()
+		if width >= 0 && len(items) != width {
+			return nil, b.errAt(exprLocation(items[0]), sqlerr.New(sqlerr.SyntaxError, "VALUES lists must all be the same length"))
+		}
+		width = len(items)
+		row, err := b.bindExprs(&exprCtx{clause: "VALUES"}, items)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, row)
+	}
+	v := &Values{Rows: rows}
+	for c := 0; c < width; c++ {
+		col := make([]Expr, len(rows))
+		for r := range rows {
+			col[r] = rows[r][c]
+		}
+		t, err := b.commonType(col, "VALUES", exprLocation(lists[0]))
+		if err != nil {
+			return nil, err
+		}
+		for r := range rows {
+			if rows[r][c], err = b.coerce(rows[r][c], t, -1); err != nil {
+				return nil, err
+			}
+		}
+		v.Cols = append(v.Cols, Column{Name: "column" + itoa(int64(c+1)), Type: t})
+	}
+	return v, nil
+}
+
+// bindFromItem binds one FROM item and returns it with the scope it opens.
+func (b *binder) bindFromItem(n *pg_query.Node) (Rel, *scope, error) {
+	switch x := n.Node.(type) {
+	case *pg_query.Node_RangeVar:
+		rel, err := b.lookup(x.RangeVar)
+		if err != nil {
+			return nil, nil, err
+		}
+		alias := ""
+		var colAliases []*pg_query.Node
+		if x.RangeVar.Alias != nil {
+			alias = x.RangeVar.Alias.Aliasname
+			colAliases = x.RangeVar.Alias.Colnames
+		}
+		sc := b.tableScope(rel, alias)
+		if err := applyColumnAliases(sc, colAliases); err != nil {
+			return nil, nil, b.errAt(x.RangeVar.Location, err.(*sqlerr.Error))
+		}
+		return &Scan{Relation: rel, Alias: alias}, sc, nil
+	case *pg_query.Node_RangeSubselect:
+		if x.RangeSubselect.Lateral {
+			return nil, nil, sqlerr.Unsupported("LATERAL")
+		}
+		sub, err := b.bindQuery(x.RangeSubselect.Subquery.GetSelectStmt())
+		if err != nil {
+			return nil, nil, err
+		}
+		alias := ""
+		var colAliases []*pg_query.Node
+		if x.RangeSubselect.Alias != nil {
+			alias = x.RangeSubselect.Alias.Aliasname
+			colAliases = x.RangeSubselect.Alias.Colnames
+		}
+		sc := &scope{}
+		for _, c := range sub.Columns() {
+			sc.cols = append(sc.cols, scopeCol{table: alias, name: c.Name, t: c.Type, hidden: c.Hidden})
+		}
+		if err := applyColumnAliases(sc, colAliases); err != nil {
+			return nil, nil, err
+		}
+		return sub, sc, nil
+	case *pg_query.Node_RangeFunction:
+		return b.bindRangeFunction(x.RangeFunction)
+	case *pg_query.Node_JoinExpr:
+		return nil, nil, sqlerr.Unsupported("JOIN")
+	case *pg_query.Node_RangeTableSample:
+		return nil, nil, b.errAt(x.RangeTableSample.Location, sqlerr.Unsupported("TABLESAMPLE"))
+	}
+	return nil, nil, sqlerr.Unsupported("FROM item %s", typeName(n.Node))
+}
+
+// applyColumnAliases renames the visible columns of sc in order.
+func applyColumnAliases(sc *scope, aliases []*pg_query.Node) error {
+	i := 0
+	for _, a := range aliases {
+		for i < len(sc.cols) && sc.cols[i].hidden {
+			i++
+		}
+		if i >= len(sc.cols) {
+			return sqlerr.New(sqlerr.InvalidColumnReference, "table has %d columns available but %d columns specified", countVisible(sc), len(aliases))
+		}
+		sc.cols[i].name = a.GetString_().Sval
+		i++
+	}
+	return nil
+}
+
+func countVisible(sc *scope) int {
+	n := 0
+	for _, c := range sc.cols {
+		if !c.hidden {
+			n++
+		}
+	}
+	return n
+}
+
+func (b *binder) bindRangeFunction(rf *pg_query.RangeFunction) (Rel, *scope, error) {
+	if rf.Lateral || rf.Ordinality || rf.IsRowsfrom || len(rf.Functions) != 1 {
+		return nil, nil, sqlerr.Unsupported("this form of function in FROM")
+	}
+	items := rf.Functions[0].GetList().GetItems()
+	f := items[0].GetFuncCall()
+	if f == nil || funcName(f.Funcname) != "generate_series" {
+		name := "function"
+		if f != nil {
+			name = funcName(f.Funcname)
+		}
+		return nil, nil, sqlerr.Unsupported("table function %s", name)
+	}
+	if len(f.Args) < 2 || len(f.Args) > 3 {
+		return nil, nil, b.errAt(f.Location, sqlerr.New(sqlerr.UndefinedFunction, "function generate_series with %d arguments does not exist", len(f.Args)))
+	}
+	args, err := b.bindExprs(&exprCtx{clause: "FROM"}, f.Args)
+	if err != nil {
+		return nil, nil, err
+	}
+	t := types.Int32T
+	for _, a := range args {
+		switch a.Type().Kind {
+		case types.Int64:
+			t = types.Int64T
+		case types.Int16, types.Int32, types.Unknown:
+		default:
+			return nil, nil, b.errAt(f.Location, sqlerr.Unsupported("generate_series over %s", a.Type()))
+		}
+	}
+	for i := range args {
+		if args[i], err = b.coerce(args[i], t, f.Location); err != nil {
+			return nil, nil, err
+		}
+	}
+	gs := &GenerateSeries{Start: args[0], Stop: args[1], Col: Column{Name: "generate_series", Type: t}}
+	if len(args) == 3 {
+		gs.Step = args[2]
+	} else {
+		gs.Step = &Const{Value: types.DInt(1), T: t}
+	}
+	alias := ""
+	if rf.Alias != nil {
+		alias = rf.Alias.Aliasname
+		gs.Col.Name = alias
+		if len(rf.Alias.Colnames) > 0 {
+			gs.Col.Name = rf.Alias.Colnames[0].GetString_().Sval
+		}
+	}
+	sc := &scope{cols: []scopeCol{{table: alias, name: gs.Col.Name, t: t}}}
+	if alias == "" {
+		sc.cols[0].table = "generate_series"
+	}
+	return gs, sc, nil
+}
+
+// Relation returns the catalog relation a Scan reads (helper for planners).
+func (r *Scan) Name() string {
+	if r.Alias != "" {
+		return r.Alias
+	}
+	return r.Relation.Name
+}
+
+var _ = catalog.Table

@@ -1,0 +1,123 @@
+// Package sql parses SQL text with PostgreSQL's own grammar (pg_query) and
+// binds it against the catalog: names are resolved, types are checked and
+// coerced, and queries become trees of Rel nodes over Expr expressions. Errors
+// are *sqlerr.Error values carrying a SQLSTATE and, where the problem is in the
+// text, a 1-based character position into the whole query string, as
+// PostgreSQL reports them.
+package sql
+
+import (
+	"errors"
+	"strings"
+	"unicode/utf8"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/pganalyze/pg_query_go/v6/parser"
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/sqlerr"
+)
+
+// Parsed is one statement of a query string.
+type Parsed struct {
+	// Text is the statement's own text, without the trailing semicolon.
+	Text string
+	// node is the parse tree; nil for statements pg_query does not know, which
+	// are then in custom.
+	node   *pg_query.Node
+	custom Statement
+	// base is the byte offset in the whole query string that node locations
+	// are relative to.
+	base int
+	// full is the whole query string, for positions.
+	full string
+}
+
+// Parse splits a query string into statements and parses each. It fails,
+// before anything runs, if any statement has a syntax error, as PostgreSQL
+// does for a multi-statement simple query.
+func Parse(text string) ([]*Parsed, error) {
+	if res, err := pg_query.Parse(text); err == nil {
+		var out []*Parsed
+		for _, raw := range res.Stmts {
+			start := int(raw.StmtLocation)
+			end := len(text)
+			if raw.StmtLen > 0 {
+				end = start + int(raw.StmtLen)
+			}
+			out = append(out, &Parsed{Text: strings.TrimSpace(text[start:end]), node: raw.Stmt, full: text})
+		}
+		return out, nil
+	}
+	// Some statement is not PostgreSQL grammar: split on the scanner's
+	// semicolons and look for streamsql's own statements.
+	pieces, err := pg_query.SplitWithScanner(text, false)
+	if err != nil {
+		return nil, syntaxError(text, 0, err)
+	}
+	var out []*Parsed
+	pos := 0
+	for _, piece := range pieces {
+		off := strings.Index(text[pos:], piece)
+		if off < 0 {
+			off = 0
+		}
+		off += pos
+		pos = off + len(piece)
+		trimmed := strings.TrimSpace(piece)
+		if trimmed == "" {
+			continue
+		}
+		if st := parseCustom(trimmed); st != nil {
+			out = append(out, &Parsed{Text: trimmed, custom: st, full: text})
+			continue
+		}
+		res, err := pg_query.Parse(piece)
+		if err != nil {
+			return nil, syntaxError(text, off, err)
+		}
+		for _, raw := range res.Stmts {
+			out = append(out, &Parsed{Text: trimmed, node: raw.Stmt, base: off, full: text})
+		}
+	}
+	return out, nil
+}
+
+// parseCustom recognises the statements streamsql adds to PostgreSQL's
+// grammar. Keywords are matched case-insensitively, word by word.
+func parseCustom(s string) Statement {
+	words := strings.Fields(strings.ToLower(s))
+	switch {
+	case len(words) == 1 && words[0] == "flush":
+		return &Flush{}
+	case len(words) == 2 && words[0] == "show" && words[1] == "tables":
+		return &ShowRelations{Kind: catalog.Table}
+	case len(words) == 3 && words[0] == "show" && words[1] == "materialized" && words[2] == "views":
+		return &ShowRelations{Kind: catalog.MaterializedView}
+	}
+	return nil
+}
+
+// syntaxError converts a pg_query error into a 42601 error positioned in the
+// whole query string; base is the byte offset of the text pg_query parsed.
+func syntaxError(full string, base int, err error) error {
+	e := &sqlerr.Error{Code: sqlerr.SyntaxError, Message: err.Error()}
+	var pe *parser.Error
+	if errors.As(err, &pe) {
+		e.Message = pe.Message
+		if pe.Cursorpos > 0 {
+			e.Position = charPosition(full, base+pe.Cursorpos-1)
+		}
+	}
+	return e
+}
+
+// charPosition converts a byte offset into a 1-based character position.
+func charPosition(text string, byteOff int) int {
+	if byteOff < 0 {
+		return 0
+	}
+	if byteOff > len(text) {
+		byteOff = len(text)
+	}
+	return utf8.RuneCountInString(text[:byteOff]) + 1
+}

@@ -1,0 +1,140 @@
+package sql
+
+import (
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Rel is a bound relational expression: the binder's output for a query and
+// the planner's input. Expressions inside a Rel refer to the columns of the
+// Rel's input by position (InputRef). Rels are immutable once bound.
+type Rel interface {
+	// Columns describes the rows the Rel produces.
+	Columns() []Column
+}
+
+// Column is one output column of a Rel.
+type Column struct {
+	Name string
+	Type types.T
+	// Hidden columns are carried for the plan's needs (a table's row id, a sort
+	// key not in the select list) and are not returned to the client.
+	Hidden bool
+}
+
+// Scan reads every column of a table or materialized view, hidden ones
+// included, in catalog order.
+type Scan struct {
+	Relation *catalog.Relation
+	// Alias is the name the query gives the relation (for EXPLAIN).
+	Alias string
+}
+
+// Values is a literal list of rows (VALUES or a SELECT without FROM). Every
+// expression is constant (has no InputRef).
+type Values struct {
+	Rows [][]Expr
+	Cols []Column
+}
+
+// GenerateSeries is generate_series(start, stop [, step]) over integers: one
+// column of the rows start, start+step, ... up to stop inclusive.
+type GenerateSeries struct {
+	Start, Stop, Step Expr
+	Col               Column
+}
+
+// Filter keeps the input rows for which Pred is true.
+type Filter struct {
+	Input Rel
+	Pred  Expr
+}
+
+// Project computes one output column per expression over the input.
+type Project struct {
+	Input Rel
+	Exprs []Expr
+	Cols  []Column
+}
+
+// Aggregate groups the input by GroupBy and computes Aggs for each group. Its
+// output has the group-by columns first, then one column per aggregate. With
+// no GroupBy, it produces exactly one row, also for empty input.
+type Aggregate struct {
+	Input   Rel
+	GroupBy []Expr
+	Aggs    []AggCall
+	Cols    []Column
+}
+
+// Aggregate function names.
+const (
+	AggCountStar = "count_star"
+	AggCount     = "count"
+	AggSum       = "sum"
+	AggAvg       = "avg"
+	AggMin       = "min"
+	AggMax       = "max"
+)
+
+// AggCall is one aggregate function call.
+type AggCall struct {
+	Func string
+	// Arg is over the Aggregate's input; nil for count(*).
+	Arg Expr
+	// Distinct aggregates see each distinct non-NULL value of Arg once per group.
+	Distinct bool
+	// Filter, if not nil, is a boolean expression over the input: only rows for
+	// which it is true are aggregated (FILTER (WHERE ...)).
+	Filter Expr
+	// T is the result type.
+	T types.T
+}
+
+// Sort orders its input; it appears only at the top of batch queries.
+type Sort struct {
+	Input Rel
+	Keys  []SortKey
+}
+
+// SortKey is one ORDER BY item: an input column and its direction.
+type SortKey struct {
+	Column     int
+	Desc       bool
+	NullsFirst bool
+}
+
+// Limit skips Offset rows and returns at most Count rows (Count < 0: all).
+type Limit struct {
+	Input  Rel
+	Offset int64
+	Count  int64
+}
+
+// Columns of a Scan are the relation's columns.
+func (r *Scan) Columns() []Column {
+	cols := make([]Column, len(r.Relation.Columns))
+	for i, c := range r.Relation.Columns {
+		cols[i] = Column{Name: c.Name, Type: c.Type, Hidden: c.Hidden}
+	}
+	return cols
+}
+
+func (r *Values) Columns() []Column         { return r.Cols }
+func (r *GenerateSeries) Columns() []Column { return []Column{r.Col} }
+func (r *Filter) Columns() []Column         { return r.Input.Columns() }
+func (r *Project) Columns() []Column        { return r.Cols }
+func (r *Aggregate) Columns() []Column      { return r.Cols }
+func (r *Sort) Columns() []Column           { return r.Input.Columns() }
+func (r *Limit) Columns() []Column          { return r.Input.Columns() }
+
+// VisibleColumns returns the indices of rel's columns that are not hidden.
+func VisibleColumns(rel Rel) []int {
+	var idx []int
+	for i, c := range rel.Columns() {
+		if !c.Hidden {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}

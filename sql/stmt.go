@@ -1,0 +1,142 @@
+package sql
+
+import "github.com/streamsql/streamsql/catalog"
+
+// Statement is a bound statement, ready for the engine to execute.
+type Statement interface {
+	// Tag is the command tag of a successful execution (without row counts).
+	Tag() string
+}
+
+// CreateTable is CREATE TABLE.
+type CreateTable struct {
+	Name        string
+	IfNotExists bool
+	Columns     []catalog.Column
+	// PrimaryKey lists the key columns; empty if none was declared.
+	PrimaryKey []int
+}
+
+// CreateMaterializedView is CREATE MATERIALIZED VIEW name AS query.
+type CreateMaterializedView struct {
+	Name        string
+	IfNotExists bool
+	Query       Rel
+	// SQL is the statement's text, kept in the catalog to rebuild the view.
+	SQL string
+}
+
+// Drop is DROP TABLE or DROP MATERIALIZED VIEW.
+type Drop struct {
+	Kind     catalog.Kind
+	Names    []string
+	IfExists bool
+	Cascade  bool
+}
+
+// Insert is INSERT INTO table [(columns)] VALUES ... | SELECT ...
+type Insert struct {
+	Table *catalog.Relation
+	// Source produces exactly the table's visible columns, in catalog order,
+	// already cast to the column types (missing columns are NULL).
+	Source Rel
+}
+
+// Update is UPDATE table SET ... WHERE ...
+type Update struct {
+	Table *catalog.Relation
+	// Where is over the table's columns (all of them, hidden included); nil
+	// means every row.
+	Where Expr
+	// Set maps a column index to its new value, an expression over the table's
+	// columns already cast to the column type.
+	Set map[int]Expr
+}
+
+// Delete is DELETE FROM table WHERE ...
+type Delete struct {
+	Table *catalog.Relation
+	Where Expr
+}
+
+// Select is a query returning rows to the client.
+type Select struct {
+	Query Rel
+}
+
+// Explain is EXPLAIN of a query or of CREATE MATERIALIZED VIEW.
+type Explain struct {
+	Stmt Statement
+}
+
+// Flush waits until every write made before it is committed and visible in
+// every view.
+type Flush struct{}
+
+// ShowRelations is SHOW TABLES or SHOW MATERIALIZED VIEWS.
+type ShowRelations struct {
+	Kind catalog.Kind
+}
+
+// SetVar is SET name = value, SET name TO DEFAULT, RESET name and RESET ALL
+// (Name "all").
+type SetVar struct {
+	Name  string
+	Value string
+	Reset bool
+}
+
+// ShowVar is SHOW name (Name "all" for every parameter).
+type ShowVar struct {
+	Name string
+}
+
+// TransactionKind is the kind of a transaction control statement.
+type TransactionKind uint8
+
+const (
+	Begin TransactionKind = iota
+	Commit
+	Rollback
+)
+
+// Transaction is BEGIN, COMMIT or ROLLBACK (and their spellings).
+type Transaction struct {
+	Kind TransactionKind
+}
+
+// Empty is an empty statement (only whitespace or comments).
+type Empty struct{}
+
+func (*CreateTable) Tag() string            { return "CREATE TABLE" }
+func (*CreateMaterializedView) Tag() string { return "CREATE MATERIALIZED VIEW" }
+func (s *Drop) Tag() string {
+	if s.Kind == catalog.Table {
+		return "DROP TABLE"
+	}
+	return "DROP MATERIALIZED VIEW"
+}
+func (*Insert) Tag() string        { return "INSERT" }
+func (*Update) Tag() string        { return "UPDATE" }
+func (*Delete) Tag() string        { return "DELETE" }
+func (*Select) Tag() string        { return "SELECT" }
+func (*Explain) Tag() string       { return "EXPLAIN" }
+func (*Flush) Tag() string         { return "FLUSH" }
+func (*ShowRelations) Tag() string { return "SHOW" }
+func (s *SetVar) Tag() string {
+	if s.Reset {
+		return "RESET"
+	}
+	return "SET"
+}
+func (*ShowVar) Tag() string { return "SHOW" }
+func (s *Transaction) Tag() string {
+	switch s.Kind {
+	case Begin:
+		return "BEGIN"
+	case Commit:
+		return "COMMIT"
+	}
+	return "ROLLBACK"
+}
+func (*Empty) Tag() string { return "" }

@@ -1,0 +1,159 @@
+package state
+
+import (
+	"encoding/binary"
+	"fmt"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/streamsql/streamsql/types"
+)
+
+// BenchmarkCommit1kKeys measures an epoch of 1000 changed keys: Put, Seal and
+// a synced Commit.
+func BenchmarkCommit1kKeys(b *testing.B) {
+	for _, disk := range []bool{false, true} {
+		b.Run(fmt.Sprintf("disk=%v", disk), func(b *testing.B) {
+			var fs vfs.FS = vfs.NewMem()
+			dir := "db"
+			if disk {
+				fs, dir = nil, b.TempDir()
+			}
+			s := openStore(b, dir, fs)
+			defer s.Close()
+			tb := s.Table(1)
+			key := make([]byte, 8)
+			val := make([]byte, 32)
+			var n uint64
+			b.ResetTimer()
+			for epoch := uint64(1); epoch <= uint64(b.N); epoch++ {
+				for range 1000 {
+					n++
+					// Spread keys over a 100k key space so epochs overwrite.
+					binary.BigEndian.PutUint64(key, (n*2654435761)%100_000)
+					binary.BigEndian.PutUint64(val, n)
+					tb.Put(key, val)
+				}
+				tb.Seal(epoch)
+				if _, err := s.Commit(epoch); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)*1000/b.Elapsed().Seconds(), "keys/s")
+		})
+	}
+}
+
+// BenchmarkGet compares a Get answered by the current layer with one answered
+// by Pebble (from an sstable after a flush).
+func BenchmarkGet(b *testing.B) {
+	const keys = 100_000
+	for _, where := range []string{"layer", "pebble"} {
+		b.Run(where, func(b *testing.B) {
+			s, err := Open(MemoryDir, Options{Logger: quietLogger})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			tb := s.Table(1)
+			key := make([]byte, 8)
+			for i := range keys {
+				binary.BigEndian.PutUint64(key, uint64(i))
+				tb.Put(key, key)
+			}
+			if where == "pebble" {
+				tb.Seal(1)
+				if _, err := s.Commit(1); err != nil {
+					b.Fatal(err)
+				}
+				if err := s.db.Flush(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				binary.BigEndian.PutUint64(key, uint64(i*7919%keys))
+				if _, ok, err := tb.Get(key); !ok || err != nil {
+					b.Fatal("missing key", err)
+				}
+			}
+		})
+	}
+}
+
+func benchKeyColumn(b *testing.B, typ types.T, col arrow.Array) {
+	n := col.Len()
+	b.Run("AppendKey", func(b *testing.B) {
+		buf := make([]byte, 0, 64)
+		for i := 0; i < b.N; i++ {
+			for r := 0; r < n; r++ {
+				buf = AppendKey(buf[:0], typ, col, r)
+			}
+		}
+		b.ReportMetric(float64(b.N)*float64(n)/b.Elapsed().Seconds(), "rows/s")
+	})
+	b.Run("KeyEncoder", func(b *testing.B) {
+		enc := NewKeyEncoder([]types.T{typ})
+		cols := []arrow.Array{col}
+		for i := 0; i < b.N; i++ {
+			enc.Encode(cols)
+		}
+		b.ReportMetric(float64(b.N)*float64(n)/b.Elapsed().Seconds(), "rows/s")
+	})
+}
+
+// BenchmarkKeyEncodeInt64 and BenchmarkKeyEncodeString encode 1024-row
+// columns.
+func BenchmarkKeyEncodeInt64(b *testing.B) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(b, 0)
+	bld := array.NewInt64Builder(mem)
+	for i := range 1024 {
+		bld.Append(int64(i * 7919))
+	}
+	col := bld.NewArray()
+	bld.Release()
+	defer col.Release()
+	benchKeyColumn(b, types.Int64T, col)
+}
+
+func BenchmarkKeyEncodeString(b *testing.B) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(b, 0)
+	bld := array.NewStringBuilder(mem)
+	for i := range 1024 {
+		bld.Append(fmt.Sprintf("customer-%06d@example.com", i*7919))
+	}
+	col := bld.NewArray()
+	bld.Release()
+	defer col.Release()
+	benchKeyColumn(b, types.TextT, col)
+}
+
+func BenchmarkRowCodecAppend(b *testing.B) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(b, 0)
+	ts := []types.T{types.Int64T, types.TextT, types.NumericT, types.TimestampT}
+	r := newRand(b)
+	cols := make([]arrow.Array, len(ts))
+	for j, typ := range ts {
+		ds := make([]types.Datum, 1024)
+		for i := range ds {
+			ds[i] = randDatum(r, typ, true)
+		}
+		cols[j] = buildColumn(mem, typ, ds)
+		defer cols[j].Release()
+	}
+	codec := NewRowCodec(ts)
+	buf := make([]byte, 0, 256)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for row := 0; row < 1024; row++ {
+			buf = codec.Append(buf[:0], cols, row)
+		}
+	}
+	b.ReportMetric(float64(b.N)*1024/b.Elapsed().Seconds(), "rows/s")
+}
