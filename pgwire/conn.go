@@ -45,10 +45,6 @@ const (
 	cancelRequestCode = 80877102
 	sslRequestCode    = 80877103
 	gssEncRequestCode = 80877104
-
-	// SQLSTATEs that sqlerr does not name.
-	codeInvalidAuthorization     = "28000"
-	codeCharacterNotInRepertoire = "22021"
 )
 
 // The causes with which a connection's or a query's context is cancelled.
@@ -225,7 +221,7 @@ func (c *conn) startup() bool {
 	}
 	user := params["user"]
 	if user == "" {
-		c.fatal(codeInvalidAuthorization, "no PostgreSQL user name specified in startup packet")
+		c.fatal(sqlerr.InvalidAuthorization, "no PostgreSQL user name specified in startup packet")
 		return false
 	}
 	if params["database"] == "" {
@@ -244,6 +240,10 @@ func (c *conn) startup() bool {
 
 	s, err := c.srv.engine.Connect(c.ctx, params)
 	if err != nil {
+		if c.ctx.Err() != nil {
+			// Ended while connecting; serve says why.
+			return false
+		}
 		e := sqlerr.Wrap(err)
 		c.log.Info("pgwire: session refused", "code", e.Code, "err", e.Message)
 		c.sendError("FATAL", e)
@@ -429,7 +429,7 @@ func (c *conn) runQuery(body []byte) bool {
 	}
 	text := string(body[:len(body)-1])
 	if !utf8.ValidString(text) {
-		c.sendError("ERROR", sqlerr.New(codeCharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\""))
+		c.sendError("ERROR", sqlerr.New(sqlerr.CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\""))
 		return c.ready()
 	}
 

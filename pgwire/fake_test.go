@@ -124,9 +124,9 @@ func (s *fakeSession) run(ctx context.Context, stmt string, w ResultWriter) erro
 		return s.writeInts(w, []Column{{Name: "?column?", Type: types.Int32T}}, int64(v), 1)
 	case "rows":
 		// rows <n>: n bigints 0..n-1 in batches of 1000, every 7th (i%7 == 3)
-		// NULL. n is at most a million, so that fuzzing ends.
+		// NULL. n is at most 100000, so that fuzzing ends.
 		n, _ := strconv.Atoi(arg(1))
-		return s.writeRows(w, min(n, 1_000_000))
+		return s.writeRows(w, min(n, 100_000))
 	case "types":
 		return s.writeTypes(w)
 	case "insert":
@@ -288,7 +288,7 @@ func (s *fakeSession) writeTypes(w ResultWriter) error {
 
 // newTestBatch returns a batch of n rows for cols (bigint, text or numeric
 // columns), every 5th row NULL.
-func newTestBatch(t *testing.T, mem memory.Allocator, cols []Column, n int) arrow.RecordBatch {
+func newTestBatch(t testing.TB, mem memory.Allocator, cols []Column, n int) arrow.RecordBatch {
 	t.Helper()
 	b := array.NewRecordBuilder(mem, schemaOf(cols))
 	defer b.Release()

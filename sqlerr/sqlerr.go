@@ -25,6 +25,8 @@ const (
 	DivisionByZero             = "22012"
 	InvalidParameterValue      = "22023"
 	InvalidTextRepresentation  = "22P02"
+	CharacterNotInRepertoire   = "22021"
+	InvalidAuthorization       = "28000"
 	NotNullViolation           = "23502"
 	UniqueViolation            = "23505"
 	InvalidTransactionState    = "25000"

@@ -422,11 +422,13 @@ func appendClock(buf []byte, micros int64) []byte {
 	return buf
 }
 
-// AppendInterval appends an interval in PostgreSQL's default output style,
-// e.g. "1 year 2 mons 3 days 04:05:06.5".
+// AppendInterval appends an interval in PostgreSQL's default output style
+// (IntervalStyle postgres), e.g. "1 year 2 mons -3 days +04:05:06.5": units are
+// plural unless exactly 1, and a positive part after a negative one carries
+// an explicit "+".
 func AppendInterval(buf []byte, iv IntervalValue) []byte {
 	start := len(buf)
-	years, months := iv.Months/12, iv.Months%12
+	isBefore := false
 	part := func(n int64, unit string) {
 		if n == 0 {
 			return
@@ -434,15 +436,19 @@ func AppendInterval(buf []byte, iv IntervalValue) []byte {
 		if len(buf) > start {
 			buf = append(buf, ' ')
 		}
+		if isBefore && n > 0 {
+			buf = append(buf, '+')
+		}
 		buf = strconv.AppendInt(buf, n, 10)
 		buf = append(buf, ' ')
 		buf = append(buf, unit...)
-		if n != 1 && n != -1 {
+		if n != 1 {
 			buf = append(buf, 's')
 		}
+		isBefore = n < 0
 	}
-	part(int64(years), "year")
-	part(int64(months), "mon")
+	part(int64(iv.Months/12), "year")
+	part(int64(iv.Months%12), "mon")
 	part(int64(iv.Days), "day")
 	if iv.Micros != 0 || len(buf) == start {
 		if len(buf) > start {
@@ -452,7 +458,7 @@ func AppendInterval(buf []byte, iv IntervalValue) []byte {
 		if m < 0 {
 			buf = append(buf, '-')
 			m = -m
-		} else if len(buf) > start && (iv.Days < 0 || iv.Months < 0) {
+		} else if isBefore {
 			buf = append(buf, '+')
 		}
 		buf = appendClock(buf, m)

@@ -533,8 +533,8 @@ func parseVarchar(t T, s string) (string, error) {
 // The range of dates and timestamps PostgreSQL accepts: from 4714-11-24 BC
 // (Julian day 0) to the end of 5874897 AD for dates.
 var (
-	parseMinDay       = DaysFromCivil(-4713, 11, 24)
-	parseDateEndDay   = DaysFromCivil(5874898, 1, 1)
+	parseMinDay     = DaysFromCivil(-4713, 11, 24)
+	parseDateEndDay = DaysFromCivil(5874898, 1, 1)
 	// PostgreSQL's own end, 294277-01-01, does not fit int64 microseconds
 	// since 1970; ours is the last whole day that does (in 294247).
 	parseTimestampEnd = int64(math.MaxInt64 / microsPerDay)
@@ -1008,6 +1008,13 @@ func DaysInMonth(year, month int) int { return parseDaysIn(year, month) }
 
 // --- intervals ---
 
+// MaxIntervalMicros is the largest magnitude of IntervalValue.Micros that an
+// Arrow MonthDayNanoInterval can hold (its nanoseconds are an int64): about
+// 292 years of time part. Interval input and arithmetic beyond it is an
+// "interval out of range" error (PostgreSQL itself allows about 1000 times
+// more).
+const MaxIntervalMicros = math.MaxInt64 / 1000
+
 // parseIntervalAcc accumulates interval fields with PostgreSQL's rules for
 // fractional units.
 type parseIntervalAcc struct {
@@ -1102,7 +1109,8 @@ func (a *parseIntervalAcc) add(unit string, val int64, fval float64) bool {
 }
 
 func (a *parseIntervalAcc) result() (IntervalValue, bool) {
-	if a.bad || a.months > math.MaxInt32 || a.months < math.MinInt32 || a.days > math.MaxInt32 || a.days < math.MinInt32 {
+	if a.bad || a.months > math.MaxInt32 || a.months < math.MinInt32 || a.days > math.MaxInt32 || a.days < math.MinInt32 ||
+		a.micros > MaxIntervalMicros || a.micros < -MaxIntervalMicros {
 		return IntervalValue{}, false
 	}
 	return IntervalValue{Months: int32(a.months), Days: int32(a.days), Micros: a.micros}, true

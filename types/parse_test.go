@@ -214,7 +214,8 @@ func TestParseTextInterval(t *testing.T) {
 		{"1 DAY 2 HOURS", "1 day 02:00:00", ""}, {"0.1 seconds", "00:00:00.1", ""},
 		{"-1.5 days", "-1 days -12:00:00", ""},
 		{"2147483647 mons", "178956970 years 7 mons", ""}, {"2147483648 mons", "", cDTRange},
-		{"2562047788:00:54.775807", "2562047788:00:54.775807", ""},
+		{"2562047:47:16.854775", "2562047:47:16.854775", ""}, {"2562047:47:16.854776", "", cDTRange},
+		{"2562047788:00:54.775807", "", cDTRange},
 		{"", "", cDTFormat}, {"foo", "", cDTFormat}, {"1 foo", "", cDTFormat}, {"1 2", "", cDTFormat},
 		{"day", "", cDTFormat}, {"P", "", cDTFormat}, {"P1X", "", cDTFormat}, {"1:75:00", "", cDTRange},
 		{"ago 1 day", "", cDTFormat},
@@ -380,7 +381,7 @@ func ptRandDatum(rng *rand.Rand, typ T) Datum {
 		}
 		return DInt(v)
 	case Interval:
-		iv := IntervalValue{Months: int32(rng.Uint32()), Days: int32(rng.Uint32()), Micros: int64(rng.Uint64())}
+		iv := IntervalValue{Months: int32(rng.Uint32()), Days: int32(rng.Uint32()), Micros: int64(rng.Uint64()) % (MaxIntervalMicros + 1)}
 		switch rng.IntN(4) {
 		case 0:
 			iv.Months = 0

@@ -49,6 +49,83 @@ func normalize(e sql.Expr) sql.Expr {
 	})
 }
 
+// foldExpr is PostgreSQL's plan-time constant folding: a subexpression of
+// constants that evaluates without error becomes a constant (now() stays),
+// a strict function with a NULL constant argument becomes NULL without its
+// other arguments being evaluated, and CASE arms with constant conditions are
+// resolved. Errors are left to evaluation time, row by row.
+func foldExpr(e sql.Expr) sql.Expr {
+	var k kctx
+	isConst := func(x sql.Expr) (*sql.Const, bool) {
+		c, ok := x.(*sql.Const)
+		return c, ok
+	}
+	return sql.Rewrite(e, func(x sql.Expr) sql.Expr {
+		switch n := x.(type) {
+		case *sql.Cast:
+			if c, ok := isConst(n.Arg); ok && sql.CastAllowed(n.Arg.Type(), n.T) {
+				if d, err := castDatum(&k, n.Arg.Type(), n.T, c.Value); err == nil {
+					return &sql.Const{T: n.T, Value: ownText(d, n.T)}
+				}
+			}
+		case *sql.Call:
+			all := n.Fn != sql.FnNow
+			for _, a := range n.Args {
+				_, ok := isConst(a)
+				all = all && ok
+			}
+			if all {
+				if d, err := evalCall(&k, n); err == nil {
+					return &sql.Const{T: n.T, Value: d}
+				}
+			}
+			argTypes := make([]types.T, len(n.Args))
+			for i, a := range n.Args {
+				argTypes[i] = a.Type()
+			}
+			if o := resolve(n.Fn, argTypes); o != nil && o.Strict {
+				for _, a := range n.Args {
+					if c, ok := isConst(a); ok && c.Value.Null {
+						return &sql.Const{T: n.T, Value: types.Null}
+					}
+				}
+			}
+		case *sql.InList:
+			all := true
+			if _, ok := isConst(n.Arg); !ok {
+				all = false
+			}
+			for _, a := range n.List {
+				_, ok := isConst(a)
+				all = all && ok
+			}
+			if all {
+				if d, err := evalInList(&k, n); err == nil {
+					return &sql.Const{T: types.BoolT, Value: d}
+				}
+			}
+		case *sql.Case:
+			var whens []sql.When
+			els := n.Else
+			for _, w := range n.Whens {
+				if c, ok := isConst(w.Cond); ok {
+					if c.Value.Null || !c.Value.Bool() {
+						continue // never taken
+					}
+					els = w.Then // always taken: the ELSE of the arms before
+					break
+				}
+				whens = append(whens, w)
+			}
+			if len(whens) == 0 {
+				return els
+			}
+			return &sql.Case{Whens: whens, Else: els, T: n.T}
+		}
+		return x
+	})
+}
+
 func compile(e sql.Expr) (node, error) {
 	switch e := e.(type) {
 	case *sql.InputRef:

@@ -11,14 +11,15 @@ import (
 // EvalDatum evaluates an expression that has no InputRefs (constant folding,
 // VALUES rows, SELECT without FROM, LIMIT expressions) to a scalar.
 //
-// It interprets e row-at-a-time with the same scalar kernels that the
-// vectorized evaluation falls back to, and PostgreSQL's evaluation order:
-// CASE, AND, OR and COALESCE evaluate their operands lazily, left to right.
+// It folds constants as Compile does (foldExpr), then interprets e with the
+// same scalar kernels that the vectorized evaluation falls back to, in
+// PostgreSQL's evaluation order: CASE, AND, OR and COALESCE evaluate their
+// operands lazily, left to right; everything else eagerly.
 // Row errors follow ctx.Strict like Eval: when lenient, the result is NULL
 // and the error is counted and logged.
 func EvalDatum(ctx *Context, e sql.Expr) (types.Datum, error) {
 	k := &kctx{now: ctx.Now}
-	d, err := evalScalar(k, normalize(e))
+	d, err := evalScalar(k, foldExpr(normalize(e)))
 	if err != nil {
 		if err.Code == sqlerr.InternalError || ctx.Strict {
 			return types.Null, err
@@ -80,16 +81,24 @@ func ownText(d types.Datum, t types.T) types.Datum {
 }
 
 func evalInList(k *kctx, e *sql.InList) (types.Datum, *sqlerr.Error) {
+	// Like PostgreSQL's x = ANY(ARRAY[...]), every element is evaluated
+	// before any comparison.
 	x, err := evalScalar(k, e.Arg)
-	if err != nil || x.Null {
+	if err != nil {
 		return types.Null, err
 	}
-	sawNull := false
-	for _, el := range e.List {
-		v, err := evalScalar(k, el)
-		if err != nil {
-			return v, err
+	vals := make([]types.Datum, len(e.List))
+	for i, el := range e.List {
+		if vals[i], err = evalScalar(k, el); err != nil {
+			return types.Null, err
 		}
+	}
+	if x.Null {
+		return types.Null, nil
+	}
+	sawNull := false
+	for i, el := range e.List {
+		v := vals[i]
 		if v.Null {
 			sawNull = true
 			continue

@@ -227,8 +227,12 @@ func tsDiff(a, b int64) (types.IntervalValue, bool) {
 		return types.IntervalValue{}, false
 	}
 	days := d / microsPerDay
+	// The time part is below a day: always storable.
 	return types.IntervalValue{Days: int32(days), Micros: d - days*microsPerDay}, true
 }
+
+// validIvlMicros reports whether an interval's time part can be stored.
+func validIvlMicros(us int64) bool { return us >= -types.MaxIntervalMicros && us <= types.MaxIntervalMicros }
 
 func negInterval(iv types.IntervalValue) (types.IntervalValue, bool) {
 	if iv.Months == math.MinInt32 || iv.Days == math.MinInt32 || iv.Micros == math.MinInt64 {
@@ -241,7 +245,7 @@ func addInterval(a, b types.IntervalValue) (types.IntervalValue, bool) {
 	m := int64(a.Months) + int64(b.Months)
 	d := int64(a.Days) + int64(b.Days)
 	us := a.Micros + b.Micros
-	if m != int64(int32(m)) || d != int64(int32(d)) || (a.Micros^us)&(b.Micros^us) < 0 {
+	if m != int64(int32(m)) || d != int64(int32(d)) || (a.Micros^us)&(b.Micros^us) < 0 || !validIvlMicros(us) {
 		return a, false
 	}
 	return types.IntervalValue{Months: int32(m), Days: int32(d), Micros: us}, true
@@ -304,7 +308,7 @@ func cascadeInterval(r types.IntervalValue, monthRemDays, secRem, scaledTime flo
 	}
 	r.Days = int32(d)
 	t := math.RoundToEven(scaledTime + secRem*1e6)
-	if !fitsInt64(t) {
+	if !fitsInt64(t) || !validIvlMicros(int64(t)) {
 		return types.Null, errIntervalRange
 	}
 	r.Micros = int64(t)
