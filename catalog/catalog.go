@@ -26,6 +26,9 @@ const (
 	Table Kind = iota + 1
 	// MaterializedView is a relation maintained by a dataflow.
 	MaterializedView
+	// SystemTable is a read-only relation computed by the engine when read
+	// (streamsql_views, ...). System tables are not persisted.
+	SystemTable
 )
 
 func (k Kind) String() string {
@@ -34,6 +37,8 @@ func (k Kind) String() string {
 		return "table"
 	case MaterializedView:
 		return "materialized view"
+	case SystemTable:
+		return "system table"
 	}
 	return fmt.Sprintf("kind(%d)", k)
 }

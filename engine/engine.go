@@ -109,6 +109,7 @@ func Open(opts Options) (*Engine, error) {
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	e.catSrc = &catalogSource{table: store.Table(catalogTable)}
 	e.cleanup = &cleanupSource{}
+	e.registerSystemTables()
 	if err := e.loadCatalog(); err != nil {
 		e.closeStores()
 		return nil, err

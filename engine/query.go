@@ -22,8 +22,9 @@ func (e *Engine) batchEnv(now int64) (exec.Env, func()) {
 	var ids []state.TableID
 	tables := map[int]*state.Table{}
 	env := exec.Env{
-		Mem:  e.mem,
-		Eval: &eval.Context{Mem: e.mem, Strict: true, Now: now},
+		Mem:        e.mem,
+		Eval:       &eval.Context{Mem: e.mem, Strict: true, Now: now},
+		SystemRows: e.systemRows,
 		Table: func(slot int) *state.Table {
 			if t := tables[slot]; t != nil {
 				return t

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/streamsql/streamsql/catalog"
+
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/exec/eval"
@@ -17,6 +20,8 @@ type Env struct {
 	Eval *eval.Context
 	// Table returns the state table of a plan's table slot.
 	Table func(slot int) *state.Table
+	// SystemRows returns the current rows of a system table (batch queries).
+	SystemRows func(rel *catalog.Relation) ([]arrow.RecordBatch, error)
 }
 
 // chainOf returns the nodes from the leaf of a single-input plan up to
@@ -118,6 +123,26 @@ func BuildStream(env Env, p *planner.StreamPlan, viewTable *state.Table) ([]Oper
 	return append(ops, NewMaterialize(viewTable, m.Key, planner.Types(m.Cols))), nil
 }
 
+// emitSystemRows emits the rows of a system table.
+func emitSystemRows(ctx context.Context, env Env, rel *catalog.Relation, out Output) error {
+	if env.SystemRows == nil {
+		return fmt.Errorf("exec: no rows for system table %s", rel.Name)
+	}
+	recs, err := env.SystemRows(rel)
+	if err != nil {
+		return err
+	}
+	for i, rec := range recs {
+		if err := out.Emit(ctx, Message{Batch: NewBatch(rec, nil)}); err != nil {
+			for _, r := range recs[i+1:] {
+				r.Release()
+			}
+			return err
+		}
+	}
+	return nil
+}
+
 // RunBatch runs a batch plan over a committed snapshot and sends its result
 // rows (insert batches) to out.
 func RunBatch(ctx context.Context, env Env, snap *state.Snapshot, root planner.Node, out Output) error {
@@ -137,7 +162,11 @@ func RunBatch(ctx context.Context, env Env, snap *state.Snapshot, root planner.N
 	head := Chain(ops, out)
 	switch leaf := nodes[0].(type) {
 	case *planner.Scan:
-		err = ScanSnapshot(ctx, env.Mem, snap, leaf.Relation, head)
+		if leaf.Relation.Kind == catalog.SystemTable {
+			err = emitSystemRows(ctx, env, leaf.Relation, head)
+		} else {
+			err = ScanSnapshot(ctx, env.Mem, snap, leaf.Relation, head)
+		}
 	case *planner.Values:
 		err = emitValues(ctx, env.Mem, env.Eval, leaf, head)
 	case *planner.Series:

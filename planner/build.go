@@ -88,6 +88,9 @@ func (b *builder) table() int {
 func (b *builder) build(rel sql.Rel) (Node, error) {
 	switch r := rel.(type) {
 	case *sql.Scan:
+		if b.stream && r.Relation.Kind == catalog.SystemTable {
+			return nil, sqlerr.Unsupported("materialized views over system tables")
+		}
 		if b.stream {
 			if b.upstream != nil && b.upstream != r.Relation {
 				return nil, sqlerr.Unsupported("materialized views over several relations (joins)")

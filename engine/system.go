@@ -1,0 +1,116 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/types"
+)
+
+// System tables are computed when read. Their ids are reserved at the top of
+// the id space and never persisted.
+const systemIDBase = 0xFFFF0000
+
+type systemTable struct {
+	rel  *catalog.Relation
+	rows func(e *Engine) ([][]types.Datum, error)
+}
+
+var systemTables = []systemTable{
+	{
+		rel: &catalog.Relation{
+			Name: "streamsql_views",
+			Columns: []catalog.Column{
+				{Name: "name", Type: types.TextT},
+				{Name: "definition", Type: types.TextT},
+				{Name: "expression_errors", Type: types.Int64T},
+				{Name: "status", Type: types.TextT},
+			},
+		},
+		rows: (*Engine).viewRows,
+	},
+}
+
+// registerSystemTables adds the system tables to the in-memory catalog.
+func (e *Engine) registerSystemTables() {
+	for i, st := range systemTables {
+		st.rel.ID = systemIDBase + uint32(i)
+		st.rel.Kind = catalog.SystemTable
+		e.cat.Add(st.rel)
+	}
+}
+
+// systemRows computes a system table's rows as one record.
+func (e *Engine) systemRows(rel *catalog.Relation) ([]arrow.RecordBatch, error) {
+	for _, st := range systemTables {
+		if st.rel.ID != rel.ID {
+			continue
+		}
+		rows, err := st.rows(e)
+		if err != nil {
+			return nil, err
+		}
+		ts := rel.Types()
+		bs := make([]array.Builder, len(ts))
+		for i, t := range ts {
+			bs[i] = array.NewBuilder(e.mem, t.ArrowType())
+			defer bs[i].Release()
+		}
+		for _, row := range rows {
+			for i, d := range row {
+				appendDatum(bs[i], ts[i], d)
+			}
+		}
+		cols := make([]arrow.Array, len(bs))
+		for i, b := range bs {
+			cols[i] = b.NewArray()
+		}
+		rec := array.NewRecordBatch(exec.SchemaOf(ts), cols, int64(len(rows)))
+		for _, c := range cols {
+			c.Release()
+		}
+		return []arrow.RecordBatch{rec}, nil
+	}
+	return nil, fmt.Errorf("engine: unknown system table %s", rel.Name)
+}
+
+func appendDatum(b array.Builder, t types.T, d types.Datum) {
+	if d.Null {
+		b.AppendNull()
+		return
+	}
+	switch t.Kind {
+	case types.Int64:
+		b.(*array.Int64Builder).Append(d.I)
+	case types.Text:
+		b.(*array.StringBuilder).Append(d.S)
+	default:
+		panic(fmt.Sprintf("engine: system column of type %s", t))
+	}
+}
+
+// viewRows lists the materialized views with their expression error counts
+// and status.
+func (e *Engine) viewRows() ([][]types.Datum, error) {
+	var rows [][]types.Datum
+	for _, r := range e.cat.All() {
+		if r.Kind != catalog.MaterializedView {
+			continue
+		}
+		e.mu.Lock()
+		v := e.views[r.ID]
+		e.mu.Unlock()
+		status, errs := "running", int64(0)
+		if v != nil {
+			errs = v.exprErrors.Load()
+			if p := v.failed.Load(); p != nil {
+				status = "failed: " + (*p).Error()
+			}
+		}
+		rows = append(rows, []types.Datum{types.DText(r.Name), types.DText(r.SQL), types.DInt(errs), types.DText(status)})
+	}
+	return rows, nil
+}
