@@ -46,7 +46,9 @@ var discard = OutputFunc(func(_ context.Context, m Message) error {
 
 func col(i int, t types.T) *sql.InputRef { return &sql.InputRef{Index: i, T: t} }
 
-func call(fn string, t types.T, args ...sql.Expr) *sql.Call { return &sql.Call{Fn: fn, Args: args, T: t} }
+func call(fn string, t types.T, args ...sql.Expr) *sql.Call {
+	return &sql.Call{Fn: fn, Args: args, T: t}
+}
 
 func int64Const(v int64) *sql.Const { return &sql.Const{Value: types.DInt(v), T: types.Int64T} }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,12 +21,30 @@ import (
 	"github.com/streamsql/streamsql/pgwire"
 )
 
+var cpuProfile string
+
 func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure streamsql end to end (results go to stdout as Markdown tables)",
 	}
 	cmd.AddCommand(newBenchInsertSelectCmd(), newBenchDMLCmd())
+	cmd.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the measured runs to this file")
+	cmd.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if cpuProfile == "" {
+			return nil
+		}
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return err
+		}
+		return pprof.StartCPUProfile(f)
+	}
+	cmd.PersistentPostRun = func(*cobra.Command, []string) {
+		if cpuProfile != "" {
+			pprof.StopCPUProfile()
+		}
+	}
 	return cmd
 }
 

@@ -1,0 +1,268 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/cockroachdb/datadriven"
+	"github.com/streamsql/streamsql/barrier"
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// TestDataflow drives the operators of a view's dataflow with explicit
+// change batches and barriers and prints what they emit. Commands:
+//
+//	table t (a int, b text) [key=a]    declare the input relation (default key: a hidden row id)
+//	view SELECT ...                    plan the view over it and build its operators
+//	explain                            print the plan
+//	batch                              feed rows: one per line, "<op> v1 v2 ...", op in + - U- U+
+//	barrier                            end the epoch: print the emitted changes and commit
+//	restart                            rebuild the operators from the committed state
+//	view-contents                      print the view's materialized rows
+//
+// Files live in testdata/dataflow; rewrite expectations with -rewrite.
+func TestDataflow(t *testing.T) {
+	datadriven.Walk(t, "testdata/dataflow", func(t *testing.T, path string) {
+		mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+		h := &dataflowHarness{t: t, mem: mem}
+		defer func() {
+			h.close()
+			mem.AssertSize(t, 0)
+		}()
+		datadriven.RunTest(t, path, h.run)
+	})
+}
+
+type dataflowHarness struct {
+	t     *testing.T
+	mem   *memory.CheckedAllocator
+	store *state.Store
+	cat   *catalog.Catalog
+	input *catalog.Relation
+	query string
+	plan  *planner.StreamPlan
+	ops   []Operator
+	head  Output
+	out   []string
+	epoch uint64
+	errs  atomic.Int64
+}
+
+func (h *dataflowHarness) close() {
+	for _, op := range h.ops {
+		op.Close()
+	}
+	h.ops = nil
+	if h.store != nil {
+		h.store.Close()
+	}
+}
+
+func (h *dataflowHarness) run(t *testing.T, d *datadriven.TestData) string {
+	switch d.Cmd {
+	case "table":
+		return h.declareTable(t, d.Input)
+	case "view":
+		h.query = d.Input
+		if err := h.build(); err != nil {
+			return "error: " + err.Error()
+		}
+		return "ok"
+	case "explain":
+		return strings.Join(planner.ExplainStream(h.plan, "view", func(s int) string { return fmt.Sprint(s) }), "\n")
+	case "batch":
+		b, err := h.parseBatch(d.Input)
+		if err != nil {
+			d.Fatalf(t, "%v", err)
+		}
+		if err := h.head.Emit(context.Background(), Message{Batch: b}); err != nil {
+			return "error: " + err.Error()
+		}
+		return h.flushOutput()
+	case "barrier":
+		h.epoch++
+		if err := h.head.Emit(context.Background(), Message{Barrier: &barrier.Barrier{Epoch: h.epoch}}); err != nil {
+			return "error: " + err.Error()
+		}
+		if _, err := h.store.Commit(h.epoch); err != nil {
+			d.Fatalf(t, "commit: %v", err)
+		}
+		return h.flushOutput()
+	case "restart":
+		for _, op := range h.ops {
+			op.Close()
+		}
+		if err := h.build(); err != nil {
+			return "error: " + err.Error()
+		}
+		return "ok"
+	case "view-contents":
+		snap := h.store.Snapshot()
+		defer snap.Release()
+		var rows []string
+		err := ScanSnapshot(context.Background(), h.mem, snap, h.viewRelation(), OutputFunc(func(_ context.Context, m Message) error {
+			defer m.Release()
+			rows = append(rows, formatRows(m.Batch, planner.Types(h.plan.Root.Cols), false)...)
+			return nil
+		}))
+		if err != nil {
+			d.Fatalf(t, "%v", err)
+		}
+		return strings.Join(rows, "\n")
+	}
+	d.Fatalf(t, "unknown command %s", d.Cmd)
+	return ""
+}
+
+// declareTable parses "t (a int, b text) [key=a]" through the real binder.
+func (h *dataflowHarness) declareTable(t *testing.T, input string) string {
+	if h.store == nil {
+		var err error
+		if h.store, err = state.Open(":memory:", state.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.cat = catalog.New()
+	parsed, err := sql.Parse("CREATE TABLE " + input)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	st, err := sql.Bind(h.cat, parsed[0])
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	ct := st.(*sql.CreateTable)
+	rel := &catalog.Relation{ID: 1, Name: ct.Name, Kind: catalog.Table, Columns: ct.Columns, StateTable: 1}
+	if len(ct.PrimaryKey) > 0 {
+		rel.Key, rel.PrimaryKey = ct.PrimaryKey, true
+	} else {
+		rel.Columns = append(rel.Columns, catalog.Column{Name: catalog.RowIDColumn, Type: types.Int64T, Hidden: true})
+		rel.Key = []int{len(rel.Columns) - 1}
+	}
+	h.cat.Add(rel)
+	h.input = rel
+	return "ok"
+}
+
+func (h *dataflowHarness) viewRelation() *catalog.Relation {
+	rel := &catalog.Relation{ID: 2, Name: "v", Kind: catalog.MaterializedView, StateTable: 100, Key: h.plan.Root.Key}
+	for _, c := range h.plan.Root.Cols {
+		rel.Columns = append(rel.Columns, catalog.Column{Name: c.Name, Type: c.Type, Hidden: c.Hidden})
+	}
+	return rel
+}
+
+// build plans the view and builds its operators over the harness's store;
+// operator state tables are 101, 102, ...
+func (h *dataflowHarness) build() error {
+	parsed, err := sql.Parse("CREATE MATERIALIZED VIEW v AS " + h.query)
+	if err != nil {
+		return err
+	}
+	st, err := sql.Bind(h.cat, parsed[0])
+	if err != nil {
+		return err
+	}
+	if h.plan, err = planner.PlanStream(st.(*sql.CreateMaterializedView).Query); err != nil {
+		return err
+	}
+	env := Env{
+		Mem:  h.mem,
+		Eval: &eval.Context{Mem: h.mem, Errors: &h.errs},
+		Table: func(slot int) *state.Table {
+			return h.store.Table(state.TableID(101 + slot))
+		},
+	}
+	if h.ops, err = BuildStream(env, h.plan, h.store.Table(100)); err != nil {
+		return err
+	}
+	h.head = Chain(h.ops, OutputFunc(func(_ context.Context, m Message) error {
+		if m.Batch != nil {
+			h.out = append(h.out, formatRows(m.Batch, planner.Types(h.plan.Root.Cols), true)...)
+			m.Release()
+		}
+		return nil
+	}))
+	return nil
+}
+
+func (h *dataflowHarness) flushOutput() string {
+	out := strings.Join(h.out, "\n")
+	h.out = nil
+	if out == "" {
+		return "(no output)"
+	}
+	return out
+}
+
+// parseBatch reads "<op> v1 v2 ..." lines over the input's visible columns;
+// a hidden row id, if any, is the last value of the line.
+func (h *dataflowHarness) parseBatch(input string) (*Batch, error) {
+	ts := h.input.Types()
+	bs := newBuilders(h.mem, ts)
+	defer releaseBuilders(bs)
+	var ops []Op
+	for _, line := range strings.Split(strings.TrimSpace(input), "\n") {
+		f := strings.Fields(line)
+		if len(f) != len(ts)+1 {
+			return nil, fmt.Errorf("line %q: want an op and %d values", line, len(ts))
+		}
+		switch f[0] {
+		case "+":
+			ops = append(ops, Insert)
+		case "-":
+			ops = append(ops, Delete)
+		case "U-":
+			ops = append(ops, UpdateDelete)
+		case "U+":
+			ops = append(ops, UpdateInsert)
+		default:
+			return nil, fmt.Errorf("unknown op %q", f[0])
+		}
+		for i, v := range f[1:] {
+			d := types.Null
+			if v != "NULL" {
+				var err error
+				if d, err = types.ParseText(ts[i], strings.ReplaceAll(v, "_", " ")); err != nil {
+					return nil, err
+				}
+			}
+			eval.AppendDatum(bs[i], ts[i], d)
+		}
+	}
+	return NewBatch(buildRecord(SchemaOf(ts), bs, len(ops)), ops), nil
+}
+
+// formatRows prints the visible columns of each row, with its op if withOps.
+func formatRows(b *Batch, ts []types.T, withOps bool) []string {
+	var rows []string
+	for i := 0; i < b.Len(); i++ {
+		var parts []string
+		if withOps {
+			parts = append(parts, b.Ops[i].String())
+		}
+		for c := 0; c < int(b.Rec.NumCols()); c++ {
+			parts = append(parts, formatValue(ts[c], b.Rec.Column(c), i))
+		}
+		rows = append(rows, strings.Join(parts, " "))
+	}
+	return rows
+}
+
+func formatValue(t types.T, col arrow.Array, i int) string {
+	d := types.DatumAt(t, col, i)
+	if d.Null {
+		return "NULL"
+	}
+	return d.Text(t)
+}
