@@ -118,8 +118,10 @@ func (c *Coordinator) Start() {
 	go c.commitLoop()
 }
 
-// Stop stops both loops after the epoch being injected or committed, and
-// wakes every waiter with ErrStopped.
+// Stop stops both loops after the barrier being injected has reached every
+// source and the epoch being committed is committed, and wakes every waiter
+// with ErrStopped. The sources' downstream actors must keep running until
+// Stop returns.
 func (c *Coordinator) Stop() {
 	c.mu.Lock()
 	if c.stopped {
@@ -349,20 +351,14 @@ func (c *Coordinator) injectNext() bool {
 	sources := append([]Source(nil), c.sources...)
 	c.mu.Unlock()
 
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		select {
-		case <-c.done:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	// A barrier is injected into every source even if Stop is called
+	// meanwhile: a barrier that reached only some streams would leave their
+	// mutations half applied.
 	for _, s := range sources {
-		if err := s.Inject(ctx, b); err != nil {
+		if err := s.Inject(context.Background(), b); err != nil {
 			c.opts.Logger.Error("barrier injection failed", "epoch", e, "err", err)
 		}
 	}
-	cancel()
 	for _, ch := range changes {
 		if ch.AfterInject != nil {
 			ch.AfterInject(e)

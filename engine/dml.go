@@ -23,10 +23,13 @@ func (e *Engine) writer(rel *catalog.Relation) (*tableWriter, error) {
 }
 
 // awaitWrite waits until the epoch holding a write is committed, asking for
-// its barrier now so that concurrent writers share it.
-func (e *Engine) awaitWrite(ctx context.Context, epoch uint64) error {
+// its barrier now so that concurrent writers share it. Once a write has
+// reached its table it commits whatever the client does, so the wait ignores
+// the statement's cancellation: reporting failure for a write that then
+// commits would make a retrying client apply it twice.
+func (e *Engine) awaitWrite(epoch uint64) error {
 	e.coord.Trigger(epoch)
-	return e.coord.WaitCommitted(ctx, epoch)
+	return e.coord.WaitCommitted(e.ctx, epoch)
 }
 
 // insert runs INSERT: the source query is evaluated first (over the last
@@ -56,7 +59,7 @@ func (e *Engine) insert(ctx context.Context, st *sql.Insert, now int64) (int64, 
 	if err != nil {
 		return 0, err
 	}
-	return n, e.awaitWrite(ctx, epoch)
+	return n, e.awaitWrite(epoch)
 }
 
 // modify runs UPDATE or DELETE.
@@ -73,7 +76,7 @@ func (e *Engine) modify(ctx context.Context, table *catalog.Relation, where sql.
 	if n == 0 {
 		return 0, nil
 	}
-	return n, e.awaitWrite(ctx, epoch)
+	return n, e.awaitWrite(epoch)
 }
 
 func insertTag(n int64) string { return fmt.Sprintf("INSERT 0 %d", n) }

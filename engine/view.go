@@ -61,12 +61,16 @@ func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*vi
 	if err != nil {
 		return nil, nil, err
 	}
+	closers := make([]interface{ Close() }, len(ops))
+	for i, op := range ops {
+		closers[i] = op
+	}
 	a := &exec.Actor{
-		ID:    rel.ID,
-		Input: v.input,
-		Ops:   ops,
-		Out:   v.disp,
-		Ack:   func(b *barrier.Barrier) { e.coord.Ack(rel.ID, b.Epoch) },
+		ID:     rel.ID,
+		Inputs: []<-chan exec.Message{v.input},
+		Heads:  []exec.Output{exec.Chain(ops, v.disp)},
+		Ops:    closers,
+		Ack:    func(b *barrier.Barrier) { e.coord.Ack(rel.ID, b.Epoch) },
 		OnError: func(err error) {
 			v.failed.Store(&err)
 		},
@@ -176,7 +180,7 @@ func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedVie
 	}
 	upstream := plan.Upstream
 	var attachEpoch atomic.Uint64
-	a.Prelude = func(ctx context.Context, head exec.Output) error {
+	a.Prelude = func(ctx context.Context) error {
 		epoch := attachEpoch.Load()
 		if err := e.coord.WaitCommitted(ctx, epoch); err != nil {
 			return err
@@ -186,7 +190,7 @@ func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedVie
 		if snap.Epoch() != epoch {
 			return fmt.Errorf("engine: backfill of %s found epoch %d, want %d", rel.Name, snap.Epoch(), epoch)
 		}
-		return exec.ScanSnapshot(ctx, e.mem, snap, upstream, head)
+		return exec.ScanSnapshot(ctx, e.mem, snap, upstream, a.Heads[0])
 	}
 	e.mu.Lock()
 	e.views[rel.ID] = v

@@ -4,36 +4,55 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/streamsql/streamsql/barrier"
 )
 
-// Actor is the goroutine that drives one chain of operators: it reads its
-// input channel and pushes every message through the chain, whose last
-// output is usually a Dispatcher.
+// Actor is the goroutine that drives one dataflow: it reads its input
+// channels (one per upstream stream) and pushes every message into the
+// operator chain of that input (Heads[i]); chains of several inputs meet in
+// multi-input operators (see MultiPort) and end, usually, in a Dispatcher.
 //
-// Contract: the first message of the input is a batch or barrier after the
-// barrier at which the actor was attached; barrier epochs never decrease (a
-// barrier at or below the last one seen is an error). After a barrier has
-// passed the whole chain, Ack is called with it. The actor stops after a
-// Final barrier, a StopActor mutation naming it, or when its input closes.
+// Barrier alignment lives here, once for the whole dataflow. In ExactlyOnce
+// mode, an input that has delivered barrier n is not read again until
+// barrier n has arrived on every input (a closed input counts as arrived),
+// so every operator's state for epoch n holds exactly the records of epochs
+// <= n. In AtLeastOnce mode no input is ever blocked.
+//
+// Contract: on every input, barrier epochs increase. After barrier n has
+// arrived on every input (and so passed every operator), Ack is called with
+// it. The actor stops after a Final barrier, a StopActor mutation naming it,
+// or when all its inputs are closed.
 type Actor struct {
-	ID    uint32
-	Input <-chan Message
-	Ops   []Operator
-	Out   Output
-	// Prelude, if set, runs before the input is read, with the head of the
-	// chain (backfill of a new view).
-	Prelude func(ctx context.Context, head Output) error
-	// Ack is called after each barrier has passed the chain.
+	ID     uint32
+	Inputs []<-chan Message
+	Heads  []Output
+	Mode   barrier.Mode
+	// Ops are closed when the actor stops.
+	Ops []interface{ Close() }
+	// Prelude, if set, runs before the inputs are read (backfill of a new
+	// view); it emits into the heads itself.
+	Prelude func(ctx context.Context) error
+	// Ack is called once per barrier, after it has passed the dataflow.
 	Ack func(b *barrier.Barrier)
-	// OnError is called if the chain fails; the actor then drains its input,
-	// still acknowledging barriers, so that the rest of the system keeps
-	// committing, until it is stopped.
+	// Aligned, if set, is told how long each barrier took to align: from its
+	// arrival on the first input to its arrival on the last.
+	Aligned func(epoch uint64, d time.Duration)
+	// OnError is called if the dataflow fails; the actor then drains its
+	// inputs, still acknowledging barriers, so that the rest of the system
+	// keeps committing, until it is stopped.
 	OnError func(err error)
 	Log     *slog.Logger
 
-	lastEpoch uint64
+	lastEpoch []uint64
+}
+
+// inputMessage is a message read from input Input (Closed: the input ended).
+type inputMessage struct {
+	Input  int
+	M      Message
+	Closed bool
 }
 
 // Run runs the actor until it stops or ctx is done. It closes the operators
@@ -44,44 +63,164 @@ func (a *Actor) Run(ctx context.Context) error {
 			op.Close()
 		}
 	}()
-	head := Chain(a.Ops, a.Out)
+	a.lastEpoch = make([]uint64, len(a.Inputs))
 	if a.Prelude != nil {
-		if err := a.Prelude(ctx, head); err != nil {
+		if err := a.Prelude(ctx); err != nil {
 			return a.fail(ctx, err)
 		}
 	}
+	if len(a.Inputs) == 1 {
+		return a.runSingle(ctx)
+	}
+	return a.runMulti(ctx)
+}
+
+// runSingle is the loop of an actor with one input: no alignment needed.
+func (a *Actor) runSingle(ctx context.Context) error {
 	for {
 		var m Message
 		var ok bool
 		select {
-		case m, ok = <-a.Input:
+		case m, ok = <-a.Inputs[0]:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 		if !ok {
 			return nil
 		}
-		if b := m.Barrier; b != nil {
-			if b.Epoch <= a.lastEpoch {
-				m.Release()
-				return a.fail(ctx, fmt.Errorf("exec: actor %d: barrier epoch %d after %d", a.ID, b.Epoch, a.lastEpoch))
-			}
-			a.lastEpoch = b.Epoch
-		}
-		if err := head.Emit(ctx, m); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
+		stop, err := a.deliver(ctx, 0, m)
+		if err != nil {
 			return a.fail(ctx, err)
 		}
 		if b := m.Barrier; b != nil {
-			if a.Ack != nil {
-				a.Ack(b)
-			}
-			if a.stopsAt(b) {
+			a.ack(b)
+			if stop {
 				return nil
 			}
 		}
+	}
+}
+
+// runMulti reads every input through a forwarder goroutine that stops
+// reading its input after forwarding a barrier until the actor releases it.
+func (a *Actor) runMulti(ctx context.Context) error {
+	n := len(a.Inputs)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	merged := make(chan inputMessage)
+	release := make([]chan struct{}, n)
+	for i := range release {
+		release[i] = make(chan struct{}, 1)
+	}
+	for i, in := range a.Inputs {
+		go forwardInput(ctx, i, in, merged, release[i])
+	}
+	aligner := barrier.NewAligner(n, a.Mode)
+	held := make([]bool, n) // forwarder i waits for release
+	var alignStart time.Time
+	releaseReadable := func() {
+		for i := range held {
+			if held[i] && aligner.Readable(i) {
+				held[i] = false
+				release[i] <- struct{}{}
+			}
+		}
+	}
+	for {
+		var im inputMessage
+		select {
+		case im = <-merged:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		var step barrier.Step
+		switch {
+		case im.Closed:
+			if err := a.Heads[im.Input].Emit(ctx, Message{EndOfStream: true}); err != nil {
+				return a.fail(ctx, err)
+			}
+			step = aligner.OnClose(im.Input)
+		case im.M.Barrier != nil:
+			b := im.M.Barrier
+			held[im.Input] = true
+			if aligner.Aligning() == 0 {
+				alignStart = time.Now()
+			}
+			stop, err := a.deliver(ctx, im.Input, im.M)
+			if err != nil {
+				return a.fail(ctx, err)
+			}
+			step = aligner.OnBarrier(im.Input, b.Epoch)
+			if step.Complete == b.Epoch {
+				if a.Aligned != nil {
+					a.Aligned(b.Epoch, time.Since(alignStart))
+				}
+				a.ack(b)
+				if stop {
+					return nil
+				}
+			}
+		default:
+			if _, err := a.deliver(ctx, im.Input, im.M); err != nil {
+				return a.fail(ctx, err)
+			}
+		}
+		if step.Aborted != 0 && a.Log != nil {
+			a.Log.Warn("checkpoint alignment abandoned: a later barrier arrived first", "actor", a.ID, "epoch", step.Aborted)
+		}
+		if aligner.AllClosed() {
+			return nil
+		}
+		releaseReadable()
+	}
+}
+
+// forwardInput copies input i's messages to merged; after each barrier it
+// waits for a token on release before reading on.
+func forwardInput(ctx context.Context, i int, in <-chan Message, merged chan<- inputMessage, release <-chan struct{}) {
+	for {
+		var m Message
+		var ok bool
+		select {
+		case m, ok = <-in:
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case merged <- inputMessage{Input: i, M: m, Closed: !ok}:
+		case <-ctx.Done():
+			m.Release()
+			return
+		}
+		if !ok {
+			return
+		}
+		if m.Barrier != nil {
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// deliver pushes m into input i's chain; it reports whether m is a barrier
+// at which the actor stops.
+func (a *Actor) deliver(ctx context.Context, i int, m Message) (stop bool, err error) {
+	if b := m.Barrier; b != nil {
+		if b.Epoch <= a.lastEpoch[i] {
+			return false, fmt.Errorf("exec: actor %d input %d: barrier epoch %d after %d", a.ID, i, b.Epoch, a.lastEpoch[i])
+		}
+		a.lastEpoch[i] = b.Epoch
+		stop = a.stopsAt(b)
+	}
+	return stop, a.Heads[i].Emit(ctx, m)
+}
+
+func (a *Actor) ack(b *barrier.Barrier) {
+	if a.Ack != nil {
+		a.Ack(b)
 	}
 }
 
@@ -97,7 +236,8 @@ func (a *Actor) stopsAt(b *barrier.Barrier) bool {
 	return false
 }
 
-// fail reports err and drains the input until the actor is stopped.
+// fail reports err and drains the inputs until the actor is stopped,
+// acknowledging each barrier once it has arrived on every input.
 func (a *Actor) fail(ctx context.Context, err error) error {
 	if a.Log != nil {
 		a.Log.Error("dataflow actor failed; its view no longer follows its inputs", "actor", a.ID, "err", err)
@@ -105,19 +245,49 @@ func (a *Actor) fail(ctx context.Context, err error) error {
 	if a.OnError != nil {
 		a.OnError(err)
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	merged := make(chan inputMessage)
+	for i, in := range a.Inputs {
+		go func(i int, in <-chan Message) {
+			for {
+				select {
+				case m, ok := <-in:
+					select {
+					case merged <- inputMessage{Input: i, M: m, Closed: !ok}:
+					case <-ctx.Done():
+						return
+					}
+					if !ok {
+						return
+					}
+				case <-ctx.Done():
+					return
+				}
+			}
+		}(i, in)
+	}
+	arrived := map[uint64]int{}
+	open := len(a.Inputs)
 	for {
 		select {
-		case m, ok := <-a.Input:
-			if !ok {
-				return err
-			}
-			m.Release()
-			if b := m.Barrier; b != nil {
-				if a.Ack != nil {
-					a.Ack(b)
-				}
-				if a.stopsAt(b) {
+		case im := <-merged:
+			if im.Closed {
+				open--
+				if open == 0 {
 					return err
+				}
+				continue
+			}
+			im.M.Release()
+			if b := im.M.Barrier; b != nil {
+				arrived[b.Epoch]++
+				if arrived[b.Epoch] == open {
+					delete(arrived, b.Epoch)
+					a.ack(b)
+					if a.stopsAt(b) {
+						return err
+					}
 				}
 			}
 		case <-ctx.Done():

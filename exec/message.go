@@ -82,6 +82,10 @@ type Message struct {
 	Batch     *Batch
 	Barrier   *barrier.Barrier
 	Watermark *barrier.Watermark
+	// EndOfStream is sent by the runtime down an input's chain when the
+	// input's channel closes, so that multi-input operators stop waiting for
+	// its barriers.
+	EndOfStream bool
 }
 
 func (m Message) String() string {
@@ -92,6 +96,8 @@ func (m Message) String() string {
 		return m.Barrier.String()
 	case m.Watermark != nil:
 		return fmt.Sprintf("watermark(col %d, %d)", m.Watermark.Column, m.Watermark.Value)
+	case m.EndOfStream:
+		return "end of stream"
 	}
 	return "empty message"
 }

@@ -54,6 +54,7 @@ func (l *link) Emit(ctx context.Context, m Message) error {
 		}
 		return l.next.Emit(ctx, m)
 	}
+	// Watermarks and end of stream pass through.
 	return l.next.Emit(ctx, m)
 }
 

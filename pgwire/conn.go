@@ -91,6 +91,8 @@ type conn struct {
 	mu sync.Mutex
 	// queryCancel cancels the running query's context; nil between queries.
 	queryCancel context.CancelCauseFunc
+	// draining is set by Server.Close: the connection ends after its query.
+	draining atomic.Bool
 }
 
 func newConn(ctx context.Context, s *Server, nc net.Conn, pid uint32) *conn {
@@ -110,6 +112,17 @@ func newConn(ctx context.Context, s *Server, nc net.Conn, pid uint32) *conn {
 // shutdown ends the connection on behalf of Server.Close. It may be called from
 // any goroutine.
 func (c *conn) shutdown() { c.cancel(errShutdown) }
+
+// drain ends the connection on behalf of Server.Close: at once if it is idle,
+// otherwise after its running query. It may be called from any goroutine.
+func (c *conn) drain() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.draining.Store(true)
+	if c.queryCancel == nil {
+		c.cancel(errShutdown)
+	}
+}
 
 // cancelQuery cancels the running query, if any, for a CancelRequest. It may be
 // called from any goroutine.
@@ -136,7 +149,7 @@ func (c *conn) serve() {
 	if c.startup() {
 		c.run()
 	}
-	if c.ctx.Err() != nil && context.Cause(c.ctx) != errClientGone && !c.fatalSent && c.wErr == nil {
+	if (c.ctx.Err() != nil || c.draining.Load()) && context.Cause(c.ctx) != errClientGone && !c.fatalSent && c.wErr == nil {
 		// Server.Close or the ServeConn context ended the connection.
 		c.fatal(sqlerr.AdminShutdown, "terminating connection due to administrator command")
 	}
@@ -342,6 +355,9 @@ func cutNUL(b []byte) (s string, rest []byte, ok bool) {
 // run reads and answers messages until the connection ends.
 func (c *conn) run() {
 	for {
+		if c.draining.Load() {
+			return
+		}
 		typ, n, err := c.readHeader()
 		if err != nil {
 			c.readFailed("message", err)

@@ -38,6 +38,8 @@ type fakeEngine struct {
 	// unblocked receives the context's cause when it ends.
 	blocked   chan context.Context
 	unblocked chan error
+	// release ends a running "wait" statement successfully.
+	release chan struct{}
 	// closed receives every session when it is closed.
 	closed chan *fakeSession
 }
@@ -47,6 +49,7 @@ func newFakeEngine(mem memory.Allocator) *fakeEngine {
 		mem:       mem,
 		blocked:   make(chan context.Context, 64),
 		unblocked: make(chan error, 64),
+		release:   make(chan struct{}),
 		closed:    make(chan *fakeSession, 1024),
 	}
 }
@@ -162,6 +165,15 @@ func (s *fakeSession) run(ctx context.Context, stmt string, w ResultWriter) erro
 		<-ctx.Done()
 		s.e.unblocked <- context.Cause(ctx)
 		return ctx.Err()
+	case "wait":
+		s.e.blocked <- ctx
+		select {
+		case <-s.e.release:
+			return w.Complete("WAIT")
+		case <-ctx.Done():
+			s.e.unblocked <- context.Cause(ctx)
+			return ctx.Err()
+		}
 	case "misuse":
 		// WriteRows without BeginRows: the writer refuses.
 		b := array.NewRecordBuilder(s.e.mem, arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil))

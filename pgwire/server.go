@@ -28,6 +28,10 @@ type Options struct {
 	Logger *slog.Logger
 	// ServerVersion is reported as server_version (default "15.0").
 	ServerVersion string
+	// ShutdownGrace is how long Close lets running queries finish before it
+	// cancels them (default 30s). Writes acknowledged to a client are durable,
+	// so a write that has reached its table is better finished than cancelled.
+	ShutdownGrace time.Duration
 }
 
 // Server serves the protocol for an Engine on any number of listeners and
@@ -36,6 +40,7 @@ type Server struct {
 	engine  Engine
 	log     *slog.Logger
 	version string
+	grace   time.Duration
 
 	mu        sync.Mutex
 	closed    bool
@@ -58,6 +63,7 @@ func NewServer(e Engine, opts Options) *Server {
 		engine:    e,
 		log:       opts.Logger,
 		version:   opts.ServerVersion,
+		grace:     opts.ShutdownGrace,
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[uint32]*conn),
 		// Process ids look like PostgreSQL's and are unique per server.
@@ -138,12 +144,12 @@ func (s *Server) isClosed() bool {
 	return s.closed
 }
 
-// Close stops accepting, sends FATAL 57P01 ("terminating connection due to
-// administrator command") to every open connection, closes them, waits for their
-// goroutines, and closes every Session.
-//
-// A running query sees its context cancelled; Close waits for its Session.Query
-// to return. A client that does not read its output is given shutdownWriteGrace
+// Close stops accepting and ends every connection with FATAL 57P01
+// ("terminating connection due to administrator command"): idle ones at
+// once, busy ones once their running query has finished and its result was
+// sent. Queries still running after Options.ShutdownGrace see their context
+// cancelled. Close waits for every connection goroutine and closes every
+// Session. A client that does not read its output is given shutdownWriteGrace
 // before its writes fail.
 func (s *Server) Close() error {
 	s.mu.Lock()
@@ -151,11 +157,34 @@ func (s *Server) Close() error {
 	for ln := range s.listeners {
 		ln.Close()
 	}
+	conns := make([]*conn, 0, len(s.conns))
 	for _, c := range s.conns {
-		c.shutdown()
+		conns = append(conns, c)
 	}
 	s.mu.Unlock()
-	s.wg.Wait()
+	// Idle connections end now; busy ones after their query.
+	for _, c := range conns {
+		c.drain()
+	}
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	grace := s.grace
+	if grace <= 0 {
+		grace = 30 * time.Second
+	}
+	select {
+	case <-done:
+	case <-time.After(grace):
+		s.mu.Lock()
+		for _, c := range s.conns {
+			c.shutdown()
+		}
+		s.mu.Unlock()
+		<-done
+	}
 	return nil
 }
 

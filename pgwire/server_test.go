@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/jackc/pgx/v5"
@@ -480,7 +481,8 @@ func TestClientDisconnectMidQuery(t *testing.T) {
 func TestServerCloseSendsAdminShutdown(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	ts := startServer(t, newFakeEngine(mem))
+	// A short grace: the blocked query is cancelled.
+	ts := startServer(t, newFakeEngine(mem), Options{ShutdownGrace: 20 * time.Millisecond})
 
 	idle := dialRaw(t, ts.addr)
 	idle.startup(map[string]string{"user": "u"})
@@ -523,6 +525,29 @@ func TestServerCloseSendsAdminShutdown(t *testing.T) {
 	if err := ts.ServeConnCheck(); err != nil {
 		t.Error(err)
 	}
+}
+
+// TestServerCloseLetsRunningQueryFinish checks that Close lets a running
+// query finish and send its result before the connection is ended.
+func TestServerCloseLetsRunningQueryFinish(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ts := startServer(t, newFakeEngine(mem))
+	busy := dialRaw(t, ts.addr)
+	busy.startup(map[string]string{"user": "u"})
+	busy.send(&pgproto3.Query{String: "wait"})
+	<-ts.e.blocked
+	closed := make(chan struct{})
+	go func() {
+		ts.close(t)
+		close(closed)
+	}()
+	ts.e.release <- struct{}{}
+	busy.expect("C WAIT")
+	busy.expect("Z I")
+	busy.expect("E FATAL/FATAL 57P01 terminating connection due to administrator command")
+	busy.expectEOF()
+	<-closed
 }
 
 // ServeConnCheck runs ServeConn on a pipe after Close: it must return at once,
