@@ -1,0 +1,551 @@
+package exec
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/streamsql/streamsql/barrier"
+	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// JoinType is the kind of a HashJoin.
+type JoinType uint8
+
+const (
+	InnerJoin JoinType = iota
+	LeftJoin
+	RightJoin
+	FullJoin
+	// SemiJoin emits each left row that has at least one match (IN, EXISTS).
+	SemiJoin
+	// AntiJoin emits each left row that has no match (NOT EXISTS).
+	AntiJoin
+	// NullAwareAntiJoin is NOT IN: a left row is emitted if the right side is
+	// empty, or if its key is not NULL, no right key is NULL and it has no
+	// match.
+	NullAwareAntiJoin
+)
+
+func (t JoinType) String() string {
+	return [...]string{"inner", "left outer", "right outer", "full outer", "left semi", "left anti", "null-aware left anti"}[t]
+}
+
+// emitsPairs reports whether the join's output rows are left ++ right pairs
+// (rather than left rows only).
+func (t JoinType) emitsPairs() bool { return t <= FullJoin }
+
+// preserved reports whether rows of side s appear in the output even without
+// a match (NULL-padded, or as semi/anti rows), so the join tracks their
+// number of matches.
+func (t JoinType) preserved(s int) bool {
+	switch t {
+	case LeftJoin, SemiJoin, AntiJoin, NullAwareAntiJoin:
+		return s == 0
+	case RightJoin:
+		return s == 1
+	case FullJoin:
+		return true
+	}
+	return false
+}
+
+// HashJoinSpec configures a HashJoin. Index 0 is the left input, 1 the right.
+type HashJoinSpec struct {
+	Type JoinType
+	// Types are the column types of each input.
+	Types [2][]types.T
+	// Keys are the equi-join key columns of each input, of types KeyTypes;
+	// rows whose key has a NULL never match. An empty key joins every pair
+	// (a nested-loop join, for non-equi conditions and scalar subqueries).
+	Keys     [2][]int
+	KeyTypes []types.T
+	// StreamKeys identify a row within each input.
+	StreamKeys [2][]int
+	// Cond, if set, is evaluated over the left columns followed by the right
+	// columns; only pairs for which it is true match.
+	Cond eval.Evaluator
+	// Tables hold each input's rows, keyed by join key then stream key. The
+	// value is the row's match count (for preserved sides), a visibility flag
+	// and the row.
+	Tables [2]*state.Table
+}
+
+// HashJoin is the streaming equi-join of two inputs, retractable on both
+// sides: each input's rows are kept in a state table keyed by join key, a
+// change on one side is joined with the other side's stored rows, and rows of
+// preserved sides carry their number of matches so that NULL-padded rows (and
+// semi/anti join rows) are emitted and retracted as matches come and go.
+//
+// Output rows are the left columns followed by the right columns (semi and
+// anti joins: the left columns only), with Insert or Delete ops. Join state
+// is read through the state tables, so it is bounded by the store's cache,
+// not by memory.
+type HashJoin struct {
+	mem  memory.Allocator
+	ectx *eval.Context
+	spec HashJoinSpec
+
+	codecs    [2]*state.RowCodec
+	appenders [2][]appendFunc
+	outTypes  []types.T
+	pairTypes []types.T
+
+	// Null-aware anti join: the number of right rows and of right rows with a
+	// NULL key; -1 until counted.
+	rightRows, rightNulls int64
+
+	keyBuf  []byte
+	valBuf  []byte
+	rowKeys [][]byte
+}
+
+// NewHashJoin returns a HashJoin.
+func NewHashJoin(mem memory.Allocator, ectx *eval.Context, spec HashJoinSpec) *HashJoin {
+	j := &HashJoin{mem: mem, ectx: ectx, spec: spec, rightRows: -1}
+	for s := 0; s < 2; s++ {
+		j.codecs[s] = state.NewRowCodec(spec.Types[s])
+		for _, t := range spec.Types[s] {
+			j.appenders[s] = append(j.appenders[s], appenderFor(t))
+		}
+	}
+	j.pairTypes = append(append([]types.T{}, spec.Types[0]...), spec.Types[1]...)
+	if spec.Type.emitsPairs() {
+		j.outTypes = j.pairTypes
+	} else {
+		j.outTypes = spec.Types[0]
+	}
+	return j
+}
+
+// OutputTypes returns the types of the output columns.
+func (j *HashJoin) OutputTypes() []types.T { return j.outTypes }
+
+// candidate is a stored row of the other side with the input row's join key.
+type candidate struct {
+	row   int // input row
+	key   []byte
+	value []byte // the stored row, without match count and flags
+}
+
+// stored value layout: uvarint match count, one flag byte (bit 0: the row is
+// currently emitted by a null-aware anti join), then the RowCodec row.
+func decodeStored(v []byte) (deg int64, flags byte, row []byte, err error) {
+	d, n := binary.Uvarint(v)
+	if n <= 0 || len(v) <= n {
+		return 0, 0, nil, errCorruptState
+	}
+	return int64(d), v[n], v[n+1:], nil
+}
+
+func appendStored(buf []byte, deg int64, flags byte, row []byte) []byte {
+	buf = binary.AppendUvarint(buf, uint64(deg))
+	buf = append(buf, flags)
+	return append(buf, row...)
+}
+
+// outEntry is one output row: a pair (pair >= 0), or a row of one side padded
+// with NULLs for the other (pad side s: row from input row or stored bytes).
+type outEntry struct {
+	op     Op
+	pair   int
+	side   int
+	row    int    // input row, when the padded row comes from the input batch
+	stored []byte // stored row, when it comes from state
+}
+
+// OnBatch joins the changes of input s with the other input's rows.
+func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) error {
+	defer b.Release()
+	o := 1 - s
+	rec := b.Rec
+	n := b.Len()
+	spec := &j.spec
+	if spec.Type == NullAwareAntiJoin {
+		if err := j.countRight(); err != nil {
+			return err
+		}
+	}
+
+	// Phase 1: the candidates of every input row, from the other side's state.
+	pairBs := newBuilders(j.mem, j.pairTypes)
+	defer releaseBuilders(pairBs)
+	var cands []candidate
+	hasKey := make([]bool, n)
+	j.rowKeys = j.rowKeys[:0]
+	for i := 0; i < n; i++ {
+		j.keyBuf = j.keyBuf[:0]
+		hasKey[i] = true
+		for k, c := range spec.Keys[s] {
+			col := rec.Column(c)
+			if col.IsNull(i) {
+				hasKey[i] = false
+			}
+			j.keyBuf = state.AppendKey(j.keyBuf, spec.KeyTypes[k], col, i)
+		}
+		jkLen := len(j.keyBuf)
+		for _, c := range spec.StreamKeys[s] {
+			j.keyBuf = state.AppendKey(j.keyBuf, spec.Types[s][c], rec.Column(c), i)
+		}
+		j.rowKeys = append(j.rowKeys, append([]byte(nil), j.keyBuf...))
+		if !hasKey[i] {
+			continue
+		}
+		prefix := j.rowKeys[i][:jkLen]
+		it, err := spec.Tables[o].NewIter(prefix, state.PrefixEnd(prefix))
+		if err != nil {
+			return err
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			_, _, row, err := decodeStored(it.Value())
+			if err != nil {
+				it.Close()
+				return err
+			}
+			c := candidate{row: i, key: append([]byte(nil), it.Key()...), value: append([]byte(nil), row...)}
+			if err := j.appendPair(pairBs, s, rec, i, c.value); err != nil {
+				it.Close()
+				return err
+			}
+			cands = append(cands, c)
+		}
+		if err := it.Close(); err != nil {
+			return err
+		}
+	}
+
+	// Phase 2: the non-equi condition over all candidate pairs at once.
+	pairRec := buildRecord(SchemaOf(j.pairTypes), pairBs, len(cands))
+	defer pairRec.Release()
+	pass := make([]bool, len(cands))
+	if spec.Cond != nil && len(cands) > 0 {
+		res, err := spec.Cond.Eval(j.ectx, pairRec)
+		if err != nil {
+			return err
+		}
+		bools := res.(*array.Boolean)
+		for p := range pass {
+			pass[p] = bools.IsValid(p) && bools.Value(p)
+		}
+		res.Release()
+	} else {
+		for p := range pass {
+			pass[p] = true
+		}
+	}
+
+	// Phase 3: rows in order: emit pairs, padded rows and semi/anti rows, and
+	// update both sides' states.
+	var entries []outEntry
+	otherDeg := map[string]int64{} // match counts of other-side rows touched
+	otherRow := map[string][]byte{}
+	otherFlags := map[string]byte{}
+	loadDeg := func(c candidate) (int64, error) {
+		if d, ok := otherDeg[string(c.key)]; ok {
+			return d, nil
+		}
+		otherRow[string(c.key)] = c.value
+		v, ok, err := spec.Tables[o].Get(c.key)
+		if err != nil || !ok {
+			return 0, err
+		}
+		d, f, _, err := decodeStored(v)
+		otherDeg[string(c.key)] = d
+		otherFlags[string(c.key)] = f
+		return d, err
+	}
+	// A null-aware anti join re-evaluates every left row when the right side
+	// becomes empty or non-empty, or gains or loses its last NULL key.
+	oldRightRows, oldRightNulls := j.rightRows > 0, j.rightNulls > 0
+	p := 0
+	for i := 0; i < n; i++ {
+		ins := b.Ops[i].IsInsert()
+		op := Delete
+		if ins {
+			op = Insert
+		}
+		var sign int64 = -1
+		if ins {
+			sign = 1
+		}
+		start := p
+		for p < len(cands) && cands[p].row == i {
+			p++
+		}
+		deg := int64(0)
+		for q := start; q < p; q++ {
+			if pass[q] {
+				deg++
+			}
+		}
+		for q := start; q < p; q++ {
+			if !pass[q] {
+				continue
+			}
+			c := cands[q]
+			if spec.Type.preserved(o) {
+				old, err := loadDeg(c)
+				if err != nil {
+					return err
+				}
+				now := old + sign
+				otherDeg[string(c.key)] = now
+				if spec.Type.emitsPairs() {
+					if ins && old == 0 {
+						entries = append(entries, outEntry{op: Delete, pair: -1, side: o, stored: c.value})
+					}
+					entries = append(entries, outEntry{op: op, pair: q})
+					if !ins && now == 0 {
+						entries = append(entries, outEntry{op: Insert, pair: -1, side: o, stored: c.value})
+					}
+				} else if spec.Type == SemiJoin {
+					if ins && old == 0 {
+						entries = append(entries, outEntry{op: Insert, pair: -1, side: o, stored: c.value})
+					} else if !ins && now == 0 {
+						entries = append(entries, outEntry{op: Delete, pair: -1, side: o, stored: c.value})
+					}
+				} else if spec.Type == AntiJoin {
+					if ins && old == 0 {
+						entries = append(entries, outEntry{op: Delete, pair: -1, side: o, stored: c.value})
+					} else if !ins && now == 0 {
+						entries = append(entries, outEntry{op: Insert, pair: -1, side: o, stored: c.value})
+					}
+				}
+			} else if spec.Type.emitsPairs() {
+				entries = append(entries, outEntry{op: op, pair: q})
+			}
+		}
+		var flags byte
+		if spec.Type.preserved(s) {
+			switch spec.Type {
+			case SemiJoin:
+				if deg > 0 {
+					entries = append(entries, outEntry{op: op, pair: -1, side: s, row: i})
+				}
+			case AntiJoin:
+				if deg == 0 {
+					entries = append(entries, outEntry{op: op, pair: -1, side: s, row: i})
+				}
+			case NullAwareAntiJoin:
+				if j.nullAwareVisible(hasKey[i], deg) {
+					entries = append(entries, outEntry{op: op, pair: -1, side: s, row: i})
+					flags = 1
+				}
+			default:
+				if deg == 0 {
+					entries = append(entries, outEntry{op: op, pair: -1, side: s, row: i})
+				}
+			}
+		}
+		if spec.Type == NullAwareAntiJoin && s == 1 {
+			j.rightRows += sign
+			if !hasKey[i] {
+				j.rightNulls += sign
+			}
+		}
+		// Store or remove the input row.
+		if ins {
+			j.valBuf = j.valBuf[:0]
+			rowBytes := j.codecs[s].Append(nil, rec.Columns(), i)
+			j.valBuf = appendStored(j.valBuf, deg, flags, rowBytes)
+			spec.Tables[s].Put(j.rowKeys[i], j.valBuf)
+		} else {
+			spec.Tables[s].Delete(j.rowKeys[i])
+		}
+	}
+	globalFlip := spec.Type == NullAwareAntiJoin && s == 1 &&
+		(oldRightRows != (j.rightRows > 0) || oldRightNulls != (j.rightNulls > 0))
+	// Write back the other side's changed match counts (and, for a null-aware
+	// anti join, the visibility of the left rows they changed).
+	if spec.Type.preserved(o) {
+		for k, d := range otherDeg {
+			flags := otherFlags[k]
+			if spec.Type == NullAwareAntiJoin && !globalFlip {
+				want := j.nullAwareVisible(true, d)
+				if want != (flags&1 == 1) {
+					op := Delete
+					if want {
+						op = Insert
+					}
+					entries = append(entries, outEntry{op: op, pair: -1, side: o, stored: otherRow[k]})
+					flags ^= 1
+				}
+			}
+			j.valBuf = appendStored(j.valBuf[:0], d, flags, otherRow[k])
+			spec.Tables[o].Put([]byte(k), j.valBuf)
+		}
+	}
+	if globalFlip {
+		more, err := j.refreshNullAware()
+		if err != nil {
+			return err
+		}
+		entries = append(entries, more...)
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	outRec, ops, err := j.buildOutput(entries, pairRec, rec, s)
+	if err != nil {
+		return err
+	}
+	return out.Emit(ctx, Message{Batch: NewBatch(outRec, ops)})
+}
+
+// appendPair appends the pair (input row i of side s, stored row of the other
+// side) to the pair builders, left columns first.
+func (j *HashJoin) appendPair(bs []array.Builder, s int, rec arrow.RecordBatch, i int, stored []byte) error {
+	nl := len(j.spec.Types[0])
+	inB, otherB := bs[:nl], bs[nl:]
+	if s == 1 {
+		inB, otherB = bs[nl:], bs[:nl]
+	}
+	for c, app := range j.appenders[s] {
+		app(inB[c], rec.Column(c), i)
+	}
+	return j.codecs[1-s].Decode(stored, otherB)
+}
+
+// nullAwareVisible says whether a left row is emitted by NOT IN.
+func (j *HashJoin) nullAwareVisible(hasKey bool, deg int64) bool {
+	if j.rightRows == 0 {
+		return true
+	}
+	return hasKey && j.rightNulls == 0 && deg == 0
+}
+
+// countRight counts the right rows for a null-aware anti join (once, after
+// start or restart).
+func (j *HashJoin) countRight() error {
+	if j.rightRows >= 0 {
+		return nil
+	}
+	it, err := j.spec.Tables[1].NewIter(nil, nil)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	j.rightRows, j.rightNulls = 0, 0
+	bs := newBuilders(j.mem, j.spec.Types[1])
+	defer releaseBuilders(bs)
+	for ok := it.First(); ok; ok = it.Next() {
+		j.rightRows++
+		// A NULL join key encodes with the NULL marker first.
+		if k := it.Key(); len(k) > 0 && len(j.spec.Keys[1]) > 0 && isNullKey(k, j.spec.KeyTypes) {
+			j.rightNulls++
+		}
+	}
+	return it.Error()
+}
+
+// isNullKey reports whether any column of the encoded join key is NULL.
+func isNullKey(key []byte, ts []types.T) bool {
+	for _, t := range ts {
+		d, rest, err := state.DecodeKeyDatum(key, t)
+		if err != nil || d.Null {
+			return true
+		}
+		key = rest
+	}
+	return false
+}
+
+// refreshNullAware re-evaluates every left row of a null-aware anti join
+// after the right side changed, emitting the rows whose visibility flipped.
+func (j *HashJoin) refreshNullAware() ([]outEntry, error) {
+	it, err := j.spec.Tables[0].NewIter(nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	var entries []outEntry
+	type update struct{ key, val []byte }
+	var updates []update
+	for ok := it.First(); ok; ok = it.Next() {
+		deg, flags, row, err := decodeStored(it.Value())
+		if err != nil {
+			it.Close()
+			return nil, err
+		}
+		hasKey := !isNullKey(it.Key(), j.spec.KeyTypes)
+		want := j.nullAwareVisible(hasKey, deg)
+		if want == (flags&1 == 1) {
+			continue
+		}
+		op, nf := Delete, byte(0)
+		if want {
+			op, nf = Insert, 1
+		}
+		rowCopy := append([]byte(nil), row...)
+		entries = append(entries, outEntry{op: op, pair: -1, side: 0, stored: rowCopy})
+		updates = append(updates, update{key: append([]byte(nil), it.Key()...), val: appendStored(nil, deg, nf, rowCopy)})
+	}
+	if err := it.Close(); err != nil {
+		return nil, err
+	}
+	for _, u := range updates {
+		j.spec.Tables[0].Put(u.key, u.val)
+	}
+	return entries, nil
+}
+
+// buildOutput assembles the output batch from entries.
+func (j *HashJoin) buildOutput(entries []outEntry, pairRec, in arrow.RecordBatch, s int) (arrow.RecordBatch, []Op, error) {
+	ops := make([]Op, len(entries))
+	bs := newBuilders(j.mem, j.outTypes)
+	defer releaseBuilders(bs)
+	nl := len(j.spec.Types[0])
+	pairApp := make([]appendFunc, len(j.pairTypes))
+	for c, t := range j.pairTypes {
+		pairApp[c] = appenderFor(t)
+	}
+	for k, e := range entries {
+		ops[k] = e.op
+		switch {
+		case e.pair >= 0:
+			for c := range bs {
+				pairApp[c](bs[c], pairRec.Column(c), e.pair)
+			}
+		default:
+			sideB := bs[:nl]
+			if e.side == 1 {
+				sideB = bs[nl:]
+			}
+			if e.stored != nil {
+				if err := j.codecs[e.side].Decode(e.stored, sideB); err != nil {
+					return nil, nil, err
+				}
+			} else {
+				for c, app := range j.appenders[e.side] {
+					app(sideB[c], in.Column(c), e.row)
+				}
+			}
+			if j.spec.Type.emitsPairs() {
+				padB := bs[nl:]
+				if e.side == 1 {
+					padB = bs[:nl]
+				}
+				for _, b := range padB {
+					b.AppendNull()
+				}
+			}
+		}
+	}
+	return buildRecord(SchemaOf(j.outTypes), bs, len(entries)), ops, nil
+}
+
+// OnBarrier seals both sides' state.
+func (j *HashJoin) OnBarrier(_ context.Context, b *barrier.Barrier, _ Output) error {
+	j.spec.Tables[0].Seal(b.Epoch)
+	j.spec.Tables[1].Seal(b.Epoch)
+	return nil
+}
+
+// Close does nothing: the join holds no Arrow memory between calls.
+func (j *HashJoin) Close() {}
+
+func (j *HashJoin) String() string { return fmt.Sprintf("HashJoin(%s)", j.spec.Type) }
