@@ -17,7 +17,8 @@ type AddOutput struct {
 }
 
 // RemoveOutput is a barrier mutation: after the barrier carrying it, the
-// dispatcher of relation Relation stops sending to actor Actor.
+// dispatcher of relation Relation stops sending to actor Actor (to every
+// input of the actor that reads the relation).
 type RemoveOutput struct {
 	Relation uint32
 	Actor    uint32
@@ -106,12 +107,14 @@ func (d *Dispatcher) applyMutations(b *barrier.Barrier) {
 			}
 		case *RemoveOutput:
 			if mu.Relation == d.relation {
-				for i, o := range d.outs {
-					if o.actor == mu.Actor {
-						d.outs = append(d.outs[:i:i], d.outs[i+1:]...)
-						break
+				// An actor may read a relation more than once (self-joins).
+				kept := d.outs[:0:0]
+				for _, o := range d.outs {
+					if o.actor != mu.Actor {
+						kept = append(kept, o)
 					}
 				}
+				d.outs = kept
 			}
 		}
 	}
