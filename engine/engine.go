@@ -321,3 +321,6 @@ func (e *Engine) relationNames(kind catalog.Kind) []string {
 	sort.Strings(names)
 	return names
 }
+
+// checkpointMode is the barrier alignment mode of new dataflows.
+func (e *Engine) checkpointMode() barrier.Mode { return barrier.ExactlyOnce }

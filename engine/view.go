@@ -23,7 +23,9 @@ const inputBuffer = 16
 type view struct {
 	rel    *catalog.Relation
 	plan   *planner.StreamPlan
-	input  chan exec.Message
+	// inputs are the channels of the view's upstream streams, one per scan
+	// of its plan (plan.Upstreams).
+	inputs []chan exec.Message
 	disp   *exec.Dispatcher
 	tables []*state.Table
 	done   chan struct{}
@@ -42,7 +44,6 @@ func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*vi
 	v := &view{
 		rel:   rel,
 		plan:  plan,
-		input: make(chan exec.Message, inputBuffer),
 		disp:  exec.NewDispatcher(rel.ID),
 		done:  make(chan struct{}),
 	}
@@ -57,19 +58,22 @@ func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*vi
 		Eval:  &eval.Context{Mem: e.mem, Errors: &v.exprErrors, Log: log},
 		Table: func(slot int) *state.Table { return v.tables[slot] },
 	}
-	ops, err := exec.BuildStream(env, plan, viewTable)
+	df, err := exec.BuildStream(env, plan, viewTable, v.disp)
 	if err != nil {
 		return nil, nil, err
 	}
-	closers := make([]interface{ Close() }, len(ops))
-	for i, op := range ops {
-		closers[i] = op
+	inputs := make([]<-chan exec.Message, len(plan.Upstreams))
+	for i := range plan.Upstreams {
+		ch := make(chan exec.Message, inputBuffer)
+		v.inputs = append(v.inputs, ch)
+		inputs[i] = ch
 	}
 	a := &exec.Actor{
 		ID:     rel.ID,
-		Inputs: []<-chan exec.Message{v.input},
-		Heads:  []exec.Output{exec.Chain(ops, v.disp)},
-		Ops:    closers,
+		Inputs: inputs,
+		Heads:  df.Heads,
+		Ops:    df.Closers,
+		Mode:   e.checkpointMode(),
 		Ack:    func(b *barrier.Barrier) { e.coord.Ack(rel.ID, b.Epoch) },
 		OnError: func(err error) {
 			v.failed.Store(&err)
@@ -130,11 +134,13 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 	if err != nil {
 		return err
 	}
-	up, err := e.upstreamDispatcher(plan.Upstream.ID)
-	if err != nil {
-		return err
+	for i, upRel := range plan.Upstreams {
+		up, err := e.upstreamDispatcher(upRel.ID)
+		if err != nil {
+			return err
+		}
+		up.AddOutputNow(rel.ID, v.inputs[i])
 	}
-	up.AddOutputNow(rel.ID, v.input)
 	e.mu.Lock()
 	e.views[rel.ID] = v
 	e.mu.Unlock()
@@ -169,7 +175,7 @@ func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedVie
 		StateTable:     ids[1],
 		OperatorTables: ids[2:],
 		SQL:            stmt.SQL,
-		DependsOn:      []uint32{plan.Upstream.ID},
+		DependsOn:      dependencies(plan.Upstreams),
 	}
 	for _, c := range plan.Root.Cols {
 		rel.Columns = append(rel.Columns, catalog.Column{Name: c.Name, Type: c.Type, Hidden: c.Hidden})
@@ -178,7 +184,6 @@ func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedVie
 	if err != nil {
 		return err
 	}
-	upstream := plan.Upstream
 	var attachEpoch atomic.Uint64
 	a.Prelude = func(ctx context.Context) error {
 		epoch := attachEpoch.Load()
@@ -190,15 +195,24 @@ func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedVie
 		if snap.Epoch() != epoch {
 			return fmt.Errorf("engine: backfill of %s found epoch %d, want %d", rel.Name, snap.Epoch(), epoch)
 		}
-		return exec.ScanSnapshot(ctx, e.mem, snap, upstream, a.Heads[0])
+		for i, up := range plan.Upstreams {
+			if err := exec.ScanSnapshot(ctx, e.mem, snap, up, a.Heads[i]); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	e.mu.Lock()
 	e.views[rel.ID] = v
 	e.mu.Unlock()
+	var attach []barrier.Mutation
+	for i, up := range plan.Upstreams {
+		attach = append(attach, &exec.AddOutput{Relation: up.ID, Actor: rel.ID, Ch: v.inputs[i]})
+	}
 	var catErr error
 	done := make(chan struct{})
 	epoch := e.coord.Schedule(barrier.Change{
-		Mutations: []barrier.Mutation{&exec.AddOutput{Relation: upstream.ID, Actor: rel.ID, Ch: v.input}},
+		Mutations: attach,
 		AddActors: []uint32{rel.ID},
 		AfterInject: func(epoch uint64) {
 			// The catalog entry lands in epoch+1, with the view's first state.
@@ -262,4 +276,17 @@ func (e *Engine) viewError(rel *catalog.Relation) error {
 		return sqlerr.New(sqlerr.InternalError, "materialized view %s failed and no longer follows its inputs: %v", rel.Name, *p)
 	}
 	return nil
+}
+
+// dependencies lists the distinct relations of ups, in order.
+func dependencies(ups []*catalog.Relation) []uint32 {
+	var ids []uint32
+	seen := map[uint32]bool{}
+	for _, r := range ups {
+		if !seen[r.ID] {
+			seen[r.ID] = true
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids
 }

@@ -5,13 +5,14 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/streamsql/streamsql/catalog"
-
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
+	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec/eval"
 	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
 )
 
 // Env is what building operators needs.
@@ -24,28 +25,64 @@ type Env struct {
 	SystemRows func(rel *catalog.Relation) ([]arrow.RecordBatch, error)
 }
 
-// chainOf returns the nodes from the leaf of a single-input plan up to
-// root (leaf first).
-func chainOf(root planner.Node) ([]planner.Node, error) {
-	var nodes []planner.Node
-	for n := root; ; {
-		nodes = append(nodes, n)
-		in := n.Inputs()
-		if len(in) == 0 {
-			break
-		}
-		if len(in) > 1 {
-			return nil, fmt.Errorf("exec: %T has %d inputs", n, len(in))
-		}
-		n = in[0]
-	}
-	for i, j := 0, len(nodes)-1; i < j; i, j = i+1, j-1 {
-		nodes[i], nodes[j] = nodes[j], nodes[i]
-	}
-	return nodes, nil
+// Dataflow is a built plan: its operators wired together, with one entry
+// point per leaf. Leaves are the plan's sources (scans, values, series) in
+// plan order: depth first, inputs in order.
+type Dataflow struct {
+	Leaves []planner.Node
+	Heads  []Output
+	// Closers are every operator, closed when the dataflow stops.
+	Closers []interface{ Close() }
 }
 
-// operator builds the operator of one non-leaf plan node.
+// Close closes every operator.
+func (d *Dataflow) Close() {
+	for _, c := range d.Closers {
+		c.Close()
+	}
+}
+
+// build wires node n so that its output goes to next.
+func (d *Dataflow) build(env Env, n planner.Node, next Output) error {
+	switch n := n.(type) {
+	case *planner.Scan, *planner.Values, *planner.Series:
+		d.Leaves = append(d.Leaves, n)
+		d.Heads = append(d.Heads, next)
+		return nil
+	case *planner.Join:
+		j, err := newJoinOperator(env, n)
+		if err != nil {
+			return err
+		}
+		d.Closers = append(d.Closers, j)
+		mn := NewMultiNode(j, 2, next)
+		if err := d.build(env, n.Left, mn.Port(0)); err != nil {
+			return err
+		}
+		return d.build(env, n.Right, mn.Port(1))
+	case *planner.Union:
+		u := Union{}
+		mn := NewMultiNode(u, len(n.Ins), next)
+		for i, in := range n.Ins {
+			if err := d.build(env, in, mn.Port(i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	op, err := operator(env, n)
+	if err != nil {
+		return err
+	}
+	d.Closers = append(d.Closers, op)
+	in := n.Inputs()
+	if len(in) != 1 {
+		return fmt.Errorf("exec: %T has %d inputs", n, len(in))
+	}
+	return d.build(env, in[0], &link{op: op, next: next})
+}
+
+// operator builds the operator of one single-input plan node.
 func operator(env Env, n planner.Node) (Operator, error) {
 	switch n := n.(type) {
 	case *planner.Filter:
@@ -85,42 +122,57 @@ func operator(env Env, n planner.Node) (Operator, error) {
 		return NewSort(env.Mem, n.Keys, planner.Types(n.Columns())), nil
 	case *planner.Limit:
 		return NewLimit(env.Mem, n.Offset, n.Count), nil
+	case *planner.Consolidate:
+		return NewConsolidate(env.Mem, planner.Types(n.Columns())), nil
 	}
 	return nil, fmt.Errorf("exec: no operator for %T", n)
 }
 
-func operators(env Env, nodes []planner.Node) ([]Operator, error) {
-	var ops []Operator
-	for _, n := range nodes {
-		op, err := operator(env, n)
-		if err != nil {
-			for _, o := range ops {
-				o.Close()
-			}
-			return nil, err
-		}
-		ops = append(ops, op)
-	}
-	return ops, nil
+var joinTypes = map[sql.JoinType]JoinType{
+	sql.InnerJoin: InnerJoin, sql.LeftJoin: LeftJoin, sql.RightJoin: RightJoin, sql.FullJoin: FullJoin,
+	sql.SemiJoin: SemiJoin, sql.AntiJoin: AntiJoin, sql.NullAwareAntiJoin: NullAwareAntiJoin,
 }
 
-// BuildStream builds the operators of a view's dataflow, from the one after
-// the scan to the Materialize writing viewTable. The scan itself is the
-// actor's input (and its backfill).
-func BuildStream(env Env, p *planner.StreamPlan, viewTable *state.Table) ([]Operator, error) {
-	nodes, err := chainOf(p.Root.Input)
-	if err != nil {
-		return nil, err
+func newJoinOperator(env Env, n *planner.Join) (*HashJoin, error) {
+	spec := HashJoinSpec{
+		Type:       joinTypes[n.Type],
+		Types:      [2][]types.T{planner.Types(n.Left.Columns()), planner.Types(n.Right.Columns())},
+		Keys:       [2][]int{n.LeftKeys, n.RightKeys},
+		KeyTypes:   n.KeyTypes,
+		StreamKeys: [2][]int{n.Left.StreamKey(), n.Right.StreamKey()},
+		Tables:     [2]*state.Table{env.Table(n.LeftTable), env.Table(n.RightTable)},
 	}
-	if _, ok := nodes[0].(*planner.Scan); !ok {
-		return nil, fmt.Errorf("exec: a view's dataflow starts with %T, not a scan", nodes[0])
+	// Batch plans have no stream keys: stored rows get sequence numbers.
+	spec.Sequence = [2]bool{spec.StreamKeys[0] == nil, spec.StreamKeys[1] == nil}
+	if n.Cond != nil {
+		cond, err := eval.Compile(n.Cond)
+		if err != nil {
+			return nil, err
+		}
+		spec.Cond = cond
 	}
-	ops, err := operators(env, nodes[1:])
-	if err != nil {
-		return nil, err
-	}
+	return NewHashJoin(env.Mem, env.Eval, spec), nil
+}
+
+// BuildStream builds a view's dataflow: every operator of the plan down to
+// its scans, ending in the Materialize that writes viewTable and then in out.
+// The dataflow's leaves are the plan's scans, whose streams the actor reads.
+func BuildStream(env Env, p *planner.StreamPlan, viewTable *state.Table, out Output) (*Dataflow, error) {
+	d := &Dataflow{}
 	m := p.Root
-	return append(ops, NewMaterialize(viewTable, m.Key, planner.Types(m.Cols))), nil
+	mat := NewMaterialize(viewTable, m.Key, planner.Types(m.Cols))
+	d.Closers = append(d.Closers, mat)
+	if err := d.build(env, m.Input, &link{op: mat, next: out}); err != nil {
+		d.Close()
+		return nil, err
+	}
+	for _, l := range d.Leaves {
+		if _, ok := l.(*planner.Scan); !ok {
+			d.Close()
+			return nil, fmt.Errorf("exec: a view's dataflow reads %T, not a scan", l)
+		}
+	}
+	return d, nil
 }
 
 // emitSystemRows emits the rows of a system table.
@@ -144,39 +196,74 @@ func emitSystemRows(ctx context.Context, env Env, rel *catalog.Relation, out Out
 }
 
 // RunBatch runs a batch plan over a committed snapshot and sends its result
-// rows (insert batches) to out.
+// rows to out. Sources run one after the other, the right input of every
+// join before its left input, so that joins see their build side first and
+// emit no retractions (plans with right or full outer joins end in a
+// Consolidate operator that cancels the ones they do emit).
 func RunBatch(ctx context.Context, env Env, snap *state.Snapshot, root planner.Node, out Output) error {
-	nodes, err := chainOf(root)
-	if err != nil {
+	d := &Dataflow{}
+	defer d.Close()
+	if err := d.build(env, root, out); err != nil {
 		return err
 	}
-	ops, err := operators(env, nodes[1:])
-	if err != nil {
-		return err
-	}
-	defer func() {
-		for _, op := range ops {
-			op.Close()
+	order := batchOrder(root)
+	for _, i := range order {
+		var err error
+		switch leaf := d.Leaves[i].(type) {
+		case *planner.Scan:
+			if leaf.Relation.Kind == catalog.SystemTable {
+				err = emitSystemRows(ctx, env, leaf.Relation, d.Heads[i])
+			} else {
+				err = ScanSnapshot(ctx, env.Mem, snap, leaf.Relation, d.Heads[i])
+			}
+		case *planner.Values:
+			err = emitValues(ctx, env.Mem, env.Eval, leaf, d.Heads[i])
+		case *planner.Series:
+			err = emitSeries(ctx, env.Mem, env.Eval, leaf, d.Heads[i])
 		}
-	}()
-	head := Chain(ops, out)
-	switch leaf := nodes[0].(type) {
-	case *planner.Scan:
-		if leaf.Relation.Kind == catalog.SystemTable {
-			err = emitSystemRows(ctx, env, leaf.Relation, head)
-		} else {
-			err = ScanSnapshot(ctx, env.Mem, snap, leaf.Relation, head)
+		if err != nil {
+			return err
 		}
-	case *planner.Values:
-		err = emitValues(ctx, env.Mem, env.Eval, leaf, head)
-	case *planner.Series:
-		err = emitSeries(ctx, env.Mem, env.Eval, leaf, head)
-	default:
-		err = fmt.Errorf("exec: no source for %T", leaf)
+		// The final barrier makes the operators above this source emit what
+		// they hold (aggregations, sorts) once all their inputs are done.
+		if err := d.Heads[i].Emit(ctx, Message{Barrier: finalBarrier}); err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return err
+	return nil
+}
+
+var finalBarrier = &barrier.Barrier{Epoch: 1, Kind: barrier.Final}
+
+// batchOrder returns the indices of root's leaves (in plan order) in the
+// order a batch run feeds them: right inputs of joins first.
+func batchOrder(root planner.Node) []int {
+	var order []int
+	next := 0
+	var walk func(n planner.Node)
+	walk = func(n planner.Node) {
+		ins := n.Inputs()
+		if len(ins) == 0 {
+			order = append(order, next)
+			next++
+			return
+		}
+		if j, ok := n.(*planner.Join); ok {
+			// Leaves are numbered in plan order (left first) but fed right
+			// first.
+			saved := order
+			order = nil
+			walk(j.Left)
+			left := order
+			order = nil
+			walk(j.Right)
+			order = append(saved, append(order, left...)...)
+			return
+		}
+		for _, in := range ins {
+			walk(in)
+		}
 	}
-	// The final barrier makes aggregations and sorts emit their results.
-	return head.Emit(ctx, Message{Barrier: &barrier.Barrier{Epoch: 1, Kind: barrier.Final}})
+	walk(root)
+	return order
 }

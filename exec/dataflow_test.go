@@ -22,10 +22,12 @@ import (
 // TestDataflow drives the operators of a view's dataflow with explicit
 // change batches and barriers and prints what they emit. Commands:
 //
-//	table t (a int, b text) [key=a]    declare the input relation (default key: a hidden row id)
+//	table t (a int, b text)            declare an input table (several may be declared);
+//	                                   without a primary key it has a hidden row id
 //	view SELECT ...                    plan the view over it and build its operators
 //	explain                            print the plan
-//	batch                              feed rows: one per line, "<op> v1 v2 ...", op in + - U- U+
+//	batch [t]                          feed rows of table t: one per line, "<op> v1 v2 ...",
+//	                                   op in + - U- U+ (t may be omitted with one table)
 //	barrier                            end the epoch: print the emitted changes and commit
 //	restart                            rebuild the operators from the committed state
 //	view-contents                      print the view's materialized rows
@@ -48,21 +50,22 @@ type dataflowHarness struct {
 	mem   *memory.CheckedAllocator
 	store *state.Store
 	cat   *catalog.Catalog
-	input *catalog.Relation
-	query string
-	plan  *planner.StreamPlan
-	ops   []Operator
-	head  Output
+	// inputs are the declared tables, by name.
+	inputs map[string]*catalog.Relation
+	nextID uint32
+	query  string
+	plan   *planner.StreamPlan
+	df     *Dataflow
 	out   []string
 	epoch uint64
 	errs  atomic.Int64
 }
 
 func (h *dataflowHarness) close() {
-	for _, op := range h.ops {
-		op.Close()
+	if h.df != nil {
+		h.df.Close()
+		h.df = nil
 	}
-	h.ops = nil
 	if h.store != nil {
 		h.store.Close()
 	}
@@ -81,27 +84,45 @@ func (h *dataflowHarness) run(t *testing.T, d *datadriven.TestData) string {
 	case "explain":
 		return strings.Join(planner.ExplainStream(h.plan, "view", func(s int) string { return fmt.Sprint(s) }), "\n")
 	case "batch":
-		b, err := h.parseBatch(d.Input)
-		if err != nil {
-			d.Fatalf(t, "%v", err)
+		name := ""
+		if len(d.CmdArgs) > 0 {
+			name = d.CmdArgs[0].Key
+		} else if len(h.inputs) == 1 {
+			for n := range h.inputs {
+				name = n
+			}
 		}
-		if err := h.head.Emit(context.Background(), Message{Batch: b}); err != nil {
-			return "error: " + err.Error()
+		rel := h.inputs[name]
+		if rel == nil {
+			d.Fatalf(t, "batch: unknown table %q", name)
+		}
+		// Every scan of the table gets the batch (a self-join scans it twice).
+		for i, up := range h.plan.Upstreams {
+			if up != rel {
+				continue
+			}
+			b, err := h.parseBatch(rel, d.Input)
+			if err != nil {
+				d.Fatalf(t, "%v", err)
+			}
+			if err := h.df.Heads[i].Emit(context.Background(), Message{Batch: b}); err != nil {
+				return "error: " + err.Error()
+			}
 		}
 		return h.flushOutput()
 	case "barrier":
 		h.epoch++
-		if err := h.head.Emit(context.Background(), Message{Barrier: &barrier.Barrier{Epoch: h.epoch}}); err != nil {
-			return "error: " + err.Error()
+		for _, head := range h.df.Heads {
+			if err := head.Emit(context.Background(), Message{Barrier: &barrier.Barrier{Epoch: h.epoch}}); err != nil {
+				return "error: " + err.Error()
+			}
 		}
 		if _, err := h.store.Commit(h.epoch); err != nil {
 			d.Fatalf(t, "commit: %v", err)
 		}
 		return h.flushOutput()
 	case "restart":
-		for _, op := range h.ops {
-			op.Close()
-		}
+		h.df.Close()
 		if err := h.build(); err != nil {
 			return "error: " + err.Error()
 		}
@@ -132,7 +153,10 @@ func (h *dataflowHarness) declareTable(t *testing.T, input string) string {
 			t.Fatal(err)
 		}
 	}
-	h.cat = catalog.New()
+	if h.cat == nil {
+		h.cat = catalog.New()
+		h.inputs = map[string]*catalog.Relation{}
+	}
 	parsed, err := sql.Parse("CREATE TABLE " + input)
 	if err != nil {
 		return "error: " + err.Error()
@@ -142,7 +166,8 @@ func (h *dataflowHarness) declareTable(t *testing.T, input string) string {
 		return "error: " + err.Error()
 	}
 	ct := st.(*sql.CreateTable)
-	rel := &catalog.Relation{ID: 1, Name: ct.Name, Kind: catalog.Table, Columns: ct.Columns, StateTable: 1}
+	h.nextID++
+	rel := &catalog.Relation{ID: h.nextID, Name: ct.Name, Kind: catalog.Table, Columns: ct.Columns, StateTable: h.nextID}
 	if len(ct.PrimaryKey) > 0 {
 		rel.Key, rel.PrimaryKey = ct.PrimaryKey, true
 	} else {
@@ -150,12 +175,12 @@ func (h *dataflowHarness) declareTable(t *testing.T, input string) string {
 		rel.Key = []int{len(rel.Columns) - 1}
 	}
 	h.cat.Add(rel)
-	h.input = rel
+	h.inputs[rel.Name] = rel
 	return "ok"
 }
 
 func (h *dataflowHarness) viewRelation() *catalog.Relation {
-	rel := &catalog.Relation{ID: 2, Name: "v", Kind: catalog.MaterializedView, StateTable: 100, Key: h.plan.Root.Key}
+	rel := &catalog.Relation{ID: 99, Name: "v", Kind: catalog.MaterializedView, StateTable: 100, Key: h.plan.Root.Key}
 	for _, c := range h.plan.Root.Cols {
 		rel.Columns = append(rel.Columns, catalog.Column{Name: c.Name, Type: c.Type, Hidden: c.Hidden})
 	}
@@ -183,17 +208,14 @@ func (h *dataflowHarness) build() error {
 			return h.store.Table(state.TableID(101 + slot))
 		},
 	}
-	if h.ops, err = BuildStream(env, h.plan, h.store.Table(100)); err != nil {
-		return err
-	}
-	h.head = Chain(h.ops, OutputFunc(func(_ context.Context, m Message) error {
+	h.df, err = BuildStream(env, h.plan, h.store.Table(100), OutputFunc(func(_ context.Context, m Message) error {
 		if m.Batch != nil {
 			h.out = append(h.out, formatRows(m.Batch, planner.Types(h.plan.Root.Cols), true)...)
 			m.Release()
 		}
 		return nil
 	}))
-	return nil
+	return err
 }
 
 func (h *dataflowHarness) flushOutput() string {
@@ -207,8 +229,8 @@ func (h *dataflowHarness) flushOutput() string {
 
 // parseBatch reads "<op> v1 v2 ..." lines over the input's visible columns;
 // a hidden row id, if any, is the last value of the line.
-func (h *dataflowHarness) parseBatch(input string) (*Batch, error) {
-	ts := h.input.Types()
+func (h *dataflowHarness) parseBatch(rel *catalog.Relation, input string) (*Batch, error) {
+	ts := rel.Types()
 	bs := newBuilders(h.mem, ts)
 	defer releaseBuilders(bs)
 	var ops []Op

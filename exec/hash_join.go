@@ -65,8 +65,11 @@ type HashJoinSpec struct {
 	// (a nested-loop join, for non-equi conditions and scalar subqueries).
 	Keys     [2][]int
 	KeyTypes []types.T
-	// StreamKeys identify a row within each input.
+	// StreamKeys identify a row within each input. An input with Sequence
+	// set has no stream key (a batch query's insert-only input): its stored
+	// rows are told apart by a sequence number instead.
 	StreamKeys [2][]int
+	Sequence   [2]bool
 	// Cond, if set, is evaluated over the left columns followed by the right
 	// columns; only pairs for which it is true match.
 	Cond eval.Evaluator
@@ -103,6 +106,7 @@ type HashJoin struct {
 	keyBuf  []byte
 	valBuf  []byte
 	rowKeys [][]byte
+	seq     uint64
 }
 
 // NewHashJoin returns a HashJoin.
@@ -191,6 +195,10 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 		jkLen := len(j.keyBuf)
 		for _, c := range spec.StreamKeys[s] {
 			j.keyBuf = state.AppendKey(j.keyBuf, spec.Types[s][c], rec.Column(c), i)
+		}
+		if spec.Sequence[s] {
+			j.seq++
+			j.keyBuf = binary.BigEndian.AppendUint64(j.keyBuf, j.seq)
 		}
 		j.rowKeys = append(j.rowKeys, append([]byte(nil), j.keyBuf...))
 		if !hasKey[i] {

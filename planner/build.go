@@ -17,14 +17,18 @@ type StreamPlan struct {
 	// numbered 0..Tables-1 in plan order (depth first, inputs before the
 	// operator); the view's own table is separate.
 	Tables int
-	// Upstream is the relation the view reads.
-	Upstream *catalog.Relation
+	// Upstreams are the relations the view reads, one per scan of the plan,
+	// in plan order (depth first, inputs in order): the dataflow's inputs.
+	Upstreams []*catalog.Relation
 }
 
 // PlanStream plans rel as a materialized view.
 func PlanStream(rel sql.Rel) (*StreamPlan, error) {
 	b := &builder{stream: true}
 	root, err := b.build(rel)
+	if err == nil {
+		err = checkTypes(root)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -32,9 +36,9 @@ func PlanStream(rel sql.Rel) (*StreamPlan, error) {
 	p := &StreamPlan{
 		Root:     &Materialize{Input: root, Cols: cols, Key: root.StreamKey()},
 		Tables:   b.tables,
-		Upstream: b.upstream,
+		Upstreams: b.upstreams,
 	}
-	if p.Upstream == nil {
+	if len(p.Upstreams) == 0 {
 		return nil, sqlerr.Unsupported("materialized views that read no table or view")
 	}
 	return p, nil
@@ -44,6 +48,9 @@ func PlanStream(rel sql.Rel) (*StreamPlan, error) {
 func PlanBatch(rel sql.Rel) (Node, int, error) {
 	b := &builder{}
 	root, err := b.build(rel)
+	if err == nil {
+		err = checkTypes(root)
+	}
 	if err != nil {
 		return nil, 0, err
 	}
@@ -77,7 +84,7 @@ func uniqueNames(cols []sql.Column) []sql.Column {
 type builder struct {
 	stream   bool
 	tables   int
-	upstream *catalog.Relation
+	upstreams []*catalog.Relation
 }
 
 func (b *builder) table() int {
@@ -92,10 +99,7 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 			return nil, sqlerr.Unsupported("materialized views over system tables")
 		}
 		if b.stream {
-			if b.upstream != nil && b.upstream != r.Relation {
-				return nil, sqlerr.Unsupported("materialized views over several relations (joins)")
-			}
-			b.upstream = r.Relation
+			b.upstreams = append(b.upstreams, r.Relation)
 		}
 		n := &Scan{Relation: r.Relation, Alias: r.Alias, Cols: r.Columns()}
 		if b.stream {
@@ -132,6 +136,8 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 		return b.project(in, r.Exprs, r.Cols), nil
 	case *sql.Aggregate:
 		return b.aggregate(r)
+	case *sql.Join:
+		return b.join(r)
 	case *sql.Sort:
 		in, err := b.build(r.Input)
 		if err != nil || b.stream {

@@ -120,6 +120,31 @@ func (e *explainer) node(depth int, n Node) {
 	case *Limit:
 		e.line(depth, "Limit", "offset: %d, count: %s", n.Offset, countString(n.Count))
 		e.node(depth+1, n.Input)
+	case *Join:
+		lc, rc := n.Left.Columns(), n.Right.Columns()
+		conds := make([]string, len(n.LeftKeys))
+		for i := range n.LeftKeys {
+			conds[i] = fmt.Sprintf("%s = %s", lc[n.LeftKeys[i]].Name, rc[n.RightKeys[i]].Name)
+		}
+		detail := fmt.Sprintf("type: %s, keys: [%s]", n.Type, strings.Join(conds, ", "))
+		if n.Cond != nil {
+			detail += fmt.Sprintf(", condition: %s", n.Cond)
+		}
+		if e.stream {
+			detail += fmt.Sprintf(", stream_key: %s, state_tables: [left: %s, right: %s]",
+				e.key(n), e.name(n.LeftTable), e.name(n.RightTable))
+		}
+		e.line(depth, "HashJoin", "%s", detail)
+		e.node(depth+1, n.Left)
+		e.node(depth+1, n.Right)
+	case *Union:
+		e.line(depth, "Union", "inputs: %d%s", len(n.Ins), e.keySuffix(n))
+		for _, in := range n.Ins {
+			e.node(depth+1, in)
+		}
+	case *Consolidate:
+		e.line(depth, "Consolidate", "net inserts and deletes")
+		e.node(depth+1, n.Input)
 	default:
 		e.line(depth, fmt.Sprintf("%T", n), "")
 	}

@@ -1,0 +1,123 @@
+package planner
+
+import (
+	"github.com/streamsql/streamsql/sql"
+)
+
+// join builds a Join. Join keys that are not plain columns are computed by a
+// projection under the join; a projection over the join restores the
+// binder's column layout (left columns, then right columns).
+func (b *builder) join(r *sql.Join) (Node, error) {
+	left, err := b.build(r.Left)
+	if err != nil {
+		return nil, err
+	}
+	right, err := b.build(r.Right)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.checkExprs(append(append(append([]sql.Expr{}, r.LeftKeys...), r.RightKeys...), condList(r.Cond)...)...); err != nil {
+		return nil, err
+	}
+	nlOrig := len(r.Left.Columns())
+	nrOrig := len(r.Right.Columns())
+	left, leftKeys := b.keyColumns(left, r.LeftKeys)
+	right, rightKeys := b.keyColumns(right, r.RightKeys)
+	nl := len(left.Columns())
+	n := &Join{
+		Type:       r.Type,
+		Left:       left,
+		Right:      right,
+		LeftKeys:   leftKeys,
+		RightKeys:  rightKeys,
+		LeftTable:  b.table(),
+		RightTable: b.table(),
+	}
+	for _, k := range r.LeftKeys {
+		n.KeyTypes = append(n.KeyTypes, k.Type())
+	}
+	if r.Cond != nil {
+		n.Cond = sql.Rewrite(r.Cond, func(e sql.Expr) sql.Expr {
+			if ref, ok := e.(*sql.InputRef); ok && ref.Index >= nlOrig {
+				return &sql.InputRef{Index: ref.Index - nlOrig + nl, T: ref.T, Name: ref.Name}
+			}
+			return e
+		})
+	}
+	n.Cols = append([]sql.Column(nil), left.Columns()...)
+	if r.Type.KeepsRight() {
+		n.Cols = append(n.Cols, right.Columns()...)
+	}
+	if b.stream {
+		n.Key = append([]int{}, left.StreamKey()...)
+		if r.Type.KeepsRight() {
+			for _, k := range right.StreamKey() {
+				n.Key = append(n.Key, nl+k)
+			}
+		}
+	}
+	if nl == nlOrig && len(right.Columns()) == nrOrig {
+		return n, nil
+	}
+	// Drop the computed key columns again.
+	var exprs []sql.Expr
+	var cols []sql.Column
+	for i := 0; i < nlOrig; i++ {
+		c := n.Cols[i]
+		exprs = append(exprs, &sql.InputRef{Index: i, T: c.Type, Name: c.Name})
+		cols = append(cols, c)
+	}
+	if r.Type.KeepsRight() {
+		for j := 0; j < nrOrig; j++ {
+			c := n.Cols[nl+j]
+			exprs = append(exprs, &sql.InputRef{Index: nl + j, T: c.Type, Name: c.Name})
+			cols = append(cols, c)
+		}
+	}
+	return b.project(n, exprs, cols), nil
+}
+
+func condList(e sql.Expr) []sql.Expr {
+	if e == nil {
+		return nil
+	}
+	return []sql.Expr{e}
+}
+
+// keyColumns returns in (or a projection of it with computed key columns
+// appended as hidden columns) and the positions of the key columns.
+func (b *builder) keyColumns(in Node, keys []sql.Expr) (Node, []int) {
+	pos := make([]int, len(keys))
+	var extra []sql.Expr
+	for i, k := range keys {
+		if ref, ok := k.(*sql.InputRef); ok {
+			pos[i] = ref.Index
+			continue
+		}
+		pos[i] = len(in.Columns()) + len(extra)
+		extra = append(extra, k)
+	}
+	if len(extra) == 0 {
+		return in, pos
+	}
+	var exprs []sql.Expr
+	var cols []sql.Column
+	for i, c := range in.Columns() {
+		exprs = append(exprs, &sql.InputRef{Index: i, T: c.Type, Name: c.Name})
+		cols = append(cols, c)
+	}
+	for i, e := range extra {
+		exprs = append(exprs, e)
+		cols = append(cols, sql.Column{Name: "$key" + itoa(i), Type: e.Type(), Hidden: true})
+	}
+	p := b.project(in, exprs, cols)
+	return p, pos
+}
+
+func itoa(i int) string {
+	const digits = "0123456789"
+	if i < 10 {
+		return digits[i : i+1]
+	}
+	return itoa(i/10) + digits[i%10:i%10+1]
+}

@@ -1,0 +1,47 @@
+package planner
+
+import (
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Join is a hash join on equality keys, with an optional residual
+// condition; in a streaming plan both inputs' rows are kept in state tables.
+type Join struct {
+	Type        sql.JoinType
+	Left, Right Node
+	// LeftKeys and RightKeys are key columns of each input, of types KeyTypes.
+	LeftKeys, RightKeys []int
+	KeyTypes            []types.T
+	// Cond is over the left columns followed by the right columns.
+	Cond sql.Expr
+	Cols []sql.Column
+	Key  []int
+	// LeftTable and RightTable are the state table slots of the inputs' rows.
+	LeftTable, RightTable int
+}
+
+// Union merges inputs with identical columns (UNION ALL). In a streaming
+// plan every input carries a branch column so that stream keys stay unique.
+type Union struct {
+	Ins  []Node
+	Cols []sql.Column
+	Key  []int
+}
+
+func (n *Join) Columns() []sql.Column  { return n.Cols }
+func (n *Union) Columns() []sql.Column { return n.Cols }
+func (n *Join) StreamKey() []int       { return n.Key }
+func (n *Union) StreamKey() []int      { return n.Key }
+func (n *Join) Inputs() []Node         { return []Node{n.Left, n.Right} }
+func (n *Union) Inputs() []Node        { return n.Ins }
+
+// Consolidate nets out the inserts and deletes of its input and emits the
+// remaining rows at the end (batch plans whose joins emit retractions).
+type Consolidate struct {
+	Input Node
+}
+
+func (n *Consolidate) Columns() []sql.Column { return n.Input.Columns() }
+func (n *Consolidate) StreamKey() []int      { return nil }
+func (n *Consolidate) Inputs() []Node        { return []Node{n.Input} }

@@ -1,0 +1,58 @@
+package sql
+
+// JoinType is the kind of a Join.
+type JoinType uint8
+
+const (
+	InnerJoin JoinType = iota
+	LeftJoin
+	RightJoin
+	FullJoin
+	// SemiJoin keeps the left rows with a match (IN, EXISTS); its columns are
+	// the left input's.
+	SemiJoin
+	// AntiJoin keeps the left rows without a match (NOT EXISTS).
+	AntiJoin
+	// NullAwareAntiJoin is NOT IN with SQL's NULL rules: a left row is kept if
+	// the right side is empty, or if its key is not NULL, no right key is NULL
+	// and it has no match.
+	NullAwareAntiJoin
+)
+
+func (t JoinType) String() string {
+	return [...]string{"inner", "left", "right", "full", "semi", "anti", "null-aware anti"}[t]
+}
+
+// KeepsRight reports whether the join's output includes the right columns.
+func (t JoinType) KeepsRight() bool { return t <= FullJoin }
+
+// Join combines two inputs. Its output is the left columns followed by the
+// right columns (semi and anti joins: the left columns only). LeftKeys[i] =
+// RightKeys[i] are the equality conditions (NULL never equals NULL); Cond, if
+// set, is the rest of the join condition, over the left columns followed by
+// the right columns.
+type Join struct {
+	Type        JoinType
+	Left, Right Rel
+	LeftKeys    []Expr // over the left input
+	RightKeys   []Expr // over the right input, same types as LeftKeys
+	Cond        Expr
+}
+
+// Columns of a Join: left then right; outer joins make the padded side's
+// columns nullable (all columns are nullable anyway).
+func (r *Join) Columns() []Column {
+	cols := append([]Column(nil), r.Left.Columns()...)
+	if r.Type.KeepsRight() {
+		cols = append(cols, r.Right.Columns()...)
+	}
+	return cols
+}
+
+// UnionAll concatenates inputs with the same column types (UNION ALL).
+type UnionAll struct {
+	Inputs []Rel
+	Cols   []Column
+}
+
+func (r *UnionAll) Columns() []Column { return r.Cols }
