@@ -46,6 +46,27 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// Checkpoint statuses in the history.
+const (
+	StatusInProgress = "in_progress"
+	StatusCompleted  = "completed"
+	StatusFailed     = "failed"
+)
+
+// CheckpointRecord describes one checkpoint (epoch) in the history.
+type CheckpointRecord struct {
+	Epoch uint64
+	// Started is when the barrier's injection began, Finished when the epoch
+	// committed (zero while in progress).
+	Started, Finished time.Time
+	Status            string
+	// Error is the last commit error of a failed attempt.
+	Error string
+}
+
+// historySize is the number of checkpoints the history keeps.
+const historySize = 1000
+
 // ErrStopped is returned by waits on a stopped coordinator.
 var ErrStopped = errors.New("barrier: coordinator stopped")
 
@@ -69,6 +90,8 @@ type Coordinator struct {
 	commitSignal chan struct{}
 	stopped      bool
 	lastErr      error
+	// history holds the last historySize checkpoints, oldest first.
+	history []CheckpointRecord
 
 	wake       chan struct{}
 	commitWake chan struct{}
@@ -348,6 +371,7 @@ func (c *Coordinator) injectNext() bool {
 		}
 	}
 	c.epochs[e] = st
+	c.record(CheckpointRecord{Epoch: e, Started: time.Now(), Status: StatusInProgress})
 	sources := append([]Source(nil), c.sources...)
 	c.mu.Unlock()
 
@@ -398,6 +422,7 @@ func (c *Coordinator) commitLoop() {
 			if err := c.opts.Commit(e); err != nil {
 				c.mu.Lock()
 				c.lastErr = err
+				c.update(e, func(r *CheckpointRecord) { r.Status, r.Error = StatusFailed, err.Error() })
 				c.mu.Unlock()
 				c.opts.Logger.Error("checkpoint commit failed; retrying", "epoch", e, "err", err)
 				retry.Reset(100 * time.Millisecond)
@@ -406,10 +431,41 @@ func (c *Coordinator) commitLoop() {
 			c.mu.Lock()
 			c.committed = e
 			c.lastErr = nil
+			c.update(e, func(r *CheckpointRecord) { r.Status, r.Finished, r.Error = StatusCompleted, time.Now(), "" })
 			delete(c.epochs, e)
 			c.signalLocked()
 			c.poke(c.wake)
 			c.mu.Unlock()
 		}
 	}
+}
+
+// record appends r to the history. c.mu must be held.
+func (c *Coordinator) record(r CheckpointRecord) {
+	if len(c.history) == historySize {
+		copy(c.history, c.history[1:])
+		c.history = c.history[:historySize-1]
+	}
+	c.history = append(c.history, r)
+}
+
+// update changes the history record of epoch, if it is still kept. c.mu
+// must be held.
+func (c *Coordinator) update(epoch uint64, fn func(*CheckpointRecord)) {
+	for i := len(c.history) - 1; i >= 0; i-- {
+		if c.history[i].Epoch == epoch {
+			fn(&c.history[i])
+			return
+		}
+		if c.history[i].Epoch < epoch {
+			return
+		}
+	}
+}
+
+// History returns the recent checkpoints, oldest first.
+func (c *Coordinator) History() []CheckpointRecord {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]CheckpointRecord(nil), c.history...)
 }

@@ -61,6 +61,9 @@ type Engine struct {
 	tables map[uint32]*tableWriter
 	views  map[uint32]*view
 
+	// stats records per-checkpoint figures for streamsql_checkpoints.
+	stats checkpointStats
+
 	ctx     context.Context
 	cancel  context.CancelFunc
 	actors  sync.WaitGroup
@@ -144,6 +147,7 @@ func (e *Engine) commit(epoch uint64) error {
 	if err != nil {
 		return err
 	}
+	e.stats.committed(epoch, stats)
 	e.log.Debug("checkpoint committed", "epoch", epoch, "keys", stats.Keys, "bytes", stats.Bytes, "duration", stats.Duration)
 	return nil
 }
@@ -324,3 +328,47 @@ func (e *Engine) relationNames(kind catalog.Kind) []string {
 
 // checkpointMode is the barrier alignment mode of new dataflows.
 func (e *Engine) checkpointMode() barrier.Mode { return barrier.ExactlyOnce }
+
+// checkpointStats keeps, for recent epochs, what the commit wrote and how
+// long barrier alignment took in each view.
+type checkpointStats struct {
+	mu     sync.Mutex
+	commit map[uint64]state.CommitStats
+	align  map[uint64]map[string]time.Duration
+}
+
+// statsKept is how many epochs of statistics are kept.
+const statsKept = 1000
+
+func (c *checkpointStats) committed(epoch uint64, s state.CommitStats) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.commit == nil {
+		c.commit = map[uint64]state.CommitStats{}
+	}
+	c.commit[epoch] = s
+	delete(c.commit, epoch-statsKept)
+	if c.align != nil {
+		delete(c.align, epoch-statsKept)
+	}
+}
+
+func (c *checkpointStats) aligned(epoch uint64, view string, d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.align == nil {
+		c.align = map[uint64]map[string]time.Duration{}
+	}
+	m := c.align[epoch]
+	if m == nil {
+		m = map[string]time.Duration{}
+		c.align[epoch] = m
+	}
+	m[view] = d
+}
+
+func (c *checkpointStats) get(epoch uint64) (state.CommitStats, map[string]time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.commit[epoch], c.align[epoch]
+}

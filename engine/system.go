@@ -2,6 +2,9 @@ package engine
 
 import (
 	"fmt"
+	"time"
+
+	"github.com/streamsql/streamsql/barrier"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -31,6 +34,33 @@ var systemTables = []systemTable{
 			},
 		},
 		rows: (*Engine).viewRows,
+	},
+	{
+		rel: &catalog.Relation{
+			Name: "streamsql_checkpoints",
+			Columns: []catalog.Column{
+				{Name: "epoch", Type: types.Int64T},
+				{Name: "started_at", Type: types.TimestampTZT},
+				{Name: "duration_ms", Type: types.Float64T},
+				{Name: "keys_written", Type: types.Int64T},
+				{Name: "bytes_written", Type: types.Int64T},
+				{Name: "max_alignment_ms", Type: types.Float64T},
+				{Name: "status", Type: types.TextT},
+				{Name: "error", Type: types.TextT},
+			},
+		},
+		rows: (*Engine).checkpointRows,
+	},
+	{
+		rel: &catalog.Relation{
+			Name: "streamsql_alignments",
+			Columns: []catalog.Column{
+				{Name: "epoch", Type: types.Int64T},
+				{Name: "view", Type: types.TextT},
+				{Name: "alignment_ms", Type: types.Float64T},
+			},
+		},
+		rows: (*Engine).alignmentRows,
 	},
 }
 
@@ -85,6 +115,10 @@ func appendDatum(b array.Builder, t types.T, d types.Datum) {
 	switch t.Kind {
 	case types.Int64:
 		b.(*array.Int64Builder).Append(d.I)
+	case types.Float64:
+		b.(*array.Float64Builder).Append(d.F)
+	case types.TimestampTZ:
+		b.(*array.TimestampBuilder).Append(arrow.Timestamp(d.I))
 	case types.Text:
 		b.(*array.StringBuilder).Append(d.S)
 	default:
@@ -111,6 +145,52 @@ func (e *Engine) viewRows() ([][]types.Datum, error) {
 			}
 		}
 		rows = append(rows, []types.Datum{types.DText(r.Name), types.DText(r.SQL), types.DInt(errs), types.DText(status)})
+	}
+	return rows, nil
+}
+
+func millis(d time.Duration) types.Datum { return types.DFloat(float64(d.Microseconds()) / 1000) }
+
+// checkpointRows lists the recent checkpoints.
+func (e *Engine) checkpointRows() ([][]types.Datum, error) {
+	var rows [][]types.Datum
+	for _, r := range e.coord.History() {
+		stats, align := e.stats.get(r.Epoch)
+		dur := types.Null
+		if !r.Finished.IsZero() {
+			dur = millis(r.Finished.Sub(r.Started))
+		}
+		maxAlign := types.Null
+		for _, d := range align {
+			if maxAlign.Null || float64(d.Microseconds())/1000 > maxAlign.F {
+				maxAlign = millis(d)
+			}
+		}
+		keys, bytes := types.Null, types.Null
+		if r.Status == barrier.StatusCompleted {
+			keys, bytes = types.DInt(int64(stats.Keys)), types.DInt(stats.Bytes)
+		}
+		errText := types.Null
+		if r.Error != "" {
+			errText = types.DText(r.Error)
+		}
+		rows = append(rows, []types.Datum{
+			types.DInt(int64(r.Epoch)), types.DInt(r.Started.UnixMicro()), dur, keys, bytes, maxAlign,
+			types.DText(r.Status), errText,
+		})
+	}
+	return rows, nil
+}
+
+// alignmentRows lists the barrier alignment time of every multi-input view
+// for the recent checkpoints.
+func (e *Engine) alignmentRows() ([][]types.Datum, error) {
+	var rows [][]types.Datum
+	for _, r := range e.coord.History() {
+		_, align := e.stats.get(r.Epoch)
+		for view, d := range align {
+			rows = append(rows, []types.Datum{types.DInt(int64(r.Epoch)), types.DText(view), millis(d)})
+		}
 	}
 	return rows, nil
 }

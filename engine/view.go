@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/catalog"
@@ -21,8 +22,8 @@ const inputBuffer = 16
 // view is a running materialized view: its actor reads the upstream
 // relation's change stream and its dispatcher feeds the views built on it.
 type view struct {
-	rel    *catalog.Relation
-	plan   *planner.StreamPlan
+	rel  *catalog.Relation
+	plan *planner.StreamPlan
 	// inputs are the channels of the view's upstream streams, one per scan
 	// of its plan (plan.Upstreams).
 	inputs []chan exec.Message
@@ -42,10 +43,10 @@ func (e *Engine) planView(stmt *sql.CreateMaterializedView) (*planner.StreamPlan
 // buildView creates the view's actor (not yet running).
 func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*view, *exec.Actor, error) {
 	v := &view{
-		rel:   rel,
-		plan:  plan,
-		disp:  exec.NewDispatcher(rel.ID),
-		done:  make(chan struct{}),
+		rel:  rel,
+		plan: plan,
+		disp: exec.NewDispatcher(rel.ID),
+		done: make(chan struct{}),
 	}
 	for _, id := range rel.OperatorTables {
 		v.tables = append(v.tables, e.store.Table(state.TableID(id)))
@@ -74,7 +75,10 @@ func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*vi
 		Heads:  df.Heads,
 		Ops:    df.Closers,
 		Mode:   e.checkpointMode(),
-		Ack:    func(b *barrier.Barrier) { e.coord.Ack(rel.ID, b.Epoch) },
+		Aligned: func(epoch uint64, d time.Duration) {
+			e.stats.aligned(epoch, rel.Name, d)
+		},
+		Ack: func(b *barrier.Barrier) { e.coord.Ack(rel.ID, b.Epoch) },
 		OnError: func(err error) {
 			v.failed.Store(&err)
 		},
