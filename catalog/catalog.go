@@ -79,6 +79,9 @@ type Relation struct {
 	OperatorTables []uint32 `json:"operator_tables,omitempty"`
 	// DependsOn lists the relations a view reads.
 	DependsOn []uint32 `json:"depends_on,omitempty"`
+	// AtLeastOnce is set for views created with checkpoint_mode =
+	// 'at_least_once': their multi-input operators do not align barriers.
+	AtLeastOnce bool `json:"at_least_once,omitempty"`
 }
 
 // VisibleColumns returns the indices of the columns SELECT * shows.

@@ -37,6 +37,9 @@ type Options struct {
 	Logger          *slog.Logger
 	// Mem allocates Arrow memory (default memory.DefaultAllocator).
 	Mem memory.Allocator
+	// AtLeastOnce makes at_least_once the default checkpoint_mode of
+	// sessions (views created in it do not align barriers).
+	AtLeastOnce bool
 }
 
 // Engine is a running streamsql database. It is safe for concurrent use.
@@ -326,8 +329,13 @@ func (e *Engine) relationNames(kind catalog.Kind) []string {
 	return names
 }
 
-// checkpointMode is the barrier alignment mode of new dataflows.
-func (e *Engine) checkpointMode() barrier.Mode { return barrier.ExactlyOnce }
+// alignmentMode is the barrier alignment mode of a view's dataflow.
+func alignmentMode(rel *catalog.Relation) barrier.Mode {
+	if rel.AtLeastOnce {
+		return barrier.AtLeastOnce
+	}
+	return barrier.ExactlyOnce
+}
 
 // checkpointStats keeps, for recent epochs, what the commit wrote and how
 // long barrier alignment took in each view.

@@ -71,6 +71,8 @@ var parameters = map[string]*parameter{
 	"max_identifier_length":               {def: "63", readOnly: true, desc: "Shows the maximum identifier length."},
 	"is_superuser":                        {def: "on", readOnly: true, report: true, desc: "Shows whether the current user is a superuser."},
 	"barrier_interval":                    {readOnly: true, desc: "Time between checkpoint barriers (set with --barrier-interval)."},
+	"checkpoint_mode": {def: "exactly_once", check: onlyValues("checkpoint_mode", "exactly_once", "at_least_once"),
+		desc: "Barrier alignment of materialized views created in this session: exactly_once aligns, at_least_once never blocks an input (see docs/fault-tolerance.md)."},
 }
 
 // displayNames are the spellings SHOW uses for parameters with mixed case.
@@ -149,7 +151,7 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 			return err
 		}
 	case *sql.CreateMaterializedView:
-		if err := e.createView(ctx, st, w); err != nil {
+		if err := e.createView(ctx, st, s.value("checkpoint_mode") == "at_least_once", w); err != nil {
 			return err
 		}
 	case *sql.Drop:
@@ -228,8 +230,13 @@ func (s *session) value(name string) string {
 	if v, ok := s.params[name]; ok {
 		return v
 	}
-	if name == "barrier_interval" {
+	switch name {
+	case "barrier_interval":
 		return s.e.opts.BarrierInterval.String()
+	case "checkpoint_mode":
+		if s.e.opts.AtLeastOnce {
+			return "at_least_once"
+		}
 	}
 	if p := parameters[name]; p != nil {
 		return p.def

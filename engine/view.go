@@ -74,7 +74,7 @@ func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*vi
 		Inputs: inputs,
 		Heads:  df.Heads,
 		Ops:    df.Closers,
-		Mode:   e.checkpointMode(),
+		Mode:   alignmentMode(rel),
 		Aligned: func(epoch uint64, d time.Duration) {
 			e.stats.aligned(epoch, rel.Name, d)
 		},
@@ -157,7 +157,7 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 // upstream's change stream at barrier n, backfills it from the upstream's
 // snapshot at epoch n, and returns once epoch n+1, which holds the view's
 // initial state and its catalog entry, is committed.
-func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedView, w notifier) error {
+func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedView, atLeastOnce bool, w notifier) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
 	if existing := e.cat.Lookup(stmt.Name); existing != nil {
@@ -180,6 +180,7 @@ func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedVie
 		OperatorTables: ids[2:],
 		SQL:            stmt.SQL,
 		DependsOn:      dependencies(plan.Upstreams),
+		AtLeastOnce:    atLeastOnce,
 	}
 	for _, c := range plan.Root.Cols {
 		rel.Columns = append(rel.Columns, catalog.Column{Name: c.Name, Type: c.Type, Hidden: c.Hidden})

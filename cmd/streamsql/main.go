@@ -41,6 +41,7 @@ Connect with: psql -h 127.0.0.1 -p 4566 -d dev`,
 	f.StringVar(&opts.listen, "listen", "127.0.0.1:4566", "address (HOST:PORT) to serve the PostgreSQL protocol on")
 	f.StringVar(&opts.dataDir, "data-dir", "./streamsql-data", "directory holding the database; :memory: keeps it in memory (lost on exit)")
 	f.DurationVar(&opts.barrierInterval, "barrier-interval", defaultBarrierInterval, "time between checkpoint barriers (writes trigger one sooner)")
+	f.StringVar(&opts.checkpointMode, "checkpoint-mode", "exactly_once", "default checkpoint_mode of sessions: exactly_once (align barriers) or at_least_once (never block an input; see docs/fault-tolerance.md)")
 	f.StringVar(&opts.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	return cmd
 }

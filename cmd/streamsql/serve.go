@@ -21,6 +21,7 @@ type serveOptions struct {
 	listen          string
 	dataDir         string
 	barrierInterval time.Duration
+	checkpointMode  string
 	logLevel        string
 }
 
@@ -43,6 +44,9 @@ func serve(ctx context.Context, opts serveOptions) error {
 	if opts.barrierInterval <= 0 {
 		return errors.New("--barrier-interval must be positive")
 	}
+	if opts.checkpointMode != "exactly_once" && opts.checkpointMode != "at_least_once" {
+		return fmt.Errorf("--checkpoint-mode must be exactly_once or at_least_once, not %q", opts.checkpointMode)
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -57,6 +61,7 @@ func serve(ctx context.Context, opts serveOptions) error {
 	eng, err := engine.Open(engine.Options{
 		DataDir:         opts.dataDir,
 		BarrierInterval: opts.barrierInterval,
+		AtLeastOnce:     opts.checkpointMode == "at_least_once",
 		Logger:          log,
 	})
 	if err != nil {
