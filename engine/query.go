@@ -55,19 +55,11 @@ func (e *Engine) checkViews(rel sql.Rel) error {
 }
 
 func walkScans(rel sql.Rel, fn func(*catalog.Relation)) {
-	switch r := rel.(type) {
-	case *sql.Scan:
+	if r, ok := rel.(*sql.Scan); ok {
 		fn(r.Relation)
-	case *sql.Filter:
-		walkScans(r.Input, fn)
-	case *sql.Project:
-		walkScans(r.Input, fn)
-	case *sql.Aggregate:
-		walkScans(r.Input, fn)
-	case *sql.Sort:
-		walkScans(r.Input, fn)
-	case *sql.Limit:
-		walkScans(r.Input, fn)
+	}
+	for _, in := range sql.Inputs(rel) {
+		walkScans(in, fn)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/streamsql/streamsql/exec/eval"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/state"
@@ -52,11 +53,13 @@ func newAggregator(call sql.AggCall, argType types.T, valueSet *state.Table, gro
 		case types.Int16, types.Int32:
 			return &intSumAgg{avg: avg, resultT: call.T}, nil
 		case types.Int64:
-			return &decimalSumAgg{avg: avg, scale: 0, int64Input: true}, nil
+			return &decimalSumAgg{avg: avg, scale: 0, resultScale: call.T.EffectiveScale(), int64Input: true}, nil
 		case types.Numeric:
-			return &decimalSumAgg{avg: avg, scale: argType.EffectiveScale()}, nil
+			return &decimalSumAgg{avg: avg, scale: argType.EffectiveScale(), resultScale: call.T.EffectiveScale()}, nil
 		case types.Float32, types.Float64:
 			return &floatSumAgg{avg: avg, resultT: call.T}, nil
+		case types.Interval:
+			return &intervalSumAgg{avg: avg}, nil
 		}
 	case sql.AggMin, sql.AggMax:
 		return &minMaxAgg{max: call.Func == sql.AggMax, t: argType, set: valueSet, groupKey: groupKey}, nil
@@ -215,13 +218,16 @@ func divideDecimal(sum decimal128.Num, scale int32, n int64) (types.Datum, error
 }
 
 // decimalSumAgg is sum and avg over bigint and numeric: a 128-bit sum at the
-// input's scale and a count of non-NULL values.
+// input's scale and a count of non-NULL values. A sum is returned at the
+// result type's scale (the input's, or types.NumericScale), an average at
+// types.NumericScale.
 type decimalSumAgg struct {
-	avg        bool
-	scale      int32
-	int64Input bool
-	sum        []decimal128.Num
-	n          []int64
+	avg         bool
+	scale       int32
+	resultScale int32
+	int64Input  bool
+	sum         []decimal128.Num
+	n           []int64
 }
 
 func (a *decimalSumAgg) grow(n int) {
@@ -270,7 +276,7 @@ func (a *decimalSumAgg) result(slot int32) (types.Datum, error) {
 	if a.avg {
 		return divideDecimal(a.sum[slot], a.scale, a.n[slot])
 	}
-	v, err := a.sum[slot].Rescale(a.scale, types.NumericScale)
+	v, err := a.sum[slot].Rescale(a.scale, a.resultScale)
 	if err != nil || !v.FitsInPrecision(types.NumericPrecision) {
 		return types.Null, sqlerr.New(sqlerr.NumericValueOutOfRange, "numeric field overflow")
 	}
@@ -352,6 +358,90 @@ func (a *floatSumAgg) loadState(buf []byte, slot int32) ([]byte, error) {
 	}
 	a.sum[slot] = math.Float64frombits(binary.BigEndian.Uint64(buf))
 	return loadVarints(buf[8:], &a.n[slot])
+}
+
+// intervalSumAgg is sum and avg over intervals. As PostgreSQL adds intervals
+// field by field, it keeps 64-bit sums of the months, days and microseconds
+// (which cannot overflow for fewer than 2^31 rows) and a count of non-NULL
+// values; the result is checked against the interval range when read.
+type intervalSumAgg struct {
+	avg    bool
+	months []int64
+	days   []int64
+	micros []decimal128.Num
+	n      []int64
+}
+
+var errIntervalOutOfRange = sqlerr.New(sqlerr.DatetimeFieldOverflow, "interval out of range")
+
+func (a *intervalSumAgg) grow(n int) {
+	for len(a.n) < n {
+		a.months = append(a.months, 0)
+		a.days = append(a.days, 0)
+		a.micros = append(a.micros, decimal128.Num{})
+		a.n = append(a.n, 0)
+	}
+}
+func (a *intervalSumAgg) reset(slot int32) {
+	a.months[slot], a.days[slot], a.micros[slot], a.n[slot] = 0, 0, decimal128.Num{}, 0
+}
+func (a *intervalSumAgg) update(col arrow.Array, slots []int32, signs []int8) error {
+	c, ok := col.(*array.MonthDayNanoInterval)
+	if !ok {
+		return fmt.Errorf("exec: sum over %s", col.DataType())
+	}
+	vals := c.MonthDayNanoIntervalValues()
+	bits, off, all := validity(col)
+	for i, s := range signs {
+		if s == 0 || !(all || bitutil.BitIsSet(bits, off+i)) {
+			continue
+		}
+		slot := slots[i]
+		v := vals[i]
+		us := decimal128.FromI64(v.Nanoseconds / 1000)
+		if s < 0 {
+			us = us.Negate()
+		}
+		a.months[slot] += int64(s) * int64(v.Months)
+		a.days[slot] += int64(s) * int64(v.Days)
+		a.micros[slot] = a.micros[slot].Add(us)
+		a.n[slot] += int64(s)
+	}
+	return nil
+}
+func (a *intervalSumAgg) prepare([]int32) error { return nil }
+func (a *intervalSumAgg) result(slot int32) (types.Datum, error) {
+	if a.n[slot] == 0 {
+		return types.Null, nil
+	}
+	m, d, us := a.months[slot], a.days[slot], a.micros[slot]
+	lim := decimal128.FromI64(types.MaxIntervalMicros)
+	if m != int64(int32(m)) || d != int64(int32(d)) || us.Greater(lim) || us.Less(lim.Negate()) {
+		return types.Null, errIntervalOutOfRange
+	}
+	sum := types.IntervalValue{Months: int32(m), Days: int32(d), Micros: int64(us.LowBits())}
+	if !a.avg {
+		return types.DInterval(sum), nil
+	}
+	return eval.DivInterval(sum, float64(a.n[slot]))
+}
+func (a *intervalSumAgg) appendState(buf []byte, slot int32) []byte {
+	buf = binary.AppendVarint(buf, a.months[slot])
+	buf = binary.AppendVarint(buf, a.days[slot])
+	buf = binary.BigEndian.AppendUint64(buf, uint64(a.micros[slot].HighBits()))
+	buf = binary.BigEndian.AppendUint64(buf, a.micros[slot].LowBits())
+	return binary.AppendVarint(buf, a.n[slot])
+}
+func (a *intervalSumAgg) loadState(buf []byte, slot int32) ([]byte, error) {
+	buf, err := loadVarints(buf, &a.months[slot], &a.days[slot])
+	if err != nil {
+		return nil, err
+	}
+	if len(buf) < 16 {
+		return nil, errCorruptState
+	}
+	a.micros[slot] = decimal128.New(int64(binary.BigEndian.Uint64(buf)), binary.BigEndian.Uint64(buf[8:]))
+	return loadVarints(buf[16:], &a.n[slot])
 }
 
 // minMaxAgg is min and max. Each group's values are kept as a multiset in a

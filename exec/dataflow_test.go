@@ -56,9 +56,9 @@ type dataflowHarness struct {
 	query  string
 	plan   *planner.StreamPlan
 	df     *Dataflow
-	out   []string
-	epoch uint64
-	errs  atomic.Int64
+	out    []string
+	epoch  uint64
+	errs   atomic.Int64
 }
 
 func (h *dataflowHarness) close() {

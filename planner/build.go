@@ -25,7 +25,7 @@ type StreamPlan struct {
 // PlanStream plans rel as a materialized view.
 func PlanStream(rel sql.Rel) (*StreamPlan, error) {
 	b := &builder{stream: true}
-	root, err := b.build(rel)
+	root, err := b.build(pushDown(rel))
 	if err == nil {
 		err = checkTypes(root)
 	}
@@ -34,8 +34,8 @@ func PlanStream(rel sql.Rel) (*StreamPlan, error) {
 	}
 	cols := uniqueNames(root.Columns())
 	p := &StreamPlan{
-		Root:     &Materialize{Input: root, Cols: cols, Key: root.StreamKey()},
-		Tables:   b.tables,
+		Root:      &Materialize{Input: root, Cols: cols, Key: root.StreamKey()},
+		Tables:    b.tables,
 		Upstreams: b.upstreams,
 	}
 	if len(p.Upstreams) == 0 {
@@ -47,7 +47,7 @@ func PlanStream(rel sql.Rel) (*StreamPlan, error) {
 // PlanBatch plans rel as a batch query.
 func PlanBatch(rel sql.Rel) (Node, int, error) {
 	b := &builder{}
-	root, err := b.build(rel)
+	root, err := b.build(pushDown(rel))
 	if err == nil {
 		err = checkTypes(root)
 	}
@@ -82,8 +82,8 @@ func uniqueNames(cols []sql.Column) []sql.Column {
 }
 
 type builder struct {
-	stream   bool
-	tables   int
+	stream    bool
+	tables    int
 	upstreams []*catalog.Relation
 }
 
@@ -138,6 +138,8 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 		return b.aggregate(r)
 	case *sql.Join:
 		return b.join(r)
+	case *sql.UnionAll:
+		return b.union(r)
 	case *sql.Sort:
 		in, err := b.build(r.Input)
 		if err != nil || b.stream {

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
 )
 
 // join builds a Join. Join keys that are not plain columns are computed by a
@@ -56,8 +57,14 @@ func (b *builder) join(r *sql.Join) (Node, error) {
 			}
 		}
 	}
+	var out Node = n
+	if !b.stream && (r.Type == sql.RightJoin || r.Type == sql.FullJoin) {
+		// A batch run feeds the right input first, so a right or full join
+		// emits NULL-padded right rows that later left rows retract.
+		out = &Consolidate{Input: n}
+	}
 	if nl == nlOrig && len(right.Columns()) == nrOrig {
-		return n, nil
+		return out, nil
 	}
 	// Drop the computed key columns again.
 	var exprs []sql.Expr
@@ -74,7 +81,7 @@ func (b *builder) join(r *sql.Join) (Node, error) {
 			cols = append(cols, c)
 		}
 	}
-	return b.project(n, exprs, cols), nil
+	return b.project(out, exprs, cols), nil
 }
 
 func condList(e sql.Expr) []sql.Expr {
@@ -120,4 +127,58 @@ func itoa(i int) string {
 		return digits[i : i+1]
 	}
 	return itoa(i/10) + digits[i%10:i%10+1]
+}
+
+// union builds a Union. In a streaming plan every input is projected to the
+// union's columns, then a hidden branch number, then hidden slots holding
+// each input's stream key (NULL for the other inputs' slots): the branch and
+// the slots are the union's stream key, unique across inputs.
+func (b *builder) union(r *sql.UnionAll) (Node, error) {
+	var ins []Node
+	for _, in := range r.Inputs {
+		n, err := b.build(in)
+		if err != nil {
+			return nil, err
+		}
+		ins = append(ins, n)
+	}
+	if !b.stream {
+		return &Union{Ins: ins, Cols: r.Cols}, nil
+	}
+	width := len(r.Cols)
+	cols := append([]sql.Column(nil), r.Cols...)
+	cols = append(cols, sql.Column{Name: "$branch", Type: types.Int32T, Hidden: true})
+	slotStart := make([]int, len(ins))
+	for i, in := range ins {
+		slotStart[i] = len(cols)
+		inCols := in.Columns()
+		for _, k := range in.StreamKey() {
+			cols = append(cols, sql.Column{Name: "$key_" + inCols[k].Name, Type: inCols[k].Type, Hidden: true})
+		}
+	}
+	u := &Union{Cols: cols}
+	for i, in := range ins {
+		inCols := in.Columns()
+		var exprs []sql.Expr
+		for c := 0; c < width; c++ {
+			exprs = append(exprs, &sql.InputRef{Index: c, T: inCols[c].Type, Name: inCols[c].Name})
+		}
+		exprs = append(exprs, &sql.Const{Value: types.DInt(int64(i)), T: types.Int32T})
+		for j, other := range ins {
+			for n, k := range other.StreamKey() {
+				if j == i {
+					exprs = append(exprs, &sql.InputRef{Index: k, T: inCols[k].Type, Name: inCols[k].Name})
+				} else {
+					exprs = append(exprs, &sql.Const{Value: types.Null, T: cols[slotStart[j]+n].Type})
+				}
+			}
+		}
+		p := &Project{Input: in, Exprs: exprs, Cols: cols, Key: []int{}}
+		u.Ins = append(u.Ins, p)
+	}
+	u.Key = []int{width}
+	for c := width + 1; c < len(cols); c++ {
+		u.Key = append(u.Key, c)
+	}
+	return u, nil
 }

@@ -27,6 +27,10 @@ type binder struct {
 	full string
 	base int
 	text string
+	// litLoc is the location of each string literal, where errors parsing
+	// it as some type are reported (as PostgreSQL does).
+	litLoc map[*Const]int32
+	queryState
 }
 
 // errAt positions e at a node location (a byte offset relative to base).
@@ -406,6 +410,13 @@ func (b *binder) bindInsert(s *pg_query.InsertStmt) (Statement, error) {
 	sel := s.SelectStmt.GetSelectStmt()
 	var src Rel
 	if len(sel.ValuesLists) > 0 && sel.Op == pg_query.SetOperation_SETOP_NONE {
+		if len(s.Cols) == 0 {
+			// Without a column list, VALUES may fill only the first columns.
+			width := len(sel.ValuesLists[0].GetList().GetItems())
+			if width < len(targets) {
+				targets = targets[:width]
+			}
+		}
 		src, err = b.bindInsertValues(sel, table, targets)
 	} else {
 		src, err = b.bindQuery(sel)
@@ -446,8 +457,11 @@ func (b *binder) bindInsert(s *pg_query.InsertStmt) (Statement, error) {
 // types known, so that literals are parsed as those types.
 func (b *binder) bindInsertValues(sel *pg_query.SelectStmt, table *catalog.Relation, targets []int) (Rel, error) {
 	v := &Values{}
-	for _, row := range sel.ValuesLists {
+	for i, row := range sel.ValuesLists {
 		items := row.GetList().GetItems()
+		if i > 0 && len(items) != len(v.Rows[0]) {
+			return nil, b.errAt(exprLocation(items[0]), sqlerr.New(sqlerr.SyntaxError, "VALUES lists must all be the same length"))
+		}
 		if len(items) > len(targets) {
 			return nil, b.errAt(exprLocation(items[len(targets)]), sqlerr.New(sqlerr.SyntaxError, "INSERT has more expressions than target columns"))
 		}
@@ -483,7 +497,11 @@ func (b *binder) bindInsertValues(sel *pg_query.SelectStmt, table *catalog.Relat
 func (b *binder) assign(e Expr, col catalog.Column, loc int32) (Expr, error) {
 	from := e.Type()
 	if from.Kind == types.Unknown || AssignmentCastAllowed(from, col.Type) {
-		return b.castTo(e, col.Type, loc, false)
+		out, err := b.castTo(e, col.Type, loc, false)
+		if c, ok := out.(*Cast); ok && c.Arg == e {
+			c.Assignment = true
+		}
+		return out, err
 	}
 	return nil, b.errAt(loc, sqlerr.New(sqlerr.DatatypeMismatch, "column \"%s\" is of type %s but expression is of type %s", col.Name, col.Type, from).
 		WithHint("You will need to rewrite or cast the expression."))

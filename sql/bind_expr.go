@@ -33,6 +33,9 @@ type exprCtx struct {
 	clause string
 	// inAgg is set while binding an aggregate's arguments.
 	inAgg bool
+	// subs, when not nil, collects scalar subqueries (WHERE and HAVING);
+	// when nil, scalar subqueries are an error naming clause.
+	subs *subqueries
 }
 
 // aggRef stands for aggregate Index of the enclosing query until the binder
@@ -94,7 +97,10 @@ func (b *binder) bindExpr(ctx *exprCtx, n *pg_query.Node) (Expr, error) {
 	case *pg_query.Node_SqlvalueFunction:
 		return b.bindSQLValueFunction(x.SqlvalueFunction)
 	case *pg_query.Node_SubLink:
-		return nil, b.errAt(x.SubLink.Location, sqlerr.Unsupported("subqueries in expressions"))
+		if x.SubLink.SubLinkType == pg_query.SubLinkType_EXPR_SUBLINK {
+			return b.bindScalarSubquery(ctx, x.SubLink)
+		}
+		return nil, b.errAt(x.SubLink.Location, sqlerr.Unsupported("EXISTS, IN and ANY subqueries other than as a condition of WHERE"))
 	case *pg_query.Node_ParamRef:
 		return nil, b.errAt(x.ParamRef.Location, sqlerr.Unsupported("query parameters ($%d)", x.ParamRef.Number))
 	case *pg_query.Node_RowExpr:
@@ -151,20 +157,16 @@ func (b *binder) bindColumnRef(ctx *exprCtx, ref *pg_query.ColumnRef) (Expr, err
 	default:
 		return nil, b.errAt(ref.Location, sqlerr.Unsupported("column reference %s", name))
 	}
-	found := -1
-	tableSeen := false
-	for i, c := range ctx.scope.cols {
-		if table != "" && c.table != table {
-			continue
+	found, tableSeen, ambiguous := ctx.scope.lookup(table, col)
+	if ambiguous {
+		return nil, b.errAt(ref.Location, sqlerr.New(sqlerr.AmbiguousColumn, "column reference \"%s\" is ambiguous", name))
+	}
+	if found < 0 && b.outer != nil {
+		// A correlated reference to the enclosing query.
+		if i, _, amb := b.outer.lookup(table, col); i >= 0 && !amb {
+			c := b.outer.cols[i]
+			return &outerRef{Index: i, T: c.t, Name: c.name}, nil
 		}
-		tableSeen = true
-		if c.name != col {
-			continue
-		}
-		if found >= 0 {
-			return nil, b.errAt(ref.Location, sqlerr.New(sqlerr.AmbiguousColumn, "column reference \"%s\" is ambiguous", name))
-		}
-		found = i
 	}
 	if found < 0 {
 		if table != "" && !tableSeen {
@@ -199,7 +201,12 @@ func (b *binder) bindConst(c *pg_query.A_Const) (Expr, error) {
 		}
 		return &Const{Value: d, T: types.NumericT}, nil
 	case *pg_query.A_Const_Sval:
-		return &Const{Value: types.DText(v.Sval.Sval), T: types.UnknownT}, nil
+		k := &Const{Value: types.DText(v.Sval.Sval), T: types.UnknownT}
+		if b.litLoc == nil {
+			b.litLoc = map[*Const]int32{}
+		}
+		b.litLoc[k] = c.Location
+		return k, nil
 	case *pg_query.A_Const_Boolval:
 		return &Const{Value: types.DBool(v.Boolval.Boolval), T: types.BoolT}, nil
 	case *pg_query.A_Const_Bsval:
@@ -311,6 +318,18 @@ func (b *binder) bindTypeCast(ctx *exprCtx, tc *pg_query.TypeCast) (Expr, error)
 	if err != nil {
 		return nil, err
 	}
+	if lit := tc.Arg.GetAConst(); lit != nil && (t.Kind == types.Float32 || t.Kind == types.Float64) {
+		if f, ok := lit.Val.(*pg_query.A_Const_Fval); ok {
+			// A decimal literal cast to a float is read as that float, not
+			// through numeric, whose range and scale are smaller than
+			// PostgreSQL's.
+			d, err := types.ParseText(t, f.Fval.Fval)
+			if err != nil {
+				return nil, b.errAt(lit.Location, sqlerr.Wrap(err))
+			}
+			return &Const{Value: d, T: t}, nil
+		}
+	}
 	arg, err := b.bindExpr(ctx, tc.Arg)
 	if err != nil {
 		return nil, err
@@ -337,14 +356,17 @@ func (b *binder) castTo(e Expr, t types.T, loc int32, explicit bool) (Expr, erro
 		if c.Value.Null {
 			return &Const{Value: types.Null, T: t}, nil
 		}
+		if t.Kind == types.Text && t.Width > 0 && explicit {
+			// An explicit cast to varchar(n) truncates, where the input rule
+			// ParseText applies (assignment) rejects a longer value.
+			return &Cast{Arg: &Const{Value: c.Value, T: types.TextT}, T: t}, nil
+		}
 		d, err := types.ParseText(t, c.Value.S)
 		if err != nil {
+			if l, ok := b.litLoc[c]; ok {
+				loc = l
+			}
 			return nil, b.errAt(loc, sqlerr.Wrap(err))
-		}
-		if t.Kind == types.Text && t.Width > 0 && explicit {
-			// An explicit cast to varchar(n) truncates; ParseText checked the
-			// width for the assignment case already.
-			return &Cast{Arg: &Const{Value: c.Value, T: types.TextT}, T: t}, nil
 		}
 		return &Const{Value: d, T: t}, nil
 	}
@@ -387,6 +409,9 @@ func (b *binder) defaultType(e Expr) Expr {
 // resolveCall picks the overload of fn that fits args with the cheapest
 // implicit conversions and returns the call with its arguments converted.
 func (b *binder) resolveCall(fn string, args []Expr, loc int32) (Expr, error) {
+	if o := untypedOperandOverload(fn, args); o != nil {
+		return b.callOverload(o, args, loc)
+	}
 	var best *Overload
 	bestCost := -1
 	ambiguous := false
@@ -406,14 +431,22 @@ func (b *binder) resolveCall(fn string, args []Expr, loc int32) (Expr, error) {
 		return nil, b.errAt(loc, noSuchFunction(fn, args))
 	}
 	if ambiguous && allUnknown(args) {
-		return nil, b.errAt(loc, sqlerr.New(sqlerr.UndefinedFunction, "could not choose a best candidate for %s", describeCall(fn, args)).
-			WithHint("Add explicit type casts."))
+		best = preferredCandidate(fn, args, bestCost)
+		if best == nil {
+			return nil, b.errAt(loc, sqlerr.New(ambiguousFunction, "could not choose a best candidate for %s", describeCall(fn, args)).
+				WithHint("Add explicit type casts."))
+		}
 	}
+	return b.callOverload(best, args, loc)
+}
+
+// callOverload converts args to the argument types of o and returns the call.
+func (b *binder) callOverload(o *Overload, args []Expr, loc int32) (Expr, error) {
 	conv := make([]Expr, len(args))
 	for i, a := range args {
-		pt := best.Args[len(best.Args)-1]
-		if i < len(best.Args) {
-			pt = best.Args[i]
+		pt := o.Args[len(o.Args)-1]
+		if i < len(o.Args) {
+			pt = o.Args[i]
 		}
 		c, err := b.castTo(a, pt, loc, false)
 		if err != nil {
@@ -421,7 +454,98 @@ func (b *binder) resolveCall(fn string, args []Expr, loc int32) (Expr, error) {
 		}
 		conv[i] = c
 	}
-	return &Call{Fn: fn, Args: conv, T: best.Result}, nil
+	return &Call{Fn: o.Fn, Args: conv, T: o.Result}, nil
+}
+
+// untypedOperandOverload applies PostgreSQL's first rule for a binary
+// operator with one untyped literal operand: the literal is taken to have the
+// other operand's type if the operator exists for two operands of that type
+// (so date - '2024-01-01' subtracts dates). It returns nil otherwise.
+func untypedOperandOverload(fn string, args []Expr) *Overload {
+	if _, isOp := operatorSymbols[fn]; !isOp || len(args) != 2 {
+		return nil
+	}
+	l, r := args[0].Type(), args[1].Type()
+	known := l
+	switch {
+	case l.Kind == types.Unknown && r.Kind != types.Unknown:
+		known = r
+	case r.Kind == types.Unknown && l.Kind != types.Unknown:
+	default:
+		return nil
+	}
+	for _, o := range FunctionOverloads(fn) {
+		if !o.Variadic && len(o.Args) == 2 && o.Args[0].Kind == known.Kind && o.Args[1].Kind == known.Kind {
+			return o
+		}
+	}
+	return nil
+}
+
+// ambiguousFunction is SQLSTATE 42725 (ambiguous_function).
+const ambiguousFunction = "42725"
+
+// typeCategory is PostgreSQL's type category of t, and whether t is the
+// preferred type of its category.
+func typeCategory(t types.T) (cat byte, preferred bool) {
+	switch t.Kind {
+	case types.Int16, types.Int32, types.Int64, types.Numeric, types.Float32:
+		return 'N', false
+	case types.Float64:
+		return 'N', true
+	case types.Text:
+		return 'S', true
+	case types.Date, types.Timestamp:
+		return 'D', false
+	case types.TimestampTZ:
+		return 'D', true
+	case types.Interval:
+		return 'T', true
+	case types.Bool:
+		return 'B', true
+	}
+	return 0, false
+}
+
+// preferredCandidate resolves a call whose arguments are all untyped
+// literals between overloads of equal cost as PostgreSQL does: if at every
+// argument position all the candidates take types of one category, the one
+// candidate taking that category's preferred type wins (abs('-5') is
+// abs(double precision)). It returns nil if that leaves no single candidate.
+func preferredCandidate(fn string, args []Expr, cost int) *Overload {
+	var cands []*Overload
+	for _, o := range FunctionOverloads(fn) {
+		if c, ok := overloadCost(o, args); ok && c == cost {
+			cands = append(cands, o)
+		}
+	}
+	argType := func(o *Overload, i int) types.T {
+		if i < len(o.Args) {
+			return o.Args[i]
+		}
+		return o.Args[len(o.Args)-1]
+	}
+	for i := range args {
+		cat, _ := typeCategory(argType(cands[0], i))
+		for _, o := range cands[1:] {
+			if c, _ := typeCategory(argType(o, i)); c != cat {
+				return nil
+			}
+		}
+		var kept []*Overload
+		for _, o := range cands {
+			if _, pref := typeCategory(argType(o, i)); pref {
+				kept = append(kept, o)
+			}
+		}
+		if len(kept) > 0 {
+			cands = kept
+		}
+	}
+	if len(cands) != 1 {
+		return nil
+	}
+	return cands[0]
 }
 
 func allUnknown(args []Expr) bool {
@@ -929,6 +1053,11 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 			if c, ok := args[0].(*Const); ok && !c.Value.Null {
 				args[0] = &Const{Value: types.DText(strings.ToLower(c.Value.S)), T: types.UnknownT}
 			}
+			if name == FnDateTrunc && args[1].Type().Kind == types.Date {
+				// PostgreSQL converts a date to timestamptz, the preferred
+				// type of its category, for date_trunc.
+				args[1] = &Cast{Arg: args[1], T: types.TimestampTZT}
+			}
 		}
 	case FnLog10:
 		if len(args) == 2 {
@@ -1010,9 +1139,18 @@ func aggResultType(fn string, t types.T) (types.T, error) {
 		return types.Int64T, nil
 	case AggSum:
 		switch t.Kind {
+		case types.Interval:
+			return types.IntervalT, nil
 		case types.Int16, types.Int32:
 			return types.Int64T, nil
-		case types.Int64, types.Numeric:
+		case types.Numeric:
+			if t.HasTypmod && t.Scale <= types.NumericScale {
+				// The sum keeps the scale of its input, which PostgreSQL
+				// displays (a sum of numeric(8,2) prints 5.00).
+				return types.NumericOf(types.NumericPrecision, t.Scale), nil
+			}
+			return types.NumericT, nil
+		case types.Int64:
 			return types.NumericT, nil
 		case types.Float32:
 			return types.Float32T, nil
@@ -1025,6 +1163,8 @@ func aggResultType(fn string, t types.T) (types.T, error) {
 			return types.NumericT, nil
 		case types.Float32, types.Float64:
 			return types.Float64T, nil
+		case types.Interval:
+			return types.IntervalT, nil
 		}
 	case AggMin, AggMax:
 		if t.Kind != types.Unknown {

@@ -2,6 +2,7 @@ package sql
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -55,11 +56,19 @@ type target struct {
 
 // bindQuery binds a SELECT (or VALUES) statement.
 func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
+	if sel.WithClause != nil {
+		// CTEs are visible in this query and the queries nested in it.
+		saved, savedDepth := b.ctes, b.cteDepth
+		b.ctes, b.cteDepth = cloneCTEs(saved, savedDepth)
+		b.depth++
+		defer func() { b.ctes, b.cteDepth = saved, savedDepth; b.depth-- }()
+		if err := b.bindWith(sel.WithClause); err != nil {
+			return nil, err
+		}
+	}
 	switch {
-	case sel.WithClause != nil:
-		return nil, b.errAt(sel.WithClause.Location, sqlerr.Unsupported("WITH queries"))
 	case sel.Op != pg_query.SetOperation_SETOP_NONE:
-		return nil, sqlerr.Unsupported("%s", strings.TrimPrefix(sel.Op.String(), "SETOP_"))
+		return b.bindSetOp(sel)
 	case sel.IntoClause != nil:
 		return nil, sqlerr.Unsupported("SELECT INTO")
 	case len(sel.LockingClause) > 0:
@@ -75,26 +84,14 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 		return b.bindSortLimit(sel, rel, nil, nil)
 	}
 
-	var input Rel
-	sc := &scope{}
-	switch len(sel.FromClause) {
-	case 0:
-		input = &Values{Rows: [][]Expr{{}}}
-	case 1:
-		var err error
-		if input, sc, err = b.bindFromItem(sel.FromClause[0]); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, sqlerr.Unsupported("joins (several relations in FROM)")
+	input, sc, err := b.bindFrom(sel.FromClause)
+	if err != nil {
+		return nil, err
 	}
-
 	if sel.WhereClause != nil {
-		pred, err := b.bindWhere(sc, sel.WhereClause)
-		if err != nil {
+		if input, err = b.bindWhereClause(input, sc, sel.WhereClause); err != nil {
 			return nil, err
 		}
-		input = &Filter{Input: input, Pred: pred}
 	}
 
 	var aggs []AggCall
@@ -112,13 +109,16 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 		if err != nil {
 			return nil, err
 		}
-		groupBy = append(groupBy, e)
+		// A literal selected and grouped by position is text, as in the
+		// select list.
+		groupBy = append(groupBy, b.defaultType(e))
 		groupNames = append(groupNames, name)
 	}
 
 	var having Expr
+	havingSubs := &subqueries{}
 	if sel.HavingClause != nil {
-		hctx := &exprCtx{scope: sc, aggs: &aggs, clause: "HAVING"}
+		hctx := &exprCtx{scope: sc, aggs: &aggs, clause: "HAVING", subs: havingSubs}
 		if having, err = b.bindExpr(hctx, sel.HavingClause); err != nil {
 			return nil, err
 		}
@@ -165,6 +165,11 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 		if having != nil {
 			if having, err = rw.rewrite(having, exprLocation(sel.HavingClause)); err != nil {
 				return nil, err
+			}
+			if len(havingSubs.rels) > 0 {
+				var base int
+				input, base = joinScalarSubqueries(input, havingSubs)
+				having = resolveScalarRefs(having, base)
 			}
 			input = &Filter{Input: input, Pred: having}
 		}
@@ -252,6 +257,22 @@ func (b *binder) limitValue(n *pg_query.Node, what string) (int64, error) {
 	switch c.T.Kind {
 	case types.Int16, types.Int32, types.Int64:
 		v = c.Value.I
+	case types.Numeric, types.Float32, types.Float64:
+		// PostgreSQL converts the value to bigint, rounding.
+		d, err := types.ParseText(types.Int64T, c.Value.Text(c.T))
+		if err != nil {
+			f, ferr := strconv.ParseFloat(c.Value.Text(c.T), 64)
+			if ferr != nil || math.IsNaN(f) || math.Abs(f) >= 9.2e18 {
+				return 0, b.errAt(exprLocation(n), sqlerr.New(sqlerr.NumericValueOutOfRange, "bigint out of range"))
+			}
+			if c.T.Kind == types.Numeric {
+				f = math.Round(f)
+			} else {
+				f = math.RoundToEven(f)
+			}
+			d = types.DInt(int64(f))
+		}
+		v = d.I
 	case types.Unknown:
 		d, err := types.ParseText(types.Int64T, c.Value.S)
 		if err != nil {
@@ -415,16 +436,18 @@ func columnName(n *pg_query.Node) string {
 // FROM scope and the name of the group column.
 func (b *binder) bindGroupItem(sc *scope, targets []target, n *pg_query.Node) (Expr, string, error) {
 	if c := n.GetAConst(); c != nil {
-		if iv, ok := c.Val.(*pg_query.A_Const_Ival); ok {
-			i := int(iv.Ival.Ival) - 1
-			if i < 0 || i >= len(targets) {
-				return nil, "", b.errAt(c.Location, sqlerr.New(sqlerr.InvalidColumnReference, "GROUP BY position %d is not in select list", i+1))
-			}
-			if containsAgg(targets[i].expr) {
-				return nil, "", b.errAt(c.Location, sqlerr.New(sqlerr.GroupingError, "aggregate functions are not allowed in GROUP BY"))
-			}
-			return targets[i].expr, targets[i].name, nil
+		iv, ok := c.Val.(*pg_query.A_Const_Ival)
+		if !ok || c.Isnull {
+			return nil, "", b.errAt(c.Location, sqlerr.New(sqlerr.SyntaxError, "non-integer constant in GROUP BY"))
 		}
+		i := int(iv.Ival.Ival) - 1
+		if i < 0 || i >= len(targets) {
+			return nil, "", b.errAt(c.Location, sqlerr.New(sqlerr.InvalidColumnReference, "GROUP BY position %d is not in select list", i+1))
+		}
+		if containsAgg(targets[i].expr) {
+			return nil, "", b.errAt(c.Location, sqlerr.New(sqlerr.GroupingError, "aggregate functions are not allowed in GROUP BY"))
+		}
+		return targets[i].expr, targets[i].name, nil
 	}
 	ctx := &exprCtx{scope: sc, clause: "GROUP BY"}
 	e, err := b.bindExpr(ctx, n)
@@ -471,14 +494,16 @@ func (b *binder) bindOrderBy(ctx *exprCtx, targets []target, items []*pg_query.N
 			cols[i] = Column{Name: t.name, Hidden: t.hidden}
 		}
 		if c := sb.Node.GetAConst(); c != nil {
-			if _, ok := c.Val.(*pg_query.A_Const_Ival); ok {
-				idx, ok := outputColumn(cols, sb.Node)
-				if !ok {
-					return nil, nil, b.errAt(c.Location, sqlerr.New(sqlerr.InvalidColumnReference, "ORDER BY position %d is not in select list", c.Val.(*pg_query.A_Const_Ival).Ival.Ival))
-				}
-				keys = append(keys, sortKey(idx, sb))
-				continue
+			iv, ok := c.Val.(*pg_query.A_Const_Ival)
+			if !ok || c.Isnull {
+				return nil, nil, b.errAt(c.Location, sqlerr.New(sqlerr.SyntaxError, "non-integer constant in ORDER BY"))
 			}
+			idx, ok := outputColumn(cols, sb.Node)
+			if !ok {
+				return nil, nil, b.errAt(c.Location, sqlerr.New(sqlerr.InvalidColumnReference, "ORDER BY position %d is not in select list", iv.Ival.Ival))
+			}
+			keys = append(keys, sortKey(idx, sb))
+			continue
 		}
 		if idx, ok := outputColumn(cols, sb.Node); ok {
 			keys = append(keys, sortKey(idx, sb))
@@ -518,6 +543,9 @@ type groupRewriter struct {
 }
 
 func (r *groupRewriter) rewrite(e Expr, loc int32) (Expr, error) {
+	if _, ok := e.(*scalarRef); ok {
+		return e, nil
+	}
 	if a, ok := e.(*aggRef); ok {
 		i := len(r.agg.GroupBy) + a.Index
 		return &InputRef{Index: i, T: a.T, Name: r.agg.Cols[i].Name}, nil
@@ -525,7 +553,8 @@ func (r *groupRewriter) rewrite(e Expr, loc int32) (Expr, error) {
 	s := e.String()
 	for i, k := range r.keys {
 		if s == k {
-			return &InputRef{Index: i, T: e.Type(), Name: r.agg.Cols[i].Name}, nil
+			// The group column's type, which an untyped literal takes too.
+			return &InputRef{Index: i, T: r.agg.Cols[i].Type, Name: r.agg.Cols[i].Name}, nil
 		}
 	}
 	var err error
@@ -547,7 +576,7 @@ func (r *groupRewriter) rewrite(e Expr, loc int32) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Cast{Arg: arg, T: n.T}, nil
+		return &Cast{Arg: arg, T: n.T, Assignment: n.Assignment}, nil
 	case *Case:
 		out := &Case{T: n.T}
 		for _, w := range n.Whens {
@@ -623,6 +652,9 @@ func (b *binder) bindValues(lists []*pg_query.Node) (Rel, error) {
 func (b *binder) bindFromItem(n *pg_query.Node) (Rel, *scope, error) {
 	switch x := n.Node.(type) {
 	case *pg_query.Node_RangeVar:
+		if rel, sc, ok := b.cteRef(x.RangeVar); ok {
+			return rel, sc, nil
+		}
 		rel, err := b.lookup(x.RangeVar)
 		if err != nil {
 			return nil, nil, err
@@ -663,7 +695,7 @@ func (b *binder) bindFromItem(n *pg_query.Node) (Rel, *scope, error) {
 	case *pg_query.Node_RangeFunction:
 		return b.bindRangeFunction(x.RangeFunction)
 	case *pg_query.Node_JoinExpr:
-		return nil, nil, sqlerr.Unsupported("JOIN")
+		return b.bindJoinExpr(x.JoinExpr)
 	case *pg_query.Node_RangeTableSample:
 		return nil, nil, b.errAt(x.RangeTableSample.Location, sqlerr.Unsupported("TABLESAMPLE"))
 	}
@@ -741,6 +773,10 @@ func (b *binder) bindRangeFunction(rf *pg_query.RangeFunction) (Rel, *scope, err
 	if rf.Alias != nil {
 		alias = rf.Alias.Aliasname
 		gs.Col.Name = alias
+		if len(rf.Alias.Colnames) > 1 {
+			return nil, nil, b.errAt(f.Location, sqlerr.New(sqlerr.InvalidColumnReference,
+				"table \"%s\" has 1 columns available but %d columns specified", alias, len(rf.Alias.Colnames)))
+		}
 		if len(rf.Alias.Colnames) > 0 {
 			gs.Col.Name = rf.Alias.Colnames[0].GetString_().Sval
 		}

@@ -45,6 +45,11 @@ type Call struct {
 type Cast struct {
 	Arg Expr
 	T   types.T
+	// Assignment marks the cast that stores a value in a column (INSERT,
+	// UPDATE). It differs from an explicit cast only for varchar(n): a value
+	// longer than n characters is an error (22001) unless the excess is all
+	// spaces, where an explicit cast truncates.
+	Assignment bool
 }
 
 // Case is CASE WHEN c1 THEN r1 ... ELSE e END (searched form; the binder turns
@@ -320,7 +325,7 @@ func Rewrite(e Expr, fn func(Expr) Expr) Expr {
 		}
 		e = &Call{Fn: n.Fn, Args: args, T: n.T}
 	case *Cast:
-		e = &Cast{Arg: Rewrite(n.Arg, fn), T: n.T}
+		e = &Cast{Arg: Rewrite(n.Arg, fn), T: n.T, Assignment: n.Assignment}
 	case *Case:
 		whens := make([]When, len(n.Whens))
 		for i, w := range n.Whens {

@@ -48,44 +48,69 @@ func Parse(text string) ([]*Parsed, error) {
 		}
 		return out, nil
 	}
-	// Some statement is not PostgreSQL grammar: split on the scanner's
-	// semicolons and look for streamsql's own statements.
-	pieces, err := pg_query.SplitWithScanner(text, false)
+	// Some statement is not PostgreSQL grammar: split at the top-level
+	// semicolons the scanner finds and look for streamsql's own statements.
+	// (pg_query's SplitWithScanner is not used: it drops pieces without a
+	// PostgreSQL keyword, such as FLUSH or a misspelt SELECT.)
+	pieces, err := splitStatements(text)
 	if err != nil {
 		return nil, syntaxError(text, 0, err)
 	}
 	var out []*Parsed
-	pos := 0
 	for _, piece := range pieces {
-		off := strings.Index(text[pos:], piece)
-		if off < 0 {
-			off = 0
-		}
-		off += pos
-		pos = off + len(piece)
-		trimmed := strings.TrimSpace(piece)
-		if trimmed == "" {
+		trimmed := strings.TrimSpace(text[piece.start:piece.end])
+		if len(piece.words) == 0 {
 			continue
 		}
-		if st := parseCustom(trimmed); st != nil {
+		if st := parseCustom(piece.words); st != nil {
 			out = append(out, &Parsed{Text: trimmed, custom: st, full: text})
 			continue
 		}
-		res, err := pg_query.Parse(piece)
+		res, err := pg_query.Parse(text[piece.start:piece.end])
 		if err != nil {
-			return nil, syntaxError(text, off, err)
+			return nil, syntaxError(text, piece.start, err)
 		}
 		for _, raw := range res.Stmts {
-			out = append(out, &Parsed{Text: trimmed, node: raw.Stmt, base: off, full: text})
+			out = append(out, &Parsed{Text: trimmed, node: raw.Stmt, base: piece.start, full: text})
 		}
 	}
 	return out, nil
 }
 
+// piece is one statement of a query string: its byte range and its tokens'
+// text, lower-cased, without comments.
+type piece struct {
+	start, end int
+	words      []string
+}
+
+// splitStatements splits text at the semicolons that are tokens (not inside
+// literals, quoted names or comments).
+func splitStatements(text string) ([]piece, error) {
+	res, err := pg_query.Scan(text)
+	if err != nil {
+		return nil, err
+	}
+	var out []piece
+	cur := piece{}
+	for _, tok := range res.Tokens {
+		switch tok.Token {
+		case pg_query.Token_ASCII_59:
+			cur.end = int(tok.Start)
+			out = append(out, cur)
+			cur = piece{start: int(tok.End)}
+		case pg_query.Token_SQL_COMMENT, pg_query.Token_C_COMMENT:
+		default:
+			cur.words = append(cur.words, strings.ToLower(text[tok.Start:tok.End]))
+		}
+	}
+	cur.end = len(text)
+	return append(out, cur), nil
+}
+
 // parseCustom recognises the statements streamsql adds to PostgreSQL's
-// grammar. Keywords are matched case-insensitively, word by word.
-func parseCustom(s string) Statement {
-	words := strings.Fields(strings.ToLower(s))
+// grammar from their lower-cased tokens.
+func parseCustom(words []string) Statement {
 	switch {
 	case len(words) == 1 && words[0] == "flush":
 		return &Flush{}

@@ -56,3 +56,24 @@ type UnionAll struct {
 }
 
 func (r *UnionAll) Columns() []Column { return r.Cols }
+
+// Inputs returns the inputs of rel.
+func Inputs(rel Rel) []Rel {
+	switch r := rel.(type) {
+	case *Filter:
+		return []Rel{r.Input}
+	case *Project:
+		return []Rel{r.Input}
+	case *Aggregate:
+		return []Rel{r.Input}
+	case *Sort:
+		return []Rel{r.Input}
+	case *Limit:
+		return []Rel{r.Input}
+	case *Join:
+		return []Rel{r.Left, r.Right}
+	case *UnionAll:
+		return r.Inputs
+	}
+	return nil
+}

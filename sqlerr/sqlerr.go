@@ -43,6 +43,7 @@ const (
 	UndefinedObject            = "42704"
 	DuplicateTable             = "42P07"
 	DuplicateObject            = "42710"
+	DuplicateAlias             = "42712"
 	DuplicateColumn            = "42701"
 	AmbiguousColumn            = "42702"
 	DatatypeMismatch           = "42804"

@@ -93,7 +93,7 @@ func appendFloat(buf []byte, f float64, bitSize int) []byte {
 	if e[i+1] == '-' {
 		exp = -exp
 	}
-	if exp < -4 || exp >= 15 {
+	if exp < -4 || exp >= floatFixedDigits(bitSize) {
 		buf = append(buf, e[:i+1]...)
 		if exp < 0 {
 			buf = append(buf, '-')

@@ -217,10 +217,20 @@ func (d Datum) Text(t T) string {
 	return string(AppendText(nil, t, d))
 }
 
+// floatFixedDigits is the decimal exponent from which PostgreSQL prints a
+// float in exponential notation: DBL_DIG (15) for double precision, FLT_DIG
+// (6) for real.
+func floatFixedDigits(bitSize int) int {
+	if bitSize == 32 {
+		return 6
+	}
+	return 15
+}
+
 // AppendFloat appends f the way PostgreSQL (extra_float_digits = 1, the default
 // since version 12) prints it: the shortest decimal that reads back exactly,
-// in positional notation for decimal exponents in [-4, 15) and scientific
-// notation otherwise.
+// in positional notation for decimal exponents in [-4, 15) ([-4, 6) for real)
+// and scientific notation otherwise.
 func AppendFloat(buf []byte, f float64, bitSize int) []byte {
 	switch {
 	case math.IsNaN(f):
@@ -243,7 +253,7 @@ func AppendFloat(buf []byte, f float64, bitSize int) []byte {
 		i++
 	}
 	exp, _ := strconv.Atoi(string(e[i+1:]))
-	if exp < -4 || exp >= 15 {
+	if exp < -4 || exp >= floatFixedDigits(bitSize) {
 		buf = append(buf, e[:i+1]...)
 		if exp < 0 {
 			buf = append(buf, '-')

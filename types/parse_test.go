@@ -440,3 +440,37 @@ func parseDatumEqual(typ T, a, b Datum) bool {
 	}
 	return Compare(typ, a, b) == 0
 }
+
+// FuzzParseText: ParseText never panics, and whatever it accepts prints as
+// text that parses back to the same value.
+func FuzzParseText(f *testing.F) {
+	for _, s := range []string{
+		"1", "-32768", "0x1F", "1_000", "1.5e10", "NaN", "-Infinity", "123.456", "t", "off",
+		"2020-02-29", "Jan 8 1999", "1999-01-08 04:05:06.789+02:30", "0044-03-15 BC", "epoch",
+		"1 year 2 mons -3 days 04:05:06.5", "P1Y2M3DT4H5M6S", "1.5 weeks ago", "@ 1 day", "3 4:05:06",
+		"", " ", "-", "1e", "2020-13-45", "99:99", "1-2", "PT", "10min",
+	} {
+		f.Add(s)
+	}
+	typs := []T{BoolT, Int16T, Int32T, Int64T, Float32T, Float64T, NumericT, NumericOf(7, 3),
+		{Kind: Text, Width: 4}, DateT, TimestampT, TimestampTZT, IntervalT}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, typ := range typs {
+			d, err := ParseText(typ, s)
+			if err != nil {
+				if _, ok := err.(*sqlerr.Error); !ok {
+					t.Fatalf("%s %q: error %T %v", typ, s, err, err)
+				}
+				continue
+			}
+			text := string(AppendText(nil, typ, d))
+			back, err := ParseText(typ, text)
+			if err != nil {
+				t.Fatalf("%s %q -> %q: %v", typ, s, text, err)
+			}
+			if !parseDatumEqual(typ, d, back) {
+				t.Fatalf("%s %q -> %q -> %q", typ, s, text, back.Text(typ))
+			}
+		}
+	})
+}

@@ -2,8 +2,6 @@ package eval
 
 import (
 	"math"
-	"strconv"
-	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -16,13 +14,27 @@ import (
 
 var errDateForTimestamp = sqlerr.New(sqlerr.DatetimeFieldOverflow, "date out of range for timestamp")
 
-// compileCast compiles a conversion of arg to type to.
+// compileCast compiles an explicit conversion of arg to type to.
 func compileCast(arg node, to types.T) (node, error) {
+	return compileCastMode(arg, to, false)
+}
+
+// compileCastMode compiles a conversion; assign selects assignment-cast
+// semantics (sql.Cast.Assignment).
+func compileCastMode(arg node, to types.T, assign bool) (node, error) {
 	from := arg.typ()
 	if !sql.CastAllowed(from, to) {
-		return nil, sqlerr.New("42846", "cannot cast type %s to %s", from, to)
+		return nil, sqlerr.New(sqlerr.CannotCoerce, "cannot cast type %s to %s", from, to)
 	}
-	ref := castKernel(from, to)
+	ref := castKernel(from, to, assign)
+	if assign && to.Kind == types.Text && to.Width > 0 {
+		if k, ok := asConst(arg); ok {
+			if n, ok := fold(to, ref, true, []node{k}); ok {
+				return n, nil
+			}
+		}
+		return compileAssignText(arg, to)
+	}
 	if k, ok := asConst(arg); ok {
 		if n, ok := fold(to, ref, true, []node{k}); ok {
 			return n, nil
@@ -42,6 +54,28 @@ func compileCast(arg node, to types.T) (node, error) {
 		return &castNode{from: from, to: to, arg: arg, ref: ref}, nil
 	}
 	return &rowNode{t: to, fn: ref, args: []node{arg}, strict: true}, nil
+}
+
+// compileAssignText compiles the assignment of arg to a varchar(n) column
+// (to.Width > 0): the value as unbounded text, then PostgreSQL's varchar input
+// rule, which fails with 22001 rather than truncate anything but spaces.
+func compileAssignText(arg node, to types.T) (node, error) {
+	from := arg.typ()
+	if from.Kind == types.Text && from.Width > 0 && from.Width <= to.Width {
+		return retype(arg, to), nil
+	}
+	text, err := compileCast(arg, types.TextT)
+	if err != nil {
+		return nil, err
+	}
+	check := func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+		v, err := types.ParseText(to, a[0].S)
+		if err != nil {
+			return types.Null, sqlerr.Wrap(err)
+		}
+		return v, nil
+	}
+	return &rowNode{t: to, fn: check, args: []node{text}, strict: true}, nil
 }
 
 // castIsIdentity reports whether values of from are values of to unchanged.
@@ -115,17 +149,35 @@ func (n *relabelNode) eval(c *ectx, rec arrow.RecordBatch) (arrow.Array, error) 
 }
 
 // castKernel is the scalar conversion from -> to.
-func castKernel(from, to types.T) scalarFn {
+func castKernel(from, to types.T, assign bool) scalarFn {
 	return func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
-		return castDatum(k, from, to, a[0])
+		return castDatumMode(k, from, to, a[0], assign)
 	}
 }
 
 // castDatum converts d from type from to type to with PostgreSQL's explicit
 // cast semantics. A text result may alias k.buf.
 func castDatum(k *kctx, from, to types.T, d types.Datum) (types.Datum, *sqlerr.Error) {
+	return castDatumMode(k, from, to, d, false)
+}
+
+// castDatumMode is castDatum, with assignment-cast semantics when assign: a
+// value too long for varchar(n) is then an error (22001) unless the excess
+// is spaces, where an explicit cast truncates.
+func castDatumMode(k *kctx, from, to types.T, d types.Datum, assign bool) (types.Datum, *sqlerr.Error) {
 	if d.Null {
 		return types.Null, nil
+	}
+	if assign && to.Kind == types.Text && to.Width > 0 {
+		v, err := castDatumMode(k, from, types.TextT, d, false)
+		if err != nil {
+			return v, err
+		}
+		s, perr := types.ParseText(to, v.S)
+		if perr != nil {
+			return types.Null, sqlerr.Wrap(perr)
+		}
+		return s, nil
 	}
 	switch {
 	case from.Kind == types.Unknown || (from.Kind == types.Text && to.Kind != types.Text):
@@ -173,7 +225,7 @@ func castDatum(k *kctx, from, to types.T, d types.Datum) (types.Datum, *sqlerr.E
 			(to.Kind == types.Timestamp || to.Kind == types.TimestampTZ):
 		return d, nil
 	}
-	return types.Null, sqlerr.New("42846", "cannot cast type %s to %s", from, to)
+	return types.Null, sqlerr.New(sqlerr.CannotCoerce, "cannot cast type %s to %s", from, to)
 }
 
 // floatIntBounds are PostgreSQL's FLOAT8_FITS_IN_INTn bounds: lo <= x < hi.
@@ -199,10 +251,7 @@ func floatDigits(k types.Kind) (digits, bitSize int) {
 // numToFloat32 converts a numeric mantissa to the nearest float32 (through
 // its decimal text, as PostgreSQL's strtof does).
 func numToFloat32(n decimal128.Num, scale int32) float64 {
-	var buf [64]byte
-	b := appendMantissa(buf[:0], n, scale)
-	f, _ := strconv.ParseFloat(unsafe.String(unsafe.SliceData(b), len(b)), 32)
-	return float64(float32(f))
+	return float64(float32(parseMantissa(n, scale, 32)))
 }
 
 func castNumber(from, to types.T, d types.Datum) (types.Datum, *sqlerr.Error) {
@@ -283,7 +332,7 @@ func castNumber(from, to types.T, d types.Datum) (types.Datum, *sqlerr.Error) {
 			return types.DNumeric(n), nil
 		}
 	}
-	return types.Null, sqlerr.New("42846", "cannot cast type %s to %s", from, to)
+	return types.Null, sqlerr.New(sqlerr.CannotCoerce, "cannot cast type %s to %s", from, to)
 }
 
 // castNode is a vectorized conversion between numbers, booleans and

@@ -16,6 +16,11 @@ var numericScaled = map[string]bool{
 	sql.FnCeil: true, sql.FnSign: true,
 }
 
+// computesNumeric reports whether fn builds new numeric values at its
+// overload's result scale (rather than passing arguments through), so that a
+// call typed with another scale needs a conversion of the result.
+func computesNumeric(fn string) bool { return numericScaled[fn] || fn == sql.FnExtract }
+
 // normalize inserts the numeric rescaling casts that kernels rely on:
 // arguments of arithmetic are brought to NumericScale, and the values merged
 // by COALESCE, GREATEST, LEAST and CASE to the scale of the result type.
@@ -64,7 +69,7 @@ func foldExpr(e sql.Expr) sql.Expr {
 		switch n := x.(type) {
 		case *sql.Cast:
 			if c, ok := isConst(n.Arg); ok && sql.CastAllowed(n.Arg.Type(), n.T) {
-				if d, err := castDatum(&k, n.Arg.Type(), n.T, c.Value); err == nil {
+				if d, err := castDatumMode(&k, n.Arg.Type(), n.T, c.Value, n.Assignment); err == nil {
 					return &sql.Const{T: n.T, Value: ownText(d, n.T)}
 				}
 			}
@@ -129,7 +134,11 @@ func foldExpr(e sql.Expr) sql.Expr {
 func compile(e sql.Expr) (node, error) {
 	switch e := e.(type) {
 	case *sql.InputRef:
-		return &inputNode{idx: e.Index, t: e.T}, nil
+		n := &inputNode{idx: e.Index, t: e.T}
+		if e.T.Kind != types.Unknown {
+			n.dt = e.T.ArrowType()
+		}
+		return n, nil
 	case *sql.Const:
 		return &constNode{t: e.T, d: e.Value}, nil
 	case *sql.Cast:
@@ -137,7 +146,7 @@ func compile(e sql.Expr) (node, error) {
 		if err != nil {
 			return nil, err
 		}
-		return compileCast(arg, e.T)
+		return compileCastMode(arg, e.T, e.Assignment)
 	case *sql.Case:
 		return compileCase(e)
 	case *sql.InList:
@@ -216,7 +225,7 @@ func compileCall(e *sql.Call) (node, error) {
 	// asks for another representation gets a cast.
 	rt := e.T
 	if o.Result.Kind == types.Numeric && e.T.Kind == types.Numeric && !types.Identical(o.Result, e.T) &&
-		numericScaled[e.Fn] {
+		computesNumeric(e.Fn) {
 		rt = o.Result
 	}
 	n, err := compileCallNode(e.Fn, o, fn, args, argTypes, rt)

@@ -2,6 +2,8 @@ package eval
 
 import (
 	"math"
+	"math/bits"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -13,46 +15,33 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// noBranch marks a row that takes no branch (its result is NULL).
-const noBranch = math.MaxUint16
-
 // branch is one source of values for gather: a column, or a constant when
-// col is nil.
+// col is nil, that supplies the rows set in rows (n bits, offset 0). The
+// rows of different branches are disjoint.
 type branch struct {
-	col arrow.Array
-	d   types.Datum
+	col  arrow.Array
+	d    types.Datum
+	rows []byte
 }
 
-// gather builds a column of type t whose row i is row i of
-// branches[which[i]], or NULL when which[i] is noBranch.
-func gather(c *ectx, t types.T, brs []branch, which []uint16) arrow.Array {
+// gather builds a column of type t whose row i comes from the branch whose
+// rows contain i, or is NULL when no branch does.
+func gather(c *ectx, t types.T, brs []branch) arrow.Array {
 	switch t.Kind {
 	case types.Bool:
-		return gatherBool(c, brs, which)
+		return gatherBool(c, brs)
 	case types.Int16:
-		return gatherFixed[int16](c, t, brs, which)
+		return gatherFixed[int16](c, t, brs)
 	case types.Int32, types.Date, types.Float32:
-		return gatherFixed[int32](c, t, brs, which)
+		return gatherFixed[int32](c, t, brs)
 	case types.Int64, types.Timestamp, types.TimestampTZ, types.Float64:
-		return gatherFixed[int64](c, t, brs, which)
+		return gatherFixed[int64](c, t, brs)
 	case types.Numeric, types.Interval:
-		return gatherFixed[decimal128.Num](c, t, brs, which)
+		return gatherFixed[decimal128.Num](c, t, brs)
 	case types.Text:
-		return gatherText(c, brs, which)
+		return gatherText(c, brs)
 	}
 	return array.NewNull(c.n)
-}
-
-// branchValidity returns each branch's validity as an offset-0 bitmap (nil:
-// all valid).
-func branchValidity(c *ectx, brs []branch) [][]byte {
-	vs := make([][]byte, len(brs))
-	for k, b := range brs {
-		if b.col != nil && hasNulls(b.col) {
-			vs[k] = validBitsCopy(b.col, c.n)
-		}
-	}
-	return vs
 }
 
 // fixedConst returns the value of d as stored in a column of type t, viewed
@@ -79,108 +68,123 @@ func fixedConst[T any](t types.T, d types.Datum) T {
 	return out
 }
 
-func gatherFixed[T any](c *ectx, t types.T, brs []branch, which []uint16) arrow.Array {
-	buf, out := allocFixed[T](c.mem, c.n)
-	valid := allocBits(c.mem, c.n, true)
-	vb := valid.Bytes()
-	srcs := make([][]T, len(brs))
-	consts := make([]T, len(brs))
-	constNull := make([]bool, len(brs))
-	for k, b := range brs {
-		switch {
-		case b.col == nil:
-			constNull[k] = b.d.Null
-			if !b.d.Null {
-				consts[k] = fixedConst[T](t, b.d)
+// isNullBranch reports whether b supplies only NULLs.
+func isNullBranch(b branch) bool {
+	if b.col == nil {
+		return b.d.Null
+	}
+	return b.col.DataType().ID() == arrow.NULL
+}
+
+// gatherValidity ors into vb the rows of each branch where its value is
+// valid, a byte at a time.
+func gatherValidity(c *ectx, vb []byte, brs []branch) {
+	for _, b := range brs {
+		if isNullBranch(b) {
+			continue
+		}
+		if b.col == nil || !hasNulls(b.col) {
+			for i, m := range b.rows {
+				vb[i] |= m
 			}
-		case b.col.DataType().ID() == arrow.NULL:
-			constNull[k] = true
-		default:
-			srcs[k] = fixedVals[T](b.col)
+			continue
+		}
+		v := validBitsCopy(b.col, c.n)
+		for i, m := range b.rows {
+			vb[i] |= m & v[i]
 		}
 	}
-	bvalid := branchValidity(c, brs)
-	var zero T
-	for i := range out {
-		w := which[i]
-		switch {
-		case w == noBranch:
-			out[i] = zero
-			clearBit(vb, i)
-		case srcs[w] != nil:
-			out[i] = srcs[w][i]
-			if bv := bvalid[w]; bv != nil && !bitIsSet(bv, i) {
-				clearBit(vb, i)
+}
+
+func gatherFixed[T any](c *ectx, t types.T, brs []branch) arrow.Array {
+	buf, out := allocFixed[T](c.mem, c.n)
+	clear(out)
+	valid := allocBits(c.mem, c.n, false)
+	gatherValidity(c, valid.Bytes(), brs)
+	for _, b := range brs {
+		if isNullBranch(b) {
+			continue
+		}
+		if b.col == nil {
+			v := fixedConst[T](t, b.d)
+			for bi, m := range b.rows {
+				for ; m != 0; m &= m - 1 {
+					out[bi<<3+bits.TrailingZeros8(m)] = v
+				}
 			}
-		case constNull[w]:
-			out[i] = zero
-			clearBit(vb, i)
-		default:
-			out[i] = consts[w]
+			continue
+		}
+		src := fixedVals[T](b.col)
+		for bi, m := range b.rows {
+			if m == 0xff {
+				copy(out[bi<<3:bi<<3+8], src[bi<<3:])
+				continue
+			}
+			for ; m != 0; m &= m - 1 {
+				i := bi<<3 + bits.TrailingZeros8(m)
+				out[i] = src[i]
+			}
 		}
 	}
 	return makeArray(t.ArrowType(), c.n, valid, buf)
 }
 
-func gatherBool(c *ectx, brs []branch, which []uint16) arrow.Array {
+func gatherBool(c *ectx, brs []branch) arrow.Array {
 	vals := allocBits(c.mem, c.n, false)
-	valid := allocBits(c.mem, c.n, true)
-	out, vb := vals.Bytes(), valid.Bytes()
-	bits := make([][]byte, len(brs))
-	for k, b := range brs {
-		if b.col != nil && b.col.DataType().ID() == arrow.BOOL {
-			bits[k] = boolBitsCopy(b.col, c.n)
+	valid := allocBits(c.mem, c.n, false)
+	out := vals.Bytes()
+	gatherValidity(c, valid.Bytes(), brs)
+	for _, b := range brs {
+		if isNullBranch(b) {
+			continue
 		}
-	}
-	bvalid := branchValidity(c, brs)
-	for i := 0; i < c.n; i++ {
-		w := which[i]
-		switch {
-		case w == noBranch:
-			clearBit(vb, i)
-		case brs[w].col == nil:
-			if brs[w].d.Null {
-				clearBit(vb, i)
-			} else if brs[w].d.Bool() {
-				out[i>>3] |= 1 << (i & 7)
+		if b.col == nil {
+			if b.d.Bool() {
+				for i, m := range b.rows {
+					out[i] |= m
+				}
 			}
-		case bits[w] == nil: // a NULL-typed column
-			clearBit(vb, i)
-		default:
-			out[i>>3] |= bits[w][i>>3] & (1 << (i & 7))
-			if bv := bvalid[w]; bv != nil && !bitIsSet(bv, i) {
-				clearBit(vb, i)
-			}
+			continue
+		}
+		v := boolBitsCopy(b.col, c.n)
+		for i, m := range b.rows {
+			out[i] |= m & v[i]
 		}
 	}
 	return makeArray(arrow.FixedWidthTypes.Boolean, c.n, valid, vals)
 }
 
-func gatherText(c *ectx, brs []branch, which []uint16) arrow.Array {
+func gatherText(c *ectx, brs []branch) arrow.Array {
+	const none = -1
+	which := make([]int16, c.n)
+	for i := range which {
+		which[i] = none
+	}
 	views := make([]strView, len(brs))
-	isStr := make([]bool, len(brs))
 	size := 0
 	for k, b := range brs {
 		if b.col != nil && b.col.DataType().ID() == arrow.STRING {
-			views[k], isStr[k] = viewOf(b.col), true
+			views[k] = viewOf(b.col)
 			size += len(views[k].data)
 		}
+		for bi, m := range b.rows {
+			for ; m != 0; m &= m - 1 {
+				which[bi<<3+bits.TrailingZeros8(m)] = int16(k)
+			}
+		}
 	}
-	bvalid := branchValidity(c, brs)
+	valid := allocBits(c.mem, c.n, false)
+	vb := valid.Bytes()
+	gatherValidity(c, vb, brs)
 	o := newStrOut(c.mem, c.n, size)
+	o.valid = valid
 	for i := 0; i < c.n; i++ {
 		w := which[i]
 		switch {
-		case w == noBranch:
-			o.appendNull(c.mem)
+		case w == none || !bitIsSet(vb, i):
+			o.appendString("")
 		case brs[w].col == nil:
-			if brs[w].d.Null {
-				o.appendNull(c.mem)
-			} else {
-				o.appendString(brs[w].d.S)
-			}
-		case !isStr[w] || (bvalid[w] != nil && !bitIsSet(bvalid[w], i)):
-			o.appendNull(c.mem)
+			o.appendString(brs[w].d.S)
 		default:
 			o.appendString(views[w].at(i))
 		}
@@ -215,7 +219,7 @@ func anyBit(b []byte) bool {
 // evalBranch evaluates n as a gather branch, with rows active.
 func evalBranch(c *ectx, rec arrow.RecordBatch, n node, rows []byte) (branch, error) {
 	if k, ok := asConst(n); ok {
-		return branch{d: k.d}, nil
+		return branch{d: k.d, rows: rows}, nil
 	}
 	var col arrow.Array
 	err := c.withActive(rows, func() error {
@@ -223,22 +227,13 @@ func evalBranch(c *ectx, rec arrow.RecordBatch, n node, rows []byte) (branch, er
 		col, err = n.eval(c, rec)
 		return err
 	})
-	return branch{col: col}, err
+	return branch{col: col, rows: rows}, err
 }
 
 func releaseBranches(brs []branch) {
 	for _, b := range brs {
 		if b.col != nil {
 			b.col.Release()
-		}
-	}
-}
-
-// assign records branch k for the rows set in take.
-func assign(which []uint16, take []byte, k int, n int) {
-	for i := 0; i < n; i++ {
-		if take[i>>3]&(1<<(i&7)) != 0 {
-			which[i] = uint16(k)
 		}
 	}
 }
@@ -253,7 +248,7 @@ type caseNode struct {
 }
 
 func compileCase(e *sql.Case) (node, error) {
-	if len(e.Whens) >= noBranch {
+	if len(e.Whens) >= math.MaxInt16 {
 		return nil, sqlerr.Unsupported("CASE with %d arms", len(e.Whens))
 	}
 	n := &caseNode{t: e.T}
@@ -295,10 +290,6 @@ func (n *caseNode) typ() types.T { return n.t }
 func (n *caseNode) eval(c *ectx, rec arrow.RecordBatch) (arrow.Array, error) {
 	nb := (c.n + 7) >> 3
 	remaining := rowsOf(c)
-	which := make([]uint16, c.n)
-	for i := range which {
-		which[i] = noBranch
-	}
 	var brs []branch
 	defer func() { releaseBranches(brs) }()
 	for k, cond := range n.conds {
@@ -324,7 +315,6 @@ func (n *caseNode) eval(c *ectx, rec arrow.RecordBatch) (arrow.Array, error) {
 			return nil, err
 		}
 		brs = append(brs, br)
-		assign(which, take, len(brs)-1, c.n)
 	}
 	if anyBit(remaining) {
 		br, err := evalBranch(c, rec, n.els, remaining)
@@ -332,9 +322,8 @@ func (n *caseNode) eval(c *ectx, rec arrow.RecordBatch) (arrow.Array, error) {
 			return nil, err
 		}
 		brs = append(brs, br)
-		assign(which, remaining, len(brs)-1, c.n)
 	}
-	return gather(c, n.t, brs, which), nil
+	return gather(c, n.t, brs), nil
 }
 
 // coalesceNode returns its first non-NULL argument; each argument is
@@ -348,42 +337,36 @@ func (n *coalesceNode) typ() types.T { return n.t }
 
 func (n *coalesceNode) eval(c *ectx, rec arrow.RecordBatch) (arrow.Array, error) {
 	remaining := rowsOf(c)
-	which := make([]uint16, c.n)
-	for i := range which {
-		which[i] = noBranch
-	}
 	var brs []branch
 	defer func() { releaseBranches(brs) }()
 	for _, a := range n.args {
 		if !anyBit(remaining) {
 			break
 		}
-		br, err := evalBranch(c, rec, a, remaining)
+		br, err := evalBranch(c, rec, a, slices.Clone(remaining))
 		if err != nil {
 			return nil, err
 		}
-		brs = append(brs, br)
-		var take []byte
 		if br.col == nil {
 			if br.d.Null {
 				continue
 			}
-			take = remaining
-		} else {
-			take = validBitsCopy(br.col, c.n)
-			for i := range take {
-				take[i] &= remaining[i]
+			brs = append(brs, br) // a constant takes every remaining row
+			break
+		}
+		// The column supplies the rows where it is not NULL.
+		if hasNulls(br.col) {
+			v := validBitsCopy(br.col, c.n)
+			for i := range br.rows {
+				br.rows[i] &= v[i]
 			}
 		}
-		assign(which, take, len(brs)-1, c.n)
-		if br.col == nil {
-			break // a constant ends the search
-		}
+		brs = append(brs, br)
 		for i := range remaining {
-			remaining[i] &^= take[i]
+			remaining[i] &^= br.rows[i]
 		}
 	}
-	return gather(c, n.t, brs, which), nil
+	return gather(c, n.t, brs), nil
 }
 
 // likeNode is LIKE/ILIKE with a constant pattern compiled once.

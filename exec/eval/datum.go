@@ -49,9 +49,9 @@ func evalScalar(k *kctx, e sql.Expr) (types.Datum, *sqlerr.Error) {
 			return d, err
 		}
 		if !sql.CastAllowed(e.Arg.Type(), e.T) {
-			return types.Null, sqlerr.New("42846", "cannot cast type %s to %s", e.Arg.Type(), e.T)
+			return types.Null, sqlerr.New(sqlerr.CannotCoerce, "cannot cast type %s to %s", e.Arg.Type(), e.T)
 		}
-		d, err = castDatum(k, e.Arg.Type(), e.T, d)
+		d, err = castDatumMode(k, e.Arg.Type(), e.T, d, e.Assignment)
 		return ownText(d, e.T), err
 	case *sql.Case:
 		for _, w := range e.Whens {
@@ -172,7 +172,7 @@ func evalCall(k *kctx, e *sql.Call) (types.Datum, *sqlerr.Error) {
 	}
 	// Kernels compute numeric results at the overload's scale; a call typed
 	// otherwise converts, as Compile does.
-	if o.Result.Kind == types.Numeric && e.T.Kind == types.Numeric && numericScaled[e.Fn] &&
+	if o.Result.Kind == types.Numeric && e.T.Kind == types.Numeric && computesNumeric(e.Fn) &&
 		!types.Identical(o.Result, e.T) {
 		d, err = castDatum(k, o.Result, e.T, d)
 	}

@@ -105,9 +105,7 @@ func divmod256(u [4]uint64, v u128) (q [4]uint64, r u128) {
 	un[2] = u[2]<<s | u[1]>>(64-s)
 	un[1] = u[1]<<s | u[0]>>(64-s)
 	un[0] = u[0] << s
-	if s == 0 {
-		un[4] = 0
-	}
+	// (Shifts by 64 give 0 in Go, so s == 0 needs no special case.)
 	for j := 2; j >= 0; j-- {
 		var qhat, rhat uint64
 		rhatOver := false
@@ -148,13 +146,10 @@ func divmod256(u [4]uint64, v u128) (q [4]uint64, r u128) {
 	}
 	r.lo = un[0]>>s | un[1]<<(64-s)
 	r.hi = un[1]>>s | un[2]<<(64-s)
-	if s == 0 {
-		r = u128{hi: un[1], lo: un[0]}
-	}
 	return q, r
 }
 
-// fits128 returns the low 128 bits of p and whether p is below 10^38.
+// fitsNumeric returns the low 128 bits of p and whether p is below 10^38.
 func fitsNumeric(p [4]uint64) (u128, bool) {
 	m := u128{hi: p[1], lo: p[0]}
 	return m, p[2] == 0 && p[3] == 0 && m.less(maxMag)
@@ -165,12 +160,17 @@ func fitsNumeric(p [4]uint64) (u128, bool) {
 func roundQuotient(q [4]uint64, r, d u128) [4]uint64 {
 	// 2r >= d  <=>  r >= d - r
 	if !r.less(d.sub(r)) {
-		var c uint64
-		q[0], c = bits.Add64(q[0], 1, 0)
-		q[1], c = bits.Add64(q[1], 0, c)
-		q[2], c = bits.Add64(q[2], 0, c)
-		q[3] += c
+		q = inc256(q)
 	}
+	return q
+}
+
+func inc256(q [4]uint64) [4]uint64 {
+	var c uint64
+	q[0], c = bits.Add64(q[0], 1, 0)
+	q[1], c = bits.Add64(q[1], 0, c)
+	q[2], c = bits.Add64(q[2], 0, c)
+	q[3] += c
 	return q
 }
 
@@ -287,8 +287,9 @@ func numRoundTo(n decimal128.Num, scale int32, digits int64, mode roundMode) (de
 	case roundHalfAway:
 		q = roundQuotient(q, r, d)
 	case roundFloor, roundCeil:
+		// Floor moves negative values away from zero, ceil positive ones.
 		if !r.isZero() && (neg == (mode == roundFloor)) {
-			q = roundQuotient(q, u128{}, u128{}) // q++
+			q = inc256(q)
 		}
 	}
 	qm := u128{hi: q[1], lo: q[0]}
@@ -330,15 +331,50 @@ func numToFloat(n decimal128.Num, scale int32) float64 {
 		}
 		return f
 	}
+	return parseMantissa(n, scale, 64)
+}
+
+// parseMantissa converts mantissa n at scale to the nearest float of bitSize
+// through its decimal text "digits e-scale" (strconv rounds correctly),
+// without allocating.
+func parseMantissa(n decimal128.Num, scale int32, bitSize int) float64 {
+	neg, m := magnitude(n)
 	var buf [64]byte
-	b := appendMantissa(buf[:0], n, scale)
-	f, _ := strconv.ParseFloat(unsafe.String(unsafe.SliceData(b), len(b)), 64)
+	b := buf[:0]
+	if neg {
+		b = append(b, '-')
+	}
+	b = appendU128(b, m)
+	b = append(b, 'e', '-')
+	b = strconv.AppendInt(b, int64(scale), 10)
+	f, _ := strconv.ParseFloat(unsafe.String(unsafe.SliceData(b), len(b)), bitSize)
 	return f
 }
 
-// appendMantissa appends n at scale in plain decimal notation.
-func appendMantissa(buf []byte, n decimal128.Num, scale int32) []byte {
-	return types.AppendNumeric(buf, n, types.NumericOf(types.NumericPrecision, scale))
+// appendU128 appends the decimal digits of m.
+func appendU128(buf []byte, m u128) []byte {
+	var tmp [40]byte
+	i := len(tmp)
+	for {
+		// Peel 19 digits at a time: m = q*10^19 + r.
+		var r uint64
+		q := u128{}
+		q.hi, r = bits.Div64(0, m.hi, 1e19)
+		q.lo, r = bits.Div64(r, m.lo, 1e19)
+		m = q
+		for k := 0; k < 19; k++ {
+			i--
+			tmp[i] = byte('0' + r%10)
+			r /= 10
+			if r == 0 && m.isZero() {
+				break
+			}
+		}
+		if m.isZero() {
+			break
+		}
+	}
+	return append(buf, tmp[i:]...)
 }
 
 // numFromFloat converts f to a mantissa at scale the way PostgreSQL does: via
@@ -369,7 +405,19 @@ func numFromFloat(f float64, digits int, bitSize int, scale int32) (decimal128.N
 			nd++
 		}
 	}
-	exp, _ := strconv.Atoi(string(b[i+1:]))
+	exp, eneg := 0, false
+	for _, c := range b[i+1:] {
+		switch c {
+		case '-':
+			eneg = true
+		case '+':
+		default:
+			exp = exp*10 + int(c-'0')
+		}
+	}
+	if eneg {
+		exp = -exp
+	}
 	// value = d.dddd × 10^exp = ds × 10^(exp-(nd-1)); mantissa = value × 10^scale.
 	shift := exp - (nd - 1) + int(scale)
 	keep := nd + shift

@@ -157,5 +157,10 @@ func TestFloatNumericConversions(t *testing.T) {
 		if f != want {
 			t.Fatalf("numToFloat(%s) = %v, want %v", m.BigInt(), f, want)
 		}
+		exact := new(big.Float).SetPrec(200).Quo(new(big.Float).SetInt(m.BigInt()), new(big.Float).SetInt(bigPow10(12)))
+		want32, _ := exact.Float32()
+		if got := numToFloat32(m, 12); got != float64(want32) {
+			t.Fatalf("numToFloat32(%s) = %v, want %v", m.BigInt(), got, want32)
+		}
 	}
 }

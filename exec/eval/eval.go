@@ -249,6 +249,7 @@ type node interface {
 type inputNode struct {
 	idx int
 	t   types.T
+	dt  arrow.DataType // t's Arrow type, nil for Unknown
 }
 
 func (n *inputNode) typ() types.T { return n.t }
@@ -258,8 +259,8 @@ func (n *inputNode) eval(c *ectx, rec arrow.RecordBatch) (arrow.Array, error) {
 		return nil, sqlerr.New(sqlerr.InternalError, "input column %d out of range (%d columns)", n.idx, rec.NumCols())
 	}
 	col := rec.Column(n.idx)
-	if n.t.Kind != types.Unknown && !arrow.TypeEqual(col.DataType(), n.t.ArrowType()) {
-		return nil, sqlerr.New(sqlerr.InternalError, "input column %d is %s, expected %s", n.idx, col.DataType(), n.t.ArrowType())
+	if n.dt != nil && !arrow.TypeEqual(col.DataType(), n.dt) {
+		return nil, sqlerr.New(sqlerr.InternalError, "input column %d is %s, expected %s", n.idx, col.DataType(), n.dt)
 	}
 	col.Retain()
 	return col, nil

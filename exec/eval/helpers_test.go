@@ -27,10 +27,12 @@ func lit(t types.T, s string) *sql.Const {
 
 func null(t types.T) *sql.Const { return &sql.Const{T: t, Value: types.Null} }
 
-func i2(v int64) *sql.Const   { return &sql.Const{T: types.Int16T, Value: types.DInt(v)} }
-func i4(v int64) *sql.Const   { return &sql.Const{T: types.Int32T, Value: types.DInt(v)} }
-func i8(v int64) *sql.Const   { return &sql.Const{T: types.Int64T, Value: types.DInt(v)} }
-func f4(v float64) *sql.Const { return &sql.Const{T: types.Float32T, Value: types.DFloat(float64(float32(v)))} }
+func i2(v int64) *sql.Const { return &sql.Const{T: types.Int16T, Value: types.DInt(v)} }
+func i4(v int64) *sql.Const { return &sql.Const{T: types.Int32T, Value: types.DInt(v)} }
+func i8(v int64) *sql.Const { return &sql.Const{T: types.Int64T, Value: types.DInt(v)} }
+func f4(v float64) *sql.Const {
+	return &sql.Const{T: types.Float32T, Value: types.DFloat(float64(float32(v)))}
+}
 func f8(v float64) *sql.Const { return &sql.Const{T: types.Float64T, Value: types.DFloat(v)} }
 func num(s string) *sql.Const { return lit(types.NumericT, s) }
 func txt(s string) *sql.Const { return &sql.Const{T: types.TextT, Value: types.DText(s)} }
@@ -116,7 +118,7 @@ func rewritePre(e sql.Expr, fn func(sql.Expr) sql.Expr) sql.Expr {
 		}
 		return &sql.Call{Fn: n.Fn, Args: args, T: n.T}
 	case *sql.Cast:
-		return &sql.Cast{Arg: rewritePre(n.Arg, fn), T: n.T}
+		return &sql.Cast{Arg: rewritePre(n.Arg, fn), T: n.T, Assignment: n.Assignment}
 	case *sql.Case:
 		whens := make([]sql.When, len(n.Whens))
 		for i, w := range n.Whens {

@@ -293,9 +293,9 @@ func floatArith(fn string, a, b float64, f32 bool) (float64, *sqlerr.Error) {
 		zeroOK = a == 0 || math.IsInf(b, 0)
 	}
 	if f32 {
+		// For + - * / of float32 values, rounding the exact float64 result
+		// to float32 gives the float32 operation's result.
 		r = float64(float32(r))
-		// float32 arithmetic on float32 inputs: the float64 result rounded
-		// to float32 is what float32 arithmetic gives for + - * /.
 	}
 	if math.IsInf(r, 0) && !infOK {
 		return 0, errFloatOverflow

@@ -32,17 +32,16 @@ func (n *andOrNode) eval(c *ectx, rec arrow.RecordBatch) (arrow.Array, error) {
 	defer func() { c.active = saved }()
 	for k, arg := range n.args {
 		if k > 0 {
-			any := byte(0)
+			// Rows already decided need not be evaluated again.
 			for i := range mask {
 				m := ^decided[i]
 				if saved != nil {
 					m &= saved[i]
 				}
 				mask[i] = m
-				any |= m
 			}
 			clearPadding(mask, c.n)
-			if any == 0 && nb > 0 && countBits(mask, c.n) == 0 {
+			if !anyBit(mask) {
 				break
 			}
 			c.active = mask

@@ -456,7 +456,7 @@ func TestDateTime(t *testing.T) {
 		{call(sub, tsc("4714-11-24 BC"), ivl("1 day")), eDTRange},
 		{call(sub, tsc("4714-11-25 BC"), ivl("1 day")), "4714-11-24 00:00:00 BC"},
 		{call(sub, tsc("2020-01-02 01:00"), tsc("2020-01-01")), "1 day 01:00:00"},
-		{call(sub, tsc("2020-01-01"), tsc("2020-01-02 01:00")), "-1 day -01:00:00"},
+		{call(sub, tsc("2020-01-01"), tsc("2020-01-02 01:00")), "-1 days -01:00:00"},
 		{call(sub, tsc("2020-03-01"), tsc("2020-01-01")), "60 days"},
 		{call(sub, tstzc("2020-01-01 12:00:00+00"), tstzc("2020-01-01 00:00:00+00")), "12:00:00"},
 		{call(add, date("2020-01-31"), ivl("1 mon")), "2020-02-29 00:00:00"},
@@ -473,7 +473,7 @@ func TestDateTime(t *testing.T) {
 		{call(sql.FnDiv, ivl("1 mon"), f8(2)), "15 days"},
 		{call(sql.FnDiv, ivl("1 mon"), f8(7)), "4 days 06:51:25.6896"},
 		{call(sql.FnDiv, ivl("1 day"), f8(0)), eDivZero},
-		{call(sql.FnNeg, ivl("1 day 01:00")), "-1 day -01:00:00"},
+		{call(sql.FnNeg, ivl("1 day 01:00")), "-1 days -01:00:00"},
 		{call(sql.FnNow), "2021-06-15 12:34:56.789+00"},
 		{call(sql.FnToTimestamp, f8(0)), "1970-01-01 00:00:00+00"},
 		{call(sql.FnToTimestamp, f8(1.5)), "1970-01-01 00:00:01.5+00"},
@@ -608,7 +608,7 @@ func TestCasts(t *testing.T) {
 		{castTo(i8(-32768), i2t), "-32768"},
 		{castTo(i4(7), i8t), "7"},
 		{castTo(i8(math.MaxInt64), f8t), "9.223372036854776e+18"},
-		{castTo(i4(16777217), f4t), "16777216"},
+		{castTo(i4(16777217), f4t), "1.6777216e+07"},
 		{castTo(i4(7), nt), "7"},
 		{castTo(i8(math.MaxInt64), types.NumericOf(21, 2)), "9223372036854775807.00"},
 		{castTo(i8(math.MaxInt64), types.NumericOf(20, 2)), eRange},
@@ -665,7 +665,33 @@ func TestCasts(t *testing.T) {
 		{castTo(tstzc("2020-01-01 23:00+00"), types.TimestampT), "2020-01-01 23:00:00"},
 		{castTo(tsc("2020-01-01 23:00"), types.TimestampTZT), "2020-01-01 23:00:00+00"},
 		{castTo(null(types.UnknownT), i4t), "NULL"},
+		// Assignment casts to varchar(n) do not truncate.
+		{&sql.Cast{Arg: txt("abcdef"), T: vc3, Assignment: true}, "ERROR 22001"},
+		{&sql.Cast{Arg: txt("abc   "), T: vc3, Assignment: true}, "abc"},
+		{&sql.Cast{Arg: txt("ab"), T: vc3, Assignment: true}, "ab"},
+		{&sql.Cast{Arg: i4(12345), T: vc3, Assignment: true}, "ERROR 22001"},
+		{&sql.Cast{Arg: i4(123), T: vc3, Assignment: true}, "123"},
+		{&sql.Cast{Arg: f8(2.5), T: i4t, Assignment: true}, "2"},
 		{castTo(null(types.Int32T), types.TextT), "NULL"},
+	})
+}
+
+// TestAssignmentCasts checks the cast that stores a value in a varchar(n)
+// column: too long is an error unless only spaces are cut.
+func TestAssignmentCasts(t *testing.T) {
+	vc3 := types.T{Kind: types.Text, Width: 3}
+	assign := func(e sql.Expr) *sql.Cast { return &sql.Cast{Arg: e, T: vc3, Assignment: true} }
+	runCases(t, []exprCase{
+		{assign(txt("abc")), "abc"},
+		{assign(txt("ab")), "ab"},
+		{assign(txt("abcd")), "ERROR 22001"},
+		{assign(txt("abc   ")), "abc"},
+		{assign(txt("héllo")), "ERROR 22001"},
+		{assign(i4(123)), "123"},
+		{assign(i4(12345)), "ERROR 22001"},
+		{assign(lit(types.T{Kind: types.Text, Width: 2}, "ab")), "ab"},
+		{assign(lit(types.T{Kind: types.Text, Width: 5}, "abcde")), "ERROR 22001"},
+		{assign(null(types.TextT)), "NULL"},
 	})
 }
 
@@ -673,4 +699,6 @@ func TestNumericResultTypes(t *testing.T) {
 	// A call typed numeric(p,s) by the binder gets its result converted.
 	e := &sql.Call{Fn: sql.FnAdd, Args: []sql.Expr{num("1.005"), num("1")}, T: types.NumericOf(10, 2)}
 	check(t, e, "2.01")
+	e = &sql.Call{Fn: sql.FnExtract, Args: []sql.Expr{txt("second"), tsc("2020-01-01 00:00:01.25")}, T: types.NumericOf(10, 1)}
+	check(t, e, "1.3")
 }

@@ -28,7 +28,7 @@ var (
 )
 
 func init() {
-	txt, i4, b := types.TextT, types.Int32T, types.BoolT
+	txt, i4 := types.TextT, types.Int32T
 	strFn := func(fn string, args []types.T, k scalarFn) { reg(fn, args, fixed(k)) }
 
 	strFn(sql.FnLike, ts(txt, txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
@@ -186,7 +186,6 @@ func init() {
 		}
 		return k.textResult(buf), nil
 	})
-	_ = b
 }
 
 // appendMapped appends s with every rune mapped by f (ASCII fast path).
@@ -215,6 +214,27 @@ func trimChars(s, set string, left, right bool) string {
 		return s
 	}
 	in := func(r rune) bool { return strings.ContainsRune(set, r) }
+	if len(set) > 16 {
+		// A long set: look characters up instead of scanning set for each.
+		var ascii [utf8.RuneSelf]bool
+		var other map[rune]bool
+		for _, r := range set {
+			if r < utf8.RuneSelf {
+				ascii[r] = true
+			} else {
+				if other == nil {
+					other = map[rune]bool{}
+				}
+				other[r] = true
+			}
+		}
+		in = func(r rune) bool {
+			if r < utf8.RuneSelf {
+				return ascii[r]
+			}
+			return other[r]
+		}
+	}
 	if left {
 		s = strings.TrimLeftFunc(s, in)
 	}

@@ -232,7 +232,9 @@ func tsDiff(a, b int64) (types.IntervalValue, bool) {
 }
 
 // validIvlMicros reports whether an interval's time part can be stored.
-func validIvlMicros(us int64) bool { return us >= -types.MaxIntervalMicros && us <= types.MaxIntervalMicros }
+func validIvlMicros(us int64) bool {
+	return us >= -types.MaxIntervalMicros && us <= types.MaxIntervalMicros
+}
 
 func negInterval(iv types.IntervalValue) (types.IntervalValue, bool) {
 	if iv.Months == math.MinInt32 || iv.Days == math.MinInt32 || iv.Micros == math.MinInt64 {

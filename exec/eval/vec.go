@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"unsafe"
 
@@ -85,12 +86,17 @@ func loadByte(bm []byte, off int) byte {
 	return b
 }
 
-// andBitsInto ands n bits of src starting at bit srcOff into dst (offset 0).
+// andBitsInto ands n bits of src starting at bit srcOff into dst (offset 0),
+// a 64-bit word at a time when src is byte-aligned.
 func andBitsInto(dst, src []byte, srcOff, n int) {
 	nb := (n + 7) >> 3
 	if srcOff&7 == 0 {
 		s := src[srcOff>>3:]
-		for i := 0; i < nb; i++ {
+		i := 0
+		for ; i+8 <= nb; i += 8 {
+			binary.LittleEndian.PutUint64(dst[i:], binary.LittleEndian.Uint64(dst[i:])&binary.LittleEndian.Uint64(s[i:]))
+		}
+		for ; i < nb; i++ {
 			dst[i] &= s[i]
 		}
 	} else {

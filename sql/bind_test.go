@@ -1,0 +1,276 @@
+package sql
+
+import (
+	"testing"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/sqlerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// testCatalog holds t (a int, v varchar(3), s text).
+func testCatalog() *catalog.Catalog {
+	cat := catalog.New()
+	cat.Add(&catalog.Relation{ID: 1, Name: "t", Kind: catalog.Table, Columns: []catalog.Column{
+		{Name: "a", Type: types.Int32T},
+		{Name: "v", Type: types.T{Kind: types.Text, Width: 3}},
+		{Name: "s", Type: types.TextT},
+		{Name: catalog.RowIDColumn, Type: types.Int64T, Hidden: true},
+	}, Key: []int{3}})
+	return cat
+}
+
+// bindOne parses and binds a single statement.
+func bindOne(t *testing.T, cat *catalog.Catalog, text string) (Statement, error) {
+	t.Helper()
+	ps, err := Parse(text)
+	if err != nil {
+		t.Fatalf("parse %q: %v", text, err)
+	}
+	if len(ps) != 1 {
+		t.Fatalf("parse %q: %d statements", text, len(ps))
+	}
+	return Bind(cat, ps[0])
+}
+
+// findCast returns the first Cast to a varchar in e.
+func findCast(e Expr) *Cast {
+	var found *Cast
+	Walk(e, func(x Expr) bool {
+		if c, ok := x.(*Cast); ok && found == nil && c.T.Kind == types.Text && c.T.Width > 0 {
+			found = c
+		}
+		return found == nil
+	})
+	return found
+}
+
+// TestAssignmentCast checks that values stored in a varchar(n) column get an
+// assignment cast (an error when too long) and explicit casts do not.
+func TestAssignmentCast(t *testing.T) {
+	cat := testCatalog()
+
+	st, err := bindOne(t, cat, "UPDATE t SET v = s || 'x'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := findCast(st.(*Update).Set[1])
+	if c == nil || !c.Assignment {
+		t.Fatalf("UPDATE: cast %v, want an assignment cast", c)
+	}
+
+	st, err = bindOne(t, cat, "INSERT INTO t (v) SELECT s FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = findCast(st.(*Insert).Source.(*Project).Exprs[1])
+	if c == nil || !c.Assignment {
+		t.Fatalf("INSERT SELECT: cast %v, want an assignment cast", c)
+	}
+
+	st, err = bindOne(t, cat, "SELECT s::varchar(2) FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = findCast(st.(*Select).Query.(*Project).Exprs[0])
+	if c == nil || c.Assignment {
+		t.Fatalf("explicit cast: %v, want a non-assignment cast", c)
+	}
+}
+
+// TestVarcharLiterals checks the two rules for a literal too long for a
+// varchar(n): an explicit cast truncates, an assignment fails with 22001.
+func TestVarcharLiterals(t *testing.T) {
+	cat := testCatalog()
+	st, err := bindOne(t, cat, "SELECT 'abcdef'::varchar(3)")
+	if err != nil {
+		t.Fatalf("explicit cast of a long literal: %v", err)
+	}
+	if c := findCast(st.(*Select).Query.(*Project).Exprs[0]); c == nil || c.Assignment {
+		t.Fatalf("explicit cast of a literal: %v, want a truncating cast", c)
+	}
+	if _, err := bindOne(t, cat, "INSERT INTO t (v) VALUES ('abcdef')"); sqlerr.Code(err) != sqlerr.StringDataRightTruncation {
+		t.Fatalf("INSERT of a long literal: %v, want 22001", err)
+	}
+	if _, err := bindOne(t, cat, "INSERT INTO t (v) VALUES ('abc   ')"); err != nil {
+		t.Fatalf("INSERT of a literal with trailing spaces: %v", err)
+	}
+}
+
+// TestDateTruncOfDate checks that date_trunc of a date is a timestamptz, as
+// in PostgreSQL.
+func TestDateTruncOfDate(t *testing.T) {
+	st, err := bindOne(t, testCatalog(), "SELECT date_trunc('month', date '2024-05-05')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.(*Select).Query.Columns()[0].Type; got.Kind != types.TimestampTZ {
+		t.Fatalf("date_trunc(text, date) is %s, want timestamp with time zone", got)
+	}
+}
+
+// TestLiteralErrorPosition checks that a literal that does not parse as the
+// type it is converted to is reported at the literal.
+func TestLiteralErrorPosition(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		pos  int
+	}{
+		{"SELECT 'abc'::int", 8},
+		{"SELECT 5 + 'x'", 12},
+		{"SELECT a FROM t WHERE a = 'nope'", 27},
+		{"SELECT 1e400::float8", 8},
+	} {
+		_, err := bindOne(t, testCatalog(), tc.text)
+		e, ok := err.(*sqlerr.Error)
+		if !ok {
+			t.Errorf("%s: %v, want an error", tc.text, err)
+			continue
+		}
+		if e.Position != tc.pos {
+			t.Errorf("%s: %s at %d, want %d", tc.text, e.Message, e.Position, tc.pos)
+		}
+	}
+}
+
+// TestLimitValues checks LIMIT and OFFSET constants: integers, numbers
+// rounded to bigint as PostgreSQL does, and the errors.
+func TestLimitValues(t *testing.T) {
+	for _, tc := range []struct {
+		text          string
+		count, offset int64
+		code          string
+	}{
+		{text: "SELECT a FROM t LIMIT 2 OFFSET 1", count: 2, offset: 1},
+		{text: "SELECT a FROM t LIMIT 1.5", count: 2, offset: 0},
+		{text: "SELECT a FROM t LIMIT 2.5::float8", count: 2, offset: 0},
+		{text: "SELECT a FROM t LIMIT ALL OFFSET '3'", count: -1, offset: 3},
+		{text: "SELECT a FROM t LIMIT NULL", count: -1, offset: 0},
+		{text: "SELECT a FROM t LIMIT -1", code: sqlerr.InvalidRowCountInLimit},
+		{text: "SELECT a FROM t LIMIT 'x'", code: sqlerr.InvalidTextRepresentation},
+		{text: "SELECT a FROM t LIMIT true", code: sqlerr.DatatypeMismatch},
+		{text: "SELECT a FROM t LIMIT 1e30::float8", code: sqlerr.NumericValueOutOfRange},
+	} {
+		st, err := bindOne(t, testCatalog(), tc.text)
+		if tc.code != "" {
+			if sqlerr.Code(err) != tc.code {
+				t.Errorf("%s: %v, want %s", tc.text, err, tc.code)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.text, err)
+			continue
+		}
+		l, ok := st.(*Select).Query.(*Limit)
+		if !ok || l.Count != tc.count || l.Offset != tc.offset {
+			t.Errorf("%s: %#v, want count %d offset %d", tc.text, st.(*Select).Query, tc.count, tc.offset)
+		}
+	}
+}
+
+// TestUntypedArguments checks how calls of untyped literals resolve: to the
+// other operand's type, to the preferred type of a single category, or not
+// at all (42725).
+func TestUntypedArguments(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want string // the result type, or an SQLSTATE
+	}{
+		{"SELECT abs('-5')", "double precision"},
+		{"SELECT round('2.5')", "double precision"},
+		{"SELECT date '2024-03-01' - '2024-01-01'", "integer"},
+		{"SELECT timestamp '2024-01-02' - '2024-01-01'", "interval"},
+		{"SELECT timestamp '2024-01-02' + '1 day'", "timestamp without time zone"},
+		{"SELECT 1 + '2'", "integer"},
+		{"SELECT '1' + '2'", "42725"},
+		{"SELECT date_trunc('day', '2024-01-01')", "42725"},
+	} {
+		st, err := bindOne(t, testCatalog(), tc.text)
+		got := ""
+		if err != nil {
+			got = sqlerr.Code(err)
+		} else {
+			got = st.(*Select).Query.Columns()[0].Type.String()
+		}
+		if got != tc.want {
+			t.Errorf("%s: %s (%v), want %s", tc.text, got, err, tc.want)
+		}
+	}
+}
+
+// TestAggregateTypes checks the result types of sum and avg.
+func TestAggregateTypes(t *testing.T) {
+	cat := catalog.New()
+	cat.Add(&catalog.Relation{ID: 1, Name: "n", Kind: catalog.Table, Columns: []catalog.Column{
+		{Name: "p", Type: types.NumericOf(8, 2)},
+		{Name: "w", Type: types.NumericOf(20, 15)},
+		{Name: "i", Type: types.Int32T},
+		{Name: "b", Type: types.Int64T},
+		{Name: "iv", Type: types.IntervalT},
+	}, Key: []int{0}})
+	for _, tc := range []struct{ expr, want string }{
+		{"sum(p)", "numeric(38,2)"},
+		{"avg(p)", "numeric"},
+		{"sum(w)", "numeric"},
+		{"sum(i)", "bigint"},
+		{"sum(b)", "numeric"},
+		{"avg(i)", "numeric"},
+		{"sum(iv)", "interval"},
+		{"avg(iv)", "interval"},
+	} {
+		st, err := bindOne(t, cat, "SELECT "+tc.expr+" FROM n")
+		if err != nil {
+			t.Errorf("%s: %v", tc.expr, err)
+			continue
+		}
+		if got := st.(*Select).Query.Columns()[0].Type.String(); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.expr, got, tc.want)
+		}
+	}
+}
+
+// TestGroupByLiterals checks that a literal grouped by position is text (no
+// operator ever sees an untyped column) and that non-integer constants are
+// not positions.
+func TestGroupByLiterals(t *testing.T) {
+	st, err := bindOne(t, testCatalog(), "SELECT 'k' AS k, count(*) FROM t GROUP BY 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var agg *Aggregate
+	for r := st.(*Select).Query; agg == nil; {
+		switch x := r.(type) {
+		case *Aggregate:
+			agg = x
+		case *Project:
+			r = x.Input
+		default:
+			t.Fatalf("no aggregation in %T", r)
+		}
+	}
+	if k := agg.GroupBy[0].Type().Kind; k != types.Text {
+		t.Fatalf("group key type %v, want text", agg.GroupBy[0].Type())
+	}
+	for _, text := range []string{"SELECT NULL FROM t GROUP BY 1", "SELECT 'k', NULL, count(*) FROM t GROUP BY 1, 2"} {
+		st, err := bindOne(t, testCatalog(), text)
+		if err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+		for _, c := range st.(*Select).Query.Columns() {
+			if c.Type.Kind == types.Unknown {
+				t.Errorf("%s: column %s has no type", text, c.Name)
+			}
+		}
+	}
+	for _, text := range []string{
+		"SELECT count(*) FROM t GROUP BY 'x'",
+		"SELECT count(*) FROM t GROUP BY NULL",
+		"SELECT a FROM t ORDER BY 'x'",
+		"SELECT a FROM t ORDER BY 1.5",
+	} {
+		if _, err := bindOne(t, testCatalog(), text); sqlerr.Code(err) != sqlerr.SyntaxError {
+			t.Errorf("%s: %v, want 42601", text, err)
+		}
+	}
+}
