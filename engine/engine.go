@@ -40,6 +40,9 @@ type Options struct {
 	// AtLeastOnce makes at_least_once the default checkpoint_mode of
 	// sessions (views created in it do not align barriers).
 	AtLeastOnce bool
+	// CacheSize bounds the state store's block cache (default 64 MiB). State
+	// beyond it stays in Pebble's files; operators read through the cache.
+	CacheSize int64
 }
 
 // Engine is a running streamsql database. It is safe for concurrent use.
@@ -92,7 +95,7 @@ func Open(opts Options) (*Engine, error) {
 	if opts.DataDir == "" {
 		opts.DataDir = ":memory:"
 	}
-	store, err := state.Open(opts.DataDir, state.Options{Logger: opts.Logger})
+	store, err := state.Open(opts.DataDir, state.Options{Logger: opts.Logger, CacheSize: opts.CacheSize})
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ type serveOptions struct {
 	dataDir         string
 	barrierInterval time.Duration
 	checkpointMode  string
+	cacheSize       int64
 	logLevel        string
 }
 
@@ -62,6 +63,7 @@ func serve(ctx context.Context, opts serveOptions) error {
 		DataDir:         opts.dataDir,
 		BarrierInterval: opts.barrierInterval,
 		AtLeastOnce:     opts.checkpointMode == "at_least_once",
+		CacheSize:       opts.cacheSize,
 		Logger:          log,
 	})
 	if err != nil {
