@@ -40,10 +40,14 @@ type Options struct {
 	// which no barrier is injected (default 1).
 	MaxInFlight int
 	// Commit makes an epoch durable once every source has injected its
-	// barrier and every actor has acknowledged it. It is called from one
-	// goroutine, in epoch order. On error the epoch is retried.
+	// barrier and every actor has acknowledged it; it must also make durable
+	// every earlier epoch not committed (subsumed ones). It is called from
+	// one goroutine, with increasing epochs. On error the epoch is retried.
 	Commit func(epoch uint64) error
-	Logger *slog.Logger
+	// Timeout is how long a checkpoint may take before it is reported as
+	// timed out and stops holding back the next barrier (0: no timeout).
+	Timeout time.Duration
+	Logger  *slog.Logger
 }
 
 // Checkpoint statuses in the history.
@@ -51,6 +55,13 @@ const (
 	StatusInProgress = "in_progress"
 	StatusCompleted  = "completed"
 	StatusFailed     = "failed"
+	// StatusSubsumed: a later checkpoint overtook this one during alignment;
+	// its changes were committed with that checkpoint.
+	StatusSubsumed = "subsumed"
+	// StatusTimedOut: not completed within the checkpoint timeout; the next
+	// barrier was injected without waiting for it, and it is committed (or
+	// subsumed) when it completes.
+	StatusTimedOut = "timed_out"
 )
 
 // CheckpointRecord describes one checkpoint (epoch) in the history.
@@ -106,6 +117,14 @@ type actorSpan struct {
 type epochState struct {
 	injected bool
 	waiting  map[uint32]bool
+	// subsumed is set when an actor acknowledged a later epoch without this
+	// one (its alignment of this epoch was abandoned): the epoch cannot be
+	// committed on its own and is committed with the next complete one.
+	subsumed bool
+	// timedOut is set when the epoch was not committed within the
+	// checkpoint timeout; it no longer counts against MaxInFlight.
+	timedOut bool
+	started  time.Time
 }
 
 // NewCoordinator returns a coordinator whose first epoch will be
@@ -300,9 +319,15 @@ func (c *Coordinator) Ack(actor uint32, epoch uint64) {
 		return
 	}
 	delete(st.waiting, actor)
-	if st.injected && len(st.waiting) == 0 {
-		c.poke(c.commitWake)
+	// Earlier epochs the actor never acknowledged were abandoned by its
+	// alignment: they are subsumed by this one.
+	for e, old := range c.epochs {
+		if e < epoch && old.waiting[actor] {
+			delete(old.waiting, actor)
+			old.subsumed = true
+		}
 	}
+	c.poke(c.commitWake)
 }
 
 // signalLocked wakes every waiter of WaitCommitted and WaitInjected. c.mu
@@ -319,10 +344,19 @@ func (c *Coordinator) injectLoop() {
 	defer c.wg.Done()
 	timer := time.NewTimer(c.opts.Interval)
 	defer timer.Stop()
+	// With a checkpoint timeout, look at the in-flight checkpoints often
+	// enough to notice one timing out.
+	var timeouts <-chan time.Time
+	if c.opts.Timeout > 0 {
+		t := time.NewTicker(c.opts.Timeout / 4)
+		defer t.Stop()
+		timeouts = t.C
+	}
 	for {
 		select {
 		case <-c.done:
 			return
+		case <-timeouts:
 		case <-timer.C:
 			c.mu.Lock()
 			if c.wantEpoch < c.started+1 {
@@ -341,7 +375,7 @@ func (c *Coordinator) injectLoop() {
 // limit allows; it reports whether it did.
 func (c *Coordinator) injectNext() bool {
 	c.mu.Lock()
-	if c.stopped || c.wantEpoch <= c.started || c.started-c.committed >= uint64(c.opts.MaxInFlight) {
+	if c.stopped || c.wantEpoch <= c.started || c.inFlightLocked() >= c.opts.MaxInFlight {
 		c.mu.Unlock()
 		return false
 	}
@@ -361,7 +395,7 @@ func (c *Coordinator) injectNext() bool {
 			}
 		}
 	}
-	st := &epochState{waiting: map[uint32]bool{}}
+	st := &epochState{waiting: map[uint32]bool{}, started: time.Now()}
 	for id, a := range c.actors {
 		if a.first <= e && (a.last == 0 || a.last >= e) {
 			st.waiting[id] = true
@@ -412,11 +446,9 @@ func (c *Coordinator) commitLoop() {
 		}
 		for {
 			c.mu.Lock()
-			e := c.committed + 1
-			st := c.epochs[e]
-			ready := st != nil && st.injected && len(st.waiting) == 0
+			e := c.committableLocked()
 			c.mu.Unlock()
-			if !ready {
+			if e == 0 {
 				break
 			}
 			if err := c.opts.Commit(e); err != nil {
@@ -429,15 +461,58 @@ func (c *Coordinator) commitLoop() {
 				break
 			}
 			c.mu.Lock()
+			now := time.Now()
+			for old := c.committed + 1; old < e; old++ {
+				c.update(old, func(r *CheckpointRecord) { r.Status, r.Finished = StatusSubsumed, now })
+				delete(c.epochs, old)
+			}
 			c.committed = e
 			c.lastErr = nil
-			c.update(e, func(r *CheckpointRecord) { r.Status, r.Finished, r.Error = StatusCompleted, time.Now(), "" })
+			c.update(e, func(r *CheckpointRecord) { r.Status, r.Finished, r.Error = StatusCompleted, now, "" })
 			delete(c.epochs, e)
 			c.signalLocked()
 			c.poke(c.wake)
 			c.mu.Unlock()
 		}
 	}
+}
+
+// committableLocked returns the epoch to commit next, or 0: the first epoch
+// after the committed one that is complete (injected everywhere and
+// acknowledged by every actor) and not subsumed, provided every epoch before
+// it is complete but subsumed. c.mu must be held.
+func (c *Coordinator) committableLocked() uint64 {
+	for e := c.committed + 1; ; e++ {
+		st := c.epochs[e]
+		if st == nil || !st.injected || len(st.waiting) > 0 {
+			return 0
+		}
+		if !st.subsumed {
+			return e
+		}
+	}
+}
+
+// inFlightLocked counts the injected, uncommitted epochs that have not
+// timed out, marking those that just did. c.mu must be held.
+func (c *Coordinator) inFlightLocked() int {
+	n := 0
+	for e := c.committed + 1; e <= c.started; e++ {
+		st := c.epochs[e]
+		if st == nil {
+			continue
+		}
+		if !st.timedOut && c.opts.Timeout > 0 && time.Since(st.started) > c.opts.Timeout {
+			st.timedOut = true
+			c.update(e, func(r *CheckpointRecord) { r.Status = StatusTimedOut })
+			c.opts.Logger.Warn("checkpoint timed out; injecting the next barrier without waiting for it",
+				"epoch", e, "timeout", c.opts.Timeout)
+		}
+		if !st.timedOut {
+			n++
+		}
+	}
+	return n
 }
 
 // record appends r to the history. c.mu must be held.

@@ -40,6 +40,12 @@ type Options struct {
 	// AtLeastOnce makes at_least_once the default checkpoint_mode of
 	// sessions (views created in it do not align barriers).
 	AtLeastOnce bool
+	// CheckpointTimeout reports a checkpoint not completed in time as timed
+	// out and lets the next barrier go (0: no timeout).
+	CheckpointTimeout time.Duration
+	// MaxInFlightCheckpoints is the number of checkpoints that may be under
+	// way at once (default 1).
+	MaxInFlightCheckpoints int
 	// CacheSize bounds the state store's block cache (default 64 MiB). State
 	// beyond it stays in Pebble's files; operators read through the cache.
 	CacheSize int64
@@ -125,9 +131,11 @@ func Open(opts Options) (*Engine, error) {
 	}
 	committed := store.CommittedEpoch()
 	e.coord = barrier.NewCoordinator(committed, barrier.Options{
-		Interval: opts.BarrierInterval,
-		Commit:   e.commit,
-		Logger:   opts.Logger,
+		Interval:    opts.BarrierInterval,
+		Timeout:     opts.CheckpointTimeout,
+		MaxInFlight: opts.MaxInFlightCheckpoints,
+		Commit:      e.commit,
+		Logger:      opts.Logger,
 	})
 	e.coord.AddSource(e.catSrc)
 	e.coord.AddSource(e.cleanup)

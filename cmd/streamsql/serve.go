@@ -18,12 +18,14 @@ import (
 const defaultBarrierInterval = time.Second
 
 type serveOptions struct {
-	listen          string
-	dataDir         string
-	barrierInterval time.Duration
-	checkpointMode  string
-	cacheSize       int64
-	logLevel        string
+	listen            string
+	dataDir           string
+	barrierInterval   time.Duration
+	checkpointMode    string
+	cacheSize         int64
+	checkpointTimeout time.Duration
+	maxInFlight       int
+	logLevel          string
 }
 
 func newLogger(level string) (*slog.Logger, error) {
@@ -60,11 +62,13 @@ func serve(ctx context.Context, opts serveOptions) error {
 		}
 	}
 	eng, err := engine.Open(engine.Options{
-		DataDir:         opts.dataDir,
-		BarrierInterval: opts.barrierInterval,
-		AtLeastOnce:     opts.checkpointMode == "at_least_once",
-		CacheSize:       opts.cacheSize,
-		Logger:          log,
+		DataDir:                opts.dataDir,
+		BarrierInterval:        opts.barrierInterval,
+		AtLeastOnce:            opts.checkpointMode == "at_least_once",
+		CacheSize:              opts.cacheSize,
+		CheckpointTimeout:      opts.checkpointTimeout,
+		MaxInFlightCheckpoints: opts.maxInFlight,
+		Logger:                 log,
 	})
 	if err != nil {
 		return err
