@@ -43,7 +43,7 @@ type aggregator interface {
 // newAggregator returns the aggregator for call, whose argument has type
 // argType. valueSet is the state table of the group's multiset of values,
 // used by min and max (and by DISTINCT, handled by the caller).
-func newAggregator(call sql.AggCall, argType types.T, valueSet *state.Table, groupKey func(slot int32) []byte) (aggregator, error) {
+func newAggregator(call sql.AggCall, argType types.T, valueSet *state.Table, groupKey func(slot int32) []byte, rowKey func(i int) []byte) (aggregator, error) {
 	switch call.Func {
 	case sql.AggCountStar, sql.AggCount:
 		return &countAgg{star: call.Func == sql.AggCountStar}, nil
@@ -62,7 +62,7 @@ func newAggregator(call sql.AggCall, argType types.T, valueSet *state.Table, gro
 			return &intervalSumAgg{avg: avg}, nil
 		}
 	case sql.AggMin, sql.AggMax:
-		return &minMaxAgg{max: call.Func == sql.AggMax, t: argType, set: valueSet, groupKey: groupKey}, nil
+		return &minMaxAgg{max: call.Func == sql.AggMax, t: argType, set: valueSet, groupKey: groupKey, rowKey: rowKey}, nil
 	}
 	return nil, sqlerr.Unsupported("aggregate %s(%s)", call.Func, argType)
 }
@@ -444,23 +444,27 @@ func (a *intervalSumAgg) loadState(buf []byte, slot int32) ([]byte, error) {
 	return loadVarints(buf[16:], &a.n[slot])
 }
 
-// minMaxAgg is min and max. Each group's values are kept as a multiset in a
-// state table (key: group key, then the value's memcomparable encoding;
-// value: its multiplicity), so that deleting the current minimum finds the
-// next one. The current result per group is cached; a retraction of the
-// cached value marks it stale, and prepare rescans the group's first (min) or
-// last (max) entry.
+// minMaxAgg is min and max. In a streaming aggregation each group's values
+// are kept in a state table, one entry per input row (key: group key, the
+// value's memcomparable encoding, the row's stream key; no value), so an
+// insert or delete is one write with no read, and deleting the current
+// minimum finds the next one with one seek. The current result per group is
+// cached; a retraction of the cached value marks it stale, and prepare
+// rescans the group's first (min) or last (max) entry. In a batch query
+// (insert-only, no value set) only the running result is kept.
 type minMaxAgg struct {
 	max      bool
 	t        types.T
 	set      *state.Table
 	groupKey func(slot int32) []byte
+	// rowKey returns the encoded stream key of input row i of the batch
+	// being aggregated.
+	rowKey func(i int) []byte
 
 	cur   []types.Datum
 	stale []bool
 
 	keyBuf []byte
-	valBuf []byte
 }
 
 func (a *minMaxAgg) grow(n int) {
@@ -478,18 +482,17 @@ func (a *minMaxAgg) update(col arrow.Array, slots []int32, signs []int8) error {
 			continue
 		}
 		slot := slots[i]
-		a.keyBuf = append(a.keyBuf[:0], a.groupKey(slot)...)
-		a.keyBuf = state.AppendKey(a.keyBuf, a.t, col, i)
-		n, err := a.count(a.keyBuf)
-		if err != nil {
-			return err
-		}
-		n += int64(s)
-		if n > 0 {
-			a.valBuf = binary.AppendVarint(a.valBuf[:0], n)
-			a.set.Put(a.keyBuf, a.valBuf)
-		} else {
-			a.set.Delete(a.keyBuf)
+		if a.set != nil {
+			a.keyBuf = append(a.keyBuf[:0], a.groupKey(slot)...)
+			a.keyBuf = state.AppendKey(a.keyBuf, a.t, col, i)
+			a.keyBuf = append(a.keyBuf, a.rowKey(i)...)
+			if s > 0 {
+				a.set.Put(a.keyBuf, nil)
+			} else {
+				a.set.Delete(a.keyBuf)
+			}
+		} else if s < 0 {
+			return fmt.Errorf("exec: retraction in an insert-only %s", map[bool]string{true: "max", false: "min"}[a.max])
 		}
 		if a.stale[slot] {
 			continue
@@ -503,7 +506,8 @@ func (a *minMaxAgg) update(col arrow.Array, slots []int32, signs []int8) error {
 				}
 				a.cur[slot] = v
 			}
-		} else if !cur.Null && types.Compare(a.t, v, cur) == 0 && n <= 0 {
+		} else if !cur.Null && types.Compare(a.t, v, cur) == 0 {
+			// Other rows may hold the same value: the rescan will tell.
 			a.stale[slot] = true
 		}
 	}
@@ -517,18 +521,6 @@ func (a *minMaxAgg) better(v, cur types.Datum) bool {
 		return c > 0
 	}
 	return c < 0
-}
-
-func (a *minMaxAgg) count(key []byte) (int64, error) {
-	v, ok, err := a.set.Get(key)
-	if err != nil || !ok {
-		return 0, err
-	}
-	n, k := binary.Varint(v)
-	if k <= 0 {
-		return 0, errCorruptState
-	}
-	return n, nil
 }
 
 func (a *minMaxAgg) prepare(dirty []int32) error {

@@ -102,13 +102,15 @@ func operator(env Env, n planner.Node) (Operator, error) {
 		return NewProject(env.Mem, env.Eval, exprs), nil
 	case *planner.HashAgg:
 		spec := HashAggSpec{
-			GroupCols:  n.GroupCols,
-			GroupTypes: n.GroupTypes,
-			Calls:      n.Calls,
-			ArgCols:    n.ArgCols,
-			ArgTypes:   n.ArgTypes,
-			FilterCols: n.FilterCols,
-			Result:     env.Table(n.ResultTable),
+			GroupCols:     n.GroupCols,
+			GroupTypes:    n.GroupTypes,
+			Calls:         n.Calls,
+			ArgCols:       n.ArgCols,
+			ArgTypes:      n.ArgTypes,
+			FilterCols:    n.FilterCols,
+			Result:        env.Table(n.ResultTable),
+			InputKey:      n.InputKey,
+			InputKeyTypes: n.InputKeyTypes,
 		}
 		for _, slot := range n.ValueSets {
 			var t *state.Table

@@ -32,8 +32,13 @@ type HashAggSpec struct {
 	// state and the output row last emitted.
 	Result *state.Table
 	// ValueSets[i] is the multiset of call i's values per group, for min, max
-	// and DISTINCT aggregates; nil for the others.
+	// and DISTINCT aggregates; nil for the others. In batch queries min and
+	// max have none (their input is insert-only).
 	ValueSets []*state.Table
+	// InputKey are the input's stream key columns, of types InputKeyTypes:
+	// min and max value sets keep one entry per input row, keyed by it.
+	InputKey      []int
+	InputKeyTypes []types.T
 }
 
 // NeedsValueSet reports whether call needs a value-set state table.
@@ -59,7 +64,9 @@ type HashAgg struct {
 
 	aggs     []aggregator
 	outTypes []types.T
-	outCodec *state.RowCodec
+	// needRowKeys is set if a min or max keeps a per-row value set.
+	needRowKeys bool
+	outCodec    *state.RowCodec
 
 	groups  map[string]int32
 	keys    [][]byte
@@ -69,12 +76,16 @@ type HashAgg struct {
 	isDirty []bool
 	free    []int32
 
-	slots  []int32
-	signs  []int8
-	signsK []int8
-	keyBuf []byte
-	valBuf []byte
-	datums []types.Datum
+	slots []int32
+	signs []int8
+	// rowKeys holds the encoded input stream keys of the current batch,
+	// row i at rowKeys[rowKeyEnds[i-1]:rowKeyEnds[i]].
+	rowKeys    []byte
+	rowKeyEnds []int
+	signsK     []int8
+	keyBuf     []byte
+	valBuf     []byte
+	datums     []types.Datum
 }
 
 // NewHashAgg returns a HashAgg. ectx counts and logs aggregate errors
@@ -82,11 +93,16 @@ type HashAgg struct {
 func NewHashAgg(mem memory.Allocator, ectx *eval.Context, spec HashAggSpec) (*HashAgg, error) {
 	a := &HashAgg{mem: mem, ectx: ectx, spec: spec, groups: map[string]int32{}}
 	for i, call := range spec.Calls {
-		agg, err := newAggregator(call, spec.ArgTypes[i], spec.ValueSets[i], a.groupKey)
+		agg, err := newAggregator(call, spec.ArgTypes[i], spec.ValueSets[i], a.groupKey, a.rowKey)
 		if err != nil {
 			return nil, err
 		}
 		a.aggs = append(a.aggs, agg)
+	}
+	for i, call := range spec.Calls {
+		if (call.Func == sql.AggMin || call.Func == sql.AggMax) && spec.ValueSets[i] != nil {
+			a.needRowKeys = true
+		}
 	}
 	a.outTypes = append(append([]types.T{}, spec.GroupTypes...), callTypes(spec.Calls)...)
 	a.outCodec = state.NewRowCodec(a.outTypes)
@@ -102,6 +118,33 @@ func callTypes(calls []sql.AggCall) []types.T {
 }
 
 func (a *HashAgg) groupKey(slot int32) []byte { return a.keys[slot] }
+
+func (a *HashAgg) rowKey(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = a.rowKeyEnds[i-1]
+	}
+	return a.rowKeys[start:a.rowKeyEnds[i]]
+}
+
+// encodeRowKeys encodes the input stream key of every row of rec, if any
+// aggregate keeps per-row value sets.
+func (a *HashAgg) encodeRowKeys(rec arrow.RecordBatch) {
+	if len(a.spec.InputKey) == 0 {
+		a.rowKeys, a.rowKeyEnds = a.rowKeys[:0], a.rowKeyEnds[:0]
+		for i := 0; i < int(rec.NumRows()); i++ {
+			a.rowKeyEnds = append(a.rowKeyEnds, 0)
+		}
+		return
+	}
+	a.rowKeys, a.rowKeyEnds = a.rowKeys[:0], a.rowKeyEnds[:0]
+	for i := 0; i < int(rec.NumRows()); i++ {
+		for k, c := range a.spec.InputKey {
+			a.rowKeys = state.AppendKey(a.rowKeys, a.spec.InputKeyTypes[k], rec.Column(c), i)
+		}
+		a.rowKeyEnds = append(a.rowKeyEnds, len(a.rowKeys))
+	}
+}
 
 // slotFor returns the slot of the group with key, loading it from state or
 // creating it.
@@ -195,6 +238,9 @@ func (a *HashAgg) OnBatch(ctx context.Context, b *Batch, out Output) error {
 		a.signs = append(a.signs, s)
 		a.rows[slot] += int64(s)
 		a.markDirty(slot)
+	}
+	if a.needRowKeys {
+		a.encodeRowKeys(rec)
 	}
 	for k, agg := range a.aggs {
 		signs := a.signs

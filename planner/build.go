@@ -284,14 +284,22 @@ func (b *builder) aggregate(r *sql.Aggregate) (Node, error) {
 		for i, e := range exprs {
 			cols[i] = sql.Column{Name: fmt.Sprintf("$expr%d", i), Type: e.Type()}
 		}
-		// The pre-projection needs no stream key: the aggregation's key is its
-		// group key.
-		n.Input = &Project{Input: in, Exprs: exprs, Cols: cols, Key: []int{}}
+		// In a streaming plan the pre-projection keeps the input's stream key
+		// (hidden): min and max key their value sets by it.
+		n.Input = b.project(in, exprs, cols)
+	}
+	if b.stream {
+		n.InputKey = n.Input.StreamKey()
+		inCols := n.Input.Columns()
+		for _, k := range n.InputKey {
+			n.InputKeyTypes = append(n.InputKeyTypes, inCols[k].Type)
+		}
 	}
 	n.ResultTable = b.table()
 	for _, c := range n.Calls {
 		slot := -1
-		if c.Func == sql.AggMin || c.Func == sql.AggMax || c.Distinct {
+		// Batch inputs are insert-only: min and max need no value set there.
+		if c.Distinct || (b.stream && (c.Func == sql.AggMin || c.Func == sql.AggMax)) {
 			slot = b.table()
 		}
 		n.ValueSets = append(n.ValueSets, slot)

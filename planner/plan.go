@@ -72,6 +72,10 @@ type HashAgg struct {
 	// is the slot of call i's value set, or -1.
 	ResultTable int
 	ValueSets   []int
+	// InputKey is the input's stream key (streaming plans), of types
+	// InputKeyTypes.
+	InputKey      []int
+	InputKeyTypes []types.T
 }
 
 // Materialize stores its input in the view's state table, keyed by Key.
