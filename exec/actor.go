@@ -118,6 +118,7 @@ func (a *Actor) runMulti(ctx context.Context) error {
 	aligner := barrier.NewAligner(n, a.Mode)
 	held := make([]bool, n) // forwarder i waits for release
 	var alignStart time.Time
+	var pending *barrier.Barrier // the barrier being aligned
 	releaseReadable := func() {
 		for i := range held {
 			if held[i] && aligner.Readable(i) {
@@ -134,6 +135,7 @@ func (a *Actor) runMulti(ctx context.Context) error {
 			return ctx.Err()
 		}
 		var step barrier.Step
+		stop := false
 		switch {
 		case im.Closed:
 			if err := a.Heads[im.Input].Emit(ctx, Message{EndOfStream: true}); err != nil {
@@ -146,24 +148,28 @@ func (a *Actor) runMulti(ctx context.Context) error {
 			if aligner.Aligning() == 0 {
 				alignStart = time.Now()
 			}
-			stop, err := a.deliver(ctx, im.Input, im.M)
-			if err != nil {
+			var err error
+			if stop, err = a.deliver(ctx, im.Input, im.M); err != nil {
 				return a.fail(ctx, err)
 			}
+			pending = b
 			step = aligner.OnBarrier(im.Input, b.Epoch)
-			if step.Complete == b.Epoch {
-				if a.Aligned != nil {
-					a.Aligned(b.Epoch, time.Since(alignStart))
-				}
-				a.ack(b)
-				if stop {
-					return nil
-				}
-			}
 		default:
 			if _, err := a.deliver(ctx, im.Input, im.M); err != nil {
 				return a.fail(ctx, err)
 			}
+		}
+		// An alignment completes with the last input's barrier, or when the
+		// last input it waited for closes.
+		if pending != nil && step.Complete == pending.Epoch {
+			if a.Aligned != nil {
+				a.Aligned(pending.Epoch, time.Since(alignStart))
+			}
+			a.ack(pending)
+			if stop || a.stopsAt(pending) {
+				return nil
+			}
+			pending = nil
 		}
 		if step.Aborted != 0 && a.Log != nil {
 			a.Log.Warn("checkpoint alignment abandoned: a later barrier arrived first", "actor", a.ID, "epoch", step.Aborted)
