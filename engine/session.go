@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -111,15 +112,28 @@ func (s *session) Query(ctx context.Context, text string, w pgwire.ResultWriter)
 		return w.EmptyQuery()
 	}
 	for _, p := range stmts {
-		st, err := sql.Bind(s.e.cat, p)
-		if err != nil {
-			return err
-		}
-		if err := s.execute(ctx, st, w); err != nil {
+		if err := s.run(ctx, p, w); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// run binds and executes one statement. A panic is a bug: it fails the
+// statement with XX000 and is logged with its stack, instead of taking the
+// server down.
+func (s *session) run(ctx context.Context, p *sql.Parsed, w pgwire.ResultWriter) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.e.log.Error("internal error executing a statement", "panic", r, "stack", string(debug.Stack()))
+			err = sqlerr.New(sqlerr.InternalError, "internal error: %v", r)
+		}
+	}()
+	st, err := sql.Bind(s.e.cat, p)
+	if err != nil {
+		return err
+	}
+	return s.execute(ctx, st, w)
 }
 
 func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.ResultWriter) error {

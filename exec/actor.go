@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"github.com/streamsql/streamsql/barrier"
@@ -56,11 +57,17 @@ type inputMessage struct {
 }
 
 // Run runs the actor until it stops or ctx is done. It closes the operators
-// when it returns.
-func (a *Actor) Run(ctx context.Context) error {
+// when it returns. A panic in an operator is a bug: the actor fails as for an
+// error (the view is marked failed) instead of taking the process down.
+func (a *Actor) Run(ctx context.Context) (err error) {
 	defer func() {
 		for _, op := range a.Ops {
 			op.Close()
+		}
+	}()
+	defer func() {
+		if r := recover(); r != nil {
+			err = a.fail(ctx, fmt.Errorf("exec: actor %d panicked: %v\n%s", a.ID, r, debug.Stack()))
 		}
 	}()
 	a.lastEpoch = make([]uint64, len(a.Inputs))
