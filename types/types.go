@@ -202,7 +202,8 @@ func (t T) ArrowType() arrow.DataType {
 	case Date:
 		return arrow.FixedWidthTypes.Date32
 	case Timestamp:
-		return arrow.FixedWidthTypes.Timestamp_us
+		// Not arrow.FixedWidthTypes.Timestamp_us: that one has a UTC zone.
+		return timestampType
 	case TimestampTZ:
 		return timestampTZType
 	case Interval:
@@ -213,7 +214,10 @@ func (t T) ArrowType() arrow.DataType {
 	panic(fmt.Sprintf("types: no arrow type for %v", t))
 }
 
-var timestampTZType = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+var (
+	timestampType   = &arrow.TimestampType{Unit: arrow.Microsecond}
+	timestampTZType = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+)
 
 // IsNumeric reports whether t is one of the number types.
 func (t T) IsNumeric() bool {
