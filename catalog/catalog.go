@@ -29,6 +29,10 @@ const (
 	// SystemTable is a read-only relation computed by the engine when read
 	// (streamsql_views, ...). System tables are not persisted.
 	SystemTable
+	// Source is a relation whose rows come from a connector. Every view that
+	// reads it runs its own reader, which records its position in the view's
+	// state at each checkpoint and resumes from it after a restart.
+	Source
 )
 
 func (k Kind) String() string {
@@ -39,6 +43,8 @@ func (k Kind) String() string {
 		return "materialized view"
 	case SystemTable:
 		return "system table"
+	case Source:
+		return "source"
 	}
 	return fmt.Sprintf("kind(%d)", k)
 }
@@ -79,6 +85,8 @@ type Relation struct {
 	OperatorTables []uint32 `json:"operator_tables,omitempty"`
 	// DependsOn lists the relations a view reads.
 	DependsOn []uint32 `json:"depends_on,omitempty"`
+	// Options are a source's connector options (WITH (...)).
+	Options map[string]string `json:"options,omitempty"`
 	// AtLeastOnce is set for views created with checkpoint_mode =
 	// 'at_least_once': their multi-input operators do not align barriers.
 	AtLeastOnce bool `json:"at_least_once,omitempty"`

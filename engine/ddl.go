@@ -82,10 +82,7 @@ func (e *Engine) drop(ctx context.Context, stmt *sql.Drop, w notifier) error {
 	for _, name := range stmt.Names {
 		rel := e.cat.Lookup(name)
 		if rel == nil {
-			kind := "table"
-			if stmt.Kind == catalog.MaterializedView {
-				kind = "materialized view"
-			}
+			kind := stmt.Kind.String()
 			if stmt.IfExists {
 				if err := w.Notice("NOTICE", sqlerr.UndefinedTable, fmt.Sprintf("%s \"%s\" does not exist, skipping", kind, name)); err != nil {
 					return err
@@ -133,9 +130,12 @@ func (e *Engine) drop(ctx context.Context, stmt *sql.Drop, w notifier) error {
 			}
 		}
 		var err error
-		if r.Kind == catalog.Table {
+		switch r.Kind {
+		case catalog.Table:
 			err = e.dropTable(ctx, r)
-		} else {
+		case catalog.Source:
+			err = e.dropSource(ctx, r)
+		default:
 			err = e.dropView(ctx, r)
 		}
 		if err != nil {
@@ -146,8 +146,11 @@ func (e *Engine) drop(ctx context.Context, stmt *sql.Drop, w notifier) error {
 }
 
 func dropKeyword(k catalog.Kind) string {
-	if k == catalog.Table {
+	switch k {
+	case catalog.Table:
 		return "TABLE"
+	case catalog.Source:
+		return "SOURCE"
 	}
 	return "MATERIALIZED VIEW"
 }

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+
 	"fmt"
+	"github.com/streamsql/streamsql/catalog"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -170,6 +172,15 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		}
 	case *sql.Drop:
 		if err := e.drop(ctx, st, w); err != nil {
+			return err
+		}
+	case *sql.CreateSource:
+		if err := e.createSource(ctx, st, w); err != nil {
+			return err
+		}
+	case *sql.DropSource:
+		d := &sql.Drop{Kind: catalog.Source, Names: []string{st.Name}, IfExists: st.IfExists, Cascade: st.Cascade}
+		if err := e.drop(ctx, d, w); err != nil {
 			return err
 		}
 	case *sql.Explain:

@@ -27,9 +27,12 @@ type view struct {
 	// inputs are the channels of the view's upstream streams, one per scan
 	// of its plan (plan.Upstreams).
 	inputs []chan exec.Message
-	disp   *exec.Dispatcher
-	tables []*state.Table
-	done   chan struct{}
+	// readers are the view's own readers of the sources it reads (nil for
+	// inputs that are tables or views).
+	readers []*sourceReader
+	disp    *exec.Dispatcher
+	tables  []*state.Table
+	done    chan struct{}
 	// exprErrors counts rows whose expressions failed (and yielded NULL).
 	exprErrors atomic.Int64
 	failed     atomic.Pointer[error]
@@ -138,7 +141,15 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 	if err != nil {
 		return err
 	}
+	if err := e.openReaders(v); err != nil {
+		return err
+	}
 	for i, upRel := range plan.Upstreams {
+		if upRel.Kind == catalog.Source {
+			e.coord.AddSource(v.readers[i])
+			go v.readers[i].run()
+			continue
+		}
 		up, err := e.upstreamDispatcher(upRel.ID)
 		if err != nil {
 			return err
@@ -201,6 +212,9 @@ func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedVie
 			return fmt.Errorf("engine: backfill of %s found epoch %d, want %d", rel.Name, snap.Epoch(), epoch)
 		}
 		for i, up := range plan.Upstreams {
+			if up.Kind == catalog.Source {
+				continue // the view's reader starts at the source's first row
+			}
 			if err := exec.ScanSnapshot(ctx, e.mem, snap, up, a.Heads[i]); err != nil {
 				return err
 			}
@@ -210,9 +224,14 @@ func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedVie
 	e.mu.Lock()
 	e.views[rel.ID] = v
 	e.mu.Unlock()
+	if err := e.openReaders(v); err != nil {
+		return err
+	}
 	var attach []barrier.Mutation
 	for i, up := range plan.Upstreams {
-		attach = append(attach, &exec.AddOutput{Relation: up.ID, Actor: rel.ID, Ch: v.inputs[i]})
+		if up.Kind != catalog.Source {
+			attach = append(attach, &exec.AddOutput{Relation: up.ID, Actor: rel.ID, Ch: v.inputs[i]})
+		}
 	}
 	var catErr error
 	done := make(chan struct{})
@@ -220,8 +239,15 @@ func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedVie
 		Mutations: attach,
 		AddActors: []uint32{rel.ID},
 		AfterInject: func(epoch uint64) {
-			// The catalog entry lands in epoch+1, with the view's first state.
+			// The catalog entry lands in epoch+1, with the view's first state;
+			// the view's source readers start in that epoch too.
 			catErr = e.catSrc.put(rel)
+			for _, r := range v.readers {
+				if r != nil {
+					e.coord.AddSource(r)
+					go r.run()
+				}
+			}
 			close(done)
 		},
 	})
@@ -257,10 +283,24 @@ func (e *Engine) dropView(ctx context.Context, rel *catalog.Relation) error {
 	epoch := e.coord.Schedule(barrier.Change{
 		Mutations:    muts,
 		RemoveActors: []uint32{rel.ID},
-		AfterInject:  func(uint64) { e.catSrc.delete(rel.ID) },
+		AfterInject: func(uint64) {
+			e.catSrc.delete(rel.ID)
+			if v != nil {
+				for _, r := range v.readers {
+					if r != nil {
+						e.coord.RemoveSource(r)
+					}
+				}
+			}
+		},
 	})
 	if v != nil {
 		<-v.done
+		for _, r := range v.readers {
+			if r != nil {
+				r.close()
+			}
+		}
 		e.cleanup.add(v.tables...)
 		e.mu.Lock()
 		delete(e.views, rel.ID)
@@ -294,4 +334,21 @@ func dependencies(ups []*catalog.Relation) []uint32 {
 		}
 	}
 	return ids
+}
+
+// openReaders creates the view's readers of the sources it reads, at their
+// committed positions.
+func (e *Engine) openReaders(v *view) error {
+	v.readers = make([]*sourceReader, len(v.plan.Upstreams))
+	for i, up := range v.plan.Upstreams {
+		if up.Kind != catalog.Source {
+			continue
+		}
+		r, err := newSourceReader(e, up, v.tables[v.plan.Leaves[i].OffsetTable], v.inputs[i])
+		if err != nil {
+			return err
+		}
+		v.readers[i] = r
+	}
+	return nil
 }

@@ -20,6 +20,8 @@ type StreamPlan struct {
 	// Upstreams are the relations the view reads, one per scan of the plan,
 	// in plan order (depth first, inputs in order): the dataflow's inputs.
 	Upstreams []*catalog.Relation
+	// Leaves are the plan's scans, in the same order.
+	Leaves []*Scan
 }
 
 // PlanStream plans rel as a materialized view.
@@ -37,6 +39,7 @@ func PlanStream(rel sql.Rel) (*StreamPlan, error) {
 		Root:      &Materialize{Input: root, Cols: cols, Key: root.StreamKey()},
 		Tables:    b.tables,
 		Upstreams: b.upstreams,
+		Leaves:    b.leaves,
 	}
 	if len(p.Upstreams) == 0 {
 		return nil, sqlerr.Unsupported("materialized views that read no table or view")
@@ -85,6 +88,7 @@ type builder struct {
 	stream    bool
 	tables    int
 	upstreams []*catalog.Relation
+	leaves    []*Scan
 }
 
 func (b *builder) table() int {
@@ -98,12 +102,18 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 		if b.stream && r.Relation.Kind == catalog.SystemTable {
 			return nil, sqlerr.Unsupported("materialized views over system tables")
 		}
-		if b.stream {
-			b.upstreams = append(b.upstreams, r.Relation)
+		if !b.stream && r.Relation.Kind == catalog.Source {
+			return nil, sqlerr.Unsupported("reading source %s directly (create a materialized view over it)", r.Relation.Name)
 		}
-		n := &Scan{Relation: r.Relation, Alias: r.Alias, Cols: r.Columns()}
+		n := &Scan{Relation: r.Relation, Alias: r.Alias, Cols: r.Columns(), OffsetTable: -1}
 		if b.stream {
 			n.Key = r.Relation.Key
+			if r.Relation.Kind == catalog.Source {
+				// The view's own reader of the source keeps its position here.
+				n.OffsetTable = b.table()
+			}
+			b.upstreams = append(b.upstreams, r.Relation)
+			b.leaves = append(b.leaves, n)
 		}
 		return n, nil
 	case *sql.Values:

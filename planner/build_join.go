@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
@@ -24,6 +25,9 @@ func (b *builder) join(r *sql.Join) (Node, error) {
 	nrOrig := len(r.Right.Columns())
 	left, leftKeys := b.keyColumns(left, r.LeftKeys)
 	right, rightKeys := b.keyColumns(right, r.RightKeys)
+	if b.stream && r.Type == sql.FullJoin && !nonNullKey(left) && !nonNullKey(right) {
+		left = b.presentMarker(left)
+	}
 	nl := len(left.Columns())
 	n := &Join{
 		Type:       r.Type,
@@ -181,4 +185,60 @@ func (b *builder) union(r *sql.UnionAll) (Node, error) {
 		u.Key = append(u.Key, c)
 	}
 	return u, nil
+}
+
+// presentMarker appends a hidden, always true column to in's columns and
+// stream key. A full join needs it when neither input's stream key is known
+// to be non-NULL (a global aggregation has an empty key, a grouping may have
+// a NULL group): otherwise a left row padded with NULLs and a right row
+// padded with NULLs could have the same stream key, all NULL; with the
+// marker, the left row's key has it true and the right row's NULL.
+func (b *builder) presentMarker(in Node) Node {
+	var exprs []sql.Expr
+	var cols []sql.Column
+	for i, c := range in.Columns() {
+		exprs = append(exprs, &sql.InputRef{Index: i, T: c.Type, Name: c.Name})
+		cols = append(cols, c)
+	}
+	exprs = append(exprs, &sql.Const{Value: types.DBool(true), T: types.BoolT})
+	cols = append(cols, sql.Column{Name: "$left", Type: types.BoolT, Hidden: true})
+	key := append(append([]int{}, in.StreamKey()...), len(cols)-1)
+	return &Project{Input: in, Exprs: exprs, Cols: cols, Key: key}
+}
+
+// nonNullKey reports whether n has a stream key and its columns are never
+// NULL: they are the primary key or row id of a table, passed through
+// filters and projections.
+func nonNullKey(n Node) bool {
+	key := n.StreamKey()
+	if len(key) == 0 {
+		return false
+	}
+	for _, k := range key {
+		if !nonNullColumn(n, k) {
+			return false
+		}
+	}
+	return true
+}
+
+func nonNullColumn(n Node, c int) bool {
+	switch n := n.(type) {
+	case *Scan:
+		if n.Relation.Kind != catalog.Table {
+			return false
+		}
+		for _, k := range n.Relation.Key {
+			if k == c {
+				return true
+			}
+		}
+	case *Filter:
+		return nonNullColumn(n.Input, c)
+	case *Project:
+		if ref, ok := n.Exprs[c].(*sql.InputRef); ok {
+			return nonNullColumn(n.Input, ref.Index)
+		}
+	}
+	return false
 }

@@ -121,10 +121,13 @@ func (e *explainer) node(depth int, n Node) {
 		e.line(depth, "Limit", "offset: %d, count: %s", n.Offset, countString(n.Count))
 		e.node(depth+1, n.Input)
 	case *Join:
-		lc, rc := n.Left.Columns(), n.Right.Columns()
+		// Keys name the columns as the condition does: over the left columns
+		// followed by the right columns.
+		pair := append(append([]sql.Column(nil), n.Left.Columns()...), n.Right.Columns()...)
+		nl := len(n.Left.Columns())
 		conds := make([]string, len(n.LeftKeys))
 		for i := range n.LeftKeys {
-			conds[i] = fmt.Sprintf("%s = %s", lc[n.LeftKeys[i]].Name, rc[n.RightKeys[i]].Name)
+			conds[i] = fmt.Sprintf("%s = %s", colName(pair, n.LeftKeys[i]), colName(pair, nl+n.RightKeys[i]))
 		}
 		detail := fmt.Sprintf("type: %s, keys: [%s]", n.Type, strings.Join(conds, ", "))
 		if n.Cond != nil {
@@ -196,7 +199,18 @@ func colList(cols []sql.Column) string {
 func keyList(cols []sql.Column, key []int) string {
 	parts := make([]string, len(key))
 	for i, k := range key {
-		parts[i] = cols[k].Name
+		parts[i] = colName(cols, k)
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// colName names column i of cols, with its position (name#i, as in
+// expressions) when another column has the same name.
+func colName(cols []sql.Column, i int) string {
+	for j, c := range cols {
+		if j != i && c.Name == cols[i].Name {
+			return fmt.Sprintf("%s#%d", cols[i].Name, i)
+		}
+	}
+	return cols[i].Name
 }

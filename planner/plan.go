@@ -29,6 +29,9 @@ type Scan struct {
 	Alias    string
 	Cols     []sql.Column
 	Key      []int
+	// OffsetTable is, for a scan of a source in a streaming plan, the state
+	// table slot where the view's reader records its position; -1 otherwise.
+	OffsetTable int
 }
 
 // Values produces constant rows (batch plans only).

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
 )
 
 // pushDown is the planner's rewrite pass over a bound query: it moves filter
@@ -12,8 +13,17 @@ func pushDown(rel sql.Rel) sql.Rel {
 	switch r := rel.(type) {
 	case *sql.Filter:
 		in := pushDown(r.Input)
-		if j, ok := in.(*sql.Join); ok {
-			return pushIntoJoin(j, sql.Conjuncts(r.Pred))
+		switch x := in.(type) {
+		case *sql.Join:
+			return pushIntoJoin(x, sql.Conjuncts(r.Pred))
+		case *sql.Project:
+			// Filter the projection's input instead, with the projected
+			// expressions in place of the columns, so that the predicate
+			// reaches the joins below (the merged columns of JOIN USING,
+			// subqueries in FROM).
+			if pred, ok := substitute(r.Pred, x.Exprs); ok {
+				return &sql.Project{Input: pushDown(&sql.Filter{Input: x.Input, Pred: pred}), Exprs: x.Exprs, Cols: x.Cols}
+			}
 		}
 		return &sql.Filter{Input: in, Pred: r.Pred}
 	case *sql.Join:
@@ -21,7 +31,16 @@ func pushDown(rel sql.Rel) sql.Rel {
 		j.Left, j.Right = pushDown(r.Left), pushDown(r.Right)
 		return pushIntoJoin(&j, nil)
 	case *sql.Project:
-		return &sql.Project{Input: pushDown(r.Input), Exprs: r.Exprs, Cols: r.Cols}
+		in := pushDown(r.Input)
+		if inner, ok := in.(*sql.Project); ok && composable(r.Exprs, inner.Exprs) {
+			// One projection instead of two.
+			exprs := make([]sql.Expr, len(r.Exprs))
+			for i, e := range r.Exprs {
+				exprs[i], _ = substitute(e, inner.Exprs)
+			}
+			return &sql.Project{Input: inner.Input, Exprs: exprs, Cols: r.Cols}
+		}
+		return &sql.Project{Input: in, Exprs: r.Exprs, Cols: r.Cols}
 	case *sql.Aggregate:
 		a := *r
 		a.Input = pushDown(r.Input)
@@ -86,7 +105,7 @@ func pushIntoJoin(j *sql.Join, above []sql.Expr) sql.Rel {
 			if ls == 2 && rs == 1 {
 				l, r, ls, rs = r, l, rs, ls
 			}
-			if ls == 1 && rs == 2 && l.Type() == r.Type() {
+			if ls == 1 && rs == 2 && sql.KeyCompatible(l.Type(), r.Type()) {
 				out.LeftKeys = append(append([]sql.Expr(nil), out.LeftKeys...), l)
 				out.RightKeys = append(append([]sql.Expr(nil), out.RightKeys...), sql.ShiftRefs(r, -nl))
 				continue
@@ -95,6 +114,7 @@ func pushIntoJoin(j *sql.Join, above []sql.Expr) sql.Rel {
 		rest = append(rest, c)
 	}
 	out.Cond = conjunction(rest)
+	unhashableKeys(&out, nl)
 	if len(leftPreds) > 0 {
 		out.Left = pushDown(&sql.Filter{Input: out.Left, Pred: conjunction(leftPreds)})
 	}
@@ -107,6 +127,36 @@ func pushIntoJoin(j *sql.Join, above []sql.Expr) sql.Rel {
 	return &out
 }
 
+// unhashableKeys moves the keys of j that cannot be hash keys (see
+// sql.KeyCompatible) into its condition. A null-aware anti join (NOT IN)
+// becomes an anti join on the condition that x <> y is not true.
+func unhashableKeys(j *sql.Join, nl int) {
+	var lk, rk, moved []sql.Expr
+	for i, l := range j.LeftKeys {
+		r := j.RightKeys[i]
+		if sql.KeyCompatible(l.Type(), r.Type()) {
+			lk, rk = append(lk, l), append(rk, r)
+			continue
+		}
+		args := []sql.Expr{l, sql.ShiftRefs(r, nl)}
+		if j.Type == sql.NullAwareAntiJoin {
+			ne := &sql.Call{Fn: sql.FnNe, T: types.BoolT, Args: args}
+			isTrue := &sql.Call{Fn: sql.FnIsTrue, T: types.BoolT, Args: []sql.Expr{ne}}
+			moved = append(moved, &sql.Call{Fn: sql.FnNot, T: types.BoolT, Args: []sql.Expr{isTrue}})
+		} else {
+			moved = append(moved, &sql.Call{Fn: sql.FnEq, T: types.BoolT, Args: args})
+		}
+	}
+	if len(moved) == 0 {
+		return
+	}
+	if j.Type == sql.NullAwareAntiJoin {
+		j.Type = sql.AntiJoin
+	}
+	j.LeftKeys, j.RightKeys = lk, rk
+	j.Cond = conjunction(append(sql.Conjuncts(j.Cond), moved...))
+}
+
 func conjunction(cs []sql.Expr) sql.Expr {
 	switch len(cs) {
 	case 0:
@@ -115,4 +165,61 @@ func conjunction(cs []sql.Expr) sql.Expr {
 		return cs[0]
 	}
 	return &sql.Call{Fn: sql.FnAnd, Args: cs, T: cs[0].Type()}
+}
+
+// substitute replaces the column references of e with the expressions they
+// refer to. It declines (false) when one of those is volatile (now()),
+// whose value must not be computed twice.
+func substitute(e sql.Expr, exprs []sql.Expr) (sql.Expr, bool) {
+	ok := true
+	out := sql.Rewrite(e, func(x sql.Expr) sql.Expr {
+		if ref, isRef := x.(*sql.InputRef); isRef {
+			if volatile(exprs[ref.Index]) {
+				ok = false
+			}
+			return exprs[ref.Index]
+		}
+		return x
+	})
+	return out, ok
+}
+
+func volatile(e sql.Expr) bool {
+	found := false
+	sql.Walk(e, func(x sql.Expr) bool {
+		if c, ok := x.(*sql.Call); ok && c.Fn == sql.FnNow {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// composable reports whether a projection of exprs over a projection of
+// inner can be one projection without computing anything twice: every
+// inner expression other than a column or a constant is used at most once,
+// and none is volatile.
+func composable(exprs, inner []sql.Expr) bool {
+	uses := make([]int, len(inner))
+	for _, e := range exprs {
+		sql.Walk(e, func(x sql.Expr) bool {
+			if ref, ok := x.(*sql.InputRef); ok {
+				uses[ref.Index]++
+			}
+			return true
+		})
+	}
+	for i, e := range inner {
+		if volatile(e) {
+			return false
+		}
+		switch e.(type) {
+		case *sql.InputRef, *sql.Const:
+			continue
+		}
+		if uses[i] > 1 {
+			return false
+		}
+	}
+	return true
 }

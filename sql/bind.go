@@ -15,6 +15,10 @@ import (
 // engine binds each statement just before executing it.
 func Bind(cat *catalog.Catalog, p *Parsed) (Statement, error) {
 	if p.custom != nil {
+		if cs, ok := p.custom.(*createSourceSyntax); ok {
+			b := &binder{cat: cat, full: p.full, text: p.Text}
+			return b.bindCreateSource(cs)
+		}
 		return p.custom, nil
 	}
 	b := &binder{cat: cat, full: p.full, base: p.base, text: p.Text}
@@ -83,6 +87,8 @@ func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 		switch name {
 		case "tables":
 			return &ShowRelations{Kind: catalog.Table}, nil
+		case "sources":
+			return &ShowRelations{Kind: catalog.Source}, nil
 		}
 		return &ShowVar{Name: name}, nil
 	case *pg_query.Node_TransactionStmt:

@@ -18,11 +18,19 @@ type scope struct {
 
 type scopeCol struct {
 	// table is the alias or name of the relation the column comes from.
-	table  string
-	name   string
-	t      types.T
+	table string
+	name  string
+	t     types.T
+	// hidden columns (row ids) are left out of * but can be named.
 	hidden bool
+	// usingDup marks a side's own copy of a JOIN USING column: it is
+	// reachable qualified only (l.k, l.*), as the merged column takes the
+	// unqualified name.
+	usingDup bool
 }
+
+// visible reports whether the column appears in an unqualified *.
+func (c scopeCol) visible() bool { return !c.hidden && !c.usingDup }
 
 // exprCtx says what an expression being bound may contain.
 type exprCtx struct {

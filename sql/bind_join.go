@@ -108,17 +108,15 @@ func (b *binder) bindJoinExpr(j *pg_query.JoinExpr) (Rel, *scope, error) {
 	nl := len(lsc.cols)
 	join := &Join{Type: typ, Left: left, Right: right}
 
-	// USING and NATURAL: equalities on the named (or all common) columns; the
-	// joined columns appear once, from the left side (the right side for a
-	// right join).
+	// USING and NATURAL: equalities on the named (or all common) columns.
 	var using []string
 	if j.IsNatural {
 		for _, lc := range lsc.cols {
-			if lc.hidden {
+			if !lc.visible() {
 				continue
 			}
 			for _, rc := range rsc.cols {
-				if !rc.hidden && rc.name == lc.name {
+				if rc.visible() && rc.name == lc.name {
 					using = append(using, lc.name)
 				}
 			}
@@ -127,38 +125,37 @@ func (b *binder) bindJoinExpr(j *pg_query.JoinExpr) (Rel, *scope, error) {
 	for _, u := range j.UsingClause {
 		using = append(using, u.GetString_().Sval)
 	}
-	if len(using) > 0 && typ == FullJoin {
-		return nil, nil, sqlerr.Unsupported("FULL JOIN with USING or NATURAL")
-	}
 	var conds []Expr
+	var merged []usingColumn
 	for _, name := range using {
-		li, ri := -1, -1
-		for i, c := range lsc.cols {
-			if c.name == name && !c.hidden {
-				li = i
-			}
+		li, err := usingIndex(lsc, name, "left")
+		if err != nil {
+			return nil, nil, err
 		}
-		for i, c := range rsc.cols {
-			if c.name == name && !c.hidden {
-				ri = i
-			}
+		ri, err := usingIndex(rsc, name, "right")
+		if err != nil {
+			return nil, nil, err
 		}
-		if li < 0 || ri < 0 {
-			return nil, nil, sqlerr.New(sqlerr.UndefinedColumn, "column \"%s\" specified in USING clause does not exist in %s table", name, map[bool]string{true: "left", false: "right"}[li < 0])
+		l := Expr(&InputRef{Index: li, T: lsc.cols[li].t, Name: name})
+		r := Expr(&InputRef{Index: nl + ri, T: rsc.cols[ri].t, Name: name})
+		t, err := b.commonType([]Expr{l, r}, "JOIN/USING", -1)
+		if err != nil {
+			return nil, nil, err
 		}
-		eq, err := b.resolveCall(FnEq, []Expr{
-			&InputRef{Index: li, T: lsc.cols[li].t, Name: name},
-			&InputRef{Index: nl + ri, T: rsc.cols[ri].t, Name: name},
-		}, -1)
+		if l, err = b.coerce(l, t, -1); err != nil {
+			return nil, nil, err
+		}
+		if r, err = b.coerce(r, t, -1); err != nil {
+			return nil, nil, err
+		}
+		eq, err := b.resolveCall(FnEq, []Expr{l, r}, -1)
 		if err != nil {
 			return nil, nil, err
 		}
 		conds = append(conds, eq)
-		if typ == RightJoin {
-			sc.cols[li].hidden = true
-		} else {
-			sc.cols[nl+ri].hidden = true
-		}
+		merged = append(merged, usingColumn{name: name, left: l, right: r, t: t})
+		sc.cols[li].usingDup = true
+		sc.cols[nl+ri].usingDup = true
 	}
 	if j.Quals != nil {
 		on, err := b.bindExpr(&exprCtx{scope: sc, clause: "JOIN conditions"}, j.Quals)
@@ -171,15 +168,86 @@ func (b *binder) bindJoinExpr(j *pg_query.JoinExpr) (Rel, *scope, error) {
 		conds = append(conds, on)
 	}
 	splitJoinCondition(join, nl, conjunction(conds))
+	var rel Rel = join
+	if len(merged) > 0 {
+		if rel, sc, err = b.mergeUsingColumns(join, sc, merged); err != nil {
+			return nil, nil, err
+		}
+	}
 	if j.Alias != nil {
 		for i := range sc.cols {
+			if sc.cols[i].usingDup {
+				// The alias hides the joined tables' names, and with them
+				// the only way to reach these columns.
+				sc.cols[i].table, sc.cols[i].hidden = "", true
+				continue
+			}
 			sc.cols[i].table = j.Alias.Aliasname
 		}
 		if err := applyColumnAliases(sc, j.Alias.Colnames); err != nil {
 			return nil, nil, err
 		}
 	}
-	return join, sc, nil
+	return rel, sc, nil
+}
+
+// usingColumn is one column of JOIN USING: the two sides' columns converted
+// to their common type.
+type usingColumn struct {
+	name        string
+	left, right Expr // over the join's columns
+	t           types.T
+}
+
+// usingIndex finds the USING column name among a join input's columns.
+func usingIndex(sc *scope, name, side string) (int, error) {
+	idx := -1
+	for i, c := range sc.cols {
+		if c.name != name || !c.visible() {
+			continue
+		}
+		if idx >= 0 {
+			return -1, sqlerr.New(sqlerr.AmbiguousColumn, "common column name \"%s\" appears more than once in %s table", name, side)
+		}
+		idx = i
+	}
+	if idx < 0 {
+		return -1, sqlerr.New(sqlerr.UndefinedColumn, "column \"%s\" specified in USING clause does not exist in %s table", name, side)
+	}
+	return idx, nil
+}
+
+// mergeUsingColumns projects a JOIN USING (or NATURAL JOIN) as PostgreSQL
+// shows it: the joined columns once, first (the left value for inner and left
+// joins, the right value for right joins, the non-NULL one for full joins),
+// then the other columns of each side. The sides' own copies of the joined
+// columns stay reachable qualified (l.k) only.
+func (b *binder) mergeUsingColumns(join *Join, sc *scope, merged []usingColumn) (Rel, *scope, error) {
+	p := &Project{Input: join}
+	out := &scope{}
+	for _, m := range merged {
+		var e Expr
+		switch join.Type {
+		case RightJoin:
+			e = m.right
+		case FullJoin:
+			var err error
+			if e, err = b.resolveCall(FnCoalesce, []Expr{m.left, m.right}, -1); err != nil {
+				return nil, nil, err
+			}
+		default:
+			e = m.left
+		}
+		p.Exprs = append(p.Exprs, e)
+		p.Cols = append(p.Cols, Column{Name: m.name, Type: m.t})
+		out.cols = append(out.cols, scopeCol{name: m.name, t: m.t})
+	}
+	for i, c := range sc.cols {
+		p.Exprs = append(p.Exprs, &InputRef{Index: i, T: c.t, Name: c.name})
+		p.Cols = append(p.Cols, Column{Name: c.name, Type: c.t, Hidden: c.hidden})
+		out.cols = append(out.cols, c)
+	}
+	return p, out, nil
 }
 
 // conjunction ANDs conditions (nil for none).
@@ -236,6 +304,14 @@ func ShiftRefs(e Expr, delta int) Expr {
 	})
 }
 
+// KeyCompatible reports whether an equality between values of types a and b
+// can be a hash join key: the types are identical (so their values encode
+// alike) and equal values have equal key encodings, which intervals do not
+// ('1 mon' = '30 days').
+func KeyCompatible(a, b types.T) bool {
+	return types.Identical(a, b) && a.Kind != types.Interval
+}
+
 // splitJoinCondition turns the equalities of cond between a left and a right
 // expression into join keys and keeps the rest as the join's residual
 // condition.
@@ -248,7 +324,7 @@ func splitJoinCondition(j *Join, nl int, cond Expr) {
 			if ls == 2 && rs == 1 {
 				l, r, ls, rs = r, l, rs, ls
 			}
-			if ls == 1 && rs == 2 && l.Type() == r.Type() {
+			if ls == 1 && rs == 2 && KeyCompatible(l.Type(), r.Type()) {
 				j.LeftKeys = append(j.LeftKeys, l)
 				j.RightKeys = append(j.RightKeys, ShiftRefs(r, -nl))
 				continue
@@ -276,7 +352,7 @@ type queryState struct {
 func (sc *scope) lookup(table, col string) (idx int, tableSeen, ambiguous bool) {
 	idx = -1
 	for i, c := range sc.cols {
-		if table != "" && c.table != table {
+		if table != "" && c.table != table || table == "" && c.usingDup {
 			continue
 		}
 		tableSeen = true

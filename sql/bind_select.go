@@ -95,7 +95,8 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 	}
 
 	var aggs []AggCall
-	ctx := &exprCtx{scope: sc, aggs: &aggs, clause: "SELECT"}
+	selectSubs := &subqueries{}
+	ctx := &exprCtx{scope: sc, aggs: &aggs, clause: "SELECT", subs: selectSubs}
 	targets, err := b.bindTargets(ctx, sc, sel.TargetList)
 	if err != nil {
 		return nil, err
@@ -141,6 +142,9 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 		return nil, err
 	}
 
+	// Over an aggregation, the correlation keys of subqueries are rewritten
+	// to the aggregation's output.
+	var rewriteKey func(Expr) (Expr, error)
 	if len(aggs) > 0 || len(groupBy) > 0 || having != nil {
 		groupKeys := make([]string, len(groupBy))
 		agg := &Aggregate{Input: input, GroupBy: groupBy, Aggs: aggs}
@@ -166,12 +170,24 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 			if having, err = rw.rewrite(having, exprLocation(sel.HavingClause)); err != nil {
 				return nil, err
 			}
-			if len(havingSubs.rels) > 0 {
-				var base int
-				input, base = joinScalarSubqueries(input, havingSubs)
-				having = resolveScalarRefs(having, base)
+			if len(havingSubs.joins) > 0 {
+				var resolve func(Expr) Expr
+				if input, resolve, err = joinScalarSubqueries(input, havingSubs, rw.rewriteKey); err != nil {
+					return nil, err
+				}
+				having = resolve(having)
 			}
 			input = &Filter{Input: input, Pred: having}
+		}
+		rewriteKey = rw.rewriteKey
+	}
+	if len(selectSubs.joins) > 0 {
+		var resolve func(Expr) Expr
+		if input, resolve, err = joinScalarSubqueries(input, selectSubs, rewriteKey); err != nil {
+			return nil, err
+		}
+		for i := range targets {
+			targets[i].expr = resolve(targets[i].expr)
 		}
 	}
 
@@ -355,7 +371,7 @@ func (b *binder) bindTargets(ctx *exprCtx, sc *scope, list []*pg_query.Node) ([]
 						continue
 					}
 					matched = true
-					if c.hidden {
+					if c.hidden || table == "" && c.usingDup {
 						continue
 					}
 					out = append(out, target{expr: &InputRef{Index: i, T: c.t, Name: c.name}, name: c.name, loc: rt.Location})
@@ -542,6 +558,20 @@ type groupRewriter struct {
 	agg  *Aggregate
 }
 
+// rewriteKey rewrites the correlation key of a subquery over the
+// aggregation.
+func (r *groupRewriter) rewriteKey(e Expr) (Expr, error) {
+	out, err := r.rewrite(e, -1)
+	if sqlerr.Code(err) == sqlerr.GroupingError {
+		name := e.String()
+		if ref, ok := e.(*InputRef); ok {
+			name = ref.Name
+		}
+		return nil, sqlerr.New(sqlerr.GroupingError, "subquery uses ungrouped column \"%s\" from outer query", name)
+	}
+	return out, err
+}
+
 func (r *groupRewriter) rewrite(e Expr, loc int32) (Expr, error) {
 	if _, ok := e.(*scalarRef); ok {
 		return e, nil
@@ -706,7 +736,7 @@ func (b *binder) bindFromItem(n *pg_query.Node) (Rel, *scope, error) {
 func applyColumnAliases(sc *scope, aliases []*pg_query.Node) error {
 	i := 0
 	for _, a := range aliases {
-		for i < len(sc.cols) && sc.cols[i].hidden {
+		for i < len(sc.cols) && !sc.cols[i].visible() {
 			i++
 		}
 		if i >= len(sc.cols) {
@@ -721,7 +751,7 @@ func applyColumnAliases(sc *scope, aliases []*pg_query.Node) error {
 func countVisible(sc *scope) int {
 	n := 0
 	for _, c := range sc.cols {
-		if !c.hidden {
+		if c.visible() {
 			n++
 		}
 	}

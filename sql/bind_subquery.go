@@ -9,10 +9,11 @@ import (
 // Subqueries become joins. In a WHERE clause, a top-level conjunct
 // [NOT] EXISTS (...) becomes a semi (anti) join correlated on the equalities
 // between the subquery's and the outer query's columns; x [NOT] IN
-// (SELECT y ...) becomes a semi (null-aware anti) join on x = y. A scalar
-// subquery (one column, at most one row: an aggregate without GROUP BY)
-// anywhere in a WHERE or HAVING conjunct becomes a left join of the query
-// with the subquery's single row, and the subquery's value a column.
+// (SELECT y ...) becomes a semi (null-aware anti) join on x = y, and
+// x op ANY/ALL (SELECT y ...) a semi or anti join on the condition x op y. A
+// scalar subquery in a WHERE or HAVING conjunct or in the select list becomes
+// a left join of the query with the subquery's value (one row, or one row per
+// correlation key: see bind_correlate.go), and the subquery's value a column.
 
 // outerRef is a reference from a correlated subquery to column Index of the
 // enclosing query's scope. It only lives during binding.
@@ -37,32 +38,64 @@ func (e *scalarRef) String() string { return "subquery#" + itoa(int64(e.Index)) 
 
 // subqueries collects the scalar subqueries of one clause.
 type subqueries struct {
-	rels []Rel
+	joins []scalarJoin
 }
 
-// bindScalarSubquery binds an uncorrelated scalar subquery and returns the
-// expression standing for its value.
+// scalarJoin is a scalar subquery to left-join with the query: rel has at
+// most one row per value of rightKeys (one row in all without keys), which
+// match leftKeys over the query's columns; value, over rel's columns, is the
+// subquery's value.
+type scalarJoin struct {
+	rel                 Rel
+	leftKeys, rightKeys []Expr
+	value               Expr
+}
+
+// bindScalarSubquery binds a scalar subquery and returns the expression
+// standing for its value.
 func (b *binder) bindScalarSubquery(ctx *exprCtx, s *pg_query.SubLink) (Expr, error) {
 	if ctx.subs == nil {
 		return nil, b.errAt(s.Location, sqlerr.Unsupported("subqueries in %s", clauseName(ctx)))
 	}
-	rel, err := b.bindSubqueryRel(s)
+	sq, err := b.bindSubquery(s, ctx.scope)
 	if err != nil {
 		return nil, err
 	}
-	vis := VisibleColumns(rel)
-	if len(vis) != 1 {
+	if len(sq.cols) != 1 {
 		return nil, b.errAt(s.Location, sqlerr.New(sqlerr.SyntaxError, "subquery must return only one column"))
 	}
-	if !singleRow(rel) {
-		return nil, b.errAt(s.Location, sqlerr.Unsupported("scalar subqueries that may return more than one row (use an aggregate without GROUP BY)"))
+	rel, c := sq.rel, sq.cols[0]
+	cols := rel.Columns()
+	sj := scalarJoin{value: &InputRef{Index: c, T: cols[c].Type, Name: cols[c].Name}}
+	switch {
+	case len(sq.outerKeys) == 0 && singleRow(rel):
+	case sq.aggregated:
+		// A key without inner rows gets the aggregate's value over no rows;
+		// the join pads the key column with NULL exactly then.
+		if !isNullConst(sq.empty[0]) {
+			k := sq.keyCols[0]
+			sj.value = &Case{T: cols[c].Type, Else: sj.value, Whens: []When{{
+				Cond: &Call{Fn: FnIsNull, T: types.BoolT, Args: []Expr{&InputRef{Index: k, T: cols[k].Type, Name: cols[k].Name}}},
+				Then: sq.empty[0],
+			}}}
+		}
+	case len(sq.outerKeys) > 0 && uniqueOn(rel, sq.keyCols):
+		// A lookup by primary key: at most one row per key.
+	default:
+		// Any number of rows: one value per key, an error for several.
+		rel = singleValue(rel, c, sq.keyCols)
+		sq.rel = rel
+		for i := range sq.keyCols {
+			sq.keyCols[i] = 1 + i
+		}
+		sj.value = &InputRef{Index: 0, T: cols[c].Type, Name: cols[c].Name}
 	}
-	if len(rel.Columns()) != 1 {
-		col := rel.Columns()[vis[0]]
-		rel = &Project{Input: rel, Exprs: []Expr{&InputRef{Index: vis[0], T: col.Type, Name: col.Name}}, Cols: []Column{col}}
+	sj.rel = rel
+	if sj.leftKeys, sj.rightKeys, err = b.joinKeys(sq); err != nil {
+		return nil, err
 	}
-	ctx.subs.rels = append(ctx.subs.rels, rel)
-	return &scalarRef{Index: len(ctx.subs.rels) - 1, T: rel.Columns()[0].Type}, nil
+	ctx.subs.joins = append(ctx.subs.joins, sj)
+	return &scalarRef{Index: len(ctx.subs.joins) - 1, T: sj.value.Type()}, nil
 }
 
 func clauseName(ctx *exprCtx) string {
@@ -70,27 +103,6 @@ func clauseName(ctx *exprCtx) string {
 		return "this context"
 	}
 	return ctx.clause
-}
-
-// bindSubqueryRel binds a subquery's SELECT with the current scope visible
-// as the outer scope, and refuses correlated references (the callers that
-// handle correlation bind the subquery themselves).
-func (b *binder) bindSubqueryRel(s *pg_query.SubLink) (Rel, error) {
-	sel := s.Subselect.GetSelectStmt()
-	if sel == nil {
-		return nil, b.errAt(s.Location, sqlerr.Unsupported("this kind of subquery"))
-	}
-	saved := b.outer
-	b.outer = nil
-	rel, err := b.bindQuery(sel)
-	b.outer = saved
-	if err != nil {
-		if sqlerr.Code(err) == sqlerr.UndefinedColumn && saved != nil {
-			return nil, b.errAt(s.Location, sqlerr.Unsupported("correlated subqueries other than EXISTS"))
-		}
-		return nil, err
-	}
-	return rel, nil
 }
 
 // singleRow reports whether rel produces at most one row.
@@ -112,26 +124,36 @@ func singleRow(rel Rel) bool {
 	return false
 }
 
-// joinScalarSubqueries left-joins input with each collected subquery (one
-// row each) and returns the join and the column index of the first
-// subquery's value.
-func joinScalarSubqueries(input Rel, subs *subqueries) (Rel, int) {
-	base := len(input.Columns())
-	for _, sub := range subs.rels {
-		input = &Join{Type: LeftJoin, Left: input, Right: sub}
-	}
-	return input, base
-}
-
-// resolveScalarRefs replaces the scalarRefs of e with references to the
-// joined subquery columns starting at base.
-func resolveScalarRefs(e Expr, base int) Expr {
-	return Rewrite(e, func(x Expr) Expr {
-		if r, ok := x.(*scalarRef); ok {
-			return &InputRef{Index: base + r.Index, T: r.T, Name: r.String()}
+// joinScalarSubqueries left-joins input with each collected subquery. The
+// subqueries' join keys are over input's columns after rewriteKey, if set
+// (the outer scope of subqueries above an aggregation is the aggregation's
+// input). It returns the join and a function that replaces the scalarRefs of
+// an expression over input with the subqueries' values.
+func joinScalarSubqueries(input Rel, subs *subqueries, rewriteKey func(Expr) (Expr, error)) (Rel, func(Expr) Expr, error) {
+	starts := make([]int, len(subs.joins))
+	for i, sj := range subs.joins {
+		keys := sj.leftKeys
+		if rewriteKey != nil {
+			keys = make([]Expr, len(sj.leftKeys))
+			for k, e := range sj.leftKeys {
+				var err error
+				if keys[k], err = rewriteKey(e); err != nil {
+					return nil, nil, err
+				}
+			}
 		}
-		return x
-	})
+		starts[i] = len(input.Columns())
+		input = &Join{Type: LeftJoin, Left: input, Right: sj.rel, LeftKeys: keys, RightKeys: sj.rightKeys}
+	}
+	resolve := func(e Expr) Expr {
+		return Rewrite(e, func(x Expr) Expr {
+			if r, ok := x.(*scalarRef); ok {
+				return ShiftRefs(subs.joins[r.Index].value, starts[r.Index])
+			}
+			return x
+		})
+	}
+	return input, resolve, nil
 }
 
 // rawConjuncts splits a WHERE clause's AST at its top-level ANDs.
@@ -146,24 +168,20 @@ func rawConjuncts(n *pg_query.Node) []*pg_query.Node {
 	return []*pg_query.Node{n}
 }
 
-// semiJoinSubLink recognises [NOT] EXISTS (...) and x [NOT] IN (SELECT ...)
-// conjuncts.
+// semiJoinSubLink recognises [NOT] EXISTS (...), x [NOT] IN (SELECT ...)
+// and x op ANY/ALL (SELECT ...) conjuncts.
 func semiJoinSubLink(n *pg_query.Node) (s *pg_query.SubLink, negated bool) {
 	if be := n.GetBoolExpr(); be != nil && be.Boolop == pg_query.BoolExprType_NOT_EXPR && len(be.Args) == 1 {
-		s, _ := semiJoinSubLink(be.Args[0])
-		return s, s != nil
+		s, neg := semiJoinSubLink(be.Args[0])
+		return s, s != nil && !neg
 	}
 	s = n.GetSubLink()
 	if s == nil {
 		return nil, false
 	}
 	switch s.SubLinkType {
-	case pg_query.SubLinkType_EXISTS_SUBLINK:
+	case pg_query.SubLinkType_EXISTS_SUBLINK, pg_query.SubLinkType_ANY_SUBLINK, pg_query.SubLinkType_ALL_SUBLINK:
 		return s, false
-	case pg_query.SubLinkType_ANY_SUBLINK:
-		if op := opName(s.OperName); op == "" || op == "=" {
-			return s, false
-		}
 	}
 	return nil, false
 }
@@ -180,7 +198,7 @@ func (b *binder) bindWhereClause(input Rel, sc *scope, where *pg_query.Node) (Re
 			if s.SubLinkType == pg_query.SubLinkType_EXISTS_SUBLINK {
 				input, err = b.bindExists(input, sc, s, negated)
 			} else {
-				input, err = b.bindInSubquery(input, sc, s, negated)
+				input, err = b.bindQuantified(input, sc, s, negated)
 			}
 			if err != nil {
 				return nil, err
@@ -196,11 +214,14 @@ func (b *binder) bindWhereClause(input Rel, sc *scope, where *pg_query.Node) (Re
 		}
 		preds = append(preds, e)
 	}
-	if len(subs.rels) > 0 {
-		var base int
-		input, base = joinScalarSubqueries(input, subs)
+	if len(subs.joins) > 0 {
+		var resolve func(Expr) Expr
+		var err error
+		if input, resolve, err = joinScalarSubqueries(input, subs, nil); err != nil {
+			return nil, err
+		}
 		for i, p := range preds {
-			preds[i] = resolveScalarRefs(p, base)
+			preds[i] = resolve(p)
 		}
 	}
 	if len(preds) > 0 {
@@ -209,26 +230,49 @@ func (b *binder) bindWhereClause(input Rel, sc *scope, where *pg_query.Node) (Re
 	return input, nil
 }
 
-// bindInSubquery binds x [NOT] IN (SELECT y ...) as a semi join (NOT IN: a
-// null-aware anti join) of input with the subquery on x = y.
-func (b *binder) bindInSubquery(input Rel, sc *scope, s *pg_query.SubLink, negated bool) (Rel, error) {
+// negatedComparison is NOT (x op y) as a comparison, which holds in SQL's
+// three-valued logic too.
+var negatedComparison = map[string]string{FnEq: FnNe, FnNe: FnEq, FnLt: FnGe, FnGe: FnLt, FnGt: FnLe, FnLe: FnGt}
+
+// comparisonOps are the operators of ANY and ALL subqueries.
+var comparisonOps = map[string]string{"=": FnEq, "<>": FnNe, "<": FnLt, "<=": FnLe, ">": FnGt, ">=": FnGe}
+
+// bindQuantified binds x [NOT] IN (SELECT y ...) and x op ANY/ALL (SELECT y
+// ...), possibly correlated, as a join of input with the subquery: IN (=
+// ANY) is a semi join on x = y; NOT IN (<> ALL) uncorrelated a null-aware
+// anti join on x = y; op ANY a semi join on the condition x op y; op ALL an
+// anti join on the condition (x op y) IS NOT TRUE. NOT flips ANY and ALL and
+// negates op.
+func (b *binder) bindQuantified(input Rel, sc *scope, s *pg_query.SubLink, negated bool) (Rel, error) {
 	if s.Testexpr.GetRowExpr() != nil {
 		return nil, b.errAt(s.Location, sqlerr.Unsupported("row-valued IN subqueries"))
+	}
+	op := opName(s.OperName)
+	if op == "" {
+		op = "=" // IN
+	}
+	fn, ok := comparisonOps[op]
+	if !ok {
+		return nil, b.errAt(s.Location, sqlerr.Unsupported("operator %s with ANY or ALL", op))
+	}
+	all := s.SubLinkType == pg_query.SubLinkType_ALL_SUBLINK
+	if negated {
+		fn, all = negatedComparison[fn], !all
 	}
 	x, err := b.bindExpr(&exprCtx{scope: sc, clause: "WHERE"}, s.Testexpr)
 	if err != nil {
 		return nil, err
 	}
-	sub, err := b.bindSubqueryRel(s)
+	sq, err := b.bindSubquery(s, sc)
 	if err != nil {
 		return nil, err
 	}
-	vis := VisibleColumns(sub)
-	if len(vis) != 1 {
+	if len(sq.cols) != 1 {
 		return nil, b.errAt(s.Location, sqlerr.New(sqlerr.SyntaxError, "subquery has too many columns"))
 	}
-	col := sub.Columns()[vis[0]]
-	var y Expr = &InputRef{Index: vis[0], T: col.Type, Name: col.Name}
+	c := sq.cols[0]
+	col := sq.rel.Columns()[c]
+	var y Expr = &InputRef{Index: c, T: col.Type, Name: col.Name}
 	t, err := b.commonType([]Expr{x, y}, "IN", s.Location)
 	if err != nil {
 		return nil, err
@@ -239,11 +283,33 @@ func (b *binder) bindInSubquery(input Rel, sc *scope, s *pg_query.SubLink, negat
 	if y, err = b.coerce(y, t, s.Location); err != nil {
 		return nil, err
 	}
-	typ := SemiJoin
-	if negated {
-		typ = NullAwareAntiJoin
+	join := &Join{Left: input, Right: sq.rel}
+	if join.LeftKeys, join.RightKeys, err = b.joinKeys(sq); err != nil {
+		return nil, err
 	}
-	return &Join{Type: typ, Left: input, Right: sub, LeftKeys: []Expr{x}, RightKeys: []Expr{y}}, nil
+	switch {
+	case fn == FnEq && !all:
+		join.Type = SemiJoin
+		join.LeftKeys = append([]Expr{x}, join.LeftKeys...)
+		join.RightKeys = append([]Expr{y}, join.RightKeys...)
+		return join, nil
+	case fn == FnNe && all && len(sq.outerKeys) == 0:
+		join.Type = NullAwareAntiJoin
+		join.LeftKeys, join.RightKeys = []Expr{x}, []Expr{y}
+		return join, nil
+	}
+	// Over the input's columns followed by the subquery's.
+	cond, err := b.resolveCall(fn, []Expr{x, ShiftRefs(y, len(input.Columns()))}, s.Location)
+	if err != nil {
+		return nil, err
+	}
+	join.Type = SemiJoin
+	if all {
+		join.Type = AntiJoin
+		cond = &Call{Fn: FnNot, T: types.BoolT, Args: []Expr{&Call{Fn: FnIsTrue, T: types.BoolT, Args: []Expr{cond}}}}
+	}
+	join.Cond = cond
+	return join, nil
 }
 
 // bindExists binds [NOT] EXISTS (SELECT ... FROM ... WHERE ...) as a semi
@@ -256,34 +322,40 @@ func (b *binder) bindExists(input Rel, sc *scope, s *pg_query.SubLink, negated b
 	switch {
 	case sel == nil, sel.Op != pg_query.SetOperation_SETOP_NONE, len(sel.ValuesLists) > 0:
 		return nil, b.errAt(s.Location, sqlerr.Unsupported("this form of EXISTS subquery"))
-	case len(sel.GroupClause) > 0, sel.HavingClause != nil, sel.LimitCount != nil, sel.LimitOffset != nil, sel.WithClause != nil:
-		return nil, b.errAt(s.Location, sqlerr.Unsupported("GROUP BY, HAVING, LIMIT or WITH in an EXISTS subquery"))
-	}
-	sub, subSc, err := b.bindFrom(sel.FromClause)
-	if err != nil {
-		return nil, err
+	case len(sel.GroupClause) > 0, sel.HavingClause != nil, sel.LimitCount != nil, sel.LimitOffset != nil:
+		return nil, b.errAt(s.Location, sqlerr.Unsupported("GROUP BY, HAVING or LIMIT in an EXISTS subquery"))
 	}
 	nOuter := len(sc.cols)
 	join := &Join{Type: SemiJoin, Left: input}
 	if negated {
 		join.Type = AntiJoin
 	}
-	var local, residual []Expr
-	if sel.WhereClause != nil {
-		saved := b.outer
-		b.outer = sc
-		defer func() { b.outer = saved }()
+	saved := b.outer
+	defer func() { b.outer = saved }()
+	err := b.withCTEs(sel.WithClause, func() error {
+		b.outer = nil
+		sub, subSc, err := b.bindFrom(sel.FromClause)
+		if err != nil {
+			return err
+		}
+		var local []*pg_query.Node
+		var residual []Expr
 		for _, c := range rawConjuncts(sel.WhereClause) {
+			if c == nil {
+				continue
+			}
+			b.outer = sc
 			e, err := b.bindExpr(&exprCtx{scope: subSc, clause: "WHERE"}, c)
-			if err != nil {
-				return nil, err
+			b.outer = nil
+			if err != nil || !hasOuterRef(e) {
+				// Conditions on the subquery's own columns, and those that
+				// do not bind here (subqueries), are bound below as the
+				// subquery's WHERE clause.
+				local = append(local, c)
+				continue
 			}
 			if e, err = b.requireBool(e, "argument of WHERE", exprLocation(c)); err != nil {
-				return nil, err
-			}
-			if !hasOuterRef(e) {
-				local = append(local, e)
-				continue
+				return err
 			}
 			if call, ok := e.(*Call); ok && call.Fn == FnEq {
 				l, r := call.Args[0], call.Args[1]
@@ -299,12 +371,20 @@ func (b *binder) bindExists(input Rel, sc *scope, s *pg_query.SubLink, negated b
 			// Over the outer columns followed by the subquery's.
 			residual = append(residual, outerToInput(ShiftRefs(e, nOuter)))
 		}
+		if len(local) > 0 {
+			// The result has subSc's columns first, which the keys and the
+			// residual condition refer to.
+			if sub, err = b.bindWhereClause(sub, subSc, andNodes(local)); err != nil {
+				return err
+			}
+		}
+		join.Right = sub
+		join.Cond = conjunction(residual)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if len(local) > 0 {
-		sub = &Filter{Input: sub, Pred: conjunction(local)}
-	}
-	join.Right = sub
-	join.Cond = conjunction(residual)
 	return join, nil
 }
 

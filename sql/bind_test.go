@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/streamsql/streamsql/catalog"
@@ -271,6 +272,118 @@ func TestGroupByLiterals(t *testing.T) {
 	} {
 		if _, err := bindOne(t, testCatalog(), text); sqlerr.Code(err) != sqlerr.SyntaxError {
 			t.Errorf("%s: %v, want 42601", text, err)
+		}
+	}
+}
+
+// joinCatalog holds l (id int PRIMARY KEY, k int, v text) and
+// r (id int PRIMARY KEY, k bigint, w text).
+func joinCatalog() *catalog.Catalog {
+	cat := catalog.New()
+	cat.Add(&catalog.Relation{ID: 1, Name: "l", Kind: catalog.Table, Columns: []catalog.Column{
+		{Name: "id", Type: types.Int32T}, {Name: "k", Type: types.Int32T}, {Name: "v", Type: types.TextT},
+	}, Key: []int{0}, PrimaryKey: true})
+	cat.Add(&catalog.Relation{ID: 2, Name: "r", Kind: catalog.Table, Columns: []catalog.Column{
+		{Name: "id", Type: types.Int32T}, {Name: "k", Type: types.Int64T}, {Name: "w", Type: types.TextT},
+	}, Key: []int{0}, PrimaryKey: true})
+	return cat
+}
+
+// TestJoinUsingColumns checks the columns of JOIN USING and NATURAL JOIN as
+// PostgreSQL shows them: the merged columns first, in the common type (the
+// non-NULL side's value for FULL JOIN), then each side's other columns; the
+// sides' own copies are reachable qualified only, and not at all under an
+// alias of the join.
+func TestJoinUsingColumns(t *testing.T) {
+	cat := joinCatalog()
+	cases := []struct {
+		query string
+		cols  string // visible output columns, name:type
+		err   string // SQLSTATE
+	}{
+		{query: "SELECT * FROM l JOIN r USING (k)", cols: "k:bigint id:integer v:character varying id:integer w:character varying"},
+		{query: "SELECT * FROM l NATURAL JOIN r", cols: "id:integer k:bigint v:character varying w:character varying"},
+		{query: "SELECT k, l.k, r.k FROM l FULL JOIN r USING (k)", cols: "k:bigint k:integer k:bigint"},
+		{query: "SELECT l.* FROM l JOIN r USING (k)", cols: "id:integer k:integer v:character varying"},
+		{query: "SELECT j.* FROM (l JOIN r USING (id)) AS j", cols: "id:integer k:integer v:character varying k:bigint w:character varying"},
+		{query: "SELECT l.k FROM (l JOIN r USING (id)) AS j", err: sqlerr.UndefinedTable},
+		{query: "SELECT id FROM l JOIN r USING (k)", err: sqlerr.AmbiguousColumn},
+		{query: "SELECT * FROM l JOIN r USING (nope)", err: sqlerr.UndefinedColumn},
+		{query: "SELECT * FROM l JOIN (SELECT 1 AS k, 2 AS k) AS x USING (k)", err: sqlerr.AmbiguousColumn},
+	}
+	for _, c := range cases {
+		st, err := bindOne(t, cat, c.query)
+		if c.err != "" {
+			if sqlerr.Code(err) != c.err {
+				t.Errorf("%s: error %v, want SQLSTATE %s", c.query, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.query, err)
+			continue
+		}
+		rel := st.(*Select).Query
+		var got []string
+		for _, i := range VisibleColumns(rel) {
+			col := rel.Columns()[i]
+			got = append(got, col.Name+":"+col.Type.String())
+		}
+		if s := strings.Join(got, " "); s != c.cols {
+			t.Errorf("%s: columns %s, want %s", c.query, s, c.cols)
+		}
+	}
+}
+
+// TestSubqueryJoins checks what subqueries bind to: the join type each
+// becomes, and the errors of the forms that are not supported.
+func TestSubqueryJoins(t *testing.T) {
+	cat := joinCatalog()
+	cases := []struct {
+		query string
+		joins string // the join types of the plan, outermost first
+		err   string
+	}{
+		{query: "SELECT id FROM l WHERE k IN (SELECT id FROM r)", joins: "semi"},
+		{query: "SELECT id FROM l WHERE k NOT IN (SELECT id FROM r)", joins: "null-aware anti"},
+		{query: "SELECT id FROM l WHERE k NOT IN (SELECT id FROM r WHERE r.w = l.v)", joins: "anti"},
+		{query: "SELECT id FROM l WHERE k > ANY (SELECT id FROM r)", joins: "semi"},
+		{query: "SELECT id FROM l WHERE k > ALL (SELECT id FROM r)", joins: "anti"},
+		{query: "SELECT id FROM l WHERE NOT (k > ALL (SELECT id FROM r))", joins: "semi"},
+		{query: "SELECT id FROM l WHERE NOT NOT EXISTS (SELECT 1 FROM r WHERE r.id = l.id)", joins: "semi"},
+		{query: "SELECT id, (SELECT max(w) FROM r WHERE r.k = l.k) FROM l", joins: "left"},
+		{query: "SELECT id FROM l WHERE v = (SELECT w FROM r WHERE r.id = l.k) AND k IN (SELECT id FROM r)", joins: "left semi"},
+		{query: "SELECT id FROM l WHERE k = (SELECT count(*) FROM r WHERE r.w < l.v)", err: sqlerr.FeatureNotSupported},
+		{query: "SELECT id FROM l WHERE k = (SELECT id FROM r WHERE r.k = l.k + r.id)", err: sqlerr.FeatureNotSupported},
+		{query: "SELECT sum((SELECT 1)) FROM l", err: sqlerr.FeatureNotSupported},
+		{query: "SELECT id FROM l WHERE k = (SELECT id, k FROM r)", err: sqlerr.SyntaxError},
+		{query: "SELECT id FROM l WHERE k = (SELECT nope FROM r WHERE r.id = l.id)", err: sqlerr.UndefinedColumn},
+	}
+	for _, c := range cases {
+		st, err := bindOne(t, cat, c.query)
+		if c.err != "" {
+			if sqlerr.Code(err) != c.err {
+				t.Errorf("%s: error %v, want SQLSTATE %s", c.query, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.query, err)
+			continue
+		}
+		var joins []string
+		var walk func(Rel)
+		walk = func(r Rel) {
+			if j, ok := r.(*Join); ok {
+				joins = append(joins, j.Type.String())
+			}
+			for _, in := range Inputs(r) {
+				walk(in)
+			}
+		}
+		walk(st.(*Select).Query)
+		if s := strings.Join(joins, " "); s != c.joins {
+			t.Errorf("%s: joins %q, want %q", c.query, s, c.joins)
 		}
 	}
 }

@@ -164,6 +164,12 @@ const (
 	FnNow = "now"
 	// FnMakeDate is make_date(year, month, day).
 	FnToTimestamp = "to_timestamp" // to_timestamp(float8 seconds) -> timestamptz
+
+	// FnSingleRow(n bigint, v T) is v, or error 21000 when n > 1: the value of a
+	// scalar subquery whose n rows were aggregated, so that a subquery
+	// returning several rows fails as in PostgreSQL. The binder makes these
+	// calls; the name cannot be written unquoted in SQL.
+	FnSingleRow = "$single_row"
 )
 
 // Overload is one signature of a function.

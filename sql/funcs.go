@@ -84,6 +84,7 @@ func init() {
 		g.Variadic, g.Strict = true, false
 		l := def(FnLeast, t, t)
 		l.Variadic, l.Strict = true, false
+		def(FnSingleRow, t, types.Int64T, t).Strict = false
 	}
 	and := def(FnAnd, b, b)
 	and.Variadic, and.Strict = true, false

@@ -62,6 +62,22 @@ func Parse(text string) ([]*Parsed, error) {
 		if len(piece.words) == 0 {
 			continue
 		}
+		if len(piece.words) >= 3 && piece.words[0] == "create" && piece.words[1] == "source" {
+			st, err := parseCreateSource(text[piece.start:piece.end])
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, &Parsed{Text: trimmed, custom: st, full: text})
+			continue
+		}
+		if len(piece.words) >= 3 && piece.words[0] == "drop" && piece.words[1] == "source" {
+			st, err := parseDropSource(piece.words)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, &Parsed{Text: trimmed, custom: st, full: text})
+			continue
+		}
 		if st := parseCustom(piece.words); st != nil {
 			out = append(out, &Parsed{Text: trimmed, custom: st, full: text})
 			continue

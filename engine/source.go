@@ -1,0 +1,193 @@
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/streamsql/streamsql/barrier"
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/connector/datagen"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/sqlerr"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// newGenerator returns the generator of a datagen source.
+func newGenerator(rel *catalog.Relation) (*datagen.Generator, error) {
+	if c := rel.Options["connector"]; c != "datagen" {
+		return nil, sqlerr.Unsupported("connector %q (streamsql has datagen)", c)
+	}
+	var cols []datagen.Column
+	for _, c := range rel.Columns {
+		if !c.Hidden {
+			cols = append(cols, datagen.Column{Name: c.Name, Type: c.Type})
+		}
+	}
+	return datagen.New(cols, rel.Options)
+}
+
+// createSource creates a source; it returns once its catalog entry is
+// committed. Nothing runs until a view reads it.
+func (e *Engine) createSource(ctx context.Context, stmt *sql.CreateSource, w notifier) error {
+	e.ddlMu.Lock()
+	defer e.ddlMu.Unlock()
+	if e.cat.Lookup(stmt.Name) != nil {
+		if stmt.IfNotExists {
+			return w.Notice("NOTICE", sqlerr.DuplicateTable, fmt.Sprintf("relation \"%s\" already exists, skipping", stmt.Name))
+		}
+		return sqlerr.New(sqlerr.DuplicateTable, "relation \"%s\" already exists", stmt.Name)
+	}
+	rel := &catalog.Relation{
+		ID:      e.catSrc.allocIDs(1)[0],
+		Name:    stmt.Name,
+		Kind:    catalog.Source,
+		Columns: append(append([]catalog.Column(nil), stmt.Columns...), catalog.Column{Name: catalog.RowIDColumn, Type: types.Int64T, Hidden: true, NotNull: true}),
+		Options: stmt.Options,
+	}
+	rel.Key = []int{len(rel.Columns) - 1}
+	if _, err := newGenerator(rel); err != nil {
+		return err
+	}
+	var catErr error
+	epoch := e.coord.Schedule(barrier.Change{AfterInject: func(uint64) { catErr = e.catSrc.put(rel) }})
+	if err := e.coord.WaitCommitted(e.ctx, epoch+1); err != nil {
+		return err
+	}
+	if catErr != nil {
+		return catErr
+	}
+	e.cat.Add(rel)
+	return nil
+}
+
+// dropSource removes a source (its dependent views are dropped first by
+// drop).
+func (e *Engine) dropSource(ctx context.Context, rel *catalog.Relation) error {
+	e.cat.Remove(rel.ID)
+	epoch := e.coord.Schedule(barrier.Change{AfterInject: func(uint64) { e.catSrc.delete(rel.ID) }})
+	return e.coord.WaitCommitted(e.ctx, epoch+1)
+}
+
+// sourceReader is one view's reader of a source: it generates the source's
+// rows into the view's input channel and is a barrier source of the
+// coordinator. Generating a batch and injecting a barrier both hold mu, so
+// the position recorded with each barrier is exactly the number of rows
+// sent before it; after a restart the reader resumes there, and because the
+// generator is deterministic the view sees every row exactly once.
+type sourceReader struct {
+	e      *Engine
+	rel    *catalog.Relation
+	gen    *datagen.Generator
+	out    chan<- exec.Message
+	offset *state.Table
+
+	mu   sync.Mutex
+	next int64 // the next row to generate
+	stop chan struct{}
+	done chan struct{}
+}
+
+// offsetKey is the key of the reader's position in its offset table.
+var offsetKey = []byte("offset")
+
+func newSourceReader(e *Engine, rel *catalog.Relation, table *state.Table, out chan<- exec.Message) (*sourceReader, error) {
+	gen, err := newGenerator(rel)
+	if err != nil {
+		return nil, err
+	}
+	r := &sourceReader{e: e, rel: rel, gen: gen, out: out, offset: table, stop: make(chan struct{}), done: make(chan struct{})}
+	v, ok, err := table.Get(offsetKey)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		n, k := binary.Varint(v)
+		if k <= 0 {
+			return nil, fmt.Errorf("engine: corrupt position of a reader of source %s", rel.Name)
+		}
+		r.next = n
+	}
+	return r, nil
+}
+
+// Inject records the reader's position for the epoch and sends the barrier.
+func (r *sourceReader) Inject(ctx context.Context, b *barrier.Barrier) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.offset.Put(offsetKey, binary.AppendVarint(nil, r.next))
+	r.offset.Seal(b.Epoch)
+	return r.send(exec.Message{Barrier: b})
+}
+
+// send delivers m unless the reader is stopping.
+func (r *sourceReader) send(m exec.Message) error {
+	select {
+	case r.out <- m:
+		return nil
+	case <-r.stop:
+		m.Release()
+		return context.Canceled
+	case <-r.e.ctx.Done():
+		m.Release()
+		return r.e.ctx.Err()
+	}
+}
+
+// run generates batches, paced to the source's rows per second, until the
+// source ends or the reader stops.
+func (r *sourceReader) run() {
+	defer close(r.done)
+	const tick = 100 * time.Millisecond
+	perTick := int64(exec.BatchSize)
+	if r.gen.Rate > 0 {
+		perTick = max(1, int64(r.gen.Rate*tick.Seconds()))
+	}
+	ticker := time.NewTicker(tick)
+	defer ticker.Stop()
+	for {
+		for left := perTick; left > 0; {
+			r.mu.Lock()
+			if r.gen.Total >= 0 && r.next >= r.gen.Total {
+				r.mu.Unlock()
+				break
+			}
+			n := min(left, int64(exec.BatchSize))
+			rec := r.gen.Batch(r.e.mem, r.next, n)
+			r.next += rec.NumRows()
+			left -= rec.NumRows()
+			err := r.send(exec.Message{Batch: exec.NewBatch(rec, nil)})
+			r.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+		if r.gen.Rate == 0 {
+			select {
+			case <-r.stop:
+				return
+			default:
+			}
+			if r.gen.Total < 0 || r.next < r.gen.Total {
+				continue
+			}
+		}
+		select {
+		case <-ticker.C:
+		case <-r.stop:
+			return
+		case <-r.e.ctx.Done():
+			return
+		}
+	}
+}
+
+// close stops the reader and waits for it.
+func (r *sourceReader) close() {
+	close(r.stop)
+	<-r.done
+}

@@ -1,0 +1,77 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+// TestExplain plans queries and prints their plans. Commands:
+//
+//	table t (a int, b text)   declare a table (a hidden row id without a primary key)
+//	batch SELECT ...          plan a batch query and print EXPLAIN
+//	stream SELECT ...         plan a materialized view and print EXPLAIN
+//
+// Errors print as "error: ...". Files live in testdata/explain; rewrite
+// expectations with -rewrite.
+func TestExplain(t *testing.T) {
+	datadriven.Walk(t, "testdata/explain", func(t *testing.T, path string) {
+		cat := catalog.New()
+		var nextID uint32
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			switch d.Cmd {
+			case "table":
+				st, err := bindText(cat, "CREATE TABLE "+d.Input)
+				if err != nil {
+					return "error: " + err.Error()
+				}
+				ct := st.(*sql.CreateTable)
+				nextID++
+				rel := &catalog.Relation{ID: nextID, Name: ct.Name, Kind: catalog.Table, Columns: ct.Columns, StateTable: nextID}
+				if len(ct.PrimaryKey) > 0 {
+					rel.Key, rel.PrimaryKey = ct.PrimaryKey, true
+				} else {
+					rel.Columns = append(rel.Columns, catalog.Column{Name: catalog.RowIDColumn, Type: types.Int64T, Hidden: true})
+					rel.Key = []int{len(rel.Columns) - 1}
+				}
+				cat.Add(rel)
+				return "ok"
+			case "batch":
+				st, err := bindText(cat, d.Input)
+				if err != nil {
+					return "error: " + err.Error()
+				}
+				root, _, err := PlanBatch(st.(*sql.Select).Query)
+				if err != nil {
+					return "error: " + err.Error()
+				}
+				return strings.Join(ExplainBatch(root), "\n")
+			case "stream":
+				st, err := bindText(cat, "CREATE MATERIALIZED VIEW v AS "+d.Input)
+				if err != nil {
+					return "error: " + err.Error()
+				}
+				p, err := PlanStream(st.(*sql.CreateMaterializedView).Query)
+				if err != nil {
+					return "error: " + err.Error()
+				}
+				return strings.Join(ExplainStream(p, "view", func(s int) string { return fmt.Sprint(s) }), "\n")
+			}
+			d.Fatalf(t, "unknown command %s", d.Cmd)
+			return ""
+		})
+	})
+}
+
+func bindText(cat *catalog.Catalog, text string) (sql.Statement, error) {
+	ps, err := sql.Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	return sql.Bind(cat, ps[0])
+}

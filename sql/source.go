@@ -1,0 +1,151 @@
+package sql
+
+import (
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/sqlerr"
+)
+
+// CreateSource is CREATE SOURCE [IF NOT EXISTS] name (columns) WITH
+// (connector = '...', option = value, ...): a relation whose rows come from a
+// connector instead of DML. Option names may be dotted (fields.id.kind).
+type CreateSource struct {
+	Name        string
+	IfNotExists bool
+	Columns     []catalog.Column
+	Options     map[string]string
+}
+
+// DropSource is DROP SOURCE [IF EXISTS] name [CASCADE].
+type DropSource struct {
+	Name     string
+	IfExists bool
+	Cascade  bool
+}
+
+func (*CreateSource) Tag() string { return "CREATE SOURCE" }
+func (*DropSource) Tag() string   { return "DROP SOURCE" }
+
+// createSourceSyntax is a parsed CREATE SOURCE awaiting binding: the column
+// list, parsed as a CREATE TABLE, and the options.
+type createSourceSyntax struct {
+	table   *pg_query.Node
+	options map[string]string
+}
+
+func (*createSourceSyntax) Tag() string { return "CREATE SOURCE" }
+
+// parseCreateSource parses src, a CREATE SOURCE statement. PostgreSQL's
+// grammar has no CREATE SOURCE and does not allow dotted option names, so the
+// WITH clause is read from the scanner's tokens and the rest is parsed as a
+// CREATE TABLE.
+func parseCreateSource(src string) (Statement, error) {
+	res, err := pg_query.Scan(src)
+	if err != nil {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "%v", err)
+	}
+	toks := res.Tokens
+	text := func(t *pg_query.ScanToken) string { return src[t.Start:t.End] }
+	// toks[0] is CREATE, toks[1] SOURCE; the options follow the first WITH
+	// at parenthesis depth 0.
+	depth, with := 0, -1
+	for i := 2; i < len(toks); i++ {
+		switch toks[i].Token {
+		case pg_query.Token_ASCII_40:
+			depth++
+		case pg_query.Token_ASCII_41:
+			depth--
+		case pg_query.Token_WITH:
+			if depth == 0 && i+1 < len(toks) && toks[i+1].Token == pg_query.Token_ASCII_40 {
+				with = i
+			}
+		}
+		if with >= 0 {
+			break
+		}
+	}
+	if with < 0 {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "CREATE SOURCE needs WITH (connector = '...')")
+	}
+	opts := map[string]string{}
+	i := with + 2
+	for i < len(toks) && toks[i].Token != pg_query.Token_ASCII_41 {
+		var key []string
+		for i < len(toks) && toks[i].Token != pg_query.Token_ASCII_61 {
+			if toks[i].Token != pg_query.Token_ASCII_46 {
+				key = append(key, strings.Trim(strings.ToLower(text(toks[i])), `"`))
+			}
+			i++
+		}
+		if i+1 >= len(toks) || len(key) == 0 {
+			return nil, sqlerr.New(sqlerr.SyntaxError, "malformed WITH option in CREATE SOURCE; write name = 'value'")
+		}
+		i++ // =
+		v := text(toks[i])
+		if toks[i].Token == pg_query.Token_SCONST {
+			v = strings.ReplaceAll(v[1:len(v)-1], "''", "'")
+		}
+		opts[strings.Join(key, ".")] = v
+		i++
+		if i < len(toks) && toks[i].Token == pg_query.Token_ASCII_44 {
+			i++
+		}
+	}
+	if i >= len(toks) {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "unterminated WITH options in CREATE SOURCE")
+	}
+	if i+1 < len(toks) {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "syntax error at or near \"%s\"", text(toks[i+1]))
+	}
+	table := "CREATE TABLE " + src[toks[1].End:toks[with].Start]
+	parsed, err := pg_query.Parse(table)
+	if err != nil {
+		return nil, syntaxError(table, 0, err)
+	}
+	if len(parsed.Stmts) != 1 || parsed.Stmts[0].Stmt.GetCreateStmt() == nil {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "malformed CREATE SOURCE")
+	}
+	return &createSourceSyntax{table: parsed.Stmts[0].Stmt, options: opts}, nil
+}
+
+// bindCreateSource binds a parsed CREATE SOURCE: its columns as for CREATE
+// TABLE (no keys: a source's rows are identified by their position).
+func (b *binder) bindCreateSource(s *createSourceSyntax) (Statement, error) {
+	st, err := b.bindCreateTable(s.table.GetCreateStmt())
+	if err != nil {
+		return nil, err
+	}
+	ct := st.(*CreateTable)
+	if len(ct.PrimaryKey) > 0 {
+		return nil, sqlerr.Unsupported("PRIMARY KEY on a source")
+	}
+	if s.options["connector"] == "" {
+		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "CREATE SOURCE needs the option connector")
+	}
+	return &CreateSource{Name: ct.Name, IfNotExists: ct.IfNotExists, Columns: ct.Columns, Options: s.options}, nil
+}
+
+// parseDropSource parses DROP SOURCE [IF EXISTS] name [CASCADE | RESTRICT].
+func parseDropSource(words []string) (Statement, error) {
+	w := words[2:]
+	d := &DropSource{}
+	if len(w) >= 2 && w[0] == "if" && w[1] == "exists" {
+		d.IfExists = true
+		w = w[2:]
+	}
+	if len(w) == 0 {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "DROP SOURCE needs a name")
+	}
+	d.Name = catalog.NormalizeName(strings.Trim(w[0], `"`))
+	switch {
+	case len(w) == 1:
+	case len(w) == 2 && w[1] == "cascade":
+		d.Cascade = true
+	case len(w) == 2 && w[1] == "restrict":
+	default:
+		return nil, sqlerr.New(sqlerr.SyntaxError, "syntax error at or near \"%s\"", w[1])
+	}
+	return d, nil
+}
