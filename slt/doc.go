@@ -76,6 +76,11 @@
 // LABEL names the result: a later query with the same label must return the
 // same result.
 //
+// A query header may end with "retry N [backoff DURATION]": a query whose
+// result differs is run again, up to N more times, DURATION apart (default
+// 100ms). Use it for results a streaming system reaches eventually, such as
+// a view over a generated source: query I rowsort retry 50 backoff 100ms.
+//
 // Lines that apply to the record after them:
 //
 //   - skipif ENGINE and onlyif ENGINE: skip the record (or directive) unless

@@ -110,6 +110,12 @@ type record struct {
 	label    string
 	expected []string // the lines after ----, as written
 
+	// retries and backoff: a query whose result differs is run again up to
+	// retries times, backoff apart (results that streaming views reach
+	// eventually, such as a source's rows).
+	retries int
+	backoff time.Duration
+
 	sleep time.Duration
 }
 
@@ -337,18 +343,44 @@ func (p *parser) parseQuery(rec *record, raw string, f []string) error {
 		return p.errorf(rec.line, "query column types must be letters, one per column (such as IT), not %q", f[1])
 	}
 	rec.types = f[1]
-	if len(f) > 2 {
-		m, ok := parseSortMode(f[2])
+	// Then, in order, optional: a sort mode, a label, "retry N backoff D".
+	rest := f[2:]
+	for k := 0; k+1 < len(rest); k++ {
+		if rest[k] != "retry" {
+			continue
+		}
+		n, err := strconv.Atoi(rest[k+1])
+		if err != nil || n < 1 {
+			return p.errorf(rec.line, "retry takes a positive count, not %q", rest[k+1])
+		}
+		rec.retries, rec.backoff = n, 100*time.Millisecond
+		tail := rest[k+2:]
+		if len(tail) >= 2 && tail[0] == "backoff" {
+			d, err := time.ParseDuration(tail[1])
+			if err != nil || d <= 0 {
+				return p.errorf(rec.line, "backoff takes a duration such as 100ms, not %q", tail[1])
+			}
+			rec.backoff = d
+			tail = tail[2:]
+		}
+		if len(tail) > 0 {
+			return p.errorf(rec.line, "unexpected %q after retry", tail[0])
+		}
+		rest = rest[:k]
+		break
+	}
+	if len(rest) > 0 {
+		m, ok := parseSortMode(rest[0])
 		if !ok {
-			return p.errorf(rec.line, "unknown sort mode %q (want nosort, rowsort or valuesort)", f[2])
+			return p.errorf(rec.line, "unknown sort mode %q (want nosort, rowsort or valuesort)", rest[0])
 		}
 		rec.sort = m
 	}
-	if len(f) > 3 {
-		rec.label = f[3]
+	if len(rest) > 1 {
+		rec.label = rest[1]
 	}
-	if len(f) > 4 {
-		return p.errorf(rec.line, "unexpected %q after the query label", f[4])
+	if len(rest) > 2 {
+		return p.errorf(rec.line, "unexpected %q after the query label", rest[2])
 	}
 	sawSeparator, err := p.readSQL(rec)
 	if err != nil {

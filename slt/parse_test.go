@@ -238,3 +238,45 @@ func TestParseErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestParseQueryRetry(t *testing.T) {
+	recs := mustParse(t, `query I rowsort retry 30 backoff 20ms
+SELECT 1
+----
+1
+
+query II retry 5
+SELECT 1, 2
+----
+1 2
+
+query I nosort label retry 2 backoff 1s
+SELECT 1
+----
+1
+`)
+	cases := []struct {
+		retries int
+		backoff time.Duration
+		sort    sortMode
+		label   string
+	}{
+		{30, 20 * time.Millisecond, rowSort, ""},
+		{5, 100 * time.Millisecond, noSort, ""},
+		{2, time.Second, noSort, "label"},
+	}
+	for i, c := range cases {
+		r := recs[i]
+		if r.retries != c.retries || r.backoff != c.backoff || r.label != c.label {
+			t.Errorf("record %d: retries %d backoff %v label %q, want %+v", i, r.retries, r.backoff, r.label, c)
+		}
+		if i != 1 && r.sort != c.sort {
+			t.Errorf("record %d: sort %v, want %v", i, r.sort, c.sort)
+		}
+	}
+	for _, bad := range []string{"query I retry x\nSELECT 1\n", "query I retry 3 backoff soon\nSELECT 1\n", "query I retry 3 backoff 1s extra\nSELECT 1\n"} {
+		if _, err := parse("bad.slt", bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}

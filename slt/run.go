@@ -134,6 +134,14 @@ func RunFile(ctx context.Context, path string, opts Options) (Result, error) {
 			}
 		case kindStatement, kindQuery:
 			msg, err := r.run(ctx, rec)
+			for attempt := 0; err == nil && msg != "" && attempt < rec.retries; attempt++ {
+				select {
+				case <-time.After(rec.backoff):
+				case <-ctx.Done():
+					return r.res, ctx.Err()
+				}
+				msg, err = r.run(ctx, rec)
+			}
 			if err != nil {
 				return r.res, r.abort(rec, err)
 			}
