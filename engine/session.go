@@ -189,10 +189,12 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 			return err
 		}
 		return writeTextColumn(w, e, "QUERY PLAN", lines, "EXPLAIN")
-	case *sql.Flush:
+	case *sql.Flush, *sql.Checkpoint:
 		if err := e.Flush(ctx); err != nil {
 			return err
 		}
+	case *sql.Savepoint:
+		return e.savepoint(ctx, st, w)
 	case *sql.ShowRelations:
 		return writeTextColumn(w, e, "Name", e.relationNames(st.Kind), fmt.Sprintf("SHOW %d", len(e.relationNames(st.Kind))))
 	case *sql.SetVar:

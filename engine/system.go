@@ -62,6 +62,20 @@ var systemTables = []systemTable{
 		},
 		rows: (*Engine).alignmentRows,
 	},
+	{
+		rel: &catalog.Relation{
+			Name: "streamsql_savepoints",
+			Columns: []catalog.Column{
+				{Name: "name", Type: types.TextT},
+				{Name: "epoch", Type: types.Int64T},
+				{Name: "created_at", Type: types.TimestampTZT},
+				{Name: "size_bytes", Type: types.Int64T},
+				{Name: "format_version", Type: types.Int64T},
+				{Name: "path", Type: types.TextT},
+			},
+		},
+		rows: (*Engine).savepointRows,
+	},
 }
 
 // registerSystemTables adds the system tables to the in-memory catalog.

@@ -48,6 +48,9 @@ func (b *binder) errAt(loc int32, e *sqlerr.Error) *sqlerr.Error {
 func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 	switch s := n.Node.(type) {
 	case *pg_query.Node_SelectStmt:
+		if st, ok, err := b.bindSavepointCall(s.SelectStmt); ok || err != nil {
+			return st, err
+		}
 		rel, err := b.bindQuery(s.SelectStmt)
 		if err != nil {
 			return nil, err
@@ -104,7 +107,7 @@ func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 	case *pg_query.Node_ViewStmt:
 		return nil, sqlerr.Unsupported("CREATE VIEW (use CREATE MATERIALIZED VIEW)")
 	case *pg_query.Node_CheckPointStmt:
-		return nil, sqlerr.Unsupported("CHECKPOINT")
+		return &Checkpoint{}, nil
 	}
 	return nil, sqlerr.Unsupported("statement %s", statementName(n))
 }

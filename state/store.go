@@ -63,6 +63,9 @@ type Store struct {
 	lock   *pebble.Lock
 	dir    string
 	logger *slog.Logger
+	// onDisk is set when the store is on the operating system's filesystem
+	// (savepoints are written there).
+	onDisk bool
 
 	mu     sync.Mutex
 	tables map[TableID]*Table
@@ -141,7 +144,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		_ = lock.Close()
 		return nil, ioError("open", err)
 	}
-	s := &Store{db: db, lock: lock, dir: dir, logger: logger, tables: map[TableID]*Table{}}
+	s := &Store{db: db, lock: lock, dir: dir, logger: logger, tables: map[TableID]*Table{}, onDisk: fsys == vfs.Default}
 	epoch, err := s.init()
 	if err != nil {
 		_ = db.Close()

@@ -13,7 +13,7 @@ import (
 
 func main() {
 	root := newRootCmd()
-	root.AddCommand(newSLTCmd(), newBenchCmd())
+	root.AddCommand(newSLTCmd(), newBenchCmd(), newRestoreCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "streamsql:", err)
 		os.Exit(1)
