@@ -126,6 +126,8 @@ func operator(env Env, n planner.Node) (Operator, error) {
 		return NewLimit(env.Mem, n.Offset, n.Count), nil
 	case *planner.Consolidate:
 		return NewConsolidate(env.Mem, planner.Types(n.Columns())), nil
+	case *planner.Expand:
+		return NewExpand(env.Mem, n.Count), nil
 	}
 	return nil, fmt.Errorf("exec: no operator for %T", n)
 }

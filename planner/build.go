@@ -150,6 +150,16 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 		return b.join(r)
 	case *sql.UnionAll:
 		return b.union(r)
+	case *sql.Expand:
+		in, err := b.build(r.Input)
+		if err != nil {
+			return nil, err
+		}
+		n := &Expand{Input: in, Count: r.Count, Cols: r.Cols}
+		if b.stream {
+			n.Key = append(append([]int{}, in.StreamKey()...), len(r.Cols)-1)
+		}
+		return n, nil
 	case *sql.Sort:
 		in, err := b.build(r.Input)
 		if err != nil || b.stream {

@@ -145,6 +145,9 @@ func (e *explainer) node(depth int, n Node) {
 		for _, in := range n.Ins {
 			e.node(depth+1, in)
 		}
+	case *Expand:
+		e.line(depth, "Expand", "copies: %s%s", colName(n.Input.Columns(), n.Count), e.keySuffix(n))
+		e.node(depth+1, n.Input)
 	case *Consolidate:
 		e.line(depth, "Consolidate", "net inserts and deletes")
 		e.node(depth+1, n.Input)

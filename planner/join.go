@@ -45,3 +45,17 @@ type Consolidate struct {
 func (n *Consolidate) Columns() []sql.Column { return n.Input.Columns() }
 func (n *Consolidate) StreamKey() []int      { return nil }
 func (n *Consolidate) Inputs() []Node        { return []Node{n.Input} }
+
+// Expand repeats each input row as many times as its column Count says,
+// appending the copy's ordinal (1..n); in a streaming plan the ordinal
+// extends the input's stream key.
+type Expand struct {
+	Input Node
+	Count int
+	Cols  []sql.Column
+	Key   []int
+}
+
+func (n *Expand) Columns() []sql.Column { return n.Cols }
+func (n *Expand) StreamKey() []int      { return n.Key }
+func (n *Expand) Inputs() []Node        { return []Node{n.Input} }

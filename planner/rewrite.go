@@ -49,6 +49,8 @@ func pushDown(rel sql.Rel) sql.Rel {
 		return &sql.Sort{Input: pushDown(r.Input), Keys: r.Keys}
 	case *sql.Limit:
 		return &sql.Limit{Input: pushDown(r.Input), Offset: r.Offset, Count: r.Count}
+	case *sql.Expand:
+		return &sql.Expand{Input: pushDown(r.Input), Count: r.Count, Cols: r.Cols}
 	case *sql.UnionAll:
 		u := &sql.UnionAll{Cols: r.Cols}
 		for _, in := range r.Inputs {

@@ -6,11 +6,13 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// bindSetOp binds UNION [ALL], INTERSECT and EXCEPT. Both sides are
-// converted to common column types. UNION ALL is a UnionAll; UNION adds a
-// DISTINCT aggregation; INTERSECT and EXCEPT tag each side's rows, count them
-// per distinct row and side, and keep the rows present in both (INTERSECT)
-// or only in the left side (EXCEPT).
+// bindSetOp binds UNION [ALL], INTERSECT [ALL] and EXCEPT [ALL]. Both sides
+// are converted to common column types. UNION ALL is a UnionAll; UNION adds
+// a DISTINCT aggregation; INTERSECT and EXCEPT tag each side's rows, count
+// them per distinct row and side, and keep the rows present in both
+// (INTERSECT) or only in the left side (EXCEPT), once, or with ALL as many
+// times as both sides have them (INTERSECT) or as the left side has more of
+// them (EXCEPT).
 func (b *binder) bindSetOp(sel *pg_query.SelectStmt) (Rel, error) {
 	left, err := b.bindQuery(sel.Larg)
 	if err != nil {
@@ -48,9 +50,6 @@ func (b *binder) bindSetOp(sel *pg_query.SelectStmt) (Rel, error) {
 		cols = append(cols, Column{Name: lc[lv[i]].Name, Type: t})
 	}
 	if sel.Op != pg_query.SetOperation_SETOP_UNION {
-		if sel.All {
-			return nil, sqlerr.Unsupported("%s ALL", opName)
-		}
 		branch := func(v int64) Expr { return &Const{Value: types.DInt(v), T: types.Int32T} }
 		lexprs, rexprs = append(lexprs, branch(0)), append(rexprs, branch(1))
 	}
@@ -86,6 +85,22 @@ func (b *binder) bindSetOp(sel *pg_query.SelectStmt) (Rel, error) {
 		cmp := func(fn string, col int) Expr {
 			return &Call{Fn: fn, T: types.BoolT, Args: []Expr{
 				&InputRef{Index: col, T: types.Int64T}, &Const{Value: types.DInt(0), T: types.Int64T}}}
+		}
+		if sel.All {
+			// Each row min(l, r) times (INTERSECT ALL) or l - r times (EXCEPT
+			// ALL), l and r its numbers of copies on each side.
+			l := &InputRef{Index: n, T: types.Int64T, Name: "$left"}
+			r := &InputRef{Index: n + 1, T: types.Int64T, Name: "$right"}
+			copies := Expr(&Call{Fn: FnLeast, T: types.Int64T, Args: []Expr{l, r}})
+			if sel.Op == pg_query.SetOperation_SETOP_EXCEPT {
+				copies = &Call{Fn: FnSub, T: types.Int64T, Args: []Expr{l, r}}
+			}
+			counted := &Project{Input: agg, Exprs: append(append([]Expr(nil), groupBy...), copies),
+				Cols: append(append([]Column(nil), cols...), Column{Name: "$copies", Type: types.Int64T})}
+			expanded := &Expand{Input: counted, Count: n,
+				Cols: append(append([]Column(nil), counted.Cols...), Column{Name: "$copy", Type: types.Int64T, Hidden: true})}
+			rel = &Project{Input: expanded, Exprs: groupBy, Cols: cols}
+			break
 		}
 		keep := cmp(FnGt, n+1)
 		if sel.Op == pg_query.SetOperation_SETOP_EXCEPT {

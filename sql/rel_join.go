@@ -57,6 +57,17 @@ type UnionAll struct {
 
 func (r *UnionAll) Columns() []Column { return r.Cols }
 
+// Expand repeats each input row as many times as its column Count says (no
+// copy when NULL or not positive). Its columns are the input's followed by
+// the copy's ordinal, 1..n, a bigint (INTERSECT ALL and EXCEPT ALL).
+type Expand struct {
+	Input Rel
+	Count int
+	Cols  []Column
+}
+
+func (r *Expand) Columns() []Column { return r.Cols }
+
 // Inputs returns the inputs of rel.
 func Inputs(rel Rel) []Rel {
 	switch r := rel.(type) {
@@ -74,6 +85,8 @@ func Inputs(rel Rel) []Rel {
 		return []Rel{r.Left, r.Right}
 	case *UnionAll:
 		return r.Inputs
+	case *Expand:
+		return []Rel{r.Input}
 	}
 	return nil
 }

@@ -81,6 +81,7 @@ var (
 	errDateRange      = sqlerr.New(sqlerr.DatetimeFieldOverflow, "date out of range")
 	errTimestampRange = sqlerr.New(sqlerr.DatetimeFieldOverflow, "timestamp out of range")
 	errIntervalRange  = sqlerr.New(sqlerr.DatetimeFieldOverflow, "interval out of range")
+	errSubqueryRows   = sqlerr.New(sqlerr.CardinalityViolation, "more than one row returned by a subquery used as an expression")
 )
 
 func intRangeErr(k types.Kind) *sqlerr.Error {
@@ -153,6 +154,14 @@ func init() {
 					return types.Null, nil
 				}
 				return a[0], nil
+			}
+		})
+		reg(sql.FnSingleRow, ts(types.Int64T, t), func([]types.T, types.T) scalarFn {
+			return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+				if !a[0].Null && a[0].I > 1 {
+					return types.Null, errSubqueryRows
+				}
+				return a[1], nil
 			}
 		})
 		reg(sql.FnGreatest, ts(t), func(args []types.T, _ types.T) scalarFn { return extremeKernel(args[0], 1) })

@@ -236,6 +236,13 @@ func TestConditionals(t *testing.T) {
 		{call(sql.FnLeast, i4n, i4n), "NULL"},
 		{call(sql.FnGreatest, f8(1), f8(math.NaN())), "NaN"},
 		{call(sql.FnGreatest, txt("a"), txt("b")), "b"},
+		// The value of a scalar subquery from the count of its rows and
+		// their value: several rows are an error.
+		{call(sql.FnSingleRow, i8(1), txt("x")), "x"},
+		{call(sql.FnSingleRow, i8(0), i4n), "NULL"},
+		{call(sql.FnSingleRow, i8(1), i4n), "NULL"},
+		{call(sql.FnSingleRow, i8(2), i4(7)), "ERROR 21000"},
+		{call(sql.FnSingleRow, null(types.Int64T), ivl("1 day")), "1 day"},
 	})
 }
 
