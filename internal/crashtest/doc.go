@@ -9,16 +9,19 @@
 //
 //   - TestCrashRecovery: per seed, a table with a primary key (acct) and one
 //     without (events), grouped, filtered, DISTINCT and view-over-view
-//     materialized views, and several concurrent clients that insert, update
-//     and delete rows they own. Each cycle ends the server with SIGKILL (after
-//     a random delay, right after a random number of acknowledgements, during
-//     a CREATE or DROP MATERIALIZED VIEW, while idle, or during a SIGTERM
-//     shutdown), sometimes kills the next start during recovery, restarts it
-//     and verifies it: each client's rows equal its acknowledged writes plus
-//     some prefix of the statements in flight at the kill, and every view
-//     equals both its defining query run as a batch SELECT and the model's
-//     computation of it. While writing, clients also check read-your-writes
-//     on their rows and their slice of the views, and every command tag.
+//     materialized views, join views (inner and left outer joins of the two
+//     tables, an IN subquery, a view joined with a table; NOT IN and a full
+//     outer join among the views created and dropped during the run), and
+//     several concurrent clients that insert, update and delete rows they own.
+//     Each cycle ends the server with SIGKILL (after a random delay, right
+//     after a random number of acknowledgements, during a CREATE or DROP
+//     MATERIALIZED VIEW, while idle, or during a SIGTERM shutdown), sometimes
+//     kills the next start during recovery, restarts it and verifies it: each
+//     client's rows equal its acknowledged writes plus some prefix of the
+//     statements in flight at the kill, and every view equals both its defining
+//     query run as a batch SELECT and the model's computation of it. While
+//     writing, clients also check read-your-writes on their rows and their
+//     slice of the views, and every command tag.
 //   - TestCleanShutdown: SIGTERM under load and when idle exits with status 0
 //     and loses nothing.
 //   - TestDataDirInUse: a second server on a data directory in use is refused.

@@ -125,7 +125,10 @@ func (v *viewDef) create() string {
 
 // fixedViews exist from the start, in creation order (views over views come
 // after their inputs).
-var fixedViews = []*viewDef{
+var fixedViews = slices.Concat(aggViews, joinViews)
+
+// aggViews are the fixed views over one relation.
+var aggViews = []*viewDef{
 	{
 		name:      "acct_by_client",
 		query:     "SELECT client, grp, count(*) AS n, sum(amount) AS total, min(amount) AS lo, max(amount) AS hi FROM acct GROUP BY client, grp",
@@ -228,7 +231,10 @@ var fixedViews = []*viewDef{
 
 // extraViews are created and dropped while the workload runs (the name gets
 // a numeric suffix), to crash in the middle of DDL and backfills.
-var extraViews = []*viewDef{
+var extraViews = slices.Concat(extraAggViews, extraJoinViews)
+
+// extraAggViews are the extra views over one relation.
+var extraAggViews = []*viewDef{
 	{
 		name:  "x_acct_grp",
 		query: "SELECT grp, count(*) AS n, max(amount) AS hi, min(note) AS first_note FROM acct GROUP BY grp",
