@@ -87,6 +87,10 @@ type Relation struct {
 	DependsOn []uint32 `json:"depends_on,omitempty"`
 	// Options are a source's connector options (WITH (...)).
 	Options map[string]string `json:"options,omitempty"`
+	// PauseTable keeps a view's input changes while it is paused; Paused says
+	// whether it is (ALTER MATERIALIZED VIEW ... PAUSE).
+	PauseTable uint32 `json:"pause_table,omitempty"`
+	Paused     bool   `json:"paused,omitempty"`
 	// AtLeastOnce is set for views created with checkpoint_mode =
 	// 'at_least_once': their multi-input operators do not align barriers.
 	AtLeastOnce bool `json:"at_least_once,omitempty"`

@@ -195,6 +195,10 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		}
 	case *sql.Savepoint:
 		return e.savepoint(ctx, st, w)
+	case *sql.AlterViewPause:
+		if err := e.alterViewPause(ctx, st, w); err != nil {
+			return err
+		}
 	case *sql.ShowRelations:
 		return writeTextColumn(w, e, "Name", e.relationNames(st.Kind), fmt.Sprintf("SHOW %d", len(e.relationNames(st.Kind))))
 	case *sql.SetVar:

@@ -82,25 +82,28 @@ func (e *Engine) dropSource(ctx context.Context, rel *catalog.Relation) error {
 type sourceReader struct {
 	e      *Engine
 	rel    *catalog.Relation
+	view   uint32
 	gen    *datagen.Generator
 	out    chan<- exec.Message
 	offset *state.Table
 
-	mu   sync.Mutex
-	next int64 // the next row to generate
-	stop chan struct{}
-	done chan struct{}
+	mu     sync.Mutex
+	next   int64 // the next row to generate
+	paused bool  // the view is paused: generate nothing
+	stop   chan struct{}
+	done   chan struct{}
 }
 
 // offsetKey is the key of the reader's position in its offset table.
 var offsetKey = []byte("offset")
 
-func newSourceReader(e *Engine, rel *catalog.Relation, table *state.Table, out chan<- exec.Message) (*sourceReader, error) {
+func newSourceReader(e *Engine, rel, view *catalog.Relation, table *state.Table, out chan<- exec.Message) (*sourceReader, error) {
 	gen, err := newGenerator(rel)
 	if err != nil {
 		return nil, err
 	}
-	r := &sourceReader{e: e, rel: rel, gen: gen, out: out, offset: table, stop: make(chan struct{}), done: make(chan struct{})}
+	r := &sourceReader{e: e, rel: rel, view: view.ID, paused: view.Paused, gen: gen, out: out, offset: table,
+		stop: make(chan struct{}), done: make(chan struct{})}
 	v, ok, err := table.Get(offsetKey)
 	if err != nil {
 		return nil, err
@@ -121,7 +124,23 @@ func (r *sourceReader) Inject(ctx context.Context, b *barrier.Barrier) error {
 	defer r.mu.Unlock()
 	r.offset.Put(offsetKey, binary.AppendVarint(nil, r.next))
 	r.offset.Seal(b.Epoch)
-	return r.send(exec.Message{Barrier: b})
+	if err := r.send(exec.Message{Barrier: b}); err != nil {
+		return err
+	}
+	// Pausing the view pauses its reader after the barrier, at this position.
+	for _, mu := range b.Mutations {
+		switch mu := mu.(type) {
+		case *exec.PauseView:
+			if mu.View == r.view {
+				r.paused = true
+			}
+		case *exec.ResumeView:
+			if mu.View == r.view {
+				r.paused = false
+			}
+		}
+	}
+	return nil
 }
 
 // send delivers m unless the reader is stopping.
@@ -152,7 +171,7 @@ func (r *sourceReader) run() {
 	for {
 		for left := perTick; left > 0; {
 			r.mu.Lock()
-			if r.gen.Total >= 0 && r.next >= r.gen.Total {
+			if r.paused || (r.gen.Total >= 0 && r.next >= r.gen.Total) {
 				r.mu.Unlock()
 				break
 			}
@@ -166,7 +185,10 @@ func (r *sourceReader) run() {
 				return
 			}
 		}
-		if r.gen.Rate == 0 {
+		r.mu.Lock()
+		paused := r.paused
+		r.mu.Unlock()
+		if r.gen.Rate == 0 && !paused {
 			select {
 			case <-r.stop:
 				return

@@ -152,6 +152,9 @@ func (e *Engine) viewRows() ([][]types.Datum, error) {
 		v := e.views[r.ID]
 		e.mu.Unlock()
 		status, errs := "running", int64(0)
+		if r.Paused {
+			status = "paused"
+		}
 		if v != nil {
 			errs = v.exprErrors.Load()
 			if p := v.failed.Load(); p != nil {

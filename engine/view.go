@@ -55,7 +55,8 @@ func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*vi
 		v.tables = append(v.tables, e.store.Table(state.TableID(id)))
 	}
 	viewTable := e.store.Table(state.TableID(rel.StateTable))
-	v.tables = append(v.tables, viewTable)
+	pauseTable := e.store.Table(state.TableID(rel.PauseTable))
+	v.tables = append(v.tables, viewTable, pauseTable)
 	log := e.log.With("view", rel.Name)
 	env := exec.Env{
 		Mem:   e.mem,
@@ -67,21 +68,33 @@ func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*vi
 		return nil, nil, err
 	}
 	inputs := make([]<-chan exec.Message, len(plan.Upstreams))
+	heads := make([]exec.Output, len(plan.Upstreams))
 	for i := range plan.Upstreams {
 		ch := make(chan exec.Message, inputBuffer)
 		v.inputs = append(v.inputs, ch)
 		inputs[i] = ch
+		gate, err := exec.NewPauseGate(e.mem, rel.ID, i, df.Heads[i], pauseTable, planner.Types(plan.Leaves[i].Cols), rel.Paused)
+		if err != nil {
+			df.Close()
+			return nil, nil, err
+		}
+		heads[i] = gate
 	}
 	a := &exec.Actor{
 		ID:     rel.ID,
 		Inputs: inputs,
-		Heads:  df.Heads,
+		Heads:  heads,
 		Ops:    df.Closers,
 		Mode:   alignmentMode(rel),
 		Aligned: func(epoch uint64, d time.Duration) {
 			e.stats.aligned(epoch, rel.Name, d)
 		},
-		Ack: func(b *barrier.Barrier) { e.coord.Ack(rel.ID, b.Epoch) },
+		Ack: func(b *barrier.Barrier) {
+			// The pause gates write kept changes on this goroutine; they
+			// belong to the epoch once every input's barrier has arrived.
+			pauseTable.Seal(b.Epoch)
+			e.coord.Ack(rel.ID, b.Epoch)
+		},
 		OnError: func(err error) {
 			v.failed.Store(&err)
 		},
@@ -181,14 +194,15 @@ func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedVie
 	if err != nil {
 		return err
 	}
-	ids := e.catSrc.allocIDs(2 + plan.Tables)
+	ids := e.catSrc.allocIDs(3 + plan.Tables)
 	rel := &catalog.Relation{
 		ID:             ids[0],
 		Name:           stmt.Name,
 		Kind:           catalog.MaterializedView,
 		Key:            plan.Root.Key,
 		StateTable:     ids[1],
-		OperatorTables: ids[2:],
+		PauseTable:     ids[2],
+		OperatorTables: ids[3:],
 		SQL:            stmt.SQL,
 		DependsOn:      dependencies(plan.Upstreams),
 		AtLeastOnce:    atLeastOnce,
@@ -344,11 +358,52 @@ func (e *Engine) openReaders(v *view) error {
 		if up.Kind != catalog.Source {
 			continue
 		}
-		r, err := newSourceReader(e, up, v.tables[v.plan.Leaves[i].OffsetTable], v.inputs[i])
+		r, err := newSourceReader(e, up, v.rel, v.tables[v.plan.Leaves[i].OffsetTable], v.inputs[i])
 		if err != nil {
 			return err
 		}
 		v.readers[i] = r
 	}
+	return nil
+}
+
+// alterViewPause pauses or resumes a view at a barrier.
+func (e *Engine) alterViewPause(ctx context.Context, st *sql.AlterViewPause, w notifier) error {
+	e.ddlMu.Lock()
+	defer e.ddlMu.Unlock()
+	rel := e.cat.Lookup(st.Name)
+	if rel == nil || rel.Kind != catalog.MaterializedView {
+		return sqlerr.New(sqlerr.UndefinedTable, "materialized view \"%s\" does not exist", st.Name)
+	}
+	if rel.Paused == st.Pause {
+		state := "running"
+		if st.Pause {
+			state = "paused"
+		}
+		return w.Notice("NOTICE", "00000", fmt.Sprintf("materialized view %s is already %s", rel.Name, state))
+	}
+	changed := *rel
+	changed.Paused = st.Pause
+	var mu barrier.Mutation = &exec.ResumeView{View: rel.ID}
+	if st.Pause {
+		mu = &exec.PauseView{View: rel.ID}
+	}
+	var catErr error
+	epoch := e.coord.Schedule(barrier.Change{
+		Mutations:   []barrier.Mutation{mu},
+		AfterInject: func(uint64) { catErr = e.catSrc.put(&changed) },
+	})
+	if err := e.coord.WaitCommitted(e.ctx, epoch+1); err != nil {
+		return err
+	}
+	if catErr != nil {
+		return catErr
+	}
+	e.cat.Add(&changed)
+	e.mu.Lock()
+	if v := e.views[rel.ID]; v != nil {
+		v.rel = &changed
+	}
+	e.mu.Unlock()
 	return nil
 }

@@ -134,6 +134,9 @@ func parseCustom(words []string) Statement {
 		return &ShowRelations{Kind: catalog.Table}
 	case len(words) == 3 && words[0] == "show" && words[1] == "materialized" && words[2] == "views":
 		return &ShowRelations{Kind: catalog.MaterializedView}
+	case len(words) == 5 && words[0] == "alter" && words[1] == "materialized" && words[2] == "view" &&
+		(words[4] == "pause" || words[4] == "resume"):
+		return &AlterViewPause{Name: catalog.NormalizeName(strings.Trim(words[3], `"`)), Pause: words[4] == "pause"}
 	}
 	return nil
 }

@@ -40,3 +40,12 @@ func (b *binder) bindSavepointCall(sel *pg_query.SelectStmt) (st Statement, ok b
 	}
 	return &Savepoint{Name: f.Args[0].GetAConst().GetSval().Sval, Drop: name == "drop_savepoint"}, true, nil
 }
+
+// AlterViewPause is ALTER MATERIALIZED VIEW name PAUSE | RESUME: a paused
+// view keeps its state and its inputs' changes and catches up on resume.
+type AlterViewPause struct {
+	Name  string
+	Pause bool
+}
+
+func (s *AlterViewPause) Tag() string { return "ALTER MATERIALIZED VIEW" }
