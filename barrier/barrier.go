@@ -27,6 +27,11 @@ const (
 	// view, a finished batch query); operators seal as for Checkpoint and then
 	// stop.
 	Final
+	// Tick closes an epoch without checkpointing it (with a checkpoint
+	// frequency above 1): operators seal and emit the epoch's changes as for
+	// Checkpoint, but the epoch is made durable and visible to reads only
+	// with the next Checkpoint barrier.
+	Tick
 )
 
 func (k Kind) String() string {
@@ -35,6 +40,8 @@ func (k Kind) String() string {
 		return "checkpoint"
 	case Final:
 		return "final"
+	case Tick:
+		return "tick"
 	}
 	return fmt.Sprintf("kind(%d)", k)
 }

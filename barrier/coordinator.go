@@ -36,13 +36,20 @@ type Change struct {
 type Options struct {
 	// Interval between barriers when nothing asks for one sooner.
 	Interval time.Duration
+	// CheckpointFrequency makes every CheckpointFrequency-th barrier of the
+	// interval timer a checkpoint (default 1: every barrier); the others are
+	// Tick barriers, committed with the next checkpoint. A barrier somebody
+	// waits for (Trigger, Checkpoint, Schedule) is always a checkpoint.
+	CheckpointFrequency int
 	// MaxInFlight is the number of injected but uncommitted epochs beyond
 	// which no barrier is injected (default 1).
 	MaxInFlight int
 	// Commit makes an epoch durable once every source has injected its
 	// barrier and every actor has acknowledged it; it must also make durable
-	// every earlier epoch not committed (subsumed ones). It is called from
-	// one goroutine, with increasing epochs. On error the epoch is retried.
+	// every earlier epoch not committed (subsumed ones and ticks). It is
+	// called from one goroutine, with increasing epochs. On error the epoch
+	// is retried, unless the error wraps ErrFatal: then the coordinator
+	// stops, and every waiter gets that error.
 	Commit func(epoch uint64) error
 	// Timeout is how long a checkpoint may take before it is reported as
 	// timed out and stops holding back the next barrier (0: no timeout).
@@ -81,6 +88,10 @@ const historySize = 1000
 // ErrStopped is returned by waits on a stopped coordinator.
 var ErrStopped = errors.New("barrier: coordinator stopped")
 
+// ErrFatal marks a commit error after which no epoch can be committed (the
+// store failed); see Options.Commit.
+var ErrFatal = errors.New("barrier: fatal commit error")
+
 // Coordinator injects barriers into the sources, collects the actors'
 // acknowledgements and commits epochs in order. It is safe for concurrent
 // use.
@@ -96,11 +107,17 @@ type Coordinator struct {
 	epochs                       map[uint64]*epochState
 	changes                      []Change
 	wantEpoch                    uint64 // inject at least up to this epoch without waiting for the timer
+	// wantCheckpoint is the epoch a waiter needs committed; the barrier
+	// injected while lastCheckpoint < wantCheckpoint is a checkpoint.
+	// lastCheckpoint is the last epoch injected as a checkpoint.
+	wantCheckpoint, lastCheckpoint uint64
 	// commitSignal is closed (and replaced) whenever an epoch is injected or
 	// committed, waking the waiters.
 	commitSignal chan struct{}
 	stopped      bool
 	lastErr      error
+	// fatal is the error that stopped the coordinator (see ErrFatal).
+	fatal error
 	// history holds the last historySize checkpoints, oldest first.
 	history []CheckpointRecord
 
@@ -116,7 +133,9 @@ type actorSpan struct {
 
 type epochState struct {
 	injected bool
-	waiting  map[uint32]bool
+	// checkpoint is false for Tick barriers.
+	checkpoint bool
+	waiting    map[uint32]bool
 	// subsumed is set when an actor acknowledged a later epoch without this
 	// one (its alignment of this epoch was abandoned): the epoch cannot be
 	// committed on its own and is committed with the next complete one.
@@ -133,6 +152,9 @@ func NewCoordinator(committed uint64, opts Options) *Coordinator {
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = 1
 	}
+	if opts.CheckpointFrequency <= 0 {
+		opts.CheckpointFrequency = 1
+	}
 	if opts.Interval <= 0 {
 		opts.Interval = time.Second
 	}
@@ -140,16 +162,17 @@ func NewCoordinator(committed uint64, opts Options) *Coordinator {
 		opts.Logger = slog.Default()
 	}
 	return &Coordinator{
-		opts:         opts,
-		started:      committed,
-		injected:     committed,
-		committed:    committed,
-		actors:       map[uint32]*actorSpan{},
-		epochs:       map[uint64]*epochState{},
-		commitSignal: make(chan struct{}),
-		wake:         make(chan struct{}, 1),
-		commitWake:   make(chan struct{}, 1),
-		done:         make(chan struct{}),
+		opts:           opts,
+		started:        committed,
+		injected:       committed,
+		committed:      committed,
+		lastCheckpoint: committed,
+		actors:         map[uint32]*actorSpan{},
+		epochs:         map[uint64]*epochState{},
+		commitSignal:   make(chan struct{}),
+		wake:           make(chan struct{}, 1),
+		commitWake:     make(chan struct{}, 1),
+		done:           make(chan struct{}),
 	}
 }
 
@@ -166,13 +189,11 @@ func (c *Coordinator) Start() {
 // Stop returns.
 func (c *Coordinator) Stop() {
 	c.mu.Lock()
-	if c.stopped {
-		c.mu.Unlock()
-		return
+	if !c.stopped {
+		c.stopped = true
+		close(c.done)
+		close(c.commitSignal)
 	}
-	c.stopped = true
-	close(c.done)
-	close(c.commitSignal)
 	c.mu.Unlock()
 	c.wg.Wait()
 }
@@ -212,35 +233,42 @@ func (c *Coordinator) Schedule(ch Change) uint64 {
 	defer c.mu.Unlock()
 	c.changes = append(c.changes, ch)
 	e := c.started + 1
-	if c.wantEpoch < e {
-		c.wantEpoch = e
-	}
-	c.poke(c.wake)
+	c.wantLocked(e)
 	return e
 }
 
-// Trigger asks for epoch to be injected without waiting for the interval
-// (group commit: writers of one epoch share its barrier).
+// Trigger asks for epoch to be committed without waiting for the interval
+// (group commit: writers of one epoch share its barrier): it is injected now
+// as a checkpoint, or if it was injected as a tick, a checkpoint barrier
+// follows now.
 func (c *Coordinator) Trigger(epoch uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if epoch > c.wantEpoch {
-		c.wantEpoch = epoch
-		c.poke(c.wake)
-	}
+	c.wantLocked(epoch)
 }
 
-// Checkpoint injects a barrier now and returns its epoch; wait for it with
-// WaitCommitted.
+// Checkpoint injects a checkpoint barrier now and returns its epoch; wait
+// for it with WaitCommitted.
 func (c *Coordinator) Checkpoint() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.started + 1
-	if c.wantEpoch < e {
-		c.wantEpoch = e
+	c.wantLocked(e)
+	return e
+}
+
+// wantLocked asks for a checkpoint at epoch or later to be injected now,
+// unless one already was. c.mu must be held.
+func (c *Coordinator) wantLocked(epoch uint64) {
+	if epoch <= c.lastCheckpoint {
+		return
+	}
+	epoch = max(epoch, c.started+1)
+	c.wantCheckpoint = max(c.wantCheckpoint, epoch)
+	if epoch > c.wantEpoch {
+		c.wantEpoch = epoch
 	}
 	c.poke(c.wake)
-	return e
 }
 
 func (c *Coordinator) poke(ch chan struct{}) {
@@ -275,7 +303,7 @@ func (c *Coordinator) WaitCommitted(ctx context.Context, epoch uint64) error {
 		}
 		if c.stopped {
 			c.mu.Unlock()
-			return ErrStopped
+			return c.stoppedErrLocked()
 		}
 		sig := c.commitSignal
 		c.mu.Unlock()
@@ -285,6 +313,22 @@ func (c *Coordinator) WaitCommitted(ctx context.Context, epoch uint64) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// stoppedErrLocked is what waits on a stopped coordinator return. c.mu must
+// be held.
+func (c *Coordinator) stoppedErrLocked() error {
+	if c.fatal != nil {
+		return c.fatal
+	}
+	return ErrStopped
+}
+
+// Err returns the fatal commit error that stopped the coordinator, if any.
+func (c *Coordinator) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fatal
 }
 
 // WaitInjected blocks until the barrier of epoch has been injected into every
@@ -298,7 +342,7 @@ func (c *Coordinator) WaitInjected(ctx context.Context, epoch uint64) error {
 		}
 		if c.stopped {
 			c.mu.Unlock()
-			return ErrStopped
+			return c.stoppedErrLocked()
 		}
 		sig := c.commitSignal
 		c.mu.Unlock()
@@ -383,7 +427,12 @@ func (c *Coordinator) injectNext() bool {
 	e := c.started
 	changes := c.changes
 	c.changes = nil
-	b := &Barrier{Epoch: e, Kind: Checkpoint}
+	kind := Tick
+	if c.wantCheckpoint > c.lastCheckpoint || e-c.lastCheckpoint >= uint64(c.opts.CheckpointFrequency) || len(changes) > 0 {
+		kind = Checkpoint
+		c.lastCheckpoint = e
+	}
+	b := &Barrier{Epoch: e, Kind: kind}
 	for _, ch := range changes {
 		b.Mutations = append(b.Mutations, ch.Mutations...)
 		for _, id := range ch.AddActors {
@@ -395,7 +444,7 @@ func (c *Coordinator) injectNext() bool {
 			}
 		}
 	}
-	st := &epochState{waiting: map[uint32]bool{}, started: time.Now()}
+	st := &epochState{checkpoint: kind == Checkpoint, waiting: map[uint32]bool{}, started: time.Now()}
 	for id, a := range c.actors {
 		if a.first <= e && (a.last == 0 || a.last >= e) {
 			st.waiting[id] = true
@@ -405,7 +454,9 @@ func (c *Coordinator) injectNext() bool {
 		}
 	}
 	c.epochs[e] = st
-	c.record(CheckpointRecord{Epoch: e, Started: time.Now(), Status: StatusInProgress})
+	if st.checkpoint {
+		c.record(CheckpointRecord{Epoch: e, Started: time.Now(), Status: StatusInProgress})
+	}
 	sources := append([]Source(nil), c.sources...)
 	c.mu.Unlock()
 
@@ -455,6 +506,12 @@ func (c *Coordinator) commitLoop() {
 				c.mu.Lock()
 				c.lastErr = err
 				c.update(e, func(r *CheckpointRecord) { r.Status, r.Error = StatusFailed, err.Error() })
+				if errors.Is(err, ErrFatal) {
+					c.failLocked(err)
+					c.mu.Unlock()
+					c.opts.Logger.Error("checkpoint commit failed; no later checkpoint can commit", "epoch", e, "err", err)
+					return
+				}
 				c.mu.Unlock()
 				c.opts.Logger.Error("checkpoint commit failed; retrying", "epoch", e, "err", err)
 				retry.Reset(100 * time.Millisecond)
@@ -477,20 +534,34 @@ func (c *Coordinator) commitLoop() {
 	}
 }
 
-// committableLocked returns the epoch to commit next, or 0: the first epoch
-// after the committed one that is complete (injected everywhere and
-// acknowledged by every actor) and not subsumed, provided every epoch before
-// it is complete but subsumed. c.mu must be held.
+// committableLocked returns the epoch to commit next, or 0: the first
+// checkpoint epoch after the committed one that is complete (injected
+// everywhere and acknowledged by every actor) and not subsumed, provided
+// every epoch before it is complete but subsumed or a tick. c.mu must be
+// held.
 func (c *Coordinator) committableLocked() uint64 {
 	for e := c.committed + 1; ; e++ {
 		st := c.epochs[e]
 		if st == nil || !st.injected || len(st.waiting) > 0 {
 			return 0
 		}
-		if !st.subsumed {
+		if st.checkpoint && !st.subsumed {
 			return e
 		}
 	}
+}
+
+// failLocked stops the coordinator after a fatal commit error: nothing is
+// injected or committed any more, and every waiter returns err. c.mu must
+// be held.
+func (c *Coordinator) failLocked(err error) {
+	if c.stopped {
+		return
+	}
+	c.fatal = err
+	c.stopped = true
+	close(c.done)
+	close(c.commitSignal)
 }
 
 // inFlightLocked counts the injected, uncommitted epochs that have not
@@ -499,7 +570,9 @@ func (c *Coordinator) inFlightLocked() int {
 	n := 0
 	for e := c.committed + 1; e <= c.started; e++ {
 		st := c.epochs[e]
-		if st == nil {
+		if st == nil || (!st.checkpoint && st.injected && len(st.waiting) == 0) {
+			// A complete tick waits for the next checkpoint, holding
+			// nothing back.
 			continue
 		}
 		if !st.timedOut && c.opts.Timeout > 0 && time.Since(st.started) > c.opts.Timeout {

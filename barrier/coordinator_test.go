@@ -3,6 +3,7 @@ package barrier
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -174,5 +175,83 @@ func TestCoordinatorStopWakesWaiters(t *testing.T) {
 	c.Stop()
 	if err := <-done; !errors.Is(err, ErrStopped) {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestCoordinatorCheckpointFrequency checks that with a frequency of 3 only
+// every third timer barrier is a checkpoint, that ticks are committed with
+// the next checkpoint and are not in the history, and that a barrier somebody
+// waits for is always a checkpoint.
+func TestCoordinatorCheckpointFrequency(t *testing.T) {
+	log := &commitLog{}
+	c := NewCoordinator(0, Options{Interval: 5 * time.Millisecond, CheckpointFrequency: 3, Commit: log.commit})
+	src := newRecordingSource()
+	c.AddSource(src)
+	c.Start()
+	t.Cleanup(c.Stop)
+	// Timer barriers 1..6: 3 and 6 are checkpoints.
+	for range 6 {
+		<-src.injected
+	}
+	wait(t, c, 6)
+	src.mu.Lock()
+	for _, b := range src.barriers[:6] {
+		want := Tick
+		if b.Epoch%3 == 0 {
+			want = Checkpoint
+		}
+		if b.Kind != want {
+			t.Errorf("barrier %d is a %s, want %s", b.Epoch, b.Kind, want)
+		}
+	}
+	src.mu.Unlock()
+	if got := log.get(); len(got) < 2 || got[0] != 3 || got[1] != 6 {
+		t.Fatalf("commits %v, want 3, 6, ...", got)
+	}
+	for _, r := range c.History() {
+		if r.Epoch%3 != 0 {
+			t.Fatalf("tick %d in the history", r.Epoch)
+		}
+	}
+	// An epoch somebody triggers is committed without waiting for the
+	// frequency, also when it was injected as a tick.
+	e := c.Checkpoint()
+	wait(t, c, e)
+	src.mu.Lock()
+	for _, b := range src.barriers {
+		if b.Epoch == e && b.Kind != Checkpoint {
+			t.Errorf("requested barrier %d is a %s", e, b.Kind)
+		}
+	}
+	src.mu.Unlock()
+	var tick uint64
+	for tick == 0 {
+		src.mu.Lock()
+		if b := src.barriers[len(src.barriers)-1]; b.Kind == Tick {
+			tick = b.Epoch
+		}
+		src.mu.Unlock()
+		<-src.injected
+	}
+	c.Trigger(tick)
+	wait(t, c, tick)
+}
+
+// TestCoordinatorFatalCommit checks that a commit error wrapping ErrFatal
+// stops the coordinator and is what every waiter gets.
+func TestCoordinatorFatalCommit(t *testing.T) {
+	disk := fmt.Errorf("no space left on device: %w", ErrFatal)
+	c := NewCoordinator(0, Options{Interval: time.Hour, Commit: func(uint64) error { return disk }})
+	c.Start()
+	t.Cleanup(c.Stop)
+	e := c.Checkpoint()
+	if err := c.WaitCommitted(context.Background(), e); err != disk {
+		t.Fatalf("waiting for epoch %d: %v, want %v", e, err, disk)
+	}
+	if err := c.WaitCommitted(context.Background(), e+5); err != disk {
+		t.Fatalf("waiting for a later epoch: %v", err)
+	}
+	if c.Err() != disk || statusOf(c, e) != StatusFailed {
+		t.Fatalf("Err %v, status %q", c.Err(), statusOf(c, e))
 	}
 }

@@ -66,7 +66,7 @@ func (e *Engine) createTable(ctx context.Context, stmt *sql.CreateTable, w notif
 	if catErr != nil {
 		return catErr
 	}
-	if err := e.coord.WaitCommitted(e.ctx, epoch+1); err != nil {
+	if err := e.awaitCommit(e.ctx, epoch+1); err != nil {
 		return err
 	}
 	e.cat.Add(rel)
@@ -183,5 +183,5 @@ func (e *Engine) dropTable(ctx context.Context, rel *catalog.Relation) error {
 			e.mu.Unlock()
 		},
 	})
-	return e.coord.WaitCommitted(e.ctx, epoch+1)
+	return e.awaitCommit(e.ctx, epoch+1)
 }

@@ -28,8 +28,7 @@ func (e *Engine) writer(rel *catalog.Relation) (*tableWriter, error) {
 // the statement's cancellation: reporting failure for a write that then
 // commits would make a retrying client apply it twice.
 func (e *Engine) awaitWrite(epoch uint64) error {
-	e.coord.Trigger(epoch)
-	return e.coord.WaitCommitted(e.ctx, epoch)
+	return e.awaitCommit(e.ctx, epoch)
 }
 
 // insert runs INSERT: the source query is evaluated first (over the last

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/pgwire"
@@ -49,6 +50,13 @@ type Options struct {
 	// CacheSize bounds the state store's block cache (default 64 MiB). State
 	// beyond it stays in Pebble's files; operators read through the cache.
 	CacheSize int64
+	// CheckpointFrequency makes every n-th barrier of the interval a
+	// checkpoint (default 1). The barriers between seal every operator's
+	// changes in memory; they become durable and visible to queries with the
+	// next checkpoint. Writes and FLUSH always ask for a checkpoint.
+	CheckpointFrequency int
+	// FS overrides the state store's filesystem (tests inject faults).
+	FS vfs.FS
 }
 
 // Engine is a running streamsql database. It is safe for concurrent use.
@@ -81,6 +89,11 @@ type Engine struct {
 	actors  sync.WaitGroup
 	started time.Time
 	closed  atomic.Bool
+	// failed is closed when the state store failed (see fail); failure holds
+	// the error.
+	failed   chan struct{}
+	failOnce sync.Once
+	failure  error
 }
 
 var _ pgwire.Engine = (*Engine)(nil)
@@ -101,7 +114,7 @@ func Open(opts Options) (*Engine, error) {
 	if opts.DataDir == "" {
 		opts.DataDir = ":memory:"
 	}
-	store, err := state.Open(opts.DataDir, state.Options{Logger: opts.Logger, CacheSize: opts.CacheSize})
+	store, err := state.Open(opts.DataDir, state.Options{Logger: opts.Logger, CacheSize: opts.CacheSize, FS: opts.FS})
 	if err != nil {
 		return nil, err
 	}
@@ -120,6 +133,7 @@ func Open(opts Options) (*Engine, error) {
 		tables:  map[uint32]*tableWriter{},
 		views:   map[uint32]*view{},
 		started: time.Now(),
+		failed:  make(chan struct{}),
 	}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	e.catSrc = &catalogSource{table: store.Table(catalogTable)}
@@ -131,11 +145,12 @@ func Open(opts Options) (*Engine, error) {
 	}
 	committed := store.CommittedEpoch()
 	e.coord = barrier.NewCoordinator(committed, barrier.Options{
-		Interval:    opts.BarrierInterval,
-		Timeout:     opts.CheckpointTimeout,
-		MaxInFlight: opts.MaxInFlightCheckpoints,
-		Commit:      e.commit,
-		Logger:      opts.Logger,
+		Interval:            opts.BarrierInterval,
+		CheckpointFrequency: opts.CheckpointFrequency,
+		Timeout:             opts.CheckpointTimeout,
+		MaxInFlight:         opts.MaxInFlightCheckpoints,
+		Commit:              e.commit,
+		Logger:              opts.Logger,
 	})
 	e.coord.AddSource(e.catSrc)
 	e.coord.AddSource(e.cleanup)
@@ -159,11 +174,51 @@ func (e *Engine) closeStores() {
 func (e *Engine) commit(epoch uint64) error {
 	stats, err := e.store.Commit(epoch)
 	if err != nil {
+		if failed := e.store.Failed(); failed != nil {
+			e.fail(failed)
+			return fatalError{failed}
+		}
 		return err
 	}
 	e.stats.committed(epoch, stats)
 	e.log.Debug("checkpoint committed", "epoch", epoch, "keys", stats.Keys, "bytes", stats.Bytes, "duration", stats.Duration)
 	return nil
+}
+
+// fatalError is a store failure: the coordinator stops (barrier.ErrFatal)
+// and writers get the store's error, with its SQLSTATE.
+type fatalError struct{ err error }
+
+func (f fatalError) Error() string   { return f.err.Error() }
+func (f fatalError) Unwrap() []error { return []error{f.err, barrier.ErrFatal} }
+
+// fail records that the state store can commit nothing more (a failed WAL
+// write or sync: a full disk, an I/O error). Every committed epoch is safe;
+// what was written after it is not acknowledged (writers get err). The
+// engine keeps answering queries from the last committed epoch; the owner
+// of the engine should stop it (see Failed) and restart once the cause is
+// fixed, which recovers the last committed epoch.
+func (e *Engine) fail(err error) {
+	e.failOnce.Do(func() {
+		e.failure = err
+		e.log.Error("state store failed: no more checkpoints can be committed; restart the server once the cause is fixed",
+			"err", err, "committed_epoch", e.store.CommittedEpoch())
+		close(e.failed)
+	})
+}
+
+// Failed is closed when the state store has failed; Err then returns the
+// error. A failed engine acknowledges no more writes.
+func (e *Engine) Failed() <-chan struct{} { return e.failed }
+
+// Err returns the state store's failure, or nil.
+func (e *Engine) Err() error {
+	select {
+	case <-e.failed:
+		return e.failure
+	default:
+		return nil
+	}
 }
 
 // Close takes a final checkpoint, stops every dataflow and closes the store.
@@ -173,7 +228,9 @@ func (e *Engine) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := e.Flush(ctx); err != nil {
+	if e.Err() != nil {
+		e.log.Warn("no final checkpoint: the state store failed")
+	} else if err := e.Flush(ctx); err != nil {
 		e.log.Warn("final checkpoint failed", "err", err)
 	}
 	e.coord.Stop()
@@ -187,7 +244,14 @@ func (e *Engine) Close() error {
 // Flush waits until everything written before the call is committed and
 // visible in every view.
 func (e *Engine) Flush(ctx context.Context) error {
-	return e.coord.WaitCommitted(ctx, e.coord.Checkpoint())
+	return e.awaitCommit(ctx, e.coord.Checkpoint())
+}
+
+// awaitCommit asks for epoch to be committed now (as a checkpoint, whatever
+// the checkpoint frequency) and waits until it is.
+func (e *Engine) awaitCommit(ctx context.Context, epoch uint64) error {
+	e.coord.Trigger(epoch)
+	return e.coord.WaitCommitted(ctx, epoch)
 }
 
 // CommittedEpoch returns the last committed epoch.

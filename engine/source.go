@@ -55,7 +55,7 @@ func (e *Engine) createSource(ctx context.Context, stmt *sql.CreateSource, w not
 	}
 	var catErr error
 	epoch := e.coord.Schedule(barrier.Change{AfterInject: func(uint64) { catErr = e.catSrc.put(rel) }})
-	if err := e.coord.WaitCommitted(e.ctx, epoch+1); err != nil {
+	if err := e.awaitCommit(e.ctx, epoch+1); err != nil {
 		return err
 	}
 	if catErr != nil {
@@ -70,7 +70,7 @@ func (e *Engine) createSource(ctx context.Context, stmt *sql.CreateSource, w not
 func (e *Engine) dropSource(ctx context.Context, rel *catalog.Relation) error {
 	e.cat.Remove(rel.ID)
 	epoch := e.coord.Schedule(barrier.Change{AfterInject: func(uint64) { e.catSrc.delete(rel.ID) }})
-	return e.coord.WaitCommitted(e.ctx, epoch+1)
+	return e.awaitCommit(e.ctx, epoch+1)
 }
 
 // sourceReader is one view's reader of a source: it generates the source's

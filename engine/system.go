@@ -44,6 +44,7 @@ var systemTables = []systemTable{
 				{Name: "duration_ms", Type: types.Float64T},
 				{Name: "keys_written", Type: types.Int64T},
 				{Name: "bytes_written", Type: types.Int64T},
+				{Name: "state_size_bytes", Type: types.Int64T},
 				{Name: "max_alignment_ms", Type: types.Float64T},
 				{Name: "status", Type: types.TextT},
 				{Name: "error", Type: types.TextT},
@@ -183,16 +184,16 @@ func (e *Engine) checkpointRows() ([][]types.Datum, error) {
 				maxAlign = millis(d)
 			}
 		}
-		keys, bytes := types.Null, types.Null
+		keys, bytes, size := types.Null, types.Null, types.Null
 		if r.Status == barrier.StatusCompleted {
-			keys, bytes = types.DInt(int64(stats.Keys)), types.DInt(stats.Bytes)
+			keys, bytes, size = types.DInt(int64(stats.Keys)), types.DInt(stats.Bytes), types.DInt(stats.StateSize)
 		}
 		errText := types.Null
 		if r.Error != "" {
 			errText = types.DText(r.Error)
 		}
 		rows = append(rows, []types.Datum{
-			types.DInt(int64(r.Epoch)), types.DInt(r.Started.UnixMicro()), dur, keys, bytes, maxAlign,
+			types.DInt(int64(r.Epoch)), types.DInt(r.Started.UnixMicro()), dur, keys, bytes, size, maxAlign,
 			types.DText(r.Status), errText,
 		})
 	}

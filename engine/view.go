@@ -217,7 +217,7 @@ func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedVie
 	var attachEpoch atomic.Uint64
 	a.Prelude = func(ctx context.Context) error {
 		epoch := attachEpoch.Load()
-		if err := e.coord.WaitCommitted(ctx, epoch); err != nil {
+		if err := e.awaitCommit(ctx, epoch); err != nil {
 			return err
 		}
 		snap := e.store.Snapshot()
@@ -272,7 +272,7 @@ func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedVie
 		return catErr
 	}
 	// The view exists once epoch+1 commits, whatever happens to this session.
-	if err := e.coord.WaitCommitted(e.ctx, epoch+1); err != nil {
+	if err := e.awaitCommit(e.ctx, epoch+1); err != nil {
 		return err
 	}
 	e.cat.Add(rel)
@@ -320,7 +320,7 @@ func (e *Engine) dropView(ctx context.Context, rel *catalog.Relation) error {
 		delete(e.views, rel.ID)
 		e.mu.Unlock()
 	}
-	return e.coord.WaitCommitted(e.ctx, epoch+1)
+	return e.awaitCommit(e.ctx, epoch+1)
 }
 
 // viewError returns the error of a failed view, or nil.
@@ -393,7 +393,7 @@ func (e *Engine) alterViewPause(ctx context.Context, st *sql.AlterViewPause, w n
 		Mutations:   []barrier.Mutation{mu},
 		AfterInject: func(uint64) { catErr = e.catSrc.put(&changed) },
 	})
-	if err := e.coord.WaitCommitted(e.ctx, epoch+1); err != nil {
+	if err := e.awaitCommit(e.ctx, epoch+1); err != nil {
 		return err
 	}
 	if catErr != nil {

@@ -59,6 +59,7 @@ const (
 	AdminShutdown              = "57P01"
 	ObjectInUse                = "55006"
 	IOError                    = "58030"
+	DiskFull                   = "53100"
 	InternalError              = "XX000"
 )
 

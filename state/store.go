@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -260,6 +261,15 @@ func (s *Store) Close() error {
 // store). A Snapshot taken after CommittedEpoch returns n reads epoch n or later.
 func (s *Store) CommittedEpoch() uint64 { return s.committed.Load() }
 
+// Failed returns the error that made the store refuse commits (a failed WAL
+// write or sync, such as a full disk), or nil. It is permanent: the process
+// must reopen the store, which recovers the last committed epoch.
+func (s *Store) Failed() error {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	return s.failed
+}
+
 // Table returns the handle of table id, creating it on first use. Calling
 // Table twice with the same id returns the same handle. A new handle reads the
 // table's committed data.
@@ -293,6 +303,9 @@ type CommitStats struct {
 	Bytes int64
 	// Duration is the wall time of the Commit, including the sync.
 	Duration time.Duration
+	// StateSize is the store's size on disk after the commit (every table,
+	// live sstables and WAL), in bytes.
+	StateSize int64
 }
 
 // Commit atomically and durably (pebble.Sync) writes every sealed layer of
@@ -367,6 +380,7 @@ func (s *Store) Commit(epoch uint64) (CommitStats, error) {
 	old.release()
 	s.committed.Store(epoch)
 	stats.Duration = time.Since(start)
+	stats.StateSize = int64(s.db.Metrics().DiskSpaceUsage())
 	return stats, nil
 }
 
@@ -381,8 +395,12 @@ func (s *Store) commitBatch(b *pebble.Batch, epoch uint64) (err error) {
 			if !ok {
 				panic(r)
 			}
+			code := sqlerr.IOError
+			if strings.Contains(f.msg, "no space left on device") {
+				code = sqlerr.DiskFull
+			}
 			s.failed = &sqlerr.Error{
-				Code: sqlerr.IOError,
+				Code: code,
 				Message: fmt.Sprintf("state: commit of epoch %d failed: %s; the store accepts no more commits",
 					epoch, f.msg),
 				Hint: fmt.Sprintf("Restart the server to recover from committed epoch %d.", s.committed.Load()),

@@ -44,6 +44,7 @@ Connect with: psql -h 127.0.0.1 -p 4566 -d dev`,
 	f.StringVar(&opts.checkpointMode, "checkpoint-mode", "exactly_once", "default checkpoint_mode of sessions: exactly_once (align barriers) or at_least_once (never block an input; see docs/fault-tolerance.md)")
 	f.DurationVar(&opts.checkpointTimeout, "checkpoint-timeout", 0, "report a checkpoint not completed within this time as timed out and inject the next barrier (0: no timeout)")
 	f.IntVar(&opts.maxInFlight, "max-inflight-checkpoints", 1, "checkpoints that may be under way at once")
+	f.IntVar(&opts.checkpointFreq, "checkpoint-frequency", 1, "make every n-th barrier a checkpoint (durable and visible to queries); writes and FLUSH always get one")
 	f.Int64Var(&opts.cacheSize, "cache-size", 64<<20, "bytes of state cached in memory (Pebble block cache); larger state is read from disk")
 	f.StringVar(&opts.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	return cmd

@@ -25,6 +25,7 @@ type serveOptions struct {
 	cacheSize         int64
 	checkpointTimeout time.Duration
 	maxInFlight       int
+	checkpointFreq    int
 	logLevel          string
 }
 
@@ -47,6 +48,9 @@ func serve(ctx context.Context, opts serveOptions) error {
 	if opts.barrierInterval <= 0 {
 		return errors.New("--barrier-interval must be positive")
 	}
+	if opts.checkpointFreq < 1 {
+		return errors.New("--checkpoint-frequency must be at least 1")
+	}
 	if opts.checkpointMode != "exactly_once" && opts.checkpointMode != "at_least_once" {
 		return fmt.Errorf("--checkpoint-mode must be exactly_once or at_least_once, not %q", opts.checkpointMode)
 	}
@@ -68,6 +72,7 @@ func serve(ctx context.Context, opts serveOptions) error {
 		CacheSize:              opts.cacheSize,
 		CheckpointTimeout:      opts.checkpointTimeout,
 		MaxInFlightCheckpoints: opts.maxInFlight,
+		CheckpointFrequency:    opts.checkpointFreq,
 		Logger:                 log,
 	})
 	if err != nil {
@@ -88,6 +93,11 @@ func serve(ctx context.Context, opts serveOptions) error {
 		log.Info("shutting down")
 	case err = <-serveErr:
 		log.Error("server stopped", "err", err)
+	case <-eng.Failed():
+		// Nothing more can be made durable: stop rather than accept writes
+		// that can never be acknowledged. Everything committed is safe.
+		err = fmt.Errorf("stopping: %w; every committed write is safe, restart once the cause is fixed", eng.Err())
+		log.Error("state store failed", "err", eng.Err(), "committed_epoch", eng.CommittedEpoch())
 	}
 	srv.Close()
 	if cerr := eng.Close(); cerr != nil && err == nil {

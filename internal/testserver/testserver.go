@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/jackc/pgx/v5"
 	"github.com/streamsql/streamsql/engine"
 	"github.com/streamsql/streamsql/pgwire"
@@ -34,6 +35,10 @@ type Options struct {
 	DataDir string
 	// BarrierInterval defaults to 50ms so tests do not wait.
 	BarrierInterval time.Duration
+	// CheckpointFrequency: see engine.Options.
+	CheckpointFrequency int
+	// FS is the state store's filesystem (default: the operating system's).
+	FS vfs.FS
 }
 
 // Start starts a server; it is stopped at the end of the test.
@@ -50,9 +55,11 @@ func Start(t testing.TB, opts Options) *Server {
 		level = slog.LevelDebug
 	}
 	s := &Server{t: t, DataDir: opts.DataDir, opts: engine.Options{
-		DataDir:         opts.DataDir,
-		BarrierInterval: opts.BarrierInterval,
-		Logger:          slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
+		DataDir:             opts.DataDir,
+		BarrierInterval:     opts.BarrierInterval,
+		CheckpointFrequency: opts.CheckpointFrequency,
+		FS:                  opts.FS,
+		Logger:              slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
 	}}
 	if err := s.start(); err != nil {
 		t.Fatalf("starting streamsql: %v", err)
@@ -78,13 +85,15 @@ func (s *Server) start() error {
 	return nil
 }
 
-// Stop shuts the server down cleanly (final checkpoint).
+// Stop shuts the server down cleanly (final checkpoint). Closing an engine
+// whose store failed (Engine.Err) may report that failure again; it is not
+// a test error.
 func (s *Server) Stop() {
 	if s.srv == nil {
 		return
 	}
 	s.srv.Close()
-	if err := s.Engine.Close(); err != nil {
+	if err := s.Engine.Close(); err != nil && s.Engine.Err() == nil {
 		s.t.Errorf("closing engine: %v", err)
 	}
 	s.srv, s.Engine = nil, nil
