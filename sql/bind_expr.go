@@ -108,7 +108,7 @@ func (b *binder) bindExpr(ctx *exprCtx, n *pg_query.Node) (Expr, error) {
 		if x.SubLink.SubLinkType == pg_query.SubLinkType_EXPR_SUBLINK {
 			return b.bindScalarSubquery(ctx, x.SubLink)
 		}
-		return nil, b.errAt(x.SubLink.Location, sqlerr.Unsupported("EXISTS, IN and ANY subqueries other than as a condition of WHERE"))
+		return nil, b.errAt(x.SubLink.Location, sqlerr.Unsupported("EXISTS, IN and ANY subqueries other than as AND-ed conditions of a SELECT's WHERE"))
 	case *pg_query.Node_ParamRef:
 		return nil, b.errAt(x.ParamRef.Location, sqlerr.Unsupported("query parameters ($%d)", x.ParamRef.Number))
 	case *pg_query.Node_RowExpr:

@@ -220,7 +220,7 @@ func (b *binder) bindSortLimit(sel *pg_query.SelectStmt, rel Rel, keys []SortKey
 			sb := s.GetSortBy()
 			idx, ok := outputColumn(rel.Columns(), sb.Node)
 			if !ok {
-				return nil, b.errAt(sb.Location, sqlerr.Unsupported("ORDER BY expressions over VALUES"))
+				return nil, b.errAt(sb.Location, sqlerr.Unsupported("ORDER BY expressions over VALUES or a set operation (order by output names or ordinals)"))
 			}
 			keys = append(keys, sortKey(idx, sb))
 		}
@@ -443,6 +443,21 @@ func columnName(n *pg_query.Node) string {
 	case *pg_query.Node_AExpr:
 		if x.AExpr.Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF {
 			return "nullif"
+		}
+	case *pg_query.Node_SubLink:
+		switch x.SubLink.SubLinkType {
+		case pg_query.SubLinkType_EXISTS_SUBLINK:
+			return "exists"
+		case pg_query.SubLinkType_EXPR_SUBLINK:
+			// A scalar subquery is named after its output column.
+			if sub := x.SubLink.Subselect.GetSelectStmt(); sub != nil && len(sub.TargetList) > 0 {
+				if rt := sub.TargetList[0].GetResTarget(); rt != nil {
+					if rt.Name != "" {
+						return rt.Name
+					}
+					return columnName(rt.Val)
+				}
+			}
 		}
 	}
 	return "?column?"
