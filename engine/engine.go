@@ -55,6 +55,10 @@ type Options struct {
 	// changes in memory; they become durable and visible to queries with the
 	// next checkpoint. Writes and FLUSH always ask for a checkpoint.
 	CheckpointFrequency int
+	// AggCacheGroups bounds the groups each streaming aggregation keeps in
+	// memory (default exec.DefaultAggCacheGroups); the others are read from
+	// the store when they change.
+	AggCacheGroups int
 	// FS overrides the state store's filesystem (tests inject faults).
 	FS vfs.FS
 }

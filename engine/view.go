@@ -59,9 +59,10 @@ func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*vi
 	v.tables = append(v.tables, viewTable, pauseTable)
 	log := e.log.With("view", rel.Name)
 	env := exec.Env{
-		Mem:   e.mem,
-		Eval:  &eval.Context{Mem: e.mem, Errors: &v.exprErrors, Log: log},
-		Table: func(slot int) *state.Table { return v.tables[slot] },
+		Mem:            e.mem,
+		Eval:           &eval.Context{Mem: e.mem, Errors: &v.exprErrors, Log: log},
+		Table:          func(slot int) *state.Table { return v.tables[slot] },
+		AggCacheGroups: e.opts.AggCacheGroups,
 	}
 	df, err := exec.BuildStream(env, plan, viewTable, v.disp)
 	if err != nil {

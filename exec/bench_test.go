@@ -93,12 +93,15 @@ func BenchmarkHashAgg(b *testing.B) {
 			if withMin {
 				name += "/with-min"
 			}
-			b.Run(name, func(b *testing.B) { benchHashAgg(b, groups, withMin) })
+			b.Run(name, func(b *testing.B) { benchHashAgg(b, groups, withMin, 0) })
 		}
 	}
+	// The same with a group cache a tenth of the groups: most changes
+	// reload their group from the state store.
+	b.Run("groups=100000/cache=10000", func(b *testing.B) { benchHashAgg(b, 100_000, false, 10_000) })
 }
 
-func benchHashAgg(b *testing.B, groups int64, withMin bool) {
+func benchHashAgg(b *testing.B, groups int64, withMin bool, cache int) {
 	mem := memory.DefaultAllocator
 	store, err := state.Open(":memory:", state.Options{})
 	if err != nil {
@@ -112,11 +115,12 @@ func benchHashAgg(b *testing.B, groups int64, withMin bool) {
 			{Func: sql.AggCountStar, T: types.Int64T},
 			{Func: sql.AggSum, T: types.NumericT},
 		},
-		ArgCols:    []int{-1, 1},
-		ArgTypes:   []types.T{{}, types.Int64T},
-		FilterCols: []int{-1, -1},
-		Result:     store.Table(1),
-		ValueSets:  []*state.Table{nil, nil},
+		ArgCols:     []int{-1, 1},
+		ArgTypes:    []types.T{{}, types.Int64T},
+		FilterCols:  []int{-1, -1},
+		Result:      store.Table(1),
+		ValueSets:   []*state.Table{nil, nil},
+		CacheGroups: cache,
 	}
 	if withMin {
 		spec.Calls = append(spec.Calls, sql.AggCall{Func: sql.AggMin, T: types.Int64T})

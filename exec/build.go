@@ -23,6 +23,9 @@ type Env struct {
 	Table func(slot int) *state.Table
 	// SystemRows returns the current rows of a system table (batch queries).
 	SystemRows func(rel *catalog.Relation) ([]arrow.RecordBatch, error)
+	// AggCacheGroups bounds the groups each aggregation keeps in memory
+	// (0: DefaultAggCacheGroups).
+	AggCacheGroups int
 }
 
 // Dataflow is a built plan: its operators wired together, with one entry
@@ -111,6 +114,7 @@ func operator(env Env, n planner.Node) (Operator, error) {
 			Result:        env.Table(n.ResultTable),
 			InputKey:      n.InputKey,
 			InputKeyTypes: n.InputKeyTypes,
+			CacheGroups:   env.AggCacheGroups,
 		}
 		for _, slot := range n.ValueSets {
 			var t *state.Table

@@ -39,7 +39,14 @@ type HashAggSpec struct {
 	// min and max value sets keep one entry per input row, keyed by it.
 	InputKey      []int
 	InputKeyTypes []types.T
+	// CacheGroups bounds the groups kept in memory across barriers (0:
+	// DefaultAggCacheGroups). Every group's state is in Result, so evicting
+	// one loses nothing; its next change reloads it.
+	CacheGroups int
 }
+
+// DefaultAggCacheGroups is the default HashAggSpec.CacheGroups.
+const DefaultAggCacheGroups = 1 << 20
 
 // NeedsValueSet reports whether call needs a value-set state table.
 func NeedsValueSet(call sql.AggCall) bool {
@@ -54,9 +61,12 @@ func NeedsValueSet(call sql.AggCall) bool {
 // emit nothing. Without group columns there is exactly one group, which
 // exists (and is emitted) even when no row has arrived.
 //
-// Every group touched since the operator started stays in memory; groups are
-// loaded from the Result table on first touch, so a restarted operator picks
-// up where the last committed epoch left it.
+// Groups are loaded from the Result table on first touch, so a restarted
+// operator picks up where the last committed epoch left it, and an evicted
+// group where it was evicted. The groups touched in an epoch stay in memory
+// until its barrier; after it, beyond CacheGroups groups, the least recently
+// used ones (approximately: a CLOCK sweep) are evicted, so aggregation state
+// is bounded by the cache, not by the number of groups.
 type HashAgg struct {
 	mem  memory.Allocator
 	ectx *eval.Context
@@ -68,8 +78,13 @@ type HashAgg struct {
 	needRowKeys bool
 	outCodec    *state.RowCodec
 
-	groups  map[string]int32
-	keys    [][]byte
+	groups map[string]int32
+	keys   [][]byte
+	// live marks the slots holding a group; used marks those touched since
+	// the eviction sweep last passed them; hand is the sweep's position.
+	live    []bool
+	used    []bool
+	hand    int
 	rows    []int64
 	emitted [][]byte
 	dirty   []int32
@@ -91,6 +106,9 @@ type HashAgg struct {
 // NewHashAgg returns a HashAgg. ectx counts and logs aggregate errors
 // (overflow) in lenient mode and returns them in strict mode.
 func NewHashAgg(mem memory.Allocator, ectx *eval.Context, spec HashAggSpec) (*HashAgg, error) {
+	if spec.CacheGroups <= 0 {
+		spec.CacheGroups = DefaultAggCacheGroups
+	}
 	a := &HashAgg{mem: mem, ectx: ectx, spec: spec, groups: map[string]int32{}}
 	for i, call := range spec.Calls {
 		agg, err := newAggregator(call, spec.ArgTypes[i], spec.ValueSets[i], a.groupKey, a.rowKey)
@@ -150,6 +168,7 @@ func (a *HashAgg) encodeRowKeys(rec arrow.RecordBatch) {
 // creating it.
 func (a *HashAgg) slotFor(key []byte) (int32, error) {
 	if slot, ok := a.groups[string(key)]; ok {
+		a.used[slot] = true
 		return slot, nil
 	}
 	var slot int32
@@ -162,12 +181,15 @@ func (a *HashAgg) slotFor(key []byte) (int32, error) {
 		a.rows = append(a.rows, 0)
 		a.emitted = append(a.emitted, nil)
 		a.isDirty = append(a.isDirty, false)
+		a.live = append(a.live, false)
+		a.used = append(a.used, false)
 		for _, agg := range a.aggs {
 			agg.grow(len(a.keys))
 		}
 	}
 	k := append([]byte(nil), key...)
 	a.keys[slot] = k
+	a.live[slot], a.used[slot] = true, true
 	a.rows[slot] = 0
 	a.emitted[slot] = nil
 	for _, agg := range a.aggs {
@@ -366,6 +388,7 @@ func (a *HashAgg) OnBarrier(ctx context.Context, br *barrier.Barrier, out Output
 		a.persist(slot, newRow)
 	}
 	a.dirty = a.dirty[:0]
+	a.evict()
 	a.spec.Result.Seal(br.Epoch)
 	for _, t := range a.spec.ValueSets {
 		if t != nil {
@@ -420,10 +443,7 @@ func (a *HashAgg) persist(slot int32, emitted []byte) {
 	key := a.keys[slot]
 	if emitted == nil && len(a.spec.GroupCols) > 0 {
 		a.spec.Result.Delete(key)
-		delete(a.groups, string(key))
-		a.keys[slot] = nil
-		a.emitted[slot] = nil
-		a.free = append(a.free, slot)
+		a.drop(slot)
 		return
 	}
 	a.emitted[slot] = emitted
@@ -433,6 +453,35 @@ func (a *HashAgg) persist(slot int32, emitted []byte) {
 	}
 	a.valBuf = append(a.valBuf, emitted...)
 	a.spec.Result.Put(key, a.valBuf)
+}
+
+// drop forgets the group in slot and frees the slot.
+func (a *HashAgg) drop(slot int32) {
+	delete(a.groups, string(a.keys[slot]))
+	a.keys[slot] = nil
+	a.emitted[slot] = nil
+	a.live[slot] = false
+	a.free = append(a.free, slot)
+}
+
+// evict drops groups from memory, least recently used first, until at most
+// CacheGroups remain. It runs after a barrier's output, when no group is
+// dirty: every group's state is in Result.
+func (a *HashAgg) evict() {
+	for len(a.groups) > a.spec.CacheGroups {
+		if a.hand >= len(a.keys) {
+			a.hand = 0
+		}
+		slot := int32(a.hand)
+		a.hand++
+		switch {
+		case !a.live[slot]:
+		case a.used[slot]:
+			a.used[slot] = false
+		default:
+			a.drop(slot)
+		}
+	}
 }
 
 // Close releases nothing: HashAgg holds no Arrow memory between calls.

@@ -26,6 +26,7 @@ type serveOptions struct {
 	checkpointTimeout time.Duration
 	maxInFlight       int
 	checkpointFreq    int
+	aggCacheGroups    int
 	logLevel          string
 }
 
@@ -73,6 +74,7 @@ func serve(ctx context.Context, opts serveOptions) error {
 		CheckpointTimeout:      opts.checkpointTimeout,
 		MaxInFlightCheckpoints: opts.maxInFlight,
 		CheckpointFrequency:    opts.checkpointFreq,
+		AggCacheGroups:         opts.aggCacheGroups,
 		Logger:                 log,
 	})
 	if err != nil {
