@@ -152,7 +152,8 @@ func (a *Actor) runMulti(ctx context.Context) error {
 		case im.M.Barrier != nil:
 			b := im.M.Barrier
 			held[im.Input] = true
-			if aligner.Aligning() == 0 {
+			if pending == nil || pending.Epoch != b.Epoch {
+				// The first input's barrier of an epoch (in both modes).
 				alignStart = time.Now()
 			}
 			var err error

@@ -1,3 +1,5 @@
+//go:build unix
+
 package exec
 
 import (
@@ -9,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/state"
@@ -25,83 +26,106 @@ const (
 	alignChannel = 16
 	// The slow input comes through an upstream stage that forwards one batch
 	// per alignSlowPace from a queue of alignSlowQueue batches, which its
-	// source keeps full: each barrier waits behind the queue, about
-	// alignSlowQueue*alignSlowPace.
+	// source keeps full: each of its barriers waits behind the queue, about
+	// alignSlowQueue*alignSlowPace (24-28 ms), before it reaches the actor.
 	alignSlowQueue = 6
 	alignSlowPace  = 4 * time.Millisecond
-	// Rows per batch of each input, and distinct rows each input cycles
-	// through (inserted, then deleted, so that the state stays bounded).
-	alignBatchRows = 64
+	// Rows per batch of each input: the slow input carries 1K rows/s.
+	alignFastRows = 64
+	alignSlowRows = 4
+	// alignFastPeriod is the pace of the fast input under load=paced, one
+	// batch per period: 12.8K rows/s, 12.8 times the slow input, and about a
+	// quarter of what the join takes on one core of the development machine
+	// with these batches (load=saturated, at-least-once).
+	alignFastPeriod = 5 * time.Millisecond
+	// Distinct rows each input cycles through (inserted, then deleted, so
+	// that the join state stays bounded).
 	alignCycleRows = 8192
 )
 
 // BenchmarkAlignment runs a real two-input Actor over an inner HashJoin
-// (MultiNode, state in an in-memory store committed at every aligned
-// barrier) in both checkpoint modes, with skewed inputs: the coordinator
-// injects each barrier into both sources at the same moment, but the right
-// input's barrier reaches the actor about alignSlowQueue*alignSlowPace later
-// than the left's, because the right input comes through a slow upstream
-// stage with a queue. The left (fast) input is a source that produces as
-// fast as the actor consumes.
+// (MultiNode, state in an in-memory store committed as soon as the actor
+// acknowledges each barrier) in both checkpoint modes, with skewed inputs:
+// the coordinator injects each barrier into both sources at the same moment,
+// but the right input's barrier reaches the actor alignSlowQueue *
+// alignSlowPace later than the left's, because the right input comes through
+// a slow upstream stage with a full queue; the left (fast) input carries 12.8
+// times the rows or more. Two loads of the fast input:
 //
-// One op is one barrier interval. Metrics: align-p50-ms and align-p99-ms are
-// the durations the actor reports through its Aligned callback;
-// skew-p50-ms and skew-p99-ms are measured here, from the arrival of each
-// barrier on the first input to its arrival on the second (at the actor's
-// heads); fast-rows/s and slow-rows/s are the rows of each input the join
-// processed per second. In exactly-once mode the fast input is blocked
-// while a barrier aligns; in at-least-once mode it never is.
+//   - load=paced: the fast source sends one batch every alignFastPeriod on a
+//     fixed schedule (it does not slow down when the actor does not read), so
+//     the latency of its rows can be measured from their scheduled time;
+//   - load=saturated: the fast source sends as fast as the actor reads, to
+//     show the fast input's throughput.
+//
+// One op is one barrier interval. Metrics:
+//
+//   - align-p50-ms, align-p99-ms: the durations the actor reports through its
+//     Aligned callback (what streamsql_alignments shows); in at-least-once
+//     mode the actor restarts that clock at every barrier's arrival, so
+//     these are about 0 there;
+//   - gap-p50-ms, gap-p99-ms: alignment time measured here at the actor's
+//     heads, from the arrival of barrier n on the first input to its arrival
+//     on the second, in both modes;
+//   - fast-rows/s: rows of the fast input the join processed per second;
+//   - load=paced only: lat-p50-ms, lat-p99-ms: from a fast batch's scheduled
+//     send time until the join has processed it and emitted its output (the
+//     latency a downstream operator or sink sees); vis-p50-ms, vis-p99-ms:
+//     from the scheduled send time until the checkpoint that holds the batch
+//     has committed (when a SELECT on the view can see it).
+//
+// In exactly-once mode the fast input is not read from the arrival of its
+// barrier until the slow input's barrier arrives; in at-least-once mode it is
+// never blocked, and the rows it delivers meanwhile enter the pending
+// checkpoint instead of the next one.
 //
 // The slow stage waits (it does not spin), as an upstream on another core
 // or machine would, so that it does not take CPU from the measured actor on
 // a small machine.
 func BenchmarkAlignment(b *testing.B) {
-	for _, join := range []bool{true, false} {
+	for _, paced := range []bool{true, false} {
 		for _, mode := range []barrier.Mode{barrier.ExactlyOnce, barrier.AtLeastOnce} {
-			op := "join"
-			if !join {
-				op = "sum"
+			load := "paced"
+			if !paced {
+				load = "saturated"
 			}
-			b.Run(fmt.Sprintf("op=%s/mode=%s", op, mode), func(b *testing.B) { benchAlignment(b, mode, join) })
+			b.Run(fmt.Sprintf("load=%s/mode=%s", load, mode), func(b *testing.B) { benchAlignment(b, mode, paced) })
 		}
 	}
 }
 
-// sumMulti is a cheap MultiOperator: it adds up the id column of every
-// batch.
-type sumMulti struct{ sum int64 }
-
-func (s *sumMulti) OnBatch(_ context.Context, _ int, b *Batch, _ Output) error {
-	for _, v := range b.Rec.Column(1).(*array.Int64).Int64Values() {
-		s.sum += v
-	}
-	b.Release()
-	return nil
-}
-
-func (s *sumMulti) OnBarrier(context.Context, *barrier.Barrier, Output) error { return nil }
-func (s *sumMulti) Close()                                                    {}
-
 // alignSource cycles through its records, sending each as an insert batch,
 // then all of them again as delete batches, and sends barrier n as soon as
 // the coordinator injects it (between two batches). It closes out after the
-// last barrier.
+// last barrier. With a period it sends one batch per period on a fixed
+// schedule from start, recording each batch's scheduled time on stamps
+// before sending it; without, it sends as fast as out takes batches.
 type alignSource struct {
 	recs     []*Batch // the cycle's rows; never sent themselves
 	barriers chan uint64
 	last     uint64
+	period   time.Duration
+	stamps   chan time.Time
 }
 
-func (s *alignSource) run(ctx context.Context, out chan<- Message) {
+func (s *alignSource) run(ctx context.Context, out chan<- Message, start time.Time) {
 	defer close(out)
+	next := start
 	for i := 0; ; i++ {
+		if s.period > 0 {
+			next = next.Add(s.period)
+			if !s.waitUntil(ctx, out, next) {
+				return
+			}
+			s.stamps <- next
+		}
 		rec := s.recs[i%len(s.recs)]
 		op := Insert
 		if (i/len(s.recs))%2 == 1 {
 			op = Delete
 		}
 		rec.Rec.Retain()
-		m := Message{Batch: &Batch{Rec: rec.Rec, Ops: alignOps[op]}}
+		m := Message{Batch: &Batch{Rec: rec.Rec, Ops: alignOps(op, rec.Len())}}
 		for m.Batch != nil {
 			select {
 			case out <- m:
@@ -126,6 +150,25 @@ func (s *alignSource) run(ctx context.Context, out chan<- Message) {
 	}
 }
 
+// waitUntil waits until t, sending the barriers injected meanwhile; it
+// returns false after the last one.
+func (s *alignSource) waitUntil(ctx context.Context, out chan<- Message, t time.Time) bool {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	for {
+		select {
+		case <-timer.C:
+			return true
+		case e := <-s.barriers:
+			if !s.sendBarrier(ctx, out, e) {
+				return false
+			}
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
 // sendBarrier sends barrier e; it returns false after the last one.
 func (s *alignSource) sendBarrier(ctx context.Context, out chan<- Message, e uint64) bool {
 	select {
@@ -136,11 +179,13 @@ func (s *alignSource) sendBarrier(ctx context.Context, out chan<- Message, e uin
 	return e < s.last
 }
 
-// alignOps are the shared, read-only ops of every alignment batch.
-var alignOps = map[Op][]Op{
-	Insert: make([]Op, alignBatchRows),
-	Delete: slices.Repeat([]Op{Delete}, alignBatchRows),
+// alignOpsBy are the shared, read-only ops of the alignment batches.
+var alignOpsBy = map[Op][]Op{
+	Insert: make([]Op, max(alignFastRows, alignSlowRows)),
+	Delete: slices.Repeat([]Op{Delete}, max(alignFastRows, alignSlowRows)),
 }
+
+func alignOps(op Op, n int) []Op { return alignOpsBy[op][:n:n] }
 
 // slowStage forwards in to out, each batch alignSlowPace after the previous
 // one; barriers pass at once.
@@ -167,15 +212,29 @@ func slowStage(ctx context.Context, in <-chan Message, out chan<- Message) {
 	}
 }
 
+// alignSample is one fast batch of load=paced: its scheduled send time,
+// when the join had processed it, and how many barriers the actor had
+// acknowledged by then (the batch belongs to the next acknowledged one).
+type alignSample struct {
+	sched, done time.Time
+	acked       int
+}
+
 // alignHead records when each barrier reaches the actor's head of one input
 // and counts the input's rows up to the last barrier, then passes the
-// message on.
+// message on. With stamps (the fast input under load=paced) it also records
+// a sample per batch scheduled after start.
 type alignHead struct {
 	next     Output
 	last     uint64
 	arrivals map[uint64]time.Time
 	rows     int64 // rows before the last barrier
 	done     bool  // the last barrier has arrived
+
+	stamps  <-chan time.Time
+	start   time.Time
+	acks    *[]uint64
+	samples []alignSample
 }
 
 func (h *alignHead) Emit(ctx context.Context, m Message) error {
@@ -183,6 +242,19 @@ func (h *alignHead) Emit(ctx context.Context, m Message) error {
 	case m.Barrier != nil:
 		h.arrivals[m.Barrier.Epoch] = time.Now()
 		h.done = m.Barrier.Epoch == h.last
+	case m.Batch != nil && h.stamps != nil:
+		sched := <-h.stamps
+		counted := !h.done
+		if counted {
+			h.rows += int64(m.Batch.Len())
+		}
+		if err := h.next.Emit(ctx, m); err != nil {
+			return err
+		}
+		if counted && !sched.Before(h.start) {
+			h.samples = append(h.samples, alignSample{sched: sched, done: time.Now(), acked: len(*h.acks)})
+		}
+		return nil
 	case m.Batch != nil && !h.done:
 		h.rows += int64(m.Batch.Len())
 	}
@@ -194,7 +266,7 @@ func (h *alignHead) rate(start time.Time) float64 {
 	return float64(h.rows) / h.arrivals[h.last].Sub(start).Seconds()
 }
 
-func benchAlignment(b *testing.B, mode barrier.Mode, join bool) {
+func benchAlignment(b *testing.B, mode barrier.Mode, paced bool) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(b, 0)
 	store, err := state.Open(state.MemoryDir, state.Options{})
@@ -202,23 +274,19 @@ func benchAlignment(b *testing.B, mode barrier.Mode, join bool) {
 		b.Fatal(err)
 	}
 	defer store.Close()
-	var op MultiOperator = &sumMulti{}
-	if join {
-		op = newJoinDriver(mem, InnerJoin, store, [2]state.TableID{1, 2}).j
-	}
 	var out countRows
-	node := NewMultiNode(op, 2, &out)
+	node := NewMultiNode(newJoinDriver(mem, InnerJoin, store).j, 2, &out)
 
 	// Both inputs cycle through alignCycleRows rows whose keys come from a
 	// domain of alignCycleRows: about one match per probe.
 	rng := rand.New(rand.NewPCG(9, 10))
 	var sources [2]*alignSource
-	for side := range 2 {
+	for side, rows := range []int{alignFastRows, alignSlowRows} {
 		g := newJoinBatchBuilder(mem, side)
 		s := &alignSource{barriers: make(chan uint64, 1), last: uint64(b.N)}
 		for id := int64(0); id < alignCycleRows; id++ {
 			g.add(Insert, benchJoinRow{k: scrambleKey(rng.Int64N(alignCycleRows)), id: id, p: id})
-			if len(g.ops) == alignBatchRows {
+			if len(g.ops) == rows {
 				s.recs = append(s.recs, g.batch())
 			}
 		}
@@ -232,45 +300,61 @@ func benchAlignment(b *testing.B, mode barrier.Mode, join bool) {
 			}
 		}
 	}()
+	if paced {
+		sources[0].period = alignFastPeriod
+		sources[0].stamps = make(chan time.Time, 4*alignChannel)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	fast := make(chan Message, alignChannel)
 	slowQ := make(chan Message, alignSlowQueue)
 	slow := make(chan Message, alignChannel)
+	var acks []uint64 // acknowledged epochs, in order
 	heads := [2]*alignHead{
-		{next: node.Port(0), last: uint64(b.N), arrivals: map[uint64]time.Time{}},
+		{next: node.Port(0), last: uint64(b.N), arrivals: map[uint64]time.Time{}, stamps: sources[0].stamps, acks: &acks},
 		{next: node.Port(1), last: uint64(b.N), arrivals: map[uint64]time.Time{}},
 	}
 	var aligned []time.Duration
 	commits := make(chan uint64, b.N+1)
 	actor := &Actor{
-		ID:      1,
-		Inputs:  []<-chan Message{fast, slow},
-		Heads:   []Output{heads[0], heads[1]},
-		Mode:    mode,
-		Ack:     func(bar *barrier.Barrier) { commits <- bar.Epoch },
+		ID:     1,
+		Inputs: []<-chan Message{fast, slow},
+		Heads:  []Output{heads[0], heads[1]},
+		Mode:   mode,
+		Ack: func(bar *barrier.Barrier) {
+			acks = append(acks, bar.Epoch)
+			commits <- bar.Epoch
+		},
 		Aligned: func(_ uint64, d time.Duration) { aligned = append(aligned, d) },
 	}
 
-	var wg sync.WaitGroup
+	var committer sync.WaitGroup
 	var commitErr error
-	wg.Go(func() {
+	committed := map[uint64]time.Time{}
+	committer.Go(func() {
 		for e := range commits {
 			if _, err := store.Commit(e); err != nil && commitErr == nil {
 				commitErr = err
 			}
+			committed[e] = time.Now()
 		}
 	})
 	var workers sync.WaitGroup
-	workers.Go(func() { sources[0].run(ctx, fast) })
-	workers.Go(func() { sources[1].run(ctx, slowQ) })
+	workers.Go(func() { sources[1].run(ctx, slowQ, time.Now()) })
 	workers.Go(func() { slowStage(ctx, slowQ, slow) })
-	// Let both pipelines fill before the first barrier.
+	if !paced {
+		workers.Go(func() { sources[0].run(ctx, fast, time.Now()) })
+	}
+	// Let the pipelines fill before the first barrier.
 	time.Sleep(alignInterval)
 
 	b.ResetTimer()
 	start := time.Now()
+	heads[0].start = start
+	if paced {
+		workers.Go(func() { sources[0].run(ctx, fast, start) })
+	}
 	workers.Go(func() {
 		for e := 1; e <= b.N; e++ {
 			time.Sleep(time.Until(start.Add(time.Duration(e) * alignInterval)))
@@ -284,7 +368,7 @@ func benchAlignment(b *testing.B, mode barrier.Mode, join bool) {
 	cancel()
 	workers.Wait()
 	close(commits)
-	wg.Wait()
+	committer.Wait()
 	if runErr != nil {
 		b.Fatal(runErr)
 	}
@@ -292,21 +376,33 @@ func benchAlignment(b *testing.B, mode barrier.Mode, join bool) {
 		b.Fatal(commitErr)
 	}
 
-	var skews []time.Duration
+	var gaps []time.Duration
 	for e := uint64(1); e <= uint64(b.N); e++ {
 		t0, ok0 := heads[0].arrivals[e]
 		t1, ok1 := heads[1].arrivals[e]
 		if !ok0 || !ok1 {
 			b.Fatalf("barrier %d did not reach both inputs", e)
 		}
-		skews = append(skews, max(t0.Sub(t1), t1.Sub(t0)))
+		gaps = append(gaps, max(t0.Sub(t1), t1.Sub(t0)))
 	}
 	b.ReportMetric(percentileMs(aligned, 50), "align-p50-ms")
 	b.ReportMetric(percentileMs(aligned, 99), "align-p99-ms")
-	b.ReportMetric(percentileMs(skews, 50), "skew-p50-ms")
-	b.ReportMetric(percentileMs(skews, 99), "skew-p99-ms")
+	b.ReportMetric(percentileMs(gaps, 50), "gap-p50-ms")
+	b.ReportMetric(percentileMs(gaps, 99), "gap-p99-ms")
 	b.ReportMetric(heads[0].rate(start), "fast-rows/s")
-	b.ReportMetric(heads[1].rate(start), "slow-rows/s")
+	if paced {
+		var lat, vis []time.Duration
+		for _, s := range heads[0].samples {
+			lat = append(lat, s.done.Sub(s.sched))
+			if s.acked < len(acks) {
+				vis = append(vis, committed[acks[s.acked]].Sub(s.sched))
+			}
+		}
+		b.ReportMetric(percentileMs(lat, 50), "lat-p50-ms")
+		b.ReportMetric(percentileMs(lat, 99), "lat-p99-ms")
+		b.ReportMetric(percentileMs(vis, 50), "vis-p50-ms")
+		b.ReportMetric(percentileMs(vis, 99), "vis-p99-ms")
+	}
 }
 
 // percentileMs returns the p-th percentile of ds in milliseconds (nearest

@@ -1,13 +1,26 @@
+//go:build unix
+
 package exec
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/exec/eval"
 	"github.com/streamsql/streamsql/state"
@@ -16,18 +29,22 @@ import (
 
 // HashJoin benchmarks. The join is driven directly on one goroutine (no
 // actor, no channels), with benchRows-row batches and, for streaming joins, a
-// checkpoint (barrier and Store.Commit) every joinCheckpointEvery batches.
-// Metrics: rows/s is input rows (both sides together) per second on one
-// core; out/in is output rows per input row. Generating the input batches is
-// not timed. Arrow memory goes through a checked allocator, so a leak fails
-// the benchmark.
+// checkpoint (barrier and Store.Commit, synced) every joinCheckpointEvery
+// batches. Generating the input batches is not timed. Arrow memory goes
+// through a checked allocator, so a leak fails the benchmark.
+//
+// At the join's speed (tens of thousands of rows per second and core),
+// joinCheckpointEvery batches are about a second of work, as with the
+// default 1 s barrier interval.
 //
 // The left input is (k bigint, id bigint, s text), the right one (k bigint,
 // id bigint, v bigint); both join on k and have the stream key id. Join keys
 // are scrambled (see scrambleKey) so that consecutive keys land far apart in
 // the state tables, as hashed or random keys do.
+//
+// (The file is unix-only for getrusage.)
 
-const joinCheckpointEvery = 64
+const joinCheckpointEvery = 16
 
 var joinBenchTypes = [2][]types.T{
 	{types.Int64T, types.Int64T, types.TextT},
@@ -95,6 +112,9 @@ func (c *countRows) Emit(_ context.Context, m Message) error {
 	return nil
 }
 
+// joinTables are the state tables of the benchmarks' joins (left, right).
+var joinTables = [2]state.TableID{1, 2}
+
 // joinDriver feeds a HashJoin and checkpoints it every joinCheckpointEvery
 // batches, counting input rows.
 type joinDriver struct {
@@ -106,14 +126,14 @@ type joinDriver struct {
 	inRows  int64
 }
 
-func newJoinDriver(mem memory.Allocator, typ JoinType, store *state.Store, tables [2]state.TableID) *joinDriver {
+func newJoinDriver(mem memory.Allocator, typ JoinType, store *state.Store) *joinDriver {
 	spec := HashJoinSpec{
 		Type:       typ,
 		Types:      joinBenchTypes,
 		Keys:       [2][]int{{0}, {0}},
 		KeyTypes:   []types.T{types.Int64T},
 		StreamKeys: [2][]int{{1}, {1}},
-		Tables:     [2]*state.Table{store.Table(tables[0]), store.Table(tables[1])},
+		Tables:     [2]*state.Table{store.Table(joinTables[0]), store.Table(joinTables[1])},
 	}
 	return &joinDriver{
 		j:     NewHashJoin(mem, &eval.Context{Mem: mem}, spec),
@@ -144,73 +164,387 @@ func (d *joinDriver) checkpoint(tb testing.TB) {
 	}
 }
 
-// reportJoin reports rows/s and out/in.
-func reportJoin(b *testing.B, inRows, outRows int64) {
-	b.ReportMetric(float64(inRows)/b.Elapsed().Seconds(), "rows/s")
-	if inRows > 0 {
-		b.ReportMetric(float64(outRows)/float64(inRows), "out/in")
+// Parameters of BenchmarkHashJoin's state.
+const (
+	// joinStateKeys join keys with joinRowsPerKey rows each on each side:
+	// 1M rows per side, about 60 MB of sstables in all.
+	joinStateKeys  = 1 << 18
+	joinRowsPerKey = 4
+	// The two block cache sizes: one that holds the whole state, one much
+	// smaller than it. Pebble charges its memtables (state.Open sizes them at
+	// an eighth of the cache, at least 4 MiB) to the block cache, so 8 MiB
+	// leaves at most 4 MiB for blocks.
+	joinCacheLarge = 1 << 30
+	joinCacheSmall = 8 << 20
+)
+
+// BenchmarkHashJoin measures streaming joins over a join state of
+// joinStateKeys keys with joinRowsPerKey rows per key on each side (2M rows,
+// committed and compacted into sstables in an on-disk store, as a store
+// holds state after running a while), once with a block cache that holds
+// the whole state and once with one much smaller than it, so that probes
+// read blocks from the sstables. Workloads:
+//
+//   - append-only/inner: both inputs only insert, alternating batches, with
+//     join keys drawn uniformly from the state's keys, so that every probe
+//     lands at a random place of the other side's state. out/in starts at 4
+//     and grows slowly as the appended rows add matches.
+//   - updates/inner and updates/left-outer: both inputs, alternating, send
+//     batches of changes to their live rows: per four rows one insert (random
+//     key), one delete of a random live row, and one update pair
+//     (UpdateDelete + UpdateInsert) of a random live row, half of them moving
+//     it to another random key; the state's size stays constant. The left
+//     outer join also reads and rewrites the match count of every left row a
+//     right change matches, and emits and retracts NULL-padded rows.
+//
+// Each (workload, cache) pair runs on its own copy of the state, which stays
+// open across the b.N rounds of the sub-benchmark (the workload continues
+// where the last round stopped). The first batch checks that the join finds
+// the stored state: exactly 4 output rows per input row.
+//
+// Metrics: rows/s is input rows (both sides) per second of wall time on one
+// goroutine; rows/cpu-s is input rows per CPU second of the whole process
+// while the join runs (it includes Pebble's background flushes and
+// compactions, which run on other goroutines); out/in is output rows per
+// input row; sst-reads/row is block reads from sstable files per input row,
+// outside compactions (block cache misses; the operating system's page
+// cache may still hold the files, so a miss is a pread from memory, a
+// checksum and a decompression, not a disk seek); state-MB is the size of
+// the initial state's sstables.
+func BenchmarkHashJoin(b *testing.B) {
+	root := b.TempDir()
+	tmpl := filepath.Join(root, "template")
+	var stateBytes int64
+	template := func(b *testing.B) string {
+		if stateBytes == 0 {
+			stateBytes = buildJoinTemplate(b, tmpl)
+		}
+		return tmpl
+	}
+	workloads := []struct {
+		name    string
+		typ     JoinType
+		updates bool
+	}{
+		{"append-only/inner", InnerJoin, false},
+		{"updates/inner", InnerJoin, true},
+		{"updates/left-outer", LeftJoin, true},
+	}
+	caches := []struct {
+		name string
+		size int64
+	}{{"cache=1GiB", joinCacheLarge}, {"cache=8MiB", joinCacheSmall}}
+	n := 0
+	for _, w := range workloads {
+		for _, c := range caches {
+			n++
+			dir := filepath.Join(root, fmt.Sprint(n))
+			var f *joinFixture
+			b.Run(w.name+"/"+c.name, func(b *testing.B) {
+				if f == nil {
+					f = openJoinFixture(b, template(b), dir, c.size, w.typ, w.updates)
+				}
+				f.run(b)
+				b.ReportMetric(float64(stateBytes)/1e6, "state-MB")
+			})
+			if f != nil {
+				f.close(b)
+			}
+		}
 	}
 }
 
-// BenchmarkHashJoin measures streaming joins with their state in an
-// in-memory store:
-//
-//   - append-only/inner: both inputs only insert. Every join key gets 4 rows
-//     on each side, spread over two consecutive batches of each input (keys
-//     advance in windows of 1024), so each key produces 16 pairs: 2 output
-//     rows per input row, and the state grows by every row.
-//   - updates/inner and updates/left-outer: each input holds 65536 live rows
-//     over 32768 keys (2 per key and side: a probe finds 2 matches on average
-//     and 13% of left rows have none); every batch is a quarter inserts, a
-//     quarter deletes and half update pairs (UpdateDelete + UpdateInsert), of
-//     which half move the row to another key. The left outer join maintains
-//     match counts and emits and retracts NULL-padded rows.
-func BenchmarkHashJoin(b *testing.B) {
-	b.Run("append-only/inner", func(b *testing.B) { benchJoinAppendOnly(b) })
-	b.Run("updates/inner", func(b *testing.B) { benchJoinUpdates(b, InnerJoin) })
-	b.Run("updates/left-outer", func(b *testing.B) { benchJoinUpdates(b, LeftJoin) })
+// joinBaseRow is row r of either side of the initial state: key r/4
+// (scrambled), id r.
+func joinBaseRow(r int64) benchJoinRow {
+	return benchJoinRow{k: scrambleKey(r / joinRowsPerKey), id: r, p: r}
 }
 
-func benchJoinAppendOnly(b *testing.B) {
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(b, 0)
-	store, err := state.Open(state.MemoryDir, state.Options{})
+// buildJoinTemplate writes the initial state of BenchmarkHashJoin into a new
+// store in dir, compacts it and returns the size of its sstables. Rows are
+// written directly to the state tables, as HashJoin stores them (key: join
+// key, stream key; value: match count joinRowsPerKey, flags, row), not
+// through the join, to keep the setup short; the first batch of every
+// fixture checks that the join reads them back.
+func buildJoinTemplate(b *testing.B, dir string) int64 {
+	store, err := state.Open(dir, state.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer store.Close()
-	d := newJoinDriver(mem, InnerJoin, store, [2]state.TableID{1, 2})
-	gens := [2]*joinBatchBuilder{newJoinBatchBuilder(mem, 0), newJoinBatchBuilder(mem, 1)}
-	defer gens[0].release()
-	defer gens[1].release()
-
-	// Batch w of each input holds copies 0 and 1 of the keys of window w and
-	// copies 2 and 3 of those of window w-1, in a fixed shuffled order.
-	const window = benchRows / 4
-	rng := rand.New(rand.NewPCG(1, 2))
-	order := rng.Perm(benchRows)
-	var nextID [2]int64
-	next := func(side int, w int64) *Batch {
-		for _, slot := range order {
-			key, cp := int64(slot/4), slot%4
-			kw := w
-			if cp >= 2 {
-				kw = w - 1
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(b, 0)
+	epoch := store.CommittedEpoch()
+	var key, val, row []byte
+	for side := range 2 {
+		g := newJoinBatchBuilder(mem, side)
+		codec := state.NewRowCodec(joinBenchTypes[side])
+		t := store.Table(joinTables[side])
+		for id := int64(0); id < joinStateKeys*joinRowsPerKey; id += benchRows {
+			for r := id; r < id+benchRows; r++ {
+				g.add(Insert, joinBaseRow(r))
 			}
-			nextID[side]++
-			gens[side].add(Insert, benchJoinRow{k: scrambleKey(kw*window + key), id: nextID[side], p: nextID[side]})
+			batch := g.batch()
+			cols := batch.Rec.Columns()
+			for i := range batch.Len() {
+				key = state.AppendKey(key[:0], types.Int64T, cols[0], i)
+				key = state.AppendKey(key, types.Int64T, cols[1], i)
+				row = codec.Append(row[:0], cols, i)
+				val = appendStored(val[:0], joinRowsPerKey, 0, row)
+				t.Put(key, val)
+			}
+			batch.Release()
+			if (id/benchRows)%64 == 63 {
+				epoch++
+				t.Seal(epoch)
+				if _, err := store.Commit(epoch); err != nil {
+					b.Fatal(err)
+				}
+			}
 		}
-		return gens[side].batch()
+		g.release()
 	}
+	if err := store.Close(); err != nil {
+		b.Fatal(err)
+	}
+
+	// Compact the whole store so that every run starts from the same settled
+	// LSM, without compaction debt competing for the CPU. This opens the
+	// store's Pebble database directly, with the table options state.Open
+	// uses (bloom filters), since the state package offers no compaction.
+	popts := &pebble.Options{Logger: quietPebbleLogger{}}
+	popts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
+	db, err := pebble.Open(dir, popts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := db.Compact(context.Background(), []byte{0}, []byte{0xff}, true); err != nil {
+		b.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		b.Fatal(err)
+	}
+	var size int64
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".sst") {
+			info, err := e.Info()
+			if err != nil {
+				b.Fatal(err)
+			}
+			size += info.Size()
+		}
+	}
+	return size
+}
+
+// quietPebbleLogger drops Pebble's informational messages.
+type quietPebbleLogger struct{}
+
+func (quietPebbleLogger) Infof(string, ...any) {}
+func (quietPebbleLogger) Errorf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
+}
+func (quietPebbleLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf("pebble: "+format, args...))
+}
+
+// cloneStore copies the store in src to dst: immutable sstables and blob
+// files as hard links, everything else (manifest, WAL, options) as copies.
+func cloneStore(b *testing.B, src, dst string) {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if name == "LOCK" || e.IsDir() {
+			continue
+		}
+		from, to := filepath.Join(src, name), filepath.Join(dst, name)
+		if strings.HasSuffix(name, ".sst") || strings.HasSuffix(name, ".blob") {
+			if os.Link(from, to) == nil {
+				continue
+			}
+		}
+		if err := copyFile(from, to); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// countingFS counts the reads of sstable files through handles opened
+// without vfs.SequentialReadsOption: Pebble reads blocks it does not find in
+// its block cache that way, while compactions (and long scans) switch to a
+// handle opened for sequential reads.
+type countingFS struct {
+	vfs.FS
+	reads, bytes atomic.Int64
+}
+
+func (fs *countingFS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
+	f, err := fs.FS.Open(name, opts...)
+	if err != nil || !strings.HasSuffix(name, ".sst") || slices.Contains(opts, vfs.SequentialReadsOption) {
+		return f, err
+	}
+	return &countingFile{File: f, fs: fs}, nil
+}
+
+type countingFile struct {
+	vfs.File
+	fs *countingFS
+}
+
+func (f *countingFile) ReadAt(p []byte, off int64) (int, error) {
+	f.fs.reads.Add(1)
+	f.fs.bytes.Add(int64(len(p)))
+	return f.File.ReadAt(p, off)
+}
+
+// processCPU returns the user and system CPU time of the process so far.
+func processCPU(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// joinFixture is one copy of BenchmarkHashJoin's state with its join, open
+// across the rounds of one sub-benchmark.
+type joinFixture struct {
+	fs      *countingFS
+	store   *state.Store
+	mem     *memory.CheckedAllocator
+	d       *joinDriver
+	gens    [2]*joinBatchBuilder
+	rng     *rand.Rand
+	updates bool
+	// pops are the live rows of each side (updates); nextID the next new
+	// row's id (append-only).
+	pops   [2]*joinPopulation
+	nextID [2]int64
+}
+
+func openJoinFixture(b *testing.B, tmpl, dir string, cacheSize int64, typ JoinType, updates bool) *joinFixture {
+	cloneStore(b, tmpl, dir)
+	f := &joinFixture{
+		fs:      &countingFS{FS: vfs.Default},
+		mem:     memory.NewCheckedAllocator(memory.DefaultAllocator),
+		rng:     rand.New(rand.NewPCG(3, 4)),
+		updates: updates,
+	}
+	var err error
+	f.store, err = state.Open(dir, state.Options{CacheSize: cacheSize, FS: f.fs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.d = newJoinDriver(f.mem, typ, f.store)
+	const rows = joinStateKeys * joinRowsPerKey
+	for side := range 2 {
+		f.gens[side] = newJoinBatchBuilder(f.mem, side)
+		f.nextID[side] = rows
+		if updates {
+			p := &joinPopulation{rows: make([]benchJoinRow, rows), nextID: rows, keys: joinStateKeys}
+			for r := range p.rows {
+				p.rows[r] = joinBaseRow(int64(r))
+			}
+			f.pops[side] = p
+		}
+		// One pass over the state, as a long-running join would have read
+		// it: with the large cache, every block is cached afterwards.
+		it, err := f.d.j.spec.Tables[side].NewIter(nil, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for ok := it.First(); ok; ok = it.Next() {
+			n++
+		}
+		if err := it.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if n != rows {
+			b.Fatalf("side %d of the join state has %d rows, want %d", side, n, rows)
+		}
+	}
+	return f
+}
+
+// next returns the next input batch and its side.
+func (f *joinFixture) next() (int, *Batch) {
+	side := f.d.batches % 2
+	g := f.gens[side]
+	if f.updates {
+		return side, f.pops[side].mixedBatch(f.rng, g)
+	}
+	for range benchRows {
+		f.nextID[side]++
+		id := f.nextID[side]
+		g.add(Insert, benchJoinRow{k: scrambleKey(f.rng.Int64N(joinStateKeys)), id: id, p: id})
+	}
+	return side, g.batch()
+}
+
+func (f *joinFixture) run(b *testing.B) {
+	d := f.d
+	in0, out0 := d.inRows, d.out.rows
+	reads0 := f.fs.reads.Load()
+	var cpu time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		side, w := i%2, int64(i/2)
 		b.StopTimer()
-		batch := next(side, w)
+		first := d.batches == 0
+		side, batch := f.next()
 		b.StartTimer()
+		c0 := processCPU(b)
+		out := d.out.rows
 		d.feed(b, side, batch)
+		cpu += processCPU(b) - c0
+		// Before any change of the right side, every row of the first batch
+		// matches the 4 stored rows of its key.
+		if first && d.out.rows-out != joinRowsPerKey*benchRows {
+			b.Fatalf("the first batch of %d rows joined %d rows of the stored state, want %d",
+				benchRows, d.out.rows-out, joinRowsPerKey*benchRows)
+		}
 	}
-	reportJoin(b, d.inRows, d.out.rows)
+	b.StopTimer()
+	in, out := d.inRows-in0, d.out.rows-out0
+	b.ReportMetric(float64(in)/b.Elapsed().Seconds(), "rows/s")
+	b.ReportMetric(float64(in)/cpu.Seconds(), "rows/cpu-s")
+	b.ReportMetric(float64(out)/float64(in), "out/in")
+	b.ReportMetric(float64(f.fs.reads.Load()-reads0)/float64(in), "sst-reads/row")
+}
+
+func (f *joinFixture) close(b *testing.B) {
+	f.gens[0].release()
+	f.gens[1].release()
+	if err := f.store.Close(); err != nil {
+		b.Fatal(err)
+	}
+	f.mem.AssertSize(b, 0)
 }
 
 // joinPopulation is the set of live rows of one input, for generating
@@ -252,168 +586,6 @@ func (p *joinPopulation) mixedBatch(rng *rand.Rand, g *joinBatchBuilder) *Batch 
 		p.rows[i] = upd
 	}
 	return g.batch()
-}
-
-func benchJoinUpdates(b *testing.B, typ JoinType) {
-	const live, keys = 1 << 16, 1 << 15
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(b, 0)
-	store, err := state.Open(state.MemoryDir, state.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
-	d := newJoinDriver(mem, typ, store, [2]state.TableID{1, 2})
-	gens := [2]*joinBatchBuilder{newJoinBatchBuilder(mem, 0), newJoinBatchBuilder(mem, 1)}
-	defer gens[0].release()
-	defer gens[1].release()
-	rng := rand.New(rand.NewPCG(3, 4))
-	pops := [2]*joinPopulation{{keys: keys}, {keys: keys}}
-
-	// Initial state: live rows on each side, inserted through the join.
-	for n := 0; n < live; n += benchRows {
-		for side := range 2 {
-			for range benchRows {
-				r := pops[side].newRow(rng)
-				pops[side].rows = append(pops[side].rows, r)
-				gens[side].add(Insert, r)
-			}
-			d.feed(b, side, gens[side].batch())
-		}
-	}
-	d.checkpoint(b)
-	in0, out0 := d.inRows, d.out.rows
-
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		side := i % 2
-		b.StopTimer()
-		batch := pops[side].mixedBatch(rng, gens[side])
-		b.StartTimer()
-		d.feed(b, side, batch)
-	}
-	reportJoin(b, d.inRows-in0, d.out.rows-out0)
-}
-
-// BenchmarkHashJoinState measures probes into a join state much larger than
-// the store's block cache, against the same state with a cache that holds
-// it. The state (stateRowsPerSide rows on each side of an inner join, 4 rows
-// per join key, in a Pebble store on disk) is written once; each
-// sub-benchmark reopens it with its cache size, reads the probed side once
-// to warm the cache, and then feeds left batches of new rows with random
-// keys: each row finds 4 matches at random places of the right side's
-// state. The new rows are committed every joinCheckpointEvery batches.
-//
-// "Out of the cache" means out of Pebble's block cache: the operating
-// system's page cache may still hold the files, so a miss costs a block read
-// from memory, a checksum and a decompression, not a disk seek.
-func BenchmarkHashJoinState(b *testing.B) {
-	const rowsPerSide, keys = 1 << 20, 1 << 18
-	dir := b.TempDir()
-	buildJoinState(b, dir, rowsPerSide, keys)
-	for _, c := range []struct {
-		name string
-		size int64
-	}{{"cache=1MiB", 1 << 20}, {"cache=256MiB", 256 << 20}} {
-		b.Run(c.name, func(b *testing.B) { benchJoinProbe(b, dir, c.size, keys) })
-	}
-}
-
-// buildJoinState writes rowsPerSide rows for each input of an inner join
-// into the state tables 1 (left) and 2 (right) of a store in dir, as
-// HashJoin stores them: key k (scrambled) has ids 4k..4k+3 on each side.
-// Rows are written directly to the tables, not through the join, to keep
-// the setup short; benchJoinProbe checks that the join reads them back.
-func buildJoinState(b *testing.B, dir string, rowsPerSide, keys int64) {
-	store, err := state.Open(dir, state.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(b, 0)
-	d := newJoinDriver(mem, InnerJoin, store, [2]state.TableID{1, 2})
-	var key, val []byte
-	for side := range 2 {
-		g := newJoinBatchBuilder(mem, side)
-		t := d.j.spec.Tables[side]
-		for id := int64(0); id < rowsPerSide; id += benchRows {
-			for r := id; r < id+benchRows; r++ {
-				g.add(Insert, benchJoinRow{k: scrambleKey(r / (rowsPerSide / keys)), id: r, p: r})
-			}
-			batch := g.batch()
-			cols := batch.Rec.Columns()
-			for i := range batch.Len() {
-				key = state.AppendKey(key[:0], types.Int64T, cols[0], i)
-				key = state.AppendKey(key, types.Int64T, cols[1], i)
-				val = appendStored(val[:0], 0, 0, d.j.codecs[side].Append(nil, cols, i))
-				t.Put(key, val)
-			}
-			batch.Release()
-			if (id/benchRows)%64 == 63 {
-				d.checkpoint(b)
-			}
-		}
-		g.release()
-	}
-	d.checkpoint(b)
-	if err := store.Close(); err != nil {
-		b.Fatal(err)
-	}
-}
-
-// joinProbeIDs numbers the probe rows of every run of benchJoinProbe, so
-// that they never collide with rows committed by an earlier run.
-var joinProbeIDs int64 = 1 << 40
-
-func benchJoinProbe(b *testing.B, dir string, cacheSize, keys int64) {
-	store, err := state.Open(dir, state.Options{CacheSize: cacheSize})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		if err := store.Close(); err != nil {
-			b.Fatal(err)
-		}
-	}()
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(b, 0)
-	d := newJoinDriver(mem, InnerJoin, store, [2]state.TableID{1, 2})
-	g := newJoinBatchBuilder(mem, 0)
-	defer g.release()
-	rng := rand.New(rand.NewPCG(5, 6))
-	next := func() *Batch {
-		for range benchRows {
-			joinProbeIDs++
-			g.add(Insert, benchJoinRow{k: scrambleKey(rng.Int64N(keys)), id: joinProbeIDs, p: joinProbeIDs})
-		}
-		return g.batch()
-	}
-
-	// Warm the cache with one pass over the right side's state.
-	it, err := d.j.spec.Tables[1].NewIter(nil, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-	}
-	if err := it.Close(); err != nil {
-		b.Fatal(err)
-	}
-	// The join must find every stored row: 4 matches per probe.
-	d.feed(b, 0, next())
-	if d.out.rows != 4*benchRows {
-		b.Fatalf("a probe batch of %d rows joined %d rows of the built state, want %d", benchRows, d.out.rows, 4*benchRows)
-	}
-	in0, out0 := d.inRows, d.out.rows
-
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		batch := next()
-		b.StartTimer()
-		d.feed(b, 0, batch)
-	}
-	reportJoin(b, d.inRows-in0, d.out.rows-out0)
 }
 
 // BenchmarkHashJoinBatch measures the hash join of a batch query (SELECT
