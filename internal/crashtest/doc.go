@@ -22,12 +22,37 @@
 //     query run as a batch SELECT and the model's computation of it. While
 //     writing, clients also check read-your-writes on their rows and their
 //     slice of the views, and every command tag.
+//   - TestSourceCrashRecovery: per seed, a datagen source (id a sequence
+//     from 1, k and v random; paced at 500 to 2000 rows per second with a
+//     total sized to the run, or sometimes unpaced) feeding aggregate views
+//     (count, sum, min and max of id; the same per k; a view over the per-k
+//     view), a LEFT JOIN of the source with a dimension table grouped by k
+//     and a filtered row-level inner join with it, while two clients insert,
+//     update (primary keys too) and delete the dimension rows they own and
+//     views over the source are created, paused, resumed and dropped (a
+//     paused view's P must stand still). Each server start
+//     draws --max-inflight-checkpoints and --checkpoint-frequency too. The
+//     kill modes are those of TestCrashRecovery plus a kill a few
+//     milliseconds after a write was sent, while the checkpoint it
+//     triggered runs. Every view runs its own reader of the source, so each
+//     view is checked on its own against the test's run of the generator
+//     (connector/datagen): its rows must equal its query over the first P
+//     generated rows for some P (no row twice, none skipped) and, after a
+//     restart, over the dimension table as resolved from the clients'
+//     histories; P must never go below a value a read has already shown.
+//     A monitor reads the views while the clients write; the clients check
+//     read-your-writes on their rows and their keys of the join view. At the
+//     end, with the clients stopped, every view must reach P = the source's
+//     total and keep it through a few checkpoints, a SIGKILL and a clean
+//     shutdown. By default it runs one seed, with three more cycles than
+//     -cycles; the source's size depends on -cycles.
 //   - TestCleanShutdown: SIGTERM under load and when idle exits with status 0
 //     and loses nothing.
 //   - TestDataDirInUse: a second server on a data directory in use is refused.
 //
 // Flags (after the package path): -seed N runs one seed, -seeds and -cycles
-// size the run, -clients the concurrency, -binary tests a given executable,
+// size the run (TestSourceCrashRecovery runs one seed unless -seeds is
+// given), -clients the concurrency, -binary tests a given executable,
 // -server-race builds the server with the race detector, -keep keeps data
 // directories and logs (a failing seed always keeps them), -strict-errors
 // turns on a check that is off while its bug is open. For example:

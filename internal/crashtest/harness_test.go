@@ -107,11 +107,16 @@ type harness struct {
 
 	srv      *Server
 	interval time.Duration // the running server's barrier interval
+	args     []string      // and its extra arguments
 	// startupTime is how long the last start took until the server
 	// accepted connections; kills during startup aim inside it.
 	startupTime time.Duration
 	starts      int
 	clients     []*client
+
+	// serverArgs, if set, returns extra command-line arguments for each
+	// start of the server (drawing on rng, so that the seed decides them).
+	serverArgs func() []string
 
 	// views are the materialized views known to exist, in creation order;
 	// pendingDDL is a statement on them that was in flight at the kill.
@@ -188,12 +193,16 @@ func (h *harness) fatalf(format string, args ...any) {
 }
 
 func (h *harness) options() Options {
-	return Options{
+	opts := Options{
 		Binary:          h.bin,
 		DataDir:         h.dataDir(),
 		BarrierInterval: time.Duration(20+h.rng.IntN(481)) * time.Millisecond,
 		LogPath:         h.logPath(),
 	}
+	if h.serverArgs != nil {
+		opts.Args = h.serverArgs()
+	}
+	return opts
 }
 
 // start starts the server on the data directory and waits until it accepts
@@ -206,10 +215,10 @@ func (h *harness) start() {
 	t0 := time.Now()
 	srv, err := Start(ctx, opts)
 	if err != nil {
-		h.fatalf("start %d (barrier interval %v): %v", h.starts+1, opts.BarrierInterval, err)
+		h.fatalf("start %d (barrier interval %v, args %q): %v", h.starts+1, opts.BarrierInterval, opts.Args, err)
 	}
 	h.startupTime = time.Since(t0)
-	h.srv, h.interval = srv, opts.BarrierInterval
+	h.srv, h.interval, h.args = srv, opts.BarrierInterval, opts.Args
 	h.starts++
 }
 
