@@ -104,6 +104,7 @@ type HashJoin struct {
 	rightRows, rightNulls int64
 
 	keyBuf  []byte
+	endBuf  []byte // the upper bound of a probe
 	valBuf  []byte
 	rowKeys [][]byte
 	seq     uint64
@@ -180,6 +181,7 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 	pairBs := newBuilders(j.mem, j.pairTypes)
 	defer releaseBuilders(pairBs)
 	var cands []candidate
+	var it *state.Iter
 	hasKey := make([]bool, n)
 	j.rowKeys = j.rowKeys[:0]
 	for i := 0; i < n; i++ {
@@ -205,24 +207,40 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 			continue
 		}
 		prefix := j.rowKeys[i][:jkLen]
-		it, err := spec.Tables[o].NewIter(prefix, state.PrefixEnd(prefix))
-		if err != nil {
-			return err
+		j.endBuf = state.AppendPrefixEnd(j.endBuf[:0], prefix)
+		if it == nil {
+			// One iterator serves every probe of the batch: the other
+			// side's state does not change until phase 3.
+			var err error
+			if it, err = spec.Tables[o].NewIter(prefix, j.endBuf); err != nil {
+				return err
+			}
+			defer func() {
+				if it != nil {
+					it.Close()
+				}
+			}()
+		} else {
+			it.SetBounds(prefix, j.endBuf)
 		}
 		for ok := it.First(); ok; ok = it.Next() {
 			_, _, row, err := decodeStored(it.Value())
 			if err != nil {
-				it.Close()
 				return err
 			}
 			c := candidate{row: i, key: append([]byte(nil), it.Key()...), value: append([]byte(nil), row...)}
 			if err := j.appendPair(pairBs, s, rec, i, c.value); err != nil {
-				it.Close()
 				return err
 			}
 			cands = append(cands, c)
 		}
-		if err := it.Close(); err != nil {
+		if err := it.Error(); err != nil {
+			return err
+		}
+	}
+	if it != nil {
+		err := it.Close()
+		if it = nil; err != nil {
 			return err
 		}
 	}

@@ -62,6 +62,10 @@ type Iter struct {
 	err   error
 	kbuf  []byte // scratch for prefixed Pebble keys
 	saved []byte // copy of the current key while sources move
+	// pbounds alternate as the Pebble bounds of SetBounds: Pebble keeps the
+	// slices it is given until the next SetBounds.
+	pbounds [2][]byte
+	pflip   int
 }
 
 // iterSource is one input of an Iter: an in-memory layer or Pebble.
@@ -85,7 +89,7 @@ func newIter(s *Store, prefix, lower, upper []byte) *Iter {
 	if upper != nil {
 		it.upper = append([]byte{}, upper...)
 		if lower != nil && bytes.Compare(lower, upper) > 0 {
-			it.upper = it.lower // an empty range; Pebble wants lower <= upper
+			it.upper = append(it.upper[:0], it.lower...) // an empty range; Pebble wants lower <= upper
 		}
 	}
 	s.openIters.Add(1)
@@ -109,6 +113,53 @@ func (it *Iter) pebbleBounds() *pebble.IterOptions {
 		o.UpperBound = PrefixEnd(it.prefix)
 	}
 	return o
+}
+
+// SetBounds changes the iterator's range to [lower, upper) (nil: unbounded)
+// and unpositions it; position it again with First, Last or a seek. It
+// reuses the iterator's sources, so it is much cheaper than a new Iter for
+// probing many ranges of a table in turn; as with any Iter, writes to the
+// table after NewIter are not seen. Probing in ascending key order is
+// fastest. The bounds are copied.
+func (it *Iter) SetBounds(lower, upper []byte) {
+	it.lower = setBound(it.lower, lower)
+	it.upper = setBound(it.upper, upper)
+	if it.lower != nil && it.upper != nil && bytes.Compare(it.lower, it.upper) > 0 {
+		it.upper = append(it.upper[:0], it.lower...) // an empty range
+	}
+	it.valid, it.dir = false, 0
+	for i := range it.srcs {
+		s := &it.srcs[i]
+		s.valid = false
+		if s.pi == nil {
+			continue
+		}
+		it.pflip ^= 1
+		buf := append(append(it.pbounds[it.pflip][:0], it.prefix...), it.lower...)
+		n := len(buf)
+		if it.upper != nil {
+			buf = append(append(buf, it.prefix...), it.upper...)
+		} else {
+			buf = appendPrefixEnd(buf, it.prefix)
+		}
+		it.pbounds[it.pflip] = buf
+		upper := buf[n:]
+		if len(upper) == 0 {
+			upper = nil // the table's keys run to the end of the key space
+		}
+		s.pi.SetBounds(buf[:n:n], upper)
+	}
+}
+
+// setBound copies bound into dst's storage; nil stays nil (unbounded).
+func setBound(dst, bound []byte) []byte {
+	if bound == nil {
+		return nil
+	}
+	if dst == nil {
+		dst = make([]byte, 0, len(bound)) // an empty bound is not unbounded
+	}
+	return append(dst[:0], bound...)
 }
 
 // Valid reports whether the iterator is positioned at a key.

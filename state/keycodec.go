@@ -243,15 +243,30 @@ func DecodeKeyDatum(buf []byte, t types.T) (types.Datum, []byte, error) {
 // prefix: the exclusive upper bound of a prefix scan. It returns nil (no upper
 // bound) when prefix is empty or all 0xFF bytes. The result is a new slice.
 func PrefixEnd(prefix []byte) []byte {
+	return appendPrefixEnd(nil, prefix)
+}
+
+// appendPrefixEnd appends PrefixEnd(prefix) to dst; nothing if it is nil.
+func appendPrefixEnd(dst, prefix []byte) []byte {
 	for i := len(prefix) - 1; i >= 0; i-- {
 		if prefix[i] != 0xFF {
-			end := make([]byte, i+1)
-			copy(end, prefix[:i+1])
-			end[i]++
-			return end
+			dst = append(dst, prefix[:i+1]...)
+			dst[len(dst)-1]++
+			return dst
 		}
 	}
-	return nil
+	return dst
+}
+
+// AppendPrefixEnd appends PrefixEnd(prefix) to dst, for callers that reuse a
+// buffer. Like PrefixEnd it returns nil (no upper bound) when every byte of
+// prefix is 0xFF.
+func AppendPrefixEnd(dst, prefix []byte) []byte {
+	out := appendPrefixEnd(dst, prefix)
+	if len(out) == len(dst) {
+		return nil
+	}
+	return out
 }
 
 // keyWidth is the fixed width of a non-NULL key value of type t after the

@@ -178,6 +178,7 @@ type heldIter struct {
 	it   *Iter
 	want []kv
 	what string
+	view map[string]string // the table as of NewIter, for SetBounds
 }
 
 type heldSnap struct {
@@ -287,14 +288,20 @@ func runTableRandomized(t *testing.T, r *rand.Rand, steps int) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := sortedRange(m.view(), lo, hi)
+			view := m.view()
+			want := sortedRange(view, lo, hi)
 			what := fmt.Sprintf("step %d: table %d iter [%x, %x)", step, tb.ID(), lo, hi)
 			if r.IntN(4) == 0 {
 				// Keep it open across later operations; it must not change.
-				iters = append(iters, heldIter{it, want, what + " (held)"})
+				iters = append(iters, heldIter{it, want, what + " (held)", view})
 				continue
 			}
 			checkIter(t, r, it, want, what)
+			for range r.IntN(4) {
+				lo, hi := randBound(r), randBound(r)
+				it.SetBounds(lo, hi)
+				checkIter(t, r, it, sortedRange(view, lo, hi), fmt.Sprintf("%s, then [%x, %x)", what, lo, hi))
+			}
 			it.Close()
 		case op < 88:
 			h := heldSnap{sn: s.Snapshot()}
@@ -331,6 +338,14 @@ func runTableRandomized(t *testing.T, r *rand.Rand, steps int) {
 			}
 		case op < 97 && len(iters) > 0:
 			i := r.IntN(len(iters))
+			if r.IntN(2) == 0 {
+				// A held iterator moved to another range still reads the
+				// table as of its creation.
+				lo, hi := randBound(r), randBound(r)
+				iters[i].it.SetBounds(lo, hi)
+				iters[i].want = sortedRange(iters[i].view, lo, hi)
+				iters[i].what += fmt.Sprintf(", then [%x, %x)", lo, hi)
+			}
 			checkIter(t, r, iters[i].it, iters[i].want, iters[i].what)
 			iters[i].it.Close()
 			iters = slices.Delete(iters, i, i+1)
