@@ -5,7 +5,6 @@ import (
 
 	"fmt"
 	"github.com/streamsql/streamsql/catalog"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -81,10 +80,14 @@ var parameters = map[string]*parameter{
 // displayNames are the spellings SHOW uses for parameters with mixed case.
 var displayNames = map[string]string{"datestyle": "DateStyle", "intervalstyle": "IntervalStyle", "timezone": "TimeZone"}
 
+// session implements pgwire.Session. Its methods (and those of its prepared
+// statements and portals) are called from one goroutine.
 type session struct {
 	e      *Engine
 	params map[string]string
 	inTx   bool
+	// seq counts the statements the session has run (see portal.Run).
+	seq uint64
 }
 
 func newSession(e *Engine, startup map[string]string) *session {
@@ -125,16 +128,12 @@ func (s *session) Query(ctx context.Context, text string, w pgwire.ResultWriter)
 // statement with XX000 and is logged with its stack, instead of taking the
 // server down.
 func (s *session) run(ctx context.Context, p *sql.Parsed, w pgwire.ResultWriter) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			s.e.log.Error("internal error executing a statement", "panic", r, "stack", string(debug.Stack()))
-			err = sqlerr.New(sqlerr.InternalError, "internal error: %v", r)
-		}
-	}()
+	defer s.recoverPanic(&err)
 	st, err := sql.Bind(s.e.cat, p)
 	if err != nil {
 		return err
 	}
+	s.seq++
 	return s.execute(ctx, st, w)
 }
 
@@ -327,11 +326,29 @@ func (s *session) set(st *sql.SetVar, w pgwire.ResultWriter) error {
 	return nil
 }
 
-func (s *session) show(name string, w pgwire.ResultWriter) error {
+// showKey normalises the parameter name of SHOW.
+func showKey(name string) string {
 	name = strings.ToLower(name)
 	if name == "time zone" {
 		name = "timezone"
 	}
+	return name
+}
+
+// showAll reports whether SHOW name shows every parameter.
+func showAll(name string) bool { return showKey(name) == "all" }
+
+// showName is the name of the column SHOW name returns.
+func showName(name string) string {
+	name = showKey(name)
+	if disp := displayNames[name]; disp != "" {
+		return disp
+	}
+	return name
+}
+
+func (s *session) show(name string, w pgwire.ResultWriter) error {
+	name = showKey(name)
 	if name == "all" {
 		var names []string
 		for n := range parameters {
@@ -370,9 +387,5 @@ func (s *session) show(name string, w pgwire.ResultWriter) error {
 			return sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter \"%s\"", name)
 		}
 	}
-	disp := displayNames[name]
-	if disp == "" {
-		disp = name
-	}
-	return writeTextColumn(w, s.e, disp, []string{s.value(name)}, "SHOW")
+	return writeTextColumn(w, s.e, showName(name), []string{s.value(name)}, "SHOW")
 }

@@ -88,6 +88,14 @@ type conn struct {
 	session Session
 	rw      resultWriter
 
+	// The extended query protocol's prepared statements and portals, by
+	// name ("" is the unnamed one); see extended.go.
+	stmts   map[string]*statement
+	portals map[string]*portal
+	// skipToSync is set by an error in an extended-protocol message: the
+	// messages up to the next Sync are discarded.
+	skipToSync bool
+
 	mu sync.Mutex
 	// queryCancel cancels the running query's context; nil between queries.
 	queryCancel context.CancelCauseFunc
@@ -155,6 +163,7 @@ func (c *conn) serve() {
 	}
 	c.cancel(errConnDone)
 	if c.session != nil {
+		c.closeAll()
 		c.session.Close()
 	}
 	c.nc.Close()
@@ -363,6 +372,14 @@ func (c *conn) run() {
 			c.readFailed("message", err)
 			return
 		}
+		if c.skipToSync && typ != 'S' && typ != 'X' {
+			// Discarded after an error in the extended protocol, simple
+			// queries included, as PostgreSQL does.
+			if c.skipBody(n) != nil {
+				return
+			}
+			continue
+		}
 		switch typ {
 		case 'Q':
 			body, err := c.readBody(n)
@@ -377,11 +394,16 @@ func (c *conn) run() {
 			c.log.Debug("pgwire: terminate")
 			return
 		case 'S':
-			if c.skipBody(n) != nil || !c.ready() {
+			if c.skipBody(n) != nil || !c.sync() {
 				return
 			}
 		case 'P', 'B', 'D', 'E', 'C', 'H':
-			if !c.rejectExtended(n) {
+			body, err := c.readBody(n)
+			if err != nil {
+				c.readFailed("message", err)
+				return
+			}
+			if !c.extended(typ, body) {
 				return
 			}
 		case 'F':
@@ -405,37 +427,6 @@ func (c *conn) run() {
 	}
 }
 
-// rejectExtended answers the first message of an extended-protocol pipeline
-// (whose body of n bytes is unread) with a 0A000 error and discards messages
-// up to the next Sync, which gets ReadyForQuery. It reports whether the
-// connection goes on.
-func (c *conn) rejectExtended(n int) bool {
-	if c.skipBody(n) != nil {
-		return false
-	}
-	c.sendError("ERROR", sqlerr.New(sqlerr.FeatureNotSupported,
-		"extended query protocol is not supported yet; use the simple query protocol"))
-	if c.flush() != nil {
-		return false
-	}
-	for {
-		typ, n, err := c.readHeader()
-		if err != nil {
-			c.readFailed("message", err)
-			return false
-		}
-		if c.skipBody(n) != nil {
-			return false
-		}
-		switch typ {
-		case 'S':
-			return c.ready()
-		case 'X':
-			return false
-		}
-	}
-}
-
 // runQuery runs the statements of one Query message and ends with
 // ReadyForQuery. It reports whether the connection goes on.
 func (c *conn) runQuery(body []byte) bool {
@@ -444,6 +435,9 @@ func (c *conn) runQuery(body []byte) bool {
 		return false
 	}
 	text := string(body[:len(body)-1])
+	// A simple query replaces the unnamed statement and portal.
+	c.closeStatement("")
+	c.closePortal("")
 	if !utf8.ValidString(text) {
 		c.sendError("ERROR", sqlerr.New(sqlerr.CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\""))
 		return c.ready()
@@ -469,21 +463,28 @@ func (c *conn) runQuery(body []byte) bool {
 	}
 	switch {
 	case err != nil:
-		var e *sqlerr.Error
-		if !errors.As(err, &e) {
-			if canceled {
-				e = errCanceled
-			} else {
-				e = &sqlerr.Error{Code: sqlerr.InternalError, Message: err.Error()}
-			}
-		}
-		c.sendError("ERROR", e)
+		c.sendError("ERROR", queryError(err, canceled))
 	case !reported:
 		// The session reported nothing at all; tell the client the query was
 		// empty so that it does not wait for a result.
 		c.send(&pgproto3.EmptyQueryResponse{})
 	}
+	c.endTransaction()
 	return c.ready()
+}
+
+// queryError is the error the client gets for a statement that failed with
+// err: an *sqlerr.Error as it is, else 57014 if the client canceled the
+// statement, else XX000.
+func queryError(err error, canceled bool) *sqlerr.Error {
+	var e *sqlerr.Error
+	switch {
+	case errors.As(err, &e):
+		return e
+	case canceled:
+		return errCanceled
+	}
+	return &sqlerr.Error{Code: sqlerr.InternalError, Message: err.Error()}
 }
 
 // errCanceled is what the client learns of a query ended by its CancelRequest.

@@ -42,6 +42,10 @@ type fakeEngine struct {
 	release chan struct{}
 	// closed receives every session when it is closed.
 	closed chan *fakeSession
+
+	// The prepared statements and portals not closed yet, and the number
+	// of portal runs.
+	openStmts, openPortals, portalRuns atomic.Int64
 }
 
 func newFakeEngine(mem memory.Allocator) *fakeEngine {
@@ -194,6 +198,184 @@ func (s *fakeSession) run(ctx context.Context, stmt string, w ResultWriter) erro
 		return w.WriteRows(rec)
 	}
 	return sqlerr.New(sqlerr.SyntaxError, "fake: unknown statement %q", f[0])
+}
+
+// Prepare implements Session for the extended protocol. The statements are
+// those of run, plus "echo $1 $2:int8 ...", which returns one row with the
+// value of each parameter named, in a column of the parameter's type (text
+// if it has none). A parameter written $n:type has that type unless the
+// client declared one; a bare $n gets the declared type or none. "binderror"
+// fails at Bind, "badcols" reports other columns than it describes, and
+// "prepareerror" fails here.
+func (s *fakeSession) Prepare(ctx context.Context, text string, declared []types.T) (PreparedStatement, error) {
+	if strings.Count(strings.TrimRight(strings.TrimSpace(text), ";"), ";") > 0 {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "cannot insert multiple commands into a prepared statement")
+	}
+	text = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(text), ";"))
+	ps := &fakeStatement{s: s, text: text, params: append([]types.T(nil), declared...)}
+	f := strings.Fields(text)
+	if len(f) > 0 {
+		ps.kind = f[0]
+	}
+	for _, w := range f {
+		num, typ, ok := strings.Cut(w, ":")
+		n, err := strconv.Atoi(strings.TrimPrefix(num, "$"))
+		if !strings.HasPrefix(num, "$") || err != nil || n < 1 {
+			continue
+		}
+		for len(ps.params) < n {
+			ps.params = append(ps.params, types.UnknownT)
+		}
+		if ok && ps.params[n-1].Kind == types.Unknown {
+			t, known := types.FromName(typ, nil)
+			if !known {
+				return nil, sqlerr.New(sqlerr.UndefinedObject, "type \"%s\" does not exist", typ)
+			}
+			ps.params[n-1] = t
+		}
+		ps.echo = append(ps.echo, n-1)
+	}
+	switch {
+	case len(f) == 0:
+	case f[0] == "prepareerror":
+		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation \"x\" does not exist").At(3)
+	case f[0] == "echo":
+		for _, i := range ps.echo {
+			t := ps.params[i]
+			if t.Kind == types.Unknown {
+				t = types.TextT
+			}
+			ps.cols = append(ps.cols, Column{Name: fmt.Sprintf("$%d", i+1), Type: t})
+		}
+	case f[0] == "select", f[0] == "badcols":
+		ps.cols = []Column{{Name: "?column?", Type: types.Int32T}}
+	case f[0] == "rows":
+		ps.cols = []Column{{Name: "n", Type: types.Int64T}}
+	case f[0] == "types":
+		ps.cols = typesColumns
+	}
+	s.e.openStmts.Add(1)
+	return ps, nil
+}
+
+type fakeStatement struct {
+	s      *fakeSession
+	text   string
+	kind   string // the first word of text
+	params []types.T
+	echo   []int // the parameters echo returns
+	cols   []Column
+	closed bool
+}
+
+func (ps *fakeStatement) Params() []types.T { return ps.params }
+func (ps *fakeStatement) Columns() []Column { return ps.cols }
+
+func (ps *fakeStatement) Bind(ctx context.Context, params []types.Datum) (Portal, error) {
+	if ps.closed {
+		return nil, errors.New("fake: Bind of a closed statement")
+	}
+	if len(params) != len(ps.params) {
+		return nil, fmt.Errorf("fake: %d values for %d parameters", len(params), len(ps.params))
+	}
+	if ps.kind == "binderror" {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "fake bind error")
+	}
+	ps.s.e.openPortals.Add(1)
+	return &fakePortal{ps: ps, params: append([]types.Datum(nil), params...)}, nil
+}
+
+func (ps *fakeStatement) Close() {
+	if ps.closed {
+		panic("fake: statement closed twice")
+	}
+	ps.closed = true
+	ps.s.e.openStmts.Add(-1)
+}
+
+type fakePortal struct {
+	ps     *fakeStatement
+	params []types.Datum
+	ran    bool
+	closed bool
+}
+
+func (p *fakePortal) Run(ctx context.Context, w ResultWriter) error {
+	if p.ran || p.closed {
+		return errors.New("fake: portal run twice or after Close")
+	}
+	p.ran = true
+	p.ps.s.e.portalRuns.Add(1)
+	ps := p.ps
+	switch ps.kind {
+	case "":
+		return w.EmptyQuery()
+	case "echo":
+		return ps.s.writeDatums(w, ps.cols, ps.echo, p.params)
+	case "badcols":
+		return ps.s.writeRows(w, 1)
+	}
+	return ps.s.run(ctx, ps.text, w)
+}
+
+func (p *fakePortal) Close() {
+	if p.closed {
+		panic("fake: portal closed twice")
+	}
+	p.closed = true
+	p.ps.s.e.openPortals.Add(-1)
+}
+
+// writeDatums writes one row: the parameters idx of params, in cols.
+func (s *fakeSession) writeDatums(w ResultWriter, cols []Column, idx []int, params []types.Datum) error {
+	if err := w.BeginRows(cols); err != nil {
+		return err
+	}
+	b := array.NewRecordBuilder(s.e.mem, schemaOf(cols))
+	defer b.Release()
+	for j, i := range idx {
+		appendDatum(b.Field(j), cols[j].Type, params[i])
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	if err := w.WriteRows(rec); err != nil {
+		return err
+	}
+	return w.Complete("SELECT 1")
+}
+
+// appendDatum appends d, a value of type t, to b.
+func appendDatum(b array.Builder, t types.T, d types.Datum) {
+	if d.Null {
+		b.AppendNull()
+		return
+	}
+	switch b := b.(type) {
+	case *array.BooleanBuilder:
+		b.Append(d.I != 0)
+	case *array.Int16Builder:
+		b.Append(int16(d.I))
+	case *array.Int32Builder:
+		b.Append(int32(d.I))
+	case *array.Int64Builder:
+		b.Append(d.I)
+	case *array.Float32Builder:
+		b.Append(float32(d.F))
+	case *array.Float64Builder:
+		b.Append(d.F)
+	case *array.Decimal128Builder:
+		b.Append(d.Dec)
+	case *array.StringBuilder:
+		b.Append(d.S)
+	case *array.Date32Builder:
+		b.Append(arrow.Date32(d.I))
+	case *array.TimestampBuilder:
+		b.Append(arrow.Timestamp(d.I))
+	case *array.MonthDayNanoIntervalBuilder:
+		b.Append(d.Ivl.ToArrow())
+	default:
+		panic(fmt.Sprintf("fake: no builder case for %T (%v)", b, t))
+	}
 }
 
 func schemaOf(cols []Column) *arrow.Schema {
@@ -481,6 +663,18 @@ func describe(m pgproto3.BackendMessage) string {
 		return fmt.Sprintf("K %d bytes", len(m.SecretKey))
 	case *pgproto3.NegotiateProtocolVersion:
 		return fmt.Sprintf("v 3.%d %v", m.NewestMinorProtocol, m.UnrecognizedOptions)
+	case *pgproto3.ParseComplete:
+		return "1"
+	case *pgproto3.BindComplete:
+		return "2"
+	case *pgproto3.CloseComplete:
+		return "3"
+	case *pgproto3.NoData:
+		return "n"
+	case *pgproto3.PortalSuspended:
+		return "s"
+	case *pgproto3.ParameterDescription:
+		return fmt.Sprint("t ", m.ParameterOIDs)
 	}
 	return fmt.Sprintf("%T", m)
 }

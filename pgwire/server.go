@@ -2,10 +2,11 @@
 // to clients such as psql and Postgres drivers.
 //
 // It handles startup (SSL and GSS encryption are declined, authentication is
-// trust), the simple query protocol, query cancellation and shutdown. What the
-// statements mean is up to the Engine plugged in: pgwire knows nothing of SQL
-// beyond the types and errors it puts on the wire. The extended query protocol
-// is answered with a 0A000 error.
+// trust), the simple and the extended query protocols (prepared statements,
+// portals, parameters and results in text or binary format; see extended.go),
+// query cancellation and shutdown. What the statements mean is up to the
+// Engine plugged in: pgwire knows nothing of SQL beyond the types and errors
+// it puts on the wire. The function call protocol and COPY are not supported.
 //
 // Every connection runs in its own goroutine, plus a reader goroutine that
 // notices a client going away while a query runs, so that the query's context

@@ -38,6 +38,9 @@ func setup(t *testing.T, opts ...Options) (*testServer, func()) {
 				t.Errorf("session %d closed %d times", i, n)
 			}
 		}
+		if n, m := ts.e.openStmts.Load(), ts.e.openPortals.Load(); n != 0 || m != 0 {
+			t.Errorf("%d prepared statements and %d portals not closed", n, m)
+		}
 	}
 }
 
@@ -332,48 +335,15 @@ func TestPgxQueries(t *testing.T) {
 	}
 }
 
-func TestExtendedProtocolRejected(t *testing.T) {
+func TestFunctionCallRejected(t *testing.T) {
 	ts, done := setup(t)
 	defer done()
 	c := dialRaw(t, ts.addr)
 	c.startup(map[string]string{"user": "u"})
-	c.send(
-		&pgproto3.Parse{Name: "s", Query: "select 1"},
-		&pgproto3.Bind{PreparedStatement: "s"},
-		&pgproto3.Describe{ObjectType: 'P'},
-		&pgproto3.Execute{},
-		&pgproto3.Close{ObjectType: 'S', Name: "s"},
-		&pgproto3.Flush{},
-		&pgproto3.Query{String: "insert"}, // discarded too: it comes before Sync
-		&pgproto3.Sync{},
-	)
-	c.expect("E ERROR/ERROR 0A000 extended query protocol is not supported yet; use the simple query protocol", "Z I")
-	c.send(&pgproto3.Query{String: "select 5"})
-	c.expect("T ?column?:23:4:-1:0", "D 5", "C SELECT 1", "Z I")
 	c.send(&pgproto3.FunctionCall{Function: 1})
 	c.expect("E ERROR/ERROR 0A000 function call protocol is not supported", "Z I")
-
-	// pgx's default mode prepares statements: it gets the error and the
-	// connection stays usable.
-	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://u@%s/dev?sslmode=disable", ts.addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.ConnectConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	_, err = conn.Exec(context.Background(), "select $1::int", 1)
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) || pe.Code != sqlerr.FeatureNotSupported {
-		t.Fatalf("extended Exec: got %v, want 0A000", err)
-	}
-	res := conn.PgConn().Exec(context.Background(), "select 9")
-	rs, err := res.ReadAll()
-	if err != nil || len(rs) != 1 || len(rs[0].Rows) != 1 || string(rs[0].Rows[0][0]) != "9" {
-		t.Fatalf("simple query after the extended error: %v %v", rs, err)
-	}
+	c.send(&pgproto3.Query{String: "select 5"})
+	c.expect("T ?column?:23:4:-1:0", "D 5", "C SELECT 1", "Z I")
 }
 
 func TestMalformedMessagesCloseOnlyTheirConnection(t *testing.T) {
@@ -681,15 +651,19 @@ func TestWriteRowsAllocations(t *testing.T) {
 	}
 	bld := newTestBatch(t, mem, cols, 1000)
 	defer bld.Release()
-	c.rw.WriteRows(bld) // warm up the buffers
-	allocs := testing.AllocsPerRun(5, func() {
-		if err := c.rw.WriteRows(bld); err != nil {
-			t.Fatal(err)
+	// Text, then binary (as for a portal's result).
+	for _, formats := range [][]int16{nil, {1, 1, 1}} {
+		c.rw.formats = formats
+		c.rw.WriteRows(bld) // warm up the buffers
+		allocs := testing.AllocsPerRun(5, func() {
+			if err := c.rw.WriteRows(bld); err != nil {
+				t.Fatal(err)
+			}
+		})
+		// A few per batch (formatters, column state), none per row.
+		if allocs > 10 {
+			t.Errorf("formats %v: %v allocations per 1000-row batch", formats, allocs)
 		}
-	})
-	// A few per batch (formatters, column state), none per row.
-	if allocs > 10 {
-		t.Errorf("%v allocations per 1000-row batch", allocs)
 	}
 }
 

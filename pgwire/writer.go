@@ -3,7 +3,10 @@ package pgwire
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
@@ -13,20 +16,26 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// resultWriter is the ResultWriter a connection hands to Session.Query. One
-// lives in each conn and is reused for every query.
+// resultWriter is the ResultWriter a connection hands to Session.Query and
+// Portal.Run. One lives in each conn and is reused for every query.
 type resultWriter struct {
 	c   *conn
 	ctx context.Context // the running query's; nil between queries
+	// portal is the portal being run (extended protocol); nil for a simple
+	// query.
+	portal *portal
 
-	cols   []Column // of the result being written; valid while inRows
-	fields []pgproto3.FieldDescription
-	inRows bool
+	cols []Column // of the result being written; valid while inRows
+	// formats holds the format of each column (text or binary) of a
+	// portal's result; nil for a simple query, whose results are text.
+	formats []int16
+	fields  []pgproto3.FieldDescription
+	inRows  bool
 	// reported is set once anything answered a statement (a CommandComplete,
 	// an EmptyQueryResponse or a row description).
 	reported bool
 
-	colState []columnState // per column, during WriteRows
+	colState []columnState // per column, during writeRows
 	row      []byte        // the DataRow being built
 }
 
@@ -43,15 +52,27 @@ type columnState struct {
 
 var _ ResultWriter = (*resultWriter)(nil)
 
+// start prepares w for a simple query.
 func (w *resultWriter) start(ctx context.Context) {
 	w.ctx = ctx
+	w.portal = nil
+	w.formats = nil
 	w.inRows = false
 	w.reported = false
+}
+
+// startPortal prepares w for running p.
+func (w *resultWriter) startPortal(ctx context.Context, p *portal) {
+	w.start(ctx)
+	w.portal = p
+	w.formats = p.formats
 }
 
 // finish ends the query's use of w and reports whether anything was reported.
 func (w *resultWriter) finish() (reported bool) {
 	w.ctx = nil
+	w.portal = nil
+	w.formats = nil
 	w.inRows = false
 	clear(w.cols)
 	w.cols = w.cols[:0]
@@ -99,22 +120,65 @@ func (w *resultWriter) BeginRows(cols []Column) error {
 	if w.inRows {
 		return sqlerr.New(sqlerr.InternalError, "pgwire: BeginRows before the previous result was completed")
 	}
-	if len(cols) > math.MaxInt16 {
-		return sqlerr.New(sqlerr.InternalError, "pgwire: %d result columns is too many", len(cols))
+	if p := w.portal; p != nil {
+		// Describe has sent the row description.
+		if w.reported {
+			return sqlerr.New(sqlerr.InternalError, "pgwire: a portal's statement reported two results")
+		}
+		if !sameColumns(cols, p.cols) {
+			return sqlerr.New(sqlerr.InternalError, "pgwire: BeginRows(%s) differs from the statement's description (%s)",
+				describeColumns(cols), describeColumns(p.cols))
+		}
+		w.cols = append(w.cols[:0], cols...)
+		w.inRows, w.reported = true, true
+		return nil
 	}
+	fields, err := appendFields(w.fields[:0], cols, nil)
+	if err != nil {
+		return err
+	}
+	w.fields = fields
 	w.cols = append(w.cols[:0], cols...)
-	w.fields = w.fields[:0]
-	for _, col := range cols {
-		w.fields = append(w.fields, pgproto3.FieldDescription{
+	w.inRows, w.reported = true, true
+	return w.c.send(&pgproto3.RowDescription{Fields: w.fields})
+}
+
+// appendFields appends the row description of cols in formats (nil: all
+// text) to fields.
+func appendFields(fields []pgproto3.FieldDescription, cols []Column, formats []int16) ([]pgproto3.FieldDescription, error) {
+	if len(cols) > math.MaxInt16 {
+		return fields, sqlerr.New(sqlerr.InternalError, "pgwire: %d result columns is too many", len(cols))
+	}
+	for i, col := range cols {
+		f := pgproto3.FieldDescription{
 			Name:         []byte(noNUL(col.Name)),
 			DataTypeOID:  col.Type.OID(),
 			DataTypeSize: col.Type.Size(),
 			TypeModifier: col.Type.Typmod(),
 			Format:       pgproto3.TextFormat,
-		})
+		}
+		if formats != nil {
+			f.Format = formats[i]
+		}
+		fields = append(fields, f)
 	}
-	w.inRows, w.reported = true, true
-	return w.c.send(&pgproto3.RowDescription{Fields: w.fields})
+	return fields, nil
+}
+
+// sameColumns reports whether a and b have the same names and types.
+func sameColumns(a, b []Column) bool {
+	return slices.Equal(a, b)
+}
+
+func describeColumns(cols []Column) string {
+	var b strings.Builder
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %s", c.Name, c.Type)
+	}
+	return b.String()
 }
 
 // WriteRows implements ResultWriter.
@@ -129,17 +193,36 @@ func (w *resultWriter) WriteRows(rec arrow.RecordBatch) error {
 		return sqlerr.New(sqlerr.InternalError, "pgwire: batch has %d columns, the result %d",
 			rec.NumCols(), len(w.cols))
 	}
-	w.colState = w.colState[:0]
-	defer func() { clear(w.colState) }() // drop the references to rec's columns
 	for j, col := range w.cols {
 		arr := rec.Column(j)
 		if want := col.Type.ArrowType(); !arrow.TypeEqual(arr.DataType(), want) {
 			return sqlerr.New(sqlerr.InternalError, "pgwire: column %q of type %v holds Arrow %v, not %v",
 				col.Name, col.Type, arr.DataType(), want)
 		}
-		cs := columnState{
-			format:  types.NewColumnFormatter(col.Type, arr),
-			allNull: col.Type.Kind == types.Unknown,
+	}
+	if p := w.portal; p != nil && p.buffering {
+		// The client fetches the rows with a row limit: keep them.
+		if rec.NumRows() > 0 {
+			rec.Retain()
+			p.rows = append(p.rows, rec)
+		}
+		return nil
+	}
+	return w.writeRows(w.cols, w.formats, rec, 0, int(rec.NumRows()))
+}
+
+// writeRows sends rows [lo, hi) of rec, whose columns have been checked to
+// hold cols, as DataRows in formats (nil: all text).
+func (w *resultWriter) writeRows(cols []Column, formats []int16, rec arrow.RecordBatch, lo, hi int) error {
+	w.colState = w.colState[:0]
+	defer func() { clear(w.colState) }() // drop the references to rec's columns
+	for j, col := range cols {
+		arr := rec.Column(j)
+		cs := columnState{allNull: col.Type.Kind == types.Unknown}
+		if formats != nil && formats[j] == pgproto3.BinaryFormat {
+			cs.format = types.NewColumnBinaryFormatter(col.Type, arr)
+		} else {
+			cs.format = types.NewColumnFormatter(col.Type, arr)
 		}
 		if arr.NullN() > 0 {
 			cs.validity, cs.offset = arr.NullBitmapBytes(), arr.Data().Offset()
@@ -148,8 +231,7 @@ func (w *resultWriter) WriteRows(rec arrow.RecordBatch) error {
 	}
 
 	ncols := len(w.colState)
-	rows := int(rec.NumRows())
-	for i := 0; i < rows; i++ {
+	for i := lo; i < hi; i++ {
 		b := append(w.row[:0], 'D', 0, 0, 0, 0, byte(ncols>>8), byte(ncols))
 		for j := range w.colState {
 			cs := &w.colState[j]
@@ -177,6 +259,13 @@ func (w *resultWriter) Complete(tag string) error {
 		return err
 	}
 	w.inRows, w.reported = false, true
+	if p := w.portal; p != nil {
+		p.tag = tag
+		if p.buffering {
+			// Sent with the last rows.
+			return nil
+		}
+	}
 	return w.c.send(&pgproto3.CommandComplete{CommandTag: []byte(noNUL(tag))})
 }
 

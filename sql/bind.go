@@ -34,6 +34,9 @@ type binder struct {
 	// litLoc is the location of each string literal, where errors parsing
 	// it as some type are reported (as PostgreSQL does).
 	litLoc map[*Const]int32
+	// params are the statement's query parameters; nil when it has none
+	// (the simple query protocol), where $n is an error.
+	params *paramState
 	queryState
 }
 
@@ -280,6 +283,9 @@ func (b *binder) bindCreateTableAs(s *pg_query.CreateTableAsStmt) (Statement, er
 	if err != nil {
 		return nil, err
 	}
+	if b.hasParams() {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "materialized views may not be defined using bound parameters")
+	}
 	if len(s.Into.ColNames) > 0 {
 		vis := VisibleColumns(rel)
 		if len(s.Into.ColNames) > len(vis) {
@@ -507,8 +513,12 @@ func (b *binder) assign(e Expr, col catalog.Column, loc int32) (Expr, error) {
 	from := e.Type()
 	if from.Kind == types.Unknown || AssignmentCastAllowed(from, col.Type) {
 		out, err := b.castTo(e, col.Type, loc, false)
-		if c, ok := out.(*Cast); ok && c.Arg == e {
-			c.Assignment = true
+		if c, ok := out.(*Cast); ok {
+			// The cast of e itself (or of the parameter e was, now typed)
+			// stores the value.
+			if _, isParam := e.(*Param); c.Arg == e || isParam {
+				c.Assignment = true
+			}
 		}
 		return out, err
 	}

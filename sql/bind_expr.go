@@ -110,7 +110,7 @@ func (b *binder) bindExpr(ctx *exprCtx, n *pg_query.Node) (Expr, error) {
 		}
 		return nil, b.errAt(x.SubLink.Location, sqlerr.Unsupported("EXISTS, IN and ANY subqueries other than as AND-ed conditions of a SELECT's WHERE"))
 	case *pg_query.Node_ParamRef:
-		return nil, b.errAt(x.ParamRef.Location, sqlerr.Unsupported("query parameters ($%d)", x.ParamRef.Number))
+		return b.bindParamRef(x.ParamRef)
 	case *pg_query.Node_RowExpr:
 		return nil, b.errAt(x.RowExpr.Location, sqlerr.Unsupported("row constructors"))
 	case *pg_query.Node_AIndirection:
@@ -360,6 +360,17 @@ func (b *binder) bindTypeCast(ctx *exprCtx, tc *pg_query.TypeCast) (Expr, error)
 // get a Cast node if the cast exists (explicit casts allow more than
 // implicit ones).
 func (b *binder) castTo(e Expr, t types.T, loc int32, explicit bool) (Expr, error) {
+	if p, ok := untypedParam(e); ok {
+		if t.Kind == types.Unknown {
+			return e, nil
+		}
+		// The parameter takes the type (without modifiers); a cast then
+		// applies any modifiers.
+		var err error
+		if e, err = b.resolveParam(p, t, loc); err != nil {
+			return nil, err
+		}
+	}
 	if c, ok := e.(*Const); ok && c.T.Kind == types.Unknown {
 		if c.Value.Null {
 			return &Const{Value: types.Null, T: t}, nil
@@ -405,6 +416,9 @@ func (b *binder) coerce(e Expr, t types.T, loc int32) (Expr, error) {
 // defaultType gives an untyped literal the type text, as PostgreSQL does when
 // nothing else decides.
 func (b *binder) defaultType(e Expr) Expr {
+	if p, ok := untypedParam(e); ok {
+		return b.defaultParamType(p)
+	}
 	if c, ok := e.(*Const); ok && c.T.Kind == types.Unknown {
 		if c.Value.Null {
 			return &Const{Value: types.Null, T: types.TextT}

@@ -42,6 +42,8 @@ func exprLocation(n *pg_query.Node) int32 {
 		return x.ResTarget.Location
 	case *pg_query.Node_SortBy:
 		return x.SortBy.Location
+	case *pg_query.Node_ParamRef:
+		return x.ParamRef.Location
 	}
 	return -1
 }
@@ -256,6 +258,23 @@ func (b *binder) limitValue(n *pg_query.Node, what string) (int64, error) {
 	e, err := b.bindExpr(&exprCtx{clause: what}, n)
 	if err != nil {
 		return 0, err
+	}
+	if cast, isCast := e.(*Cast); isCast {
+		if _, isParam := cast.Arg.(*Param); isParam {
+			return -1, nil // preparing: the value comes with BindParams
+		}
+	}
+	if p, isParam := e.(*Param); isParam {
+		// Preparing: the parameter is a bigint unless declared otherwise;
+		// its value comes with BindParams.
+		if p.T.Kind == types.Unknown {
+			_, err := b.resolveParam(p, types.Int64T, exprLocation(n))
+			return -1, err
+		}
+		if !p.T.IsNumeric() {
+			return 0, b.errAt(exprLocation(n), sqlerr.New(sqlerr.DatatypeMismatch, "argument of %s must be type bigint, not type %s", what, p.T))
+		}
+		return -1, nil
 	}
 	c, ok := e.(*Const)
 	if !ok {
@@ -606,7 +625,7 @@ func (r *groupRewriter) rewrite(e Expr, loc int32) (Expr, error) {
 	switch n := e.(type) {
 	case *InputRef:
 		return nil, r.b.errAt(loc, sqlerr.New(sqlerr.GroupingError, "column \"%s\" must appear in the GROUP BY clause or be used in an aggregate function", n.Name))
-	case *Const:
+	case *Const, *Param:
 		return e, nil
 	case *Call:
 		args := make([]Expr, len(n.Args))
