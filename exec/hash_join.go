@@ -1,9 +1,12 @@
 package exec
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -104,7 +107,8 @@ type HashJoin struct {
 	rightRows, rightNulls int64
 
 	keyBuf  []byte
-	endBuf  []byte // the upper bound of a probe
+	endBuf  []byte  // the upper bound of a probe
+	probes  []probe // the rows of a batch with a join key, to probe
 	valBuf  []byte
 	rowKeys [][]byte
 	seq     uint64
@@ -164,6 +168,12 @@ type outEntry struct {
 	stored []byte // stored row, when it comes from state
 }
 
+// probe is an input row to look up in the other side's state.
+type probe struct {
+	row int
+	key []byte // its join key
+}
+
 // OnBatch joins the changes of input s with the other input's rows.
 func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) error {
 	defer b.Release()
@@ -181,9 +191,9 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 	pairBs := newBuilders(j.mem, j.pairTypes)
 	defer releaseBuilders(pairBs)
 	var cands []candidate
-	var it *state.Iter
 	hasKey := make([]bool, n)
 	j.rowKeys = j.rowKeys[:0]
+	j.probes = j.probes[:0]
 	for i := 0; i < n; i++ {
 		j.keyBuf = j.keyBuf[:0]
 		hasKey[i] = true
@@ -203,45 +213,39 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 			j.keyBuf = binary.BigEndian.AppendUint64(j.keyBuf, j.seq)
 		}
 		j.rowKeys = append(j.rowKeys, append([]byte(nil), j.keyBuf...))
-		if !hasKey[i] {
-			continue
-		}
-		prefix := j.rowKeys[i][:jkLen]
-		j.endBuf = state.AppendPrefixEnd(j.endBuf[:0], prefix)
-		if it == nil {
-			// One iterator serves every probe of the batch: the other
-			// side's state does not change until phase 3.
-			var err error
-			if it, err = spec.Tables[o].NewIter(prefix, j.endBuf); err != nil {
-				return err
-			}
-			defer func() {
-				if it != nil {
-					it.Close()
-				}
-			}()
-		} else {
-			it.SetBounds(prefix, j.endBuf)
-		}
-		for ok := it.First(); ok; ok = it.Next() {
-			_, _, row, err := decodeStored(it.Value())
-			if err != nil {
-				return err
-			}
-			c := candidate{row: i, key: append([]byte(nil), it.Key()...), value: append([]byte(nil), row...)}
-			if err := j.appendPair(pairBs, s, rec, i, c.value); err != nil {
-				return err
-			}
-			cands = append(cands, c)
-		}
-		if err := it.Error(); err != nil {
-			return err
+		if hasKey[i] {
+			j.probes = append(j.probes, probe{row: i, key: j.rowKeys[i][:jkLen]})
 		}
 	}
-	if it != nil {
-		err := it.Close()
-		if it = nil; err != nil {
+	// Probe in join key order, which walks the other side's state forwards,
+	// through one iterator: that state does not change until phase 3.
+	slices.SortStableFunc(j.probes, func(a, b probe) int { return bytes.Compare(a.key, b.key) })
+	if len(j.probes) > 0 {
+		it, err := spec.Tables[o].NewIter(nil, nil)
+		if err != nil {
 			return err
+		}
+		for _, pr := range j.probes {
+			j.endBuf = state.AppendPrefixEnd(j.endBuf[:0], pr.key)
+			it.SetBounds(pr.key, j.endBuf)
+			for ok := it.First(); ok; ok = it.Next() {
+				_, _, row, err := decodeStored(it.Value())
+				if err != nil {
+					it.Close()
+					return err
+				}
+				cands = append(cands, candidate{row: pr.row, key: append([]byte(nil), it.Key()...), value: append([]byte(nil), row...)})
+			}
+		}
+		if err := errors.Join(it.Error(), it.Close()); err != nil {
+			return err
+		}
+		// Back to input order; a row's candidates stay in key order.
+		slices.SortStableFunc(cands, func(a, b candidate) int { return a.row - b.row })
+		for _, c := range cands {
+			if err := j.appendPair(pairBs, s, rec, c.row, c.value); err != nil {
+				return err
+			}
 		}
 	}
 
