@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // seeds returns the seeds to run: -seed alone, or -seeds random ones (one
@@ -38,15 +41,12 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	for _, seed := range seeds() {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			h := newHarness(t, seed)
+			h := newCrashHarness(t, seed)
 			h.start()
 			h.setup()
 			for range cycles {
 				h.workload(false)
-				if h.rng.IntN(4) == 0 {
-					h.killDuringStartup()
-				}
-				h.start()
+				h.restart()
 				h.verify()
 			}
 			h.shutdown()
@@ -59,7 +59,7 @@ func TestCrashRecovery(t *testing.T) {
 // write and then while idle: it must exit with status 0, and a restart must
 // hold every acknowledged write (and, after the idle stop, nothing else).
 func TestCleanShutdown(t *testing.T) {
-	h := newHarness(t, seeds()[0])
+	h := newCrashHarness(t, seeds()[0])
 	h.start()
 	h.setup()
 
@@ -153,16 +153,222 @@ func TestDataDirInUse(t *testing.T) {
 	}
 }
 
-func (h *harness) logStats() {
-	s := h.stats
-	acked, stmts, checks := 0, 0, 0
-	for _, c := range h.clients {
-		acked += c.ackedStatements
-		stmts += c.statements
-		checks += c.checks
+// crashHarness runs one seed of TestCrashRecovery or TestCleanShutdown:
+// the harness, the clients and the model of what the database must hold.
+type crashHarness struct {
+	*harness
+	clients []*client
+
+	// views are the materialized views known to exist, in creation order;
+	// pendingDDL is a statement on them that was in flight at the kill.
+	views      []*viewDef
+	pendingDDL *ddlOp
+
+	crashStats struct {
+		inFlight, inFlightApplied                 int
+		ddlAcked, ddlInFlight, ddlInFlightApplied int
 	}
+}
+
+type ddlOp struct {
+	create bool
+	view   *viewDef
+}
+
+func (d *ddlOp) sql() string {
+	if d.create {
+		return d.view.create()
+	}
+	return "DROP MATERIALIZED VIEW " + d.view.name
+}
+
+func newCrashHarness(t *testing.T, seed uint64) *crashHarness {
+	h := &crashHarness{harness: newHarness(t, seed)}
+	for i := range *flagClients {
+		c := newClient(int64(i+1), seed)
+		h.clients = append(h.clients, c)
+		h.writers = append(h.writers, &c.writerLog)
+	}
+	return h
+}
+
+// setup creates the tables and the fixed views.
+func (h *crashHarness) setup() {
+	h.t.Helper()
+	db := h.session()
+	defer db.close()
+	stmts := []string{createAcct, createEvents}
+	for _, v := range fixedViews {
+		stmts = append(stmts, v.create())
+	}
+	for _, s := range stmts {
+		db.exec(s)
+	}
+	h.views = append(h.views, fixedViews...)
+}
+
+// crashKills are the kill plans of TestCrashRecovery's cycles.
+var crashKills = killConfig{
+	modes:       []killMode{killAfterDelay, killAfterAcks, killDuringDDL, killIdle, killDuringShutdown},
+	maxDelay:    800 * time.Millisecond,
+	maxAcks:     150,
+	maxDDLDelay: 500 * time.Millisecond,
+	targetWait:  5 * time.Second,
+}
+
+// workload runs the clients (and maybe one DDL statement) against the
+// running server and ends it: with SIGKILL at a moment chosen by a random
+// kill mode, or with SIGTERM when term is set.
+func (h *crashHarness) workload(term bool) {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), hangTimeout)
+	defer cancel()
+
+	// Every random choice of the controller is made here, up front.
+	var ddl *ddlOp
+	plan := h.planKill(crashKills, func() { ddl = h.chooseDDL() })
+	acksBefore := h.counts().ackedStatements
+
+	cy := h.newCycle(ctx, plan)
+	for _, c := range h.clients {
+		cy.goConn(func(conn *pgx.Conn) error { return c.run(cy, conn) })
+	}
+	if ddl != nil {
+		cy.goDDL(ddl.sql(), func() { h.pendingDDL = ddl }, func() {
+			h.applyDDL(ddl)
+			h.pendingDDL = nil
+			h.crashStats.ddlAcked++
+		})
+	}
+	cy.end(term)
+
+	inFlight := 0
+	for _, c := range h.clients {
+		inFlight += len(c.pending)
+	}
+	how := "SIGTERM"
+	if !term {
+		how = "SIGKILL " + plan.mode.String()
+		h.stats.kills++
+	}
+	h.t.Logf("cycle %d (barrier interval %v): %s: %d statements acknowledged, %d in flight%s",
+		h.stats.cycles, h.interval, how, h.counts().ackedStatements-acksBefore, inFlight, cy.ddlNote())
+	h.stats.cycles++
+}
+
+// writeFor runs the clients for d, then stops them and waits until they
+// have returned; the server keeps running.
+func (h *crashHarness) writeFor(d time.Duration) {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), hangTimeout)
+	defer cancel()
+	cy := h.newCycle(ctx, killPlan{})
+	for _, c := range h.clients {
+		cy.goConn(func(conn *pgx.Conn) error { return c.run(cy, conn) })
+	}
+	time.Sleep(d)
+	cy.finish()
+}
+
+// chooseDDL picks a view to create or drop.
+func (h *crashHarness) chooseDDL() *ddlOp {
+	var extras []*viewDef
+	for _, v := range h.views[len(fixedViews):] {
+		extras = append(extras, v)
+	}
+	if len(extras) >= 3 || (len(extras) > 0 && h.rng.IntN(3) == 0) {
+		return &ddlOp{view: extras[h.rng.IntN(len(extras))]}
+	}
+	def := *extraViews[h.rng.IntN(len(extraViews))]
+	def.name = h.extraName(def.name)
+	return &ddlOp{create: true, view: &def}
+}
+
+func (h *crashHarness) applyDDL(d *ddlOp) {
+	if d.create {
+		h.views = append(h.views, d.view)
+		return
+	}
+	h.views = slices.DeleteFunc(h.views, func(v *viewDef) bool { return v == d.view })
+}
+
+// verify checks the restarted server against the model: the tables hold
+// every acknowledged write and some prefix of the statements in flight at
+// the kill (which then join the model), the views are exactly the known
+// ones, and each view equals both its defining query run as a batch SELECT
+// and the model's computation of it.
+func (h *crashHarness) verify() {
+	h.t.Helper()
+	db := h.session()
+	defer db.close()
+	query := db.query
+
+	// Tables, client by client.
+	acct, events := query(selectAcct), query(selectEvents)
+	acctOf, eventsOf := map[string][][]string{}, map[string][][]string{}
+	for _, r := range acct {
+		acctOf[r[1]] = append(acctOf[r[1]], r)
+	}
+	for _, r := range events {
+		eventsOf[r[0]] = append(eventsOf[r[0]], r)
+	}
+	all := newTables()
+	for _, c := range h.clients {
+		id := itoa(c.id)
+		h.crashStats.inFlight += len(c.pending)
+		applied, err := c.resolve(acctOf[id], eventsOf[id])
+		if err != nil {
+			h.fatalf("after restart %d: %v%s", h.starts, err, c.recentHistory())
+		}
+		h.crashStats.inFlightApplied += applied
+		delete(acctOf, id)
+		delete(eventsOf, id)
+		all.merge(c.acked)
+	}
+	for id, rows := range acctOf {
+		h.fatalf("after restart %d: acct holds rows of unknown client %s: %v", h.starts, id, rows)
+	}
+	for id, rows := range eventsOf {
+		h.fatalf("after restart %d: events holds rows of unknown client %s: %v", h.starts, id, rows)
+	}
+
+	// The set of views.
+	var names []string
+	for _, r := range query("SHOW MATERIALIZED VIEWS") {
+		names = append(names, r[0])
+	}
+	if d := h.pendingDDL; d != nil {
+		h.crashStats.ddlInFlight++
+		if slices.Contains(names, d.view.name) == d.create {
+			h.applyDDL(d)
+			h.crashStats.ddlInFlightApplied++
+		}
+		h.pendingDDL = nil
+	}
+	var want []string
+	for _, v := range h.views {
+		want = append(want, v.name)
+	}
+	h.checkViewNames(names, want)
+
+	// Each view's content.
+	for _, v := range h.views {
+		got := query("SELECT * FROM " + v.name)
+		batch := query(v.query)
+		if d := diffRows(batch, got, false); d != "" {
+			h.fatalf("after restart %d: view %s differs from its defining query run as a batch SELECT: %s",
+				h.starts, v.name, d)
+		}
+		if d := diffRows(v.model(all), got, true); d != "" {
+			h.fatalf("after restart %d: view %s differs from the model: %s", h.starts, v.name, d)
+		}
+	}
+}
+
+func (h *crashHarness) logStats() {
+	s, n := h.crashStats, h.counts()
 	h.t.Logf("seed %d: %d cycles, %d SIGKILLs under load, %d during startup, %d starts; %d of %d statements acknowledged, "+
 		"%d in flight at kills of which %d applied; %d read-your-writes checks; DDL: %d acknowledged, %d in flight of which %d applied",
-		h.seed, s.cycles, s.kills, s.startupKills, h.starts, acked, stmts, s.inFlight, s.inFlightApplied, checks,
-		s.ddlAcked, s.ddlInFlight, s.ddlInFlightApplied)
+		h.seed, h.stats.cycles, h.stats.kills, h.stats.startupKills, h.starts, n.ackedStatements, n.statements, s.inFlight,
+		s.inFlightApplied, n.checks, s.ddlAcked, s.ddlInFlight, s.ddlInFlightApplied)
 }

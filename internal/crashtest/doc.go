@@ -5,7 +5,12 @@
 //
 // The package's own code (server.go) builds the binary and manages server
 // processes; the tests hold the workload, the client-side model and the
-// checks:
+// checks. The crash tests share the harness of a seed (harness_test.go:
+// the server of the moment, its starts and kills), its cycles
+// (cycle_test.go: the kill plan drawn from the seed, the goroutines that
+// run against the server, the DDL statement in flight, the kill) and what
+// their clients do alike (workload_test.go's writer: sending units,
+// resolving the statements in flight at a kill):
 //
 //   - TestCrashRecovery: per seed, a table with a primary key (acct) and one
 //     without (events), grouped, filtered, DISTINCT and view-over-view

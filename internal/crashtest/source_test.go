@@ -2,7 +2,6 @@ package crashtest
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -10,16 +9,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/streamsql/streamsql/connector/datagen"
 	"github.com/streamsql/streamsql/types"
 )
@@ -276,53 +271,39 @@ func sumColumn(rows [][]string, c int) (int64, error) {
 // only with rows that pass its filter.
 func (d *genData) checkView(v *srcView, rows [][]string, dim dimModel) (lo, hi int64, err error) {
 	total := int64(len(d.id))
-	prefix := func(p int64) error {
-		if p < 0 || p > total {
-			return fmt.Errorf("its rows add up to %d source rows, but the source has %d: %v", p, total, firstRows(rows))
-		}
-		return nil
-	}
+	// p is the number of source rows the view's rows count.
 	var p int64
+	switch v.kind {
+	case kindTotals, kindRollup:
+		cols, col := 5, 0 // n is the first of 5 columns
+		if v.kind == kindRollup {
+			cols, col = 4, 1 // n is the second of 4
+		}
+		if len(rows) != 1 || len(rows[0]) != cols {
+			return 0, 0, fmt.Errorf("want one row of %d columns, got %v", cols, firstRows(rows))
+		}
+		p, err = parseCount(rows[0][col])
+	case kindByK, kindJoin:
+		p, err = sumColumn(rows, 1)
+	case kindPairs:
+		return d.checkPairs(rows, dim)
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	if p < 0 || p > total {
+		return 0, 0, fmt.Errorf("its rows add up to %d source rows, but the source has %d: %v", p, total, firstRows(rows))
+	}
 	var want [][]string
 	trim := false
 	switch v.kind {
 	case kindTotals:
-		if len(rows) != 1 || len(rows[0]) != 5 {
-			return 0, 0, fmt.Errorf("want one row of 5 columns, got %v", firstRows(rows))
-		}
-		if p, err = parseCount(rows[0][0]); err != nil {
-			return 0, 0, err
-		}
-		if err := prefix(p); err != nil {
-			return 0, 0, err
-		}
 		want = d.totalsRows(p)
 	case kindByK:
-		if p, err = sumColumn(rows, 1); err != nil {
-			return 0, 0, err
-		}
-		if err := prefix(p); err != nil {
-			return 0, 0, err
-		}
 		want = d.byKRows(p)
 	case kindRollup:
-		if len(rows) != 1 || len(rows[0]) != 4 {
-			return 0, 0, fmt.Errorf("want one row of 4 columns, got %v", firstRows(rows))
-		}
-		if p, err = parseCount(rows[0][1]); err != nil {
-			return 0, 0, err
-		}
-		if err := prefix(p); err != nil {
-			return 0, 0, err
-		}
 		want = d.rollupRows(p)
 	case kindJoin:
-		if p, err = sumColumn(rows, 1); err != nil {
-			return 0, 0, err
-		}
-		if err := prefix(p); err != nil {
-			return 0, 0, err
-		}
 		want = d.joinRows(p, dim, nil)
 		trim = dim == nil
 		for _, r := range rows {
@@ -331,8 +312,6 @@ func (d *genData) checkView(v *srcView, rows [][]string, dim dimModel) (lo, hi i
 				return 0, 0, fmt.Errorf("row %v: matched is neither 0 nor n (a key has one row in dim or none)", r)
 			}
 		}
-	case kindPairs:
-		return d.checkPairs(rows, dim)
 	}
 	if diff := diffRows(want, rows, trim); diff != "" {
 		return 0, 0, fmt.Errorf("it equals the query over no prefix of the generated rows: the row counts say P = %d, "+
@@ -430,29 +409,28 @@ func (m dimModel) rows() [][]string {
 // owner returns the client (1-based) that owns key k.
 func owner(k int64) int64 { return k%dimClients + 1 }
 
-// dimStmt is a write to the dimension table and its effect on the model of
-// the writing client's rows; apply returns the expected command tag.
-type dimStmt struct {
-	sql   string
-	apply func(m dimModel) string
-}
+// dimStmt is a write to the dimension table.
+type dimStmt = modelStmt[dimModel]
 
 // dimClient writes the rows of dim it owns, and checks read-your-writes on
 // them and on its keys of the join view.
 type dimClient struct {
+	writer[dimModel]
 	id       int64
 	rng      *rand.Rand
-	acked    dimModel
-	pending  []dimStmt
-	rejected *pgconn.PgError
 	nextStmt int64
-	history  []string
-
-	statements, ackedStatements, checks int
 }
 
 func newDimClient(id int64, seed uint64) *dimClient {
-	return &dimClient{id: id, rng: rand.New(rand.NewPCG(seed, 1000+uint64(id))), acked: dimModel{}}
+	return &dimClient{
+		writer: writer[dimModel]{
+			writerLog: writerLog{name: fmt.Sprintf("dim client %d", id)},
+			acked:     dimModel{},
+			clone:     maps.Clone[dimModel],
+		},
+		id:  id,
+		rng: rand.New(rand.NewPCG(seed, 1000+uint64(id))),
+	}
 }
 
 // keys returns the client's keys that are (present) or are not (absent)
@@ -479,16 +457,7 @@ func (c *dimClient) next() []dimStmt {
 	if c.rng.IntN(8) == 0 {
 		n = 2 + c.rng.IntN(2)
 	}
-	saved := c.acked
-	c.acked = maps.Clone(saved)
-	var unit []dimStmt
-	for range n {
-		s := c.nextStmt1()
-		s.apply(c.acked)
-		unit = append(unit, s)
-	}
-	c.acked = saved
-	return unit
+	return c.unit(n, c.nextStmt1)
 }
 
 func (c *dimClient) nextStmt1() dimStmt {
@@ -574,56 +543,18 @@ func (c *dimClient) nextStmt1() dimStmt {
 	}
 }
 
-// run sends units until stop returns true or the connection breaks, like
-// client.run: onSend is called before each unit is sent, onAck after it is
-// acknowledged. Between units it waits a little, so that most barriers are
-// triggered by writes but the join views are not flooded with changes.
-func (c *dimClient) run(ctx context.Context, conn *pgx.Conn, gen *genData, stop, killed func() bool, onSend, onAck func()) error {
-	for !stop() {
+// run sends units until the cycle stops or the connection breaks (see
+// writer.run); one step in eight is a read-your-writes check. Before each
+// step it waits a little, so that most barriers are triggered by writes
+// but the join views are not flooded with changes.
+func (c *dimClient) run(cy *cycle, conn *pgx.Conn, gen *genData) error {
+	return c.writer.run(cy, conn, func() ([]dimStmt, error) {
 		time.Sleep(time.Duration(c.rng.IntN(8000)) * time.Microsecond)
 		if c.rng.IntN(8) == 0 {
-			c.checks++
-			if err := c.check(ctx, conn, gen); err != nil {
-				if killed() {
-					return nil
-				}
-				return err
-			}
-			continue
+			return nil, c.check(cy.ctx, conn, gen)
 		}
-		unit := c.next()
-		c.statements += len(unit)
-		sqls := make([]string, len(unit))
-		for i, s := range unit {
-			sqls[i] = s.sql
-			c.history = append(c.history, s.sql)
-		}
-		onSend()
-		done, err := execUnit(ctx, conn.PgConn(), strings.Join(sqls, "; "), func(i int, tag string) error {
-			want := unit[i].apply(c.acked)
-			c.ackedStatements++
-			if tag != want {
-				return fmt.Errorf("dim client %d: %q returned %q, the model expects %q: %w", c.id, unit[i].sql, tag, want, errWrongTag)
-			}
-			return nil
-		})
-		if errors.Is(err, errWrongTag) {
-			return err
-		}
-		if err != nil {
-			if killed() {
-				c.pending = unit[done:]
-				errors.As(err, &c.rejected)
-				for _, s := range c.pending {
-					c.history = append(c.history, "  (in flight at the kill) "+s.sql)
-				}
-				return nil
-			}
-			return fmt.Errorf("dim client %d: %q: %w", c.id, unit[min(done, len(unit)-1)].sql, err)
-		}
-		onAck()
-	}
-	return nil
+		return c.next(), nil
+	})
 }
 
 // check reads the client's dim rows and its keys of the join view: both
@@ -662,31 +593,16 @@ func (c *dimClient) check(ctx context.Context, conn *pgx.Conn, gen *genData) err
 }
 
 // resolve finds which prefix of the pending statements dim's rows of the
-// client reflect (see client.resolve).
+// client reflect (see writer.resolvePending).
 func (c *dimClient) resolve(rows [][]string) (int, error) {
-	state := maps.Clone(c.acked)
-	for p := 0; ; p++ {
-		if diffRows(state.rows(), rows, false) == "" {
-			if p > 0 && c.rejected != nil && *flagStrictErrors {
-				return 0, fmt.Errorf("dim client %d: %q failed with %q (SQLSTATE %s) but was applied",
-					c.id, c.pending[0].sql, c.rejected.Message, c.rejected.Code)
-			}
-			c.acked = state
-			c.pending, c.rejected = nil, nil
-			return p, nil
-		}
-		if p == len(c.pending) {
-			break
-		}
-		c.pending[p].apply(state)
+	p, err := c.resolvePending(func(m dimModel) bool {
+		return diffRows(m.rows(), rows, false) == ""
+	})
+	if err != errNoPrefix {
+		return p, err
 	}
-	return 0, fmt.Errorf("dim client %d: dim matches no state allowed by the history (%d statements in flight): %s%s",
-		c.id, len(c.pending), diffRows(c.acked.rows(), rows, false), c.recentHistory())
-}
-
-func (c *dimClient) recentHistory() string {
-	hist := c.history[max(0, len(c.history)-20):]
-	return fmt.Sprintf("\n--- last %d statements of dim client %d:\n  %s", len(hist), c.id, strings.Join(hist, "\n  "))
+	return 0, fmt.Errorf("dim client %d: dim matches no state allowed by the history (%d statements in flight): %s",
+		c.id, len(c.pending), diffRows(c.acked.rows(), rows, false))
 }
 
 // srcHarness runs one seed of the source test on top of the harness's
@@ -698,7 +614,6 @@ type srcHarness struct {
 	dcs     []*dimClient
 	views   []*srcView // in creation order
 	pending *srcDDL    // DDL in flight at the last kill
-	extras  int
 	// floor is, per view, the smallest P the view may have from now on:
 	// the largest P it was seen at (every read sees a committed epoch).
 	floor map[string]int64
@@ -766,10 +681,7 @@ func TestSourceCrashRecovery(t *testing.T) {
 			s.setup()
 			for range cycles {
 				s.workload()
-				if s.rng.IntN(4) == 0 {
-					s.killDuringStartup()
-				}
-				s.start()
+				s.restart()
 				s.verify(false)
 			}
 			s.finish()
@@ -799,7 +711,9 @@ func newSrcHarness(t *testing.T, seed uint64, cycles int) *srcHarness {
 	}
 	s.gen = gen
 	for i := range dimClients {
-		s.dcs = append(s.dcs, newDimClient(int64(i+1), seed))
+		c := newDimClient(int64(i+1), seed)
+		s.dcs = append(s.dcs, c)
+		h.writers = append(h.writers, &c.writerLog)
 	}
 	// Each start may also allow several checkpoints in flight (barriers,
 	// and so reader positions, of several epochs under way at once) and
@@ -834,60 +748,36 @@ func newSrcHarness(t *testing.T, seed uint64, cycles int) *srcHarness {
 // and the fixed views.
 func (s *srcHarness) setup() {
 	s.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), hangTimeout)
-	defer cancel()
-	conn := s.connect(ctx)
-	defer conn.Close(ctx)
-	run := func(q string) string {
-		tag, err := conn.Exec(ctx, q)
-		if err != nil {
-			s.fatalf("%s: %v", q, err)
-		}
-		return tag.String()
-	}
-	run(createDim)
+	db := s.session()
+	defer db.close()
+	db.exec(createDim)
 	for _, c := range s.dcs {
 		for range 3 + c.rng.IntN(3) {
 			st := c.nextStmt1()
 			c.history = append(c.history, st.sql)
-			if got, want := run(st.sql), st.apply(c.acked); got != want {
+			if got, want := db.exec(st.sql), st.apply(c.acked); got != want {
 				s.fatalf("%s returned %q, want %q", st.sql, got, want)
 			}
 		}
 	}
-	run(s.cfg.createSource())
+	db.exec(s.cfg.createSource())
 	for _, v := range srcFixedViews {
-		run(v.create())
+		db.exec(v.create())
 		c := *v
 		s.views = append(s.views, &c)
 	}
 }
 
-// srcKillMode is when a cycle of the source test kills the server.
-type srcKillMode int
-
-const (
-	srcKillAfterDelay srcKillMode = iota
-	// srcKillAfterAcks kills right after the dim clients' acknowledgement
-	// number n: an epoch has just committed.
-	srcKillAfterAcks
-	// srcKillDuringCommit kills a few milliseconds after a dim client sent
-	// its statement number n, while the checkpoint that write triggered
-	// runs through the dataflows or commits.
-	srcKillDuringCommit
-	// srcKillDuringDDL kills shortly after a CREATE or DROP MATERIALIZED
-	// VIEW over the source was sent.
-	srcKillDuringDDL
-	// srcKillIdle stops the clients and kills while only the source (and
-	// its checkpoints every barrier interval) is running.
-	srcKillIdle
-	// srcKillDuringShutdown sends SIGTERM and SIGKILL a moment later.
-	srcKillDuringShutdown
-	numSrcKillModes
-)
-
-func (m srcKillMode) String() string {
-	return [...]string{"after-delay", "after-acks", "during-commit", "during-DDL", "idle", "during-shutdown"}[m]
+// srcKills are the kill plans of TestSourceCrashRecovery's cycles: those
+// of TestCrashRecovery and killDuringCommit. Here killAfterAcks kills
+// right after the dim clients' acknowledgement number n, and killIdle
+// while only the source (and its checkpoints every barrier interval) runs.
+var srcKills = killConfig{
+	modes:       []killMode{killAfterDelay, killAfterAcks, killDuringCommit, killDuringDDL, killIdle, killDuringShutdown},
+	maxDelay:    time.Second,
+	maxAcks:     25,
+	maxDDLDelay: 400 * time.Millisecond,
+	targetWait:  2 * time.Second,
 }
 
 // chooseDDL picks an extra view to create, drop, pause or resume.
@@ -911,8 +801,7 @@ func (s *srcHarness) chooseDDL() *srcDDL {
 		return &srcDDL{op: ddlDrop, view: pick(extras)}
 	}
 	def := *srcExtraViews[s.rng.IntN(len(srcExtraViews))]
-	s.extras++
-	def.name += "_" + strconv.Itoa(s.extras)
+	def.name = s.extraName(def.name)
 	return &srcDDL{op: ddlCreate, view: &def}
 }
 
@@ -960,59 +849,16 @@ func (s *srcHarness) workload() {
 	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), hangTimeout)
 	defer cancel()
-	s.stop.Store(false)
-	s.killed.Store(false)
 	t0 := time.Now()
 
 	// Every random choice of the controller is made here, up front.
-	mode := srcKillMode(s.rng.IntN(int(numSrcKillModes)))
-	delay := time.Duration(s.rng.IntN(1000)) * time.Millisecond
-	ackTarget := int64(1 + s.rng.IntN(25))
-	sendTarget := int64(1 + s.rng.IntN(25))
-	commitDelay := time.Duration(s.rng.IntN(5000)) * time.Microsecond
 	var ddl *srcDDL
-	var ddlDelay time.Duration
-	if mode == srcKillDuringDDL || s.rng.IntN(2) == 0 {
-		ddl, ddlDelay = s.chooseDDL(), time.Duration(s.rng.IntN(400))*time.Millisecond
-	}
-	ddlKillDelay := time.Duration(s.rng.Int64N(int64(s.interval) + int64(20*time.Millisecond)))
-	idleWait := time.Duration(s.rng.Int64N(2 * int64(s.interval)))
-	termWait := time.Duration(s.rng.IntN(30_000)) * time.Microsecond
+	plan := s.planKill(srcKills, func() { ddl = s.chooseDDL() })
 
-	failed := make(chan error, len(s.dcs)+2)
-	fail := func(err error) {
-		select {
-		case failed <- err:
-		default:
-		}
-	}
-	var acks, sends atomic.Int64
-	ackReached, sendReached := make(chan struct{}), make(chan struct{})
-	onAck := func() {
-		if acks.Add(1) == ackTarget {
-			close(ackReached)
-		}
-	}
-	onSend := func() {
-		if sends.Add(1) == sendTarget {
-			close(sendReached)
-		}
-	}
-
-	var wg sync.WaitGroup
-	var conns []*pgx.Conn
+	cy := s.newCycle(ctx, plan)
 	for _, c := range s.dcs {
-		conn := s.connect(ctx)
-		conns = append(conns, conn)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := c.run(ctx, conn, s.gen, s.stop.Load, s.killed.Load, onSend, onAck); err != nil {
-				fail(err)
-			}
-		}()
+		cy.goConn(func(conn *pgx.Conn) error { return c.run(cy, conn, s.gen) })
 	}
-
 	// The monitor reads the views (but the one the DDL is about) while the
 	// clients write: each read must be a prefix, and P must not go back.
 	var watched []*srcView
@@ -1021,127 +867,46 @@ func (s *srcHarness) workload() {
 			watched = append(watched, v)
 		}
 	}
-	monConn := s.connect(ctx)
-	conns = append(conns, monConn)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for !s.stop.Load() {
+	cy.goConn(func(conn *pgx.Conn) error {
+		for !cy.stop.Load() {
 			for _, v := range watched {
-				rows, err := queryRows(ctx, monConn, "SELECT * FROM "+v.name)
+				rows, err := queryRows(ctx, conn, "SELECT * FROM "+v.name)
 				if err != nil {
-					if !s.killed.Load() {
-						fail(fmt.Errorf("monitor: %w", err))
+					if !cy.killed.Load() {
+						return fmt.Errorf("monitor: %w", err)
 					}
-					return
+					return nil
 				}
 				if _, _, err := s.observe(v, rows, nil, s.floor); err != nil {
-					fail(fmt.Errorf("monitor, while the server runs: %w", err))
-					return
+					return fmt.Errorf("monitor, while the server runs: %w", err)
 				}
 				s.srcStats.polls++
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-	}()
-
-	ddlSent := make(chan struct{})
-	ddlOutcome := "not sent"
+		return nil
+	})
 	if ddl != nil {
-		conn := s.connect(ctx)
-		conns = append(conns, conn)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case <-time.After(ddlDelay):
-			case <-ctx.Done():
-				return
-			}
-			if s.stop.Load() {
-				return
-			}
-			s.pending = ddl
-			ddlOutcome = "in flight"
-			close(ddlSent)
-			if _, err := conn.Exec(ctx, ddl.sql()); err != nil {
-				if !s.killed.Load() {
-					fail(fmt.Errorf("%s: %w", ddl.sql(), err))
-				}
-				return
-			}
+		cy.goDDL(ddl.sql(), func() { s.pending = ddl }, func() {
 			s.applyDDL(ddl)
 			s.pending = nil
-			ddlOutcome = "acknowledged"
-		}()
+		})
 	}
+	cy.end(false)
 
-	var timer <-chan time.Time
-	var acked, sent, ddlGone <-chan struct{}
-	switch mode {
-	case srcKillAfterDelay, srcKillIdle, srcKillDuringShutdown:
-		timer = time.After(delay)
-	case srcKillAfterAcks:
-		acked, timer = ackReached, time.After(2*time.Second) // too slow to reach the target: kill anyway
-	case srcKillDuringCommit:
-		sent, timer = sendReached, time.After(2*time.Second)
-	case srcKillDuringDDL:
-		ddlGone = ddlSent
-	}
-	select {
-	case <-timer:
-	case <-acked:
-	case <-sent:
-		time.Sleep(commitDelay)
-	case <-ddlGone:
-		time.Sleep(ddlKillDelay)
-	case err := <-failed:
-		s.endServer(false, &wg)
-		s.fatalf("%v%s", err, s.dimHistory(err))
-	case <-s.srv.Exited():
-		s.endServer(false, &wg)
-		s.fatalf("the server exited on its own during the workload")
-	}
-	switch mode {
-	case srcKillIdle:
-		s.stop.Store(true)
-		wg.Wait()
-		time.Sleep(idleWait)
-	case srcKillDuringShutdown:
-		s.killed.Store(true)
-		s.stop.Store(true)
-		if err := s.srv.Signal(syscall.SIGTERM); err != nil {
-			s.fatalf("%v", err)
-		}
-		time.Sleep(termWait)
-	}
-	s.endServer(false, &wg)
-	for _, conn := range conns {
-		conn.Close(ctx)
-	}
-	select {
-	case err := <-failed:
-		s.fatalf("%v%s", err, s.dimHistory(err))
-	default:
-	}
-	s.checkLog(s.srv)
 	s.stats.kills++
-	s.srcStats.cycleKinds[mode.String()]++
+	s.srcStats.cycleKinds[plan.mode.String()]++
 	inFlight := 0
 	for _, c := range s.dcs {
 		inFlight += len(c.pending)
 	}
-	ddlNote := ""
-	if ddl != nil {
-		ddlNote = fmt.Sprintf("; %q %s", ddl.sql(), ddlOutcome)
-		if ddlOutcome != "in flight" {
-			s.srcStats.ddl = append(s.srcStats.ddl, ddlOutcome)
-		}
+	if ddl != nil && cy.ddlOutcome != "in flight" {
+		s.srcStats.ddl = append(s.srcStats.ddl, cy.ddlOutcome)
 	}
 	s.t.Logf("cycle %d (barrier interval %v, %s; started in %v, ran %v): SIGKILL %s: %d statements acknowledged, "+
 		"%d in flight, P seen: %s%s",
 		s.stats.cycles, s.interval, strings.Join(s.args, " "), s.startupTime.Round(time.Millisecond),
-		time.Since(t0).Round(time.Millisecond), mode, acks.Load(), inFlight, s.floors(), ddlNote)
+		time.Since(t0).Round(time.Millisecond), plan.mode, cy.acks.Load(), inFlight, s.floors(), cy.ddlNote())
 	s.stats.cycles++
 }
 
@@ -1153,15 +918,6 @@ func (s *srcHarness) floors() string {
 	return strings.Join(parts, " ")
 }
 
-func (s *srcHarness) dimHistory(err error) string {
-	for _, c := range s.dcs {
-		if strings.HasPrefix(err.Error(), fmt.Sprintf("dim client %d:", c.id)) {
-			return c.recentHistory()
-		}
-	}
-	return ""
-}
-
 // verify checks the restarted server: dim holds every acknowledged write
 // and a prefix of the writes in flight at the kill, the views are the
 // known ones, and each view equals its query over the first P generated
@@ -1171,17 +927,9 @@ func (s *srcHarness) dimHistory(err error) string {
 // the view over a view must also equal its query run as a batch SELECT.
 func (s *srcHarness) verify(final bool) map[string][2]int64 {
 	s.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), hangTimeout)
-	defer cancel()
-	conn := s.connect(ctx)
-	defer conn.Close(ctx)
-	query := func(q string) [][]string {
-		rows, err := queryRows(ctx, conn, q)
-		if err != nil {
-			s.fatalf("%v", err)
-		}
-		return rows
-	}
+	db := s.session()
+	defer db.close()
+	query := db.query
 
 	// dim, client by client.
 	dimRows := query("SELECT k, w, name FROM dim")
@@ -1198,7 +946,7 @@ func (s *srcHarness) verify(final bool) map[string][2]int64 {
 		s.srcStats.inFlight += len(c.pending)
 		applied, err := c.resolve(byOwner[c.id])
 		if err != nil {
-			s.fatalf("after restart %d: %v", s.starts, err)
+			s.fatalf("after restart %d: %v%s", s.starts, err, c.recentHistory())
 		}
 		s.srcStats.inFlightDone += applied
 		maps.Copy(dim, c.acked)
@@ -1236,11 +984,7 @@ func (s *srcHarness) verify(final bool) map[string][2]int64 {
 	for _, v := range s.views {
 		want = append(want, v.name)
 	}
-	slices.Sort(names)
-	slices.Sort(want)
-	if !slices.Equal(names, want) {
-		s.fatalf("after restart %d: the materialized views are %v, want %v", s.starts, names, want)
-	}
+	s.checkViewNames(names, want)
 	if got := query("SHOW MATERIALIZED VIEWS"); len(got) != len(names) {
 		s.fatalf("after restart %d: SHOW MATERIALIZED VIEWS = %v, want %v", s.starts, got, names)
 	}
@@ -1277,19 +1021,15 @@ func (s *srcHarness) verify(final bool) map[string][2]int64 {
 // and restart, and after a clean shutdown and restart.
 func (s *srcHarness) finish() {
 	s.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), hangTimeout)
-	defer cancel()
-	conn := s.connect(ctx)
+	db := s.session()
 	for _, v := range s.views {
 		if v.paused {
 			d := &srcDDL{op: ddlResume, view: v}
-			if _, err := conn.Exec(ctx, d.sql()); err != nil {
-				s.fatalf("%s: %v", d.sql(), err)
-			}
+			db.exec(d.sql())
 			s.applyDDL(d)
 		}
 	}
-	conn.Close(ctx)
+	db.close()
 	t0 := time.Now()
 	// A view created last reads the whole source at the source's rate;
 	// allow twice that, plus slack for a loaded machine.
@@ -1344,14 +1084,9 @@ func (s *srcHarness) checkTotal(when string) {
 }
 
 func (s *srcHarness) logSrcStats() {
-	acked, stmts, checks := 0, 0, 0
-	for _, c := range s.dcs {
-		acked += c.ackedStatements
-		stmts += c.statements
-		checks += c.checks
-	}
+	n := s.counts()
 	s.t.Logf("seed %d: %d cycles %v, %d during startup, %d starts; dim: %d of %d statements acknowledged, %d in flight "+
 		"at kills of which %d applied, %d read-your-writes checks; %d monitor reads, %d view checks after restarts; DDL: %v",
-		s.seed, s.stats.cycles, s.srcStats.cycleKinds, s.stats.startupKills, s.starts, acked, stmts, s.srcStats.inFlight,
-		s.srcStats.inFlightDone, checks, s.srcStats.polls, s.srcStats.checks, s.srcStats.ddl)
+		s.seed, s.stats.cycles, s.srcStats.cycleKinds, s.stats.startupKills, s.starts, n.ackedStatements, n.statements,
+		s.srcStats.inFlight, s.srcStats.inFlightDone, n.checks, s.srcStats.polls, s.srcStats.checks, s.srcStats.ddl)
 }

@@ -11,47 +11,192 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// stmt is one write statement and its effect on the model.
-type stmt struct {
+// modelStmt is one write statement and its effect on M, the model of the
+// writing client's rows.
+type modelStmt[M any] struct {
 	sql string
 	// apply changes the client's model as the statement changes the
 	// client's rows, and returns the command tag the server must reply
 	// with. It is deterministic, so it can be replayed on copies of the
 	// model to enumerate the states a crash may leave.
-	apply func(m *tables) string
+	apply func(m M) string
 }
 
-// client is one connection's writer. It owns the rows whose client column
-// is its id, and keeps their model: the state after every acknowledged
-// statement.
-type client struct {
-	id  int64
-	rng *rand.Rand
-	// acked is the model of the client's rows.
-	acked *tables
+// A writer is what the clients of both tests share: the model M of the
+// rows the client owns (every client owns its rows, so they follow its own
+// statements exactly), the statements in flight at a kill, its history and
+// its counters. It sends the client's units and, after a restart, finds
+// which of the statements in flight the server applied. A writer is used by
+// one goroutine at a time.
+type writer[M any] struct {
+	writerLog
+	// acked is the model of the client's rows after its acknowledged
+	// statements; clone copies a model.
+	acked M
+	clone func(M) M
 	// pending are the statements sent but not acknowledged when the server
 	// died, in order. Any prefix of them may have been applied; the next
 	// verification finds which and folds it into acked.
-	pending []stmt
+	pending []modelStmt[M]
 	// rejected is the error the server returned for pending[0], if it
 	// returned one (rather than the connection breaking): the statement
 	// failed, so it must not have been applied.
 	rejected *pgconn.PgError
+}
+
+// writerLog is the part of a writer that does not depend on its model; the
+// harness keeps the logs of all the clients (harness.writers).
+type writerLog struct {
+	// name is "client 3" or the like; the client's errors start with it.
+	name string
+	// history is the log of the client's statements, for failure reports.
+	history []string
+	writerCounts
+}
+
+// writerCounts are a client's counters over the whole run.
+type writerCounts struct {
+	statements, ackedStatements, checks int
+}
+
+func (l *writerLog) recentHistory() string {
+	hist := l.history[max(0, len(l.history)-30):]
+	return fmt.Sprintf("\n--- last %d statements of %s:\n  %s", len(hist), l.name, strings.Join(hist, "\n  "))
+}
+
+// unit returns a unit of n statements made by next, each against the model
+// as it will be after the earlier ones: meanwhile w.acked is a scratch copy
+// they are applied to.
+func (w *writer[M]) unit(n int, next func() modelStmt[M]) []modelStmt[M] {
+	saved := w.acked
+	w.acked = w.clone(saved)
+	var unit []modelStmt[M]
+	for range n {
+		s := next()
+		s.apply(w.acked)
+		unit = append(unit, s)
+	}
+	w.acked = saved
+	return unit
+}
+
+// run runs the client in cy on conn until the cycle stops or the
+// connection breaks. step returns the client's next unit (one statement,
+// or a few sent as one simple-protocol query), or runs a read-your-writes
+// check and returns no unit and the check's error. An error is a failure
+// unless the server is being killed.
+func (w *writer[M]) run(cy *cycle, conn *pgx.Conn, step func() ([]modelStmt[M], error)) error {
+	for !cy.stop.Load() {
+		unit, err := step()
+		if unit == nil { // step ran a check
+			w.checks++
+			if err != nil {
+				if cy.killed.Load() {
+					return nil
+				}
+				return err
+			}
+			continue
+		}
+		if ok, err := w.send(cy, conn, unit); !ok {
+			return err
+		}
+	}
+	return nil
+}
+
+// send sends unit as one query, checking each statement's command tag
+// against the model, into which it folds the acknowledged statements; it
+// calls cy.onSend before and cy.onAck once the unit is fully acknowledged.
+// It returns false if the unit was not, with the failure, or with a nil
+// error if the server is being killed: then the unacknowledged rest of the
+// unit becomes w.pending.
+func (w *writer[M]) send(cy *cycle, conn *pgx.Conn, unit []modelStmt[M]) (bool, error) {
+	w.statements += len(unit)
+	sqls := make([]string, len(unit))
+	for i, s := range unit {
+		sqls[i] = s.sql
+		w.history = append(w.history, s.sql)
+	}
+	cy.onSend()
+	done, err := execUnit(cy.ctx, conn.PgConn(), strings.Join(sqls, "; "), func(i int, tag string) error {
+		want := unit[i].apply(w.acked)
+		w.ackedStatements++
+		if tag != want {
+			return fmt.Errorf("%s: %q returned %q, the model expects %q: %w", w.name, unit[i].sql, tag, want, errWrongTag)
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errWrongTag):
+		return false, err
+	case err != nil && cy.killed.Load():
+		w.pending = unit[done:]
+		errors.As(err, &w.rejected)
+		for _, s := range w.pending {
+			w.history = append(w.history, "  (in flight at the kill) "+s.sql)
+		}
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("%s: %q: %w", w.name, unit[min(done, len(unit)-1)].sql, err)
+	}
+	cy.onAck()
+	return true, nil
+}
+
+// resolvePending finds which prefix of w.pending the server's rows of the
+// client reflect: the shortest one after which matches holds for the
+// model. It folds that prefix into w.acked, clears w.pending and returns
+// its length. If no prefix matches (an acknowledged write was lost, or
+// something was applied that no history allows), it returns errNoPrefix
+// and changes nothing. With -strict-errors, a prefix that holds a
+// statement the server rejected is an error.
+func (w *writer[M]) resolvePending(matches func(M) bool) (int, error) {
+	state := w.clone(w.acked)
+	for p := 0; ; p++ {
+		if matches(state) {
+			if p > 0 && w.rejected != nil && *flagStrictErrors {
+				return 0, fmt.Errorf("%s: %q failed with %q (SQLSTATE %s) but was applied",
+					w.name, w.pending[0].sql, w.rejected.Message, w.rejected.Code)
+			}
+			w.acked = state
+			w.pending, w.rejected = nil, nil
+			return p, nil
+		}
+		if p == len(w.pending) {
+			return 0, errNoPrefix
+		}
+		w.pending[p].apply(state)
+	}
+}
+
+// errNoPrefix is the error of writer.resolvePending when no prefix of the
+// statements in flight matches.
+var errNoPrefix = errors.New("no prefix of the statements in flight matches")
+
+// stmt is a statement of TestCrashRecovery's clients.
+type stmt = modelStmt[*tables]
+
+// client is one connection's writer in TestCrashRecovery. It owns the rows
+// whose client column is its id.
+type client struct {
+	writer[*tables]
+	id  int64
+	rng *rand.Rand
 	// nextKey numbers new ids and seqs; nextStmt numbers statements (notes
 	// carry it, so every row version can be traced to its statement).
 	nextKey, nextStmt int64
-	// history is the log of the client's statements, for failure reports.
-	history []string
-
-	// Counters over the whole run.
-	statements, ackedStatements, checks int
 }
 
 func newClient(id int64, seed uint64) *client {
 	return &client{
-		id:    id,
-		rng:   rand.New(rand.NewPCG(seed, uint64(id)+1)),
-		acked: newTables(),
+		writer: writer[*tables]{
+			writerLog: writerLog{name: fmt.Sprintf("client %d", id)},
+			acked:     newTables(),
+			clone:     (*tables).clone,
+		},
+		id:  id,
+		rng: rand.New(rand.NewPCG(seed, uint64(id)+1)),
 	}
 }
 
@@ -86,19 +231,7 @@ func (c *client) randomEvent() (int64, bool) {
 // stream and its model.
 func (c *client) next() []stmt {
 	if c.rng.IntN(8) == 0 {
-		n := 2 + c.rng.IntN(3)
-		var unit []stmt
-		// Later statements are generated against the model as it will be
-		// after the earlier ones, so replay a scratch copy.
-		saved := c.acked
-		c.acked = saved.clone()
-		for range n {
-			s := c.nextStmt1()
-			s.apply(c.acked)
-			unit = append(unit, s)
-		}
-		c.acked = saved
-		return unit
+		return c.unit(2+c.rng.IntN(3), c.nextStmt1)
 	}
 	return []stmt{c.nextStmt1()}
 }
@@ -337,55 +470,15 @@ func (c *client) noop() stmt {
 	}
 }
 
-// run sends units until stop returns true or the connection breaks,
-// recording acknowledgements in c.acked, and calls onAck each time a unit is
-// fully acknowledged. An error is a failure unless killed returns true (the
-// server is being killed): then the unacknowledged rest of the unit in
-// flight becomes c.pending.
-func (c *client) run(ctx context.Context, conn *pgx.Conn, stop, killed func() bool, onAck func()) error {
-	for !stop() {
+// run sends units until the cycle stops or the connection breaks (see
+// writer.run); one step in ten is a read-your-writes check.
+func (c *client) run(cy *cycle, conn *pgx.Conn) error {
+	return c.writer.run(cy, conn, func() ([]stmt, error) {
 		if c.rng.IntN(10) == 0 {
-			c.checks++
-			if err := c.check(ctx, conn); err != nil {
-				if killed() {
-					return nil
-				}
-				return err
-			}
-			continue
+			return nil, c.check(cy.ctx, conn)
 		}
-		unit := c.next()
-		c.statements += len(unit)
-		sqls := make([]string, len(unit))
-		for i, s := range unit {
-			sqls[i] = s.sql
-			c.history = append(c.history, s.sql)
-		}
-		done, err := execUnit(ctx, conn.PgConn(), strings.Join(sqls, "; "), func(i int, tag string) error {
-			want := unit[i].apply(c.acked)
-			c.ackedStatements++
-			if tag != want {
-				return fmt.Errorf("client %d: %q returned %q, the model expects %q: %w", c.id, unit[i].sql, tag, want, errWrongTag)
-			}
-			return nil
-		})
-		if errors.Is(err, errWrongTag) {
-			return err
-		}
-		if err != nil {
-			if killed() {
-				c.pending = unit[done:]
-				errors.As(err, &c.rejected)
-				for _, s := range c.pending {
-					c.history = append(c.history, "  (in flight at the kill) "+s.sql)
-				}
-				return nil
-			}
-			return fmt.Errorf("client %d: %q: %w", c.id, unit[min(done, len(unit)-1)].sql, err)
-		}
-		onAck()
-	}
-	return nil
+		return c.next(), nil
+	})
 }
 
 // errWrongTag marks a statement whose command tag (row count) differs from
@@ -448,6 +541,26 @@ func (c *client) check(ctx context.Context, conn *pgx.Conn) error {
 		}
 	}
 	return nil
+}
+
+// resolve finds which prefix of the client's pending statements the
+// server's rows (of this client) reflect, folds it into c.acked and returns
+// its length (see writer.resolvePending).
+func (c *client) resolve(acct, events [][]string) (int, error) {
+	p, err := c.resolvePending(func(m *tables) bool {
+		return diffRows(m.acctRows(), acct, false) == "" && diffRows(m.eventRows(), events, false) == ""
+	})
+	if err != errNoPrefix {
+		return p, err
+	}
+	msg := fmt.Sprintf("client %d: the tables match no state allowed by the history (%d statements in flight)", c.id, len(c.pending))
+	if d := diffRows(c.acked.acctRows(), acct, false); d != "" {
+		msg += "\n  acct vs the acknowledged state: " + d
+	}
+	if d := diffRows(c.acked.eventRows(), events, false); d != "" {
+		msg += "\n  events vs the acknowledged state: " + d
+	}
+	return 0, errors.New(msg)
 }
 
 // queryRows runs one query and returns its rows as text, NULL as "NULL".
