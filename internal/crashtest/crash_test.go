@@ -39,9 +39,11 @@ func TestCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		cycles = min(cycles, 3)
 	}
+	pg := startPostgres(t)
 	for _, seed := range seeds() {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			h := newCrashHarness(t, seed)
+			h.pg = pg
 			h.start()
 			h.setup()
 			for range cycles {
@@ -163,6 +165,9 @@ type crashHarness struct {
 	// pendingDDL is a statement on them that was in flight at the kill.
 	views      []*viewDef
 	pendingDDL *ddlOp
+	// pg, if set, runs the views' definitions over the committed tables
+	// after every restart (TestCrashRecovery).
+	pg *postgres
 
 	crashStats struct {
 		inFlight, inFlightApplied                 int
@@ -361,6 +366,23 @@ func (h *crashHarness) verify() {
 		}
 		if d := diffRows(v.model(all), got, true); d != "" {
 			h.fatalf("after restart %d: view %s differs from the model: %s", h.starts, v.name, d)
+		}
+	}
+
+	// The same queries run by PostgreSQL over the same committed rows.
+	if h.pg == nil {
+		return
+	}
+	if err := h.pg.load(db.ctx, acct, events, h.views); err != nil {
+		h.fatalf("loading PostgreSQL: %v", err)
+	}
+	for _, v := range h.views {
+		want, err := h.pg.query(db.ctx, "SELECT * FROM "+v.name)
+		if err != nil {
+			h.fatalf("PostgreSQL: %v", err)
+		}
+		if d := diffRows(want, normalizeRows(query("SELECT * FROM "+v.name)), false); d != "" {
+			h.fatalf("after restart %d: view %s differs from PostgreSQL running its query: %s", h.starts, v.name, d)
 		}
 	}
 }
