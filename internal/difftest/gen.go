@@ -1519,19 +1519,7 @@ func (g *gen) joinView(name string, a, b *relation, named bool) *relation {
 		eqs = append(eqs, g.expr(&ectx{cols: both}, tBool, 1).sql)
 	}
 	kinds := []string{"JOIN", "JOIN", "LEFT JOIN", "RIGHT JOIN", "INNER JOIN", "LEFT OUTER JOIN"}
-	// TODO(bug): a streaming FULL JOIN loses rows when a stream key of an
-	// input holds NULL: the row padded with NULLs for the other side gets
-	// the same key as a real row. After
-	//
-	//	CREATE TABLE t (g int, x int);
-	//	INSERT INTO t VALUES (NULL, 1);
-	//	CREATE MATERIALIZED VIEW a AS SELECT g, count(*) AS n FROM t GROUP BY g;
-	//	CREATE MATERIALIZED VIEW j AS SELECT l.g AS lg, r.g AS rg
-	//	  FROM a AS l FULL JOIN a AS r ON l.n = r.n AND r.n > 1;
-	//
-	// j has one row where the query gives two. FULL JOIN only over inputs
-	// whose keys cannot be NULL until it is fixed.
-	if !a.nullableKey && !b.nullableKey && hashable {
+	if hashable {
 		kinds = append(kinds, "FULL JOIN", "FULL OUTER JOIN")
 	}
 	kind := pick(g, kinds)
@@ -1568,8 +1556,7 @@ func (g *gen) setView(name string, a, b *relation, named bool) *relation {
 		}
 		return q
 	}
-	// TODO: INTERSECT ALL and EXCEPT ALL once streamsql has them (0A000).
-	op := pick(g, []string{"UNION", "UNION ALL", "INTERSECT", "EXCEPT"})
+	op := pick(g, []string{"UNION", "UNION ALL", "INTERSECT", "EXCEPT", "INTERSECT ALL", "EXCEPT ALL"})
 	v := &relation{name: name, view: true, sources: []string{a.name, b.name}, nullableKey: true}
 	v.def = side(left, a, ca) + " " + op + " " + side(right, b, cb)
 	v.unnamed = g.unnamed
