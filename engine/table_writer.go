@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
@@ -295,7 +296,14 @@ func (w *tableWriter) modify(ectx *eval.Context, where sql.Expr, set map[int]sql
 		}
 		return nil
 	})
-	if err := exec.ScanTable(w.e.ctx, w.e.mem, w.table, w.types, collect); err != nil {
+	// A WHERE that pins the primary key reads only its rows.
+	scan := exec.ScanTable
+	if ranges, ok := keyRanges(where, w.rel.Key, w.types); ok {
+		scan = func(ctx context.Context, mem memory.Allocator, t *state.Table, ts []types.T, out exec.Output) error {
+			return exec.ScanTableRanges(ctx, mem, t, ts, ranges, out)
+		}
+	}
+	if err := scan(w.e.ctx, w.e.mem, w.table, w.types, collect); err != nil {
 		return 0, 0, err
 	}
 	for _, r := range olds {

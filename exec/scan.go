@@ -33,12 +33,22 @@ func (s snapshotTable) NewIter(lower, upper []byte) (*state.Iter, error) {
 // ScanSnapshot emits every row of rel stored in snap, as Insert batches of up
 // to BatchSize rows in key order, to out.
 func ScanSnapshot(ctx context.Context, mem memory.Allocator, snap *state.Snapshot, rel *catalog.Relation, out Output) error {
-	return scanRows(ctx, mem, snapshotTable{snap: snap, id: state.TableID(rel.StateTable)}, rel.Types(), out)
+	return scanRows(ctx, mem, snapshotTable{snap: snap, id: state.TableID(rel.StateTable)}, rel.Types(), nil, out)
 }
 
-// scanRows decodes the RowCodec-encoded values of r into batches.
-func scanRows(ctx context.Context, mem memory.Allocator, r rowReader, ts []types.T, out Output) error {
-	it, err := r.NewIter(nil, nil)
+// KeyRange is the range of state keys [Lower, Upper); a nil bound is open.
+type KeyRange struct{ Lower, Upper []byte }
+
+// scanRows decodes the RowCodec-encoded values of r into batches: every row,
+// or with ranges (sorted, not overlapping) the rows in them, in key order.
+func scanRows(ctx context.Context, mem memory.Allocator, r rowReader, ts []types.T, ranges []KeyRange, out Output) error {
+	if ranges == nil {
+		ranges = []KeyRange{{}}
+	}
+	if len(ranges) == 0 {
+		return nil
+	}
+	it, err := r.NewIter(ranges[0].Lower, ranges[0].Upper)
 	if err != nil {
 		return err
 	}
@@ -56,22 +66,27 @@ func scanRows(ctx context.Context, mem memory.Allocator, r rowReader, ts []types
 		n = 0
 		return out.Emit(ctx, Message{Batch: NewBatch(rec, nil)})
 	}
-	for ok := it.First(); ok; ok = it.Next() {
-		if err := codec.Decode(it.Value(), bs); err != nil {
+	for i, kr := range ranges {
+		if i > 0 {
+			it.SetBounds(kr.Lower, kr.Upper)
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			if err := codec.Decode(it.Value(), bs); err != nil {
+				return err
+			}
+			n++
+			if n == BatchSize {
+				if err := flush(); err != nil {
+					return err
+				}
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+		}
+		if err := it.Error(); err != nil {
 			return err
 		}
-		n++
-		if n == BatchSize {
-			if err := flush(); err != nil {
-				return err
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-	}
-	if err := it.Error(); err != nil {
-		return err
 	}
 	return flush()
 }
@@ -108,5 +123,14 @@ func buildRecord(schema *arrow.Schema, bs []array.Builder, n int) arrow.RecordBa
 // uncommitted writes) as Insert batches; the rows are RowCodec-encoded
 // values of the given types.
 func ScanTable(ctx context.Context, mem memory.Allocator, t *state.Table, ts []types.T, out Output) error {
-	return scanRows(ctx, mem, t, ts, out)
+	return scanRows(ctx, mem, t, ts, nil, out)
+}
+
+// ScanTableRanges is ScanTable restricted to the keys in ranges, which must
+// be sorted and must not overlap.
+func ScanTableRanges(ctx context.Context, mem memory.Allocator, t *state.Table, ts []types.T, ranges []KeyRange, out Output) error {
+	if ranges == nil {
+		ranges = []KeyRange{}
+	}
+	return scanRows(ctx, mem, t, ts, ranges, out)
 }
