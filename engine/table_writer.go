@@ -298,7 +298,7 @@ func (w *tableWriter) modify(ectx *eval.Context, where sql.Expr, set map[int]sql
 	})
 	// A WHERE that pins the primary key reads only its rows.
 	scan := exec.ScanTable
-	if ranges, ok := keyRanges(where, w.rel.Key, w.types); ok {
+	if ranges, ok := exec.KeyRanges(where, w.rel.Key, w.types); ok {
 		scan = func(ctx context.Context, mem memory.Allocator, t *state.Table, ts []types.T, out exec.Output) error {
 			return exec.ScanTableRanges(ctx, mem, t, ts, ranges, out)
 		}

@@ -222,7 +222,7 @@ func RunBatch(ctx context.Context, env Env, snap *state.Snapshot, root planner.N
 			if leaf.Relation.Kind == catalog.SystemTable {
 				err = emitSystemRows(ctx, env, leaf.Relation, d.Heads[i])
 			} else {
-				err = ScanSnapshot(ctx, env.Mem, snap, leaf.Relation, d.Heads[i])
+				err = scanLeaf(ctx, env.Mem, snap, leaf, d.Heads[i])
 			}
 		case *planner.Values:
 			err = emitValues(ctx, env.Mem, env.Eval, leaf, d.Heads[i])

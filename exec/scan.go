@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -34,6 +35,20 @@ func (s snapshotTable) NewIter(lower, upper []byte) (*state.Iter, error) {
 // to BatchSize rows in key order, to out.
 func ScanSnapshot(ctx context.Context, mem memory.Allocator, snap *state.Snapshot, rel *catalog.Relation, out Output) error {
 	return scanRows(ctx, mem, snapshotTable{snap: snap, id: state.TableID(rel.StateTable)}, rel.Types(), nil, out)
+}
+
+// scanLeaf emits the rows of a batch plan's scan from snap: only those in
+// the keys its filter pins, if it pins any.
+func scanLeaf(ctx context.Context, mem memory.Allocator, snap *state.Snapshot, scan *planner.Scan, out Output) error {
+	rel := scan.Relation
+	var ranges []KeyRange
+	if r, ok := KeyRanges(scan.Filter, rel.Key, rel.Types()); ok {
+		ranges = r
+		if ranges == nil {
+			ranges = []KeyRange{}
+		}
+	}
+	return scanRows(ctx, mem, snapshotTable{snap: snap, id: state.TableID(rel.StateTable)}, rel.Types(), ranges, out)
 }
 
 // KeyRange is the range of state keys [Lower, Upper); a nil bound is open.

@@ -134,6 +134,9 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 		if err := b.checkExprs(r.Pred); err != nil {
 			return nil, err
 		}
+		if scan, ok := in.(*Scan); ok && !b.stream {
+			scan.Filter = r.Pred
+		}
 		return &Filter{Input: in, Pred: r.Pred}, nil
 	case *sql.Project:
 		in, err := b.build(r.Input)

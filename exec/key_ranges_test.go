@@ -1,4 +1,4 @@
-package engine
+package exec
 
 import (
 	"testing"
@@ -42,7 +42,7 @@ func TestKeyRanges(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.where, err)
 		}
-		ranges, ok := keyRanges(st.(*sql.Delete).Where, rel.Key, rel.Types())
+		ranges, ok := KeyRanges(st.(*sql.Delete).Where, rel.Key, rel.Types())
 		got := len(ranges)
 		if !ok {
 			got = -1

@@ -1,10 +1,9 @@
-package engine
+package exec
 
 import (
 	"bytes"
 	"slices"
 
-	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/eval"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/state"
@@ -14,13 +13,13 @@ import (
 // maxKeyRanges bounds the ranges keyRanges derives (IN lists multiply).
 const maxKeyRanges = 4096
 
-// keyRanges returns the key ranges of a table's state that hold every row
+// KeyRanges returns the key ranges of a table's state that hold every row
 // matching where, when where pins a prefix of the key: an AND of conjuncts
 // among which `keycol = constant` or `keycol IN (constants)` for the first
 // key columns. ok is false when it does not (the whole table must be read).
 // The ranges are sorted and disjoint; rows in them must still be checked
 // against where.
-func keyRanges(where sql.Expr, key []int, ts []types.T) (ranges []exec.KeyRange, ok bool) {
+func KeyRanges(where sql.Expr, key []int, ts []types.T) (ranges []KeyRange, ok bool) {
 	if where == nil || len(key) == 0 {
 		return nil, false
 	}
@@ -60,7 +59,7 @@ func keyRanges(where sql.Expr, key []int, ts []types.T) (ranges []exec.KeyRange,
 	slices.SortFunc(prefixes, bytes.Compare)
 	prefixes = slices.CompactFunc(prefixes, bytes.Equal)
 	for _, pre := range prefixes {
-		ranges = append(ranges, exec.KeyRange{Lower: pre, Upper: state.PrefixEnd(pre)})
+		ranges = append(ranges, KeyRange{Lower: pre, Upper: state.PrefixEnd(pre)})
 	}
 	return ranges, true
 }
