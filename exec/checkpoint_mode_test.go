@@ -136,8 +136,8 @@ func runSkewedCrash(t *testing.T, mode barrier.Mode) {
 		bs := newBuilders(mem, []types.T{types.Int64T, types.Int64T})
 		defer releaseBuilders(bs)
 		for _, r := range rows {
-			eval.AppendDatum(bs[0], types.Int64T, types.DInt(r[0]))
-			eval.AppendDatum(bs[1], types.Int64T, types.DInt(r[1]))
+			types.AppendDatum(bs[0], types.Int64T, types.DInt(r[0]))
+			types.AppendDatum(bs[1], types.Int64T, types.DInt(r[1]))
 		}
 		return Message{Batch: NewBatch(buildRecord(SchemaOf([]types.T{types.Int64T, types.Int64T}), bs, len(rows)), nil)}
 	}

@@ -259,7 +259,7 @@ func (h *dataflowHarness) parseBatch(rel *catalog.Relation, input string) (*Batc
 					return nil, err
 				}
 			}
-			eval.AppendDatum(bs[i], ts[i], d)
+			types.AppendDatum(bs[i], ts[i], d)
 		}
 	}
 	return NewBatch(buildRecord(SchemaOf(ts), bs, len(ops)), ops), nil

@@ -6,7 +6,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/streamsql/streamsql/exec/eval"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -33,8 +32,8 @@ func TestExpand(t *testing.T) {
 	}
 	var ops []Op
 	for _, r := range rows {
-		eval.AppendDatum(bs[0], types.TextT, types.DText(r.v))
-		eval.AppendDatum(bs[1], types.Int64T, r.count)
+		types.AppendDatum(bs[0], types.TextT, types.DText(r.v))
+		types.AppendDatum(bs[1], types.Int64T, r.count)
 		ops = append(ops, r.op)
 	}
 	in := NewBatch(buildRecord(SchemaOf(ts), bs, len(rows)), ops)

@@ -116,9 +116,9 @@ func runAggEviction(t *testing.T, seed int64) {
 		for _, in := range instances {
 			bs := newBuilders(mem, ts)
 			for _, r := range batch {
-				eval.AppendDatum(bs[0], types.Int64T, types.DInt(r.g))
-				eval.AppendDatum(bs[1], types.Int64T, types.DInt(r.id))
-				eval.AppendDatum(bs[2], types.Int64T, types.DInt(r.v))
+				types.AppendDatum(bs[0], types.Int64T, types.DInt(r.g))
+				types.AppendDatum(bs[1], types.Int64T, types.DInt(r.id))
+				types.AppendDatum(bs[2], types.Int64T, types.DInt(r.v))
 			}
 			b := NewBatch(buildRecord(SchemaOf(ts), bs, len(batch)), slices.Clone(ops))
 			releaseBuilders(bs)

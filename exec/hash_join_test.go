@@ -182,10 +182,10 @@ func runJoinModel(t *testing.T, typ JoinType, cond bool, seed int64) {
 			if r.k == nil {
 				bs[0].AppendNull()
 			} else {
-				eval.AppendDatum(bs[0], types.Int64T, types.DInt(*r.k))
+				types.AppendDatum(bs[0], types.Int64T, types.DInt(*r.k))
 			}
-			eval.AppendDatum(bs[1], types.Int64T, types.DInt(r.id))
-			eval.AppendDatum(bs[2], types.Int64T, types.DInt(r.v))
+			types.AppendDatum(bs[1], types.Int64T, types.DInt(r.id))
+			types.AppendDatum(bs[2], types.Int64T, types.DInt(r.v))
 		}
 		b := NewBatch(buildRecord(SchemaOf(ts), bs, len(rows)), ops)
 		releaseBuilders(bs)

@@ -7,7 +7,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
-	"github.com/streamsql/streamsql/exec/eval"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
@@ -70,7 +69,7 @@ func (s *Sort) OnBarrier(ctx context.Context, _ *barrier.Barrier, out Output) er
 		ref := refs[i]
 		rec := s.recs[ref.rec]
 		for c, t := range s.types {
-			eval.AppendDatum(bs[c], t, types.DatumAt(t, rec.Column(c), int(ref.row)))
+			types.AppendDatum(bs[c], t, types.DatumAt(t, rec.Column(c), int(ref.row)))
 		}
 		n++
 		if n == BatchSize {

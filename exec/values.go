@@ -22,7 +22,7 @@ func emitValues(ctx context.Context, mem memory.Allocator, ectx *eval.Context, v
 			if err != nil {
 				return err
 			}
-			eval.AppendDatum(bs[i], ts[i], d)
+			types.AppendDatum(bs[i], ts[i], d)
 		}
 	}
 	if len(v.Rows) == 0 {
@@ -55,7 +55,7 @@ func emitSeries(ctx context.Context, mem memory.Allocator, ectx *eval.Context, s
 	defer releaseBuilders(bs)
 	n := 0
 	for v := start; (step > 0 && v <= stop) || (step < 0 && v >= stop); {
-		eval.AppendDatum(bs[0], t, types.DInt(v))
+		types.AppendDatum(bs[0], t, types.DInt(v))
 		n++
 		if n == BatchSize {
 			if err := out.Emit(ctx, Message{Batch: NewBatch(buildRecord(schema, bs, n), nil)}); err != nil {

@@ -334,7 +334,7 @@ func (s *fakeSession) writeDatums(w ResultWriter, cols []Column, idx []int, para
 	b := array.NewRecordBuilder(s.e.mem, schemaOf(cols))
 	defer b.Release()
 	for j, i := range idx {
-		appendDatum(b.Field(j), cols[j].Type, params[i])
+		types.AppendDatum(b.Field(j), cols[j].Type, params[i])
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
@@ -342,40 +342,6 @@ func (s *fakeSession) writeDatums(w ResultWriter, cols []Column, idx []int, para
 		return err
 	}
 	return w.Complete("SELECT 1")
-}
-
-// appendDatum appends d, a value of type t, to b.
-func appendDatum(b array.Builder, t types.T, d types.Datum) {
-	if d.Null {
-		b.AppendNull()
-		return
-	}
-	switch b := b.(type) {
-	case *array.BooleanBuilder:
-		b.Append(d.I != 0)
-	case *array.Int16Builder:
-		b.Append(int16(d.I))
-	case *array.Int32Builder:
-		b.Append(int32(d.I))
-	case *array.Int64Builder:
-		b.Append(d.I)
-	case *array.Float32Builder:
-		b.Append(float32(d.F))
-	case *array.Float64Builder:
-		b.Append(d.F)
-	case *array.Decimal128Builder:
-		b.Append(d.Dec)
-	case *array.StringBuilder:
-		b.Append(d.S)
-	case *array.Date32Builder:
-		b.Append(arrow.Date32(d.I))
-	case *array.TimestampBuilder:
-		b.Append(arrow.Timestamp(d.I))
-	case *array.MonthDayNanoIntervalBuilder:
-		b.Append(d.Ivl.ToArrow())
-	default:
-		panic(fmt.Sprintf("fake: no builder case for %T (%v)", b, t))
-	}
 }
 
 func schemaOf(cols []Column) *arrow.Schema {

@@ -284,36 +284,7 @@ func buildDatumColumn(t *testing.T, mem memory.Allocator, typ T, ds []Datum) arr
 	b := array.NewBuilder(mem, typ.ArrowType())
 	defer b.Release()
 	for _, d := range ds {
-		if d.Null {
-			b.AppendNull()
-			continue
-		}
-		switch b := b.(type) {
-		case *array.BooleanBuilder:
-			b.Append(d.I != 0)
-		case *array.Int16Builder:
-			b.Append(int16(d.I))
-		case *array.Int32Builder:
-			b.Append(int32(d.I))
-		case *array.Int64Builder:
-			b.Append(d.I)
-		case *array.Float32Builder:
-			b.Append(float32(d.F))
-		case *array.Float64Builder:
-			b.Append(d.F)
-		case *array.Decimal128Builder:
-			b.Append(d.Dec)
-		case *array.StringBuilder:
-			b.Append(d.S)
-		case *array.Date32Builder:
-			b.Append(arrow.Date32(d.I))
-		case *array.TimestampBuilder:
-			b.Append(arrow.Timestamp(d.I))
-		case *array.MonthDayNanoIntervalBuilder:
-			b.Append(d.Ivl.ToArrow())
-		default:
-			t.Fatalf("no builder case for %T", b)
-		}
+		AppendDatum(b, typ, d)
 	}
 	return b.NewArray()
 }

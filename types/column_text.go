@@ -3,7 +3,6 @@ package types
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -141,36 +140,8 @@ func appendFloat(buf []byte, f float64, bitSize int) []byte {
 // big.Int: it converts the 128-bit magnitude to decimal digits with 64-bit
 // divisions. trim drops trailing fractional zeros (numerics without typmod).
 func appendDecimal(buf []byte, n decimal128.Num, scale int32, trim bool) []byte {
-	hi, lo := uint64(n.HighBits()), n.LowBits()
-	neg := int64(hi) < 0
-	if neg {
-		// Two's complement negation of the 128-bit value.
-		lo = ^lo + 1
-		hi = ^hi
-		if lo == 0 {
-			hi++
-		}
-	}
-	// 2^128 has 39 decimal digits.
 	var tmp [40]byte
-	pos := len(tmp)
-	const chunk = 10_000_000_000_000_000_000 // 10^19, the largest power of ten in a uint64
-	for hi != 0 {
-		var r uint64
-		hi, r = hi/chunk, hi%chunk
-		lo, r = bits.Div64(r, lo, chunk)
-		for k := 0; k < 19; k++ {
-			pos--
-			tmp[pos] = '0' + byte(r%10)
-			r /= 10
-		}
-	}
-	for lo != 0 {
-		pos--
-		tmp[pos] = '0' + byte(lo%10)
-		lo /= 10
-	}
-	digits := tmp[pos:] // empty for zero
+	digits, neg := decimalDigits(&tmp, n)
 	nd := int32(len(digits))
 
 	// Split into the integer part and the fraction (leading zeros of the

@@ -73,7 +73,7 @@ func batch(mem memory.Allocator, colTypes []types.T, rows [][]types.Datum, n int
 		fields[j] = arrow.Field{Name: fmt.Sprintf("c%d", j), Type: t.ArrowType(), Nullable: true}
 		b := array.NewBuilder(mem, t.ArrowType())
 		for _, r := range rows {
-			AppendDatum(b, t, r[j])
+			types.AppendDatum(b, t, r[j])
 		}
 		cols[j] = b.NewArray()
 		b.Release()

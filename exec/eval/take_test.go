@@ -116,7 +116,7 @@ func TestConstArrayAndAppendDatum(t *testing.T) {
 				t.Fatalf("%s: %s len %d", ct, arr.DataType(), arr.Len())
 			}
 			b := array.NewBuilder(mem, ct.ArrowType())
-			AppendDatum(b, ct, d)
+			types.AppendDatum(b, ct, d)
 			one := b.NewArray()
 			b.Release()
 			for i := 0; i < 11; i++ {
