@@ -443,20 +443,9 @@ func (c *conn) runQuery(body []byte) bool {
 		return c.ready()
 	}
 
-	qctx, qcancel := context.WithCancelCause(c.ctx)
-	c.mu.Lock()
-	c.queryCancel = qcancel
-	c.mu.Unlock()
-	c.rw.start(qctx)
-
-	err := c.session.Query(qctx, text, &c.rw)
-
-	c.mu.Lock()
-	c.queryCancel = nil
-	c.mu.Unlock()
-	reported := c.rw.finish()
-	canceled := context.Cause(qctx) == errQueryCanceled
-	qcancel(nil)
+	reported, canceled, err := c.cancelable(c.rw.start, func(ctx context.Context) error {
+		return c.session.Query(ctx, text, &c.rw)
+	})
 
 	if c.wErr != nil || c.ctx.Err() != nil {
 		return false
@@ -649,4 +638,26 @@ func (c *conn) writeFailed(err error) {
 	c.log.Debug("pgwire: write failed", "err", err)
 	c.wErr = fmt.Errorf("pgwire: writing to client: %w", err)
 	c.cancel(errClientGone)
+}
+
+// cancelable runs a statement (or a message's statements) with a context a
+// CancelRequest cancels: start prepares the result writer with it, run runs.
+// It reports whether the writer reported a result and whether a
+// CancelRequest canceled the run.
+func (c *conn) cancelable(start func(context.Context), run func(context.Context) error) (reported, canceled bool, err error) {
+	qctx, qcancel := context.WithCancelCause(c.ctx)
+	c.mu.Lock()
+	c.queryCancel = qcancel
+	c.mu.Unlock()
+	start(qctx)
+
+	err = run(qctx)
+
+	c.mu.Lock()
+	c.queryCancel = nil
+	c.mu.Unlock()
+	reported = c.rw.finish()
+	canceled = context.Cause(qctx) == errQueryCanceled
+	qcancel(nil)
+	return reported, canceled, err
 }

@@ -407,20 +407,8 @@ func (c *conn) execute(body []byte) error {
 // runPortal runs p's statement, as runQuery runs a simple query's, and
 // returns the error to report, if any.
 func (c *conn) runPortal(p *portal) error {
-	qctx, qcancel := context.WithCancelCause(c.ctx)
-	c.mu.Lock()
-	c.queryCancel = qcancel
-	c.mu.Unlock()
-	c.rw.startPortal(qctx, p)
-
-	err := p.p.Run(qctx, &c.rw)
-
-	c.mu.Lock()
-	c.queryCancel = nil
-	c.mu.Unlock()
-	reported := c.rw.finish()
-	canceled := context.Cause(qctx) == errQueryCanceled
-	qcancel(nil)
+	reported, canceled, err := c.cancelable(func(ctx context.Context) { c.rw.startPortal(ctx, p) },
+		func(ctx context.Context) error { return p.p.Run(ctx, &c.rw) })
 
 	switch {
 	case err != nil:
