@@ -65,9 +65,9 @@ const (
 	// StatusSubsumed: a later checkpoint overtook this one during alignment;
 	// its changes were committed with that checkpoint.
 	StatusSubsumed = "subsumed"
-	// StatusTimedOut: not completed within the checkpoint timeout; the next
-	// barrier was injected without waiting for it, and it is committed (or
-	// subsumed) when it completes.
+	// StatusTimedOut: not completed within the checkpoint timeout: it was
+	// aborted and the next checkpoint injected at once; its changes commit
+	// with the next checkpoint that completes.
 	StatusTimedOut = "timed_out"
 )
 
@@ -520,7 +520,12 @@ func (c *Coordinator) commitLoop() {
 			c.mu.Lock()
 			now := time.Now()
 			for old := c.committed + 1; old < e; old++ {
-				c.update(old, func(r *CheckpointRecord) { r.Status, r.Finished = StatusSubsumed, now })
+				c.update(old, func(r *CheckpointRecord) {
+					if r.Status != StatusTimedOut {
+						r.Status = StatusSubsumed
+					}
+					r.Finished = now
+				})
 				delete(c.epochs, old)
 			}
 			c.committed = e
@@ -536,16 +541,16 @@ func (c *Coordinator) commitLoop() {
 
 // committableLocked returns the epoch to commit next, or 0: the first
 // checkpoint epoch after the committed one that is complete (injected
-// everywhere and acknowledged by every actor) and not subsumed, provided
-// every epoch before it is complete but subsumed or a tick. c.mu must be
-// held.
+// everywhere and acknowledged by every actor) and neither subsumed nor timed
+// out, provided every epoch before it is complete but subsumed, timed out or
+// a tick. c.mu must be held.
 func (c *Coordinator) committableLocked() uint64 {
 	for e := c.committed + 1; ; e++ {
 		st := c.epochs[e]
 		if st == nil || !st.injected || len(st.waiting) > 0 {
 			return 0
 		}
-		if st.checkpoint && !st.subsumed {
+		if st.checkpoint && !st.subsumed && !st.timedOut {
 			return e
 		}
 	}
@@ -578,6 +583,10 @@ func (c *Coordinator) inFlightLocked() int {
 		if !st.timedOut && c.opts.Timeout > 0 && time.Since(st.started) > c.opts.Timeout {
 			st.timedOut = true
 			c.update(e, func(r *CheckpointRecord) { r.Status = StatusTimedOut })
+			// The next checkpoint proceeds now and commits what this one
+			// holds once it completes.
+			c.wantCheckpoint = max(c.wantCheckpoint, c.started+1)
+			c.wantEpoch = max(c.wantEpoch, c.started+1)
 			c.opts.Logger.Warn("checkpoint timed out; injecting the next barrier without waiting for it",
 				"epoch", e, "timeout", c.opts.Timeout)
 		}

@@ -142,9 +142,21 @@ func TestCoordinatorTimeout(t *testing.T) {
 	if s := statusOf(c, e1); s != StatusTimedOut {
 		t.Fatalf("epoch %d status %q, want %s", e1, s, StatusTimedOut)
 	}
+	// The timed-out checkpoint is not committed on its own: its changes
+	// commit with the next one, and it stays reported as timed out.
 	c.Ack(1, e1)
+	time.Sleep(20 * time.Millisecond)
+	if got := log.get(); len(got) != 0 {
+		t.Fatalf("commits %v after the timed-out checkpoint completed", got)
+	}
 	c.Ack(1, e1+1)
 	wait(t, c, e1+1)
+	if got := log.get(); len(got) != 1 || got[0] != e1+1 {
+		t.Fatalf("commits %v, want %d", got, e1+1)
+	}
+	if s := statusOf(c, e1); s != StatusTimedOut {
+		t.Fatalf("epoch %d status %q after the next commit, want %s", e1, s, StatusTimedOut)
+	}
 }
 
 // TestCoordinatorRetriesFailedCommit checks that a failing commit is
