@@ -2,7 +2,7 @@ package crashtest
 
 import (
 	"context"
-	"strconv"
+	"math/big"
 	"strings"
 	"testing"
 	"time"
@@ -75,17 +75,26 @@ func (p *postgres) query(ctx context.Context, q string) ([][]string, error) {
 	return normalizeRows(rows), err
 }
 
-// normalizeRows rewrites fractional numbers with 12 significant digits:
-// PostgreSQL's numeric averages carry more digits than streamsql prints.
+// normalizeRows rounds PostgreSQL's numerics to streamsql's display: at
+// most 12 fractional digits (half away from zero), without trailing zeros.
+// PostgreSQL's averages carry more digits.
 func normalizeRows(rows [][]string) [][]string {
 	for _, r := range rows {
 		for i, c := range r {
-			if !strings.Contains(c, ".") {
+			dot := strings.IndexByte(c, '.')
+			if dot < 0 || len(c)-dot-1 <= 12 {
 				continue
 			}
-			if f, err := strconv.ParseFloat(c, 64); err == nil {
-				r[i] = strconv.FormatFloat(f, 'g', 12, 64)
+			v, ok := new(big.Rat).SetString(c)
+			if !ok {
+				continue
 			}
+			c = v.FloatString(12) // rounds half away from zero
+			c = strings.TrimRight(strings.TrimRight(c, "0"), ".")
+			if c == "-0" {
+				c = "0"
+			}
+			r[i] = c
 		}
 	}
 	return rows
