@@ -106,12 +106,16 @@ type HashJoin struct {
 	// NULL key; -1 until counted.
 	rightRows, rightNulls int64
 
-	keyBuf  []byte
-	endBuf  []byte  // the upper bound of a probe
-	probes  []probe // the rows of a batch with a join key, to probe
-	valBuf  []byte
-	rowKeys [][]byte
-	seq     uint64
+	keyBuf []byte
+	endBuf []byte  // the upper bound of a probe
+	probes []probe // the rows of a batch with a join key, to probe
+	// cands and sorted hold a batch's candidates (byRow swaps them);
+	// rowStarts is byRow's scratch.
+	cands, sorted []candidate
+	rowStarts     []int
+	valBuf        []byte
+	rowKeys       [][]byte
+	seq           uint64
 }
 
 // NewHashJoin returns a HashJoin.
@@ -174,6 +178,26 @@ type probe struct {
 	key []byte // its join key
 }
 
+// byRow returns cands in input row order (of n rows), each row's candidates
+// in the order found: a counting sort into the join's second buffer.
+func (j *HashJoin) byRow(cands []candidate, n int) []candidate {
+	starts := slices.Grow(j.rowStarts[:0], n+1)[:n+1]
+	clear(starts)
+	for _, c := range cands {
+		starts[c.row+1]++
+	}
+	for i := 1; i <= n; i++ {
+		starts[i] += starts[i-1]
+	}
+	out := slices.Grow(j.sorted[:0], len(cands))[:len(cands)]
+	for _, c := range cands {
+		out[starts[c.row]] = c
+		starts[c.row]++
+	}
+	j.rowStarts, j.sorted, j.cands = starts, cands, out
+	return out
+}
+
 // OnBatch joins the changes of input s with the other input's rows.
 func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) error {
 	defer b.Release()
@@ -190,7 +214,7 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 	// Phase 1: the candidates of every input row, from the other side's state.
 	pairBs := newBuilders(j.mem, j.pairTypes)
 	defer releaseBuilders(pairBs)
-	var cands []candidate
+	cands := j.cands[:0]
 	hasKey := make([]bool, n)
 	j.rowKeys = j.rowKeys[:0]
 	j.probes = j.probes[:0]
@@ -240,8 +264,7 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 		if err := errors.Join(it.Error(), it.Close()); err != nil {
 			return err
 		}
-		// Back to input order; a row's candidates stay in key order.
-		slices.SortStableFunc(cands, func(a, b candidate) int { return a.row - b.row })
+		cands = j.byRow(cands, n)
 		for _, c := range cands {
 			if err := j.appendPair(pairBs, s, rec, c.row, c.value); err != nil {
 				return err
