@@ -113,9 +113,11 @@ type HashJoin struct {
 	// rowStarts is byRow's scratch.
 	cands, sorted []candidate
 	rowStarts     []int
-	valBuf        []byte
-	rowKeys       [][]byte
-	seq           uint64
+	// arena holds the keys and rows of a batch's candidates.
+	arena   []byte
+	valBuf  []byte
+	rowKeys [][]byte
+	seq     uint64
 }
 
 // NewHashJoin returns a HashJoin.
@@ -215,6 +217,7 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 	pairBs := newBuilders(j.mem, j.pairTypes)
 	defer releaseBuilders(pairBs)
 	cands := j.cands[:0]
+	j.arena = j.arena[:0] // the last batch's candidates are dead
 	hasKey := make([]bool, n)
 	j.rowKeys = j.rowKeys[:0]
 	j.probes = j.probes[:0]
@@ -258,7 +261,13 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 					it.Close()
 					return err
 				}
-				cands = append(cands, candidate{row: pr.row, key: append([]byte(nil), it.Key()...), value: append([]byte(nil), row...)})
+				// Copies into the batch's arena: the iterator reuses its
+				// buffers. (Growing the arena leaves earlier copies intact.)
+				k0 := len(j.arena)
+				j.arena = append(append(j.arena, it.Key()...), row...)
+				kv := j.arena[k0:len(j.arena):len(j.arena)]
+				klen := len(it.Key())
+				cands = append(cands, candidate{row: pr.row, key: kv[:klen:klen], value: kv[klen:]})
 			}
 		}
 		if err := errors.Join(it.Error(), it.Close()); err != nil {
