@@ -146,6 +146,10 @@ type candidate struct {
 	row   int // input row
 	key   []byte
 	value []byte // the stored row, without match count and flags
+	// deg and flags are the stored match count and flags, as of phase 1
+	// (the other side's state changes only after phase 3).
+	deg   int64
+	flags byte
 }
 
 // stored value layout: uvarint match count, one flag byte (bit 0: the row is
@@ -256,7 +260,7 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 			j.endBuf = state.AppendPrefixEnd(j.endBuf[:0], pr.key)
 			it.SetBounds(pr.key, j.endBuf)
 			for ok := it.First(); ok; ok = it.Next() {
-				_, _, row, err := decodeStored(it.Value())
+				deg, flags, row, err := decodeStored(it.Value())
 				if err != nil {
 					it.Close()
 					return err
@@ -267,7 +271,7 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 				j.arena = append(append(j.arena, it.Key()...), row...)
 				kv := j.arena[k0:len(j.arena):len(j.arena)]
 				klen := len(it.Key())
-				cands = append(cands, candidate{row: pr.row, key: kv[:klen:klen], value: kv[klen:]})
+				cands = append(cands, candidate{row: pr.row, key: kv[:klen:klen], value: kv[klen:], deg: deg, flags: flags})
 			}
 		}
 		if err := errors.Join(it.Error(), it.Close()); err != nil {
@@ -312,14 +316,9 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 			return d, nil
 		}
 		otherRow[string(c.key)] = c.value
-		v, ok, err := spec.Tables[o].Get(c.key)
-		if err != nil || !ok {
-			return 0, err
-		}
-		d, f, _, err := decodeStored(v)
-		otherDeg[string(c.key)] = d
-		otherFlags[string(c.key)] = f
-		return d, err
+		otherDeg[string(c.key)] = c.deg
+		otherFlags[string(c.key)] = c.flags
+		return c.deg, nil
 	}
 	// A null-aware anti join re-evaluates every left row when the right side
 	// becomes empty or non-empty, or gains or loses its last NULL key.
