@@ -12,6 +12,7 @@ import (
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/state"
@@ -298,7 +299,7 @@ func (w *tableWriter) modify(ectx *eval.Context, where sql.Expr, set map[int]sql
 	})
 	// A WHERE that pins the primary key reads only its rows.
 	scan := exec.ScanTable
-	if ranges, ok := exec.KeyRanges(where, w.rel.Key, w.types); ok {
+	if ranges, ok := exec.KeyRanges(planner.PinnedKey(where, w.rel.Key, w.types), w.rel.Key, w.types); ok {
 		scan = func(ctx context.Context, mem memory.Allocator, t *state.Table, ts []types.T, out exec.Output) error {
 			return exec.ScanTableRanges(ctx, mem, t, ts, ranges, out)
 		}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
@@ -42,7 +43,7 @@ func TestKeyRanges(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.where, err)
 		}
-		ranges, ok := KeyRanges(st.(*sql.Delete).Where, rel.Key, rel.Types())
+		ranges, ok := KeyRanges(planner.PinnedKey(st.(*sql.Delete).Where, rel.Key, rel.Types()), rel.Key, rel.Types())
 		got := len(ranges)
 		if !ok {
 			got = -1

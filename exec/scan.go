@@ -37,12 +37,12 @@ func ScanSnapshot(ctx context.Context, mem memory.Allocator, snap *state.Snapsho
 	return scanRows(ctx, mem, snapshotTable{snap: snap, id: state.TableID(rel.StateTable)}, rel.Types(), nil, out)
 }
 
-// scanLeaf emits the rows of a batch plan's scan from snap: only those in
-// the keys its filter pins, if it pins any.
+// scanLeaf emits the rows of a batch plan's scan from snap: only those with
+// the keys its filter pins (Scan.Lookup), if it pins any.
 func scanLeaf(ctx context.Context, mem memory.Allocator, snap *state.Snapshot, scan *planner.Scan, out Output) error {
 	rel := scan.Relation
 	var ranges []KeyRange
-	if r, ok := KeyRanges(scan.Filter, rel.Key, rel.Types()); ok {
+	if r, ok := KeyRanges(scan.Lookup, rel.Key, rel.Types()); ok {
 		ranges = r
 		if ranges == nil {
 			ranges = []KeyRange{}

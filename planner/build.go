@@ -135,7 +135,7 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 			return nil, err
 		}
 		if scan, ok := in.(*Scan); ok && !b.stream {
-			scan.Filter = r.Pred
+			scan.Lookup = PinnedKey(r.Pred, scan.Relation.Key, scan.Relation.Types())
 		}
 		return &Filter{Input: in, Pred: r.Pred}, nil
 	case *sql.Project:

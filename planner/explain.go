@@ -63,7 +63,15 @@ func (e *explainer) node(depth int, n Node) {
 				n.Relation.Kind, n.Relation.Name, colList(n.Cols), e.key(n))
 			return
 		}
-		e.line(depth, "Scan", "%s: %s, columns: %s", n.Relation.Kind, n.Relation.Name, colList(n.Cols))
+		lookup := ""
+		if len(n.Lookup) > 0 {
+			var names []string
+			for _, k := range n.Relation.Key[:len(n.Lookup)] {
+				names = append(names, n.Relation.Columns[k].Name)
+			}
+			lookup = ", key lookup: [" + strings.Join(names, ", ") + "]"
+		}
+		e.line(depth, "Scan", "%s: %s, columns: %s%s", n.Relation.Kind, n.Relation.Name, colList(n.Cols), lookup)
 	case *Values:
 		e.line(depth, "Values", "rows: %d, columns: %s", len(n.Rows), colList(n.Cols))
 	case *Series:

@@ -32,9 +32,10 @@ type Scan struct {
 	// OffsetTable is, for a scan of a source in a streaming plan, the state
 	// table slot where the view's reader records its position; -1 otherwise.
 	OffsetTable int
-	// Filter is, in a batch plan, the predicate of the Filter right above the
-	// scan: a scan may read only the keys it pins (the Filter still applies).
-	Filter sql.Expr
+	// Lookup is, in a batch plan, what the Filter right above the scan pins
+	// the first key columns to (PinnedKey): the scan reads only those keys
+	// (the Filter still applies).
+	Lookup [][]sql.Expr
 }
 
 // Values produces constant rows (batch plans only).

@@ -1,0 +1,95 @@
+package planner
+
+import (
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+// PinnedKey returns, for the first key columns of a relation (key are their
+// indexes, ts the relation's column types), the constant expressions a
+// predicate pins each to: an AND of conjuncts among which `col = constant`
+// or `col IN (constants)`. It stops at the first key column not pinned; nil
+// means a scan under pred must read the whole relation. The expressions
+// have the column's type (texts of any width) and no column references;
+// evaluating them is the caller's business (exec.KeyRanges).
+func PinnedKey(pred sql.Expr, key []int, ts []types.T) [][]sql.Expr {
+	if pred == nil {
+		return nil
+	}
+	var conjuncts []sql.Expr
+	var split func(e sql.Expr)
+	split = func(e sql.Expr) {
+		if c, ok := e.(*sql.Call); ok && c.Fn == sql.FnAnd {
+			for _, a := range c.Args {
+				split(a)
+			}
+			return
+		}
+		conjuncts = append(conjuncts, e)
+	}
+	split(pred)
+	var pinned [][]sql.Expr
+	for _, col := range key {
+		consts := pinnedBy(conjuncts, col, ts[col])
+		if consts == nil {
+			break
+		}
+		pinned = append(pinned, consts)
+	}
+	return pinned
+}
+
+// pinnedBy returns the constants of the first conjunct that pins column col
+// (of type t), or nil.
+func pinnedBy(conjuncts []sql.Expr, col int, t types.T) []sql.Expr {
+	for _, c := range conjuncts {
+		var consts []sql.Expr
+		switch x := c.(type) {
+		case *sql.Call:
+			if x.Fn != sql.FnEq || len(x.Args) != 2 {
+				continue
+			}
+			switch {
+			case isColumn(x.Args[0], col):
+				consts = x.Args[1:]
+			case isColumn(x.Args[1], col):
+				consts = x.Args[:1]
+			}
+		case *sql.InList:
+			if !x.Negate && isColumn(x.Arg, col) {
+				consts = x.List
+			}
+		}
+		if len(consts) > 0 && allConstants(consts, t) {
+			return consts
+		}
+	}
+	return nil
+}
+
+// allConstants reports whether every expression has no column reference and
+// encodes as a key of type t (the same type, or texts of any width).
+func allConstants(es []sql.Expr, t types.T) bool {
+	for _, e := range es {
+		et := e.Type()
+		if et != t && (et.Kind != types.Text || t.Kind != types.Text) {
+			return false
+		}
+		refs := false
+		sql.Walk(e, func(x sql.Expr) bool {
+			if _, ok := x.(*sql.InputRef); ok {
+				refs = true
+			}
+			return !refs
+		})
+		if refs {
+			return false
+		}
+	}
+	return true
+}
+
+func isColumn(e sql.Expr, col int) bool {
+	r, ok := e.(*sql.InputRef)
+	return ok && r.Index == col
+}
