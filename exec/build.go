@@ -10,7 +10,6 @@ import (
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec/eval"
 	"github.com/streamsql/streamsql/planner"
-	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -136,14 +135,9 @@ func operator(env Env, n planner.Node) (Operator, error) {
 	return nil, fmt.Errorf("exec: no operator for %T", n)
 }
 
-var joinTypes = map[sql.JoinType]JoinType{
-	sql.InnerJoin: InnerJoin, sql.LeftJoin: LeftJoin, sql.RightJoin: RightJoin, sql.FullJoin: FullJoin,
-	sql.SemiJoin: SemiJoin, sql.AntiJoin: AntiJoin, sql.NullAwareAntiJoin: NullAwareAntiJoin,
-}
-
 func newJoinOperator(env Env, n *planner.Join) (*HashJoin, error) {
 	spec := HashJoinSpec{
-		Type:       joinTypes[n.Type],
+		Type:       n.Type,
 		Types:      [2][]types.T{planner.Types(n.Left.Columns()), planner.Types(n.Right.Columns())},
 		Keys:       [2][]int{n.LeftKeys, n.RightKeys},
 		KeyTypes:   n.KeyTypes,

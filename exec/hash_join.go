@@ -13,46 +13,21 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
 
-// JoinType is the kind of a HashJoin.
-type JoinType uint8
-
-const (
-	InnerJoin JoinType = iota
-	LeftJoin
-	RightJoin
-	FullJoin
-	// SemiJoin emits each left row that has at least one match (IN, EXISTS).
-	SemiJoin
-	// AntiJoin emits each left row that has no match (NOT EXISTS).
-	AntiJoin
-	// NullAwareAntiJoin is NOT IN: a left row is emitted if the right side is
-	// empty, or if its key is not NULL, no right key is NULL and it has no
-	// match.
-	NullAwareAntiJoin
-)
-
-func (t JoinType) String() string {
-	return [...]string{"inner", "left outer", "right outer", "full outer", "left semi", "left anti", "null-aware left anti"}[t]
-}
-
-// emitsPairs reports whether the join's output rows are left ++ right pairs
-// (rather than left rows only).
-func (t JoinType) emitsPairs() bool { return t <= FullJoin }
-
 // preserved reports whether rows of side s appear in the output even without
 // a match (NULL-padded, or as semi/anti rows), so the join tracks their
 // number of matches.
-func (t JoinType) preserved(s int) bool {
+func preserved(t sql.JoinType, s int) bool {
 	switch t {
-	case LeftJoin, SemiJoin, AntiJoin, NullAwareAntiJoin:
+	case sql.LeftJoin, sql.SemiJoin, sql.AntiJoin, sql.NullAwareAntiJoin:
 		return s == 0
-	case RightJoin:
+	case sql.RightJoin:
 		return s == 1
-	case FullJoin:
+	case sql.FullJoin:
 		return true
 	}
 	return false
@@ -60,7 +35,7 @@ func (t JoinType) preserved(s int) bool {
 
 // HashJoinSpec configures a HashJoin. Index 0 is the left input, 1 the right.
 type HashJoinSpec struct {
-	Type JoinType
+	Type sql.JoinType
 	// Types are the column types of each input.
 	Types [2][]types.T
 	// Keys are the equi-join key columns of each input, of types KeyTypes;
@@ -130,7 +105,7 @@ func NewHashJoin(mem memory.Allocator, ectx *eval.Context, spec HashJoinSpec) *H
 		}
 	}
 	j.pairTypes = append(append([]types.T{}, spec.Types[0]...), spec.Types[1]...)
-	if spec.Type.emitsPairs() {
+	if spec.Type.KeepsRight() {
 		j.outTypes = j.pairTypes
 	} else {
 		j.outTypes = spec.Types[0]
@@ -211,7 +186,7 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 	rec := b.Rec
 	n := b.Len()
 	spec := &j.spec
-	if spec.Type == NullAwareAntiJoin {
+	if spec.Type == sql.NullAwareAntiJoin {
 		if err := j.countRight(); err != nil {
 			return err
 		}
@@ -349,14 +324,14 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 				continue
 			}
 			c := cands[q]
-			if spec.Type.preserved(o) {
+			if preserved(spec.Type, o) {
 				old, err := loadDeg(c)
 				if err != nil {
 					return err
 				}
 				now := old + sign
 				otherDeg[string(c.key)] = now
-				if spec.Type.emitsPairs() {
+				if spec.Type.KeepsRight() {
 					if ins && old == 0 {
 						entries = append(entries, outEntry{op: Delete, pair: -1, side: o, stored: c.value})
 					}
@@ -364,35 +339,35 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 					if !ins && now == 0 {
 						entries = append(entries, outEntry{op: Insert, pair: -1, side: o, stored: c.value})
 					}
-				} else if spec.Type == SemiJoin {
+				} else if spec.Type == sql.SemiJoin {
 					if ins && old == 0 {
 						entries = append(entries, outEntry{op: Insert, pair: -1, side: o, stored: c.value})
 					} else if !ins && now == 0 {
 						entries = append(entries, outEntry{op: Delete, pair: -1, side: o, stored: c.value})
 					}
-				} else if spec.Type == AntiJoin {
+				} else if spec.Type == sql.AntiJoin {
 					if ins && old == 0 {
 						entries = append(entries, outEntry{op: Delete, pair: -1, side: o, stored: c.value})
 					} else if !ins && now == 0 {
 						entries = append(entries, outEntry{op: Insert, pair: -1, side: o, stored: c.value})
 					}
 				}
-			} else if spec.Type.emitsPairs() {
+			} else if spec.Type.KeepsRight() {
 				entries = append(entries, outEntry{op: op, pair: q})
 			}
 		}
 		var flags byte
-		if spec.Type.preserved(s) {
+		if preserved(spec.Type, s) {
 			switch spec.Type {
-			case SemiJoin:
+			case sql.SemiJoin:
 				if deg > 0 {
 					entries = append(entries, outEntry{op: op, pair: -1, side: s, row: i})
 				}
-			case AntiJoin:
+			case sql.AntiJoin:
 				if deg == 0 {
 					entries = append(entries, outEntry{op: op, pair: -1, side: s, row: i})
 				}
-			case NullAwareAntiJoin:
+			case sql.NullAwareAntiJoin:
 				if j.nullAwareVisible(hasKey[i], deg) {
 					entries = append(entries, outEntry{op: op, pair: -1, side: s, row: i})
 					flags = 1
@@ -403,7 +378,7 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 				}
 			}
 		}
-		if spec.Type == NullAwareAntiJoin && s == 1 {
+		if spec.Type == sql.NullAwareAntiJoin && s == 1 {
 			j.rightRows += sign
 			if !hasKey[i] {
 				j.rightNulls += sign
@@ -419,14 +394,14 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 			spec.Tables[s].Delete(j.rowKeys[i])
 		}
 	}
-	globalFlip := spec.Type == NullAwareAntiJoin && s == 1 &&
+	globalFlip := spec.Type == sql.NullAwareAntiJoin && s == 1 &&
 		(oldRightRows != (j.rightRows > 0) || oldRightNulls != (j.rightNulls > 0))
 	// Write back the other side's changed match counts (and, for a null-aware
 	// anti join, the visibility of the left rows they changed).
-	if spec.Type.preserved(o) {
+	if preserved(spec.Type, o) {
 		for k, d := range otherDeg {
 			flags := otherFlags[k]
-			if spec.Type == NullAwareAntiJoin && !globalFlip {
+			if spec.Type == sql.NullAwareAntiJoin && !globalFlip {
 				want := j.nullAwareVisible(true, d)
 				if want != (flags&1 == 1) {
 					op := Delete
@@ -585,7 +560,7 @@ func (j *HashJoin) buildOutput(entries []outEntry, pairRec, in arrow.RecordBatch
 					app(sideB[c], in.Column(c), e.row)
 				}
 			}
-			if j.spec.Type.emitsPairs() {
+			if j.spec.Type.KeepsRight() {
 				padB := bs[nl:]
 				if e.side == 1 {
 					padB = bs[:nl]

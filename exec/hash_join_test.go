@@ -33,7 +33,7 @@ func (r joinRow) String() string {
 const nullRow = "NULL NULL NULL"
 
 // expectedJoin computes the join of the current rows by brute force.
-func expectedJoin(typ JoinType, left, right []joinRow, cond bool) []string {
+func expectedJoin(typ sql.JoinType, left, right []joinRow, cond bool) []string {
 	match := func(l, r joinRow) bool {
 		return l.k != nil && r.k != nil && *l.k == *r.k && (!cond || l.v < r.v)
 	}
@@ -51,31 +51,31 @@ func expectedJoin(typ JoinType, left, right []joinRow, cond bool) []string {
 			if match(l, r) {
 				n++
 				rightMatched[ri] = true
-				if typ.emitsPairs() {
+				if typ.KeepsRight() {
 					out = append(out, l.String()+" "+r.String())
 				}
 			}
 		}
 		switch typ {
-		case LeftJoin, FullJoin:
+		case sql.LeftJoin, sql.FullJoin:
 			if n == 0 {
 				out = append(out, l.String()+" "+nullRow)
 			}
-		case SemiJoin:
+		case sql.SemiJoin:
 			if n > 0 {
 				out = append(out, l.String())
 			}
-		case AntiJoin:
+		case sql.AntiJoin:
 			if n == 0 {
 				out = append(out, l.String())
 			}
-		case NullAwareAntiJoin:
+		case sql.NullAwareAntiJoin:
 			if len(right) == 0 || (l.k != nil && !rightHasNull && n == 0) {
 				out = append(out, l.String())
 			}
 		}
 	}
-	if typ == RightJoin || typ == FullJoin {
+	if typ == sql.RightJoin || typ == sql.FullJoin {
 		for ri, r := range right {
 			if !rightMatched[ri] {
 				out = append(out, nullRow+" "+r.String())
@@ -91,9 +91,9 @@ func expectedJoin(typ JoinType, left, right []joinRow, cond bool) []string {
 // without a non-equi condition and with restarts, and checks after every
 // batch that the accumulated output equals a brute-force join.
 func TestHashJoinRandomized(t *testing.T) {
-	for _, typ := range []JoinType{InnerJoin, LeftJoin, RightJoin, FullJoin, SemiJoin, AntiJoin, NullAwareAntiJoin} {
+	for _, typ := range []sql.JoinType{sql.InnerJoin, sql.LeftJoin, sql.RightJoin, sql.FullJoin, sql.SemiJoin, sql.AntiJoin, sql.NullAwareAntiJoin} {
 		for _, cond := range []bool{false, true} {
-			if cond && typ == NullAwareAntiJoin {
+			if cond && typ == sql.NullAwareAntiJoin {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s/cond=%v", typ, cond), func(t *testing.T) {
@@ -105,7 +105,7 @@ func TestHashJoinRandomized(t *testing.T) {
 	}
 }
 
-func runJoinModel(t *testing.T, typ JoinType, cond bool, seed int64) {
+func runJoinModel(t *testing.T, typ sql.JoinType, cond bool, seed int64) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
 	rng := rand.New(rand.NewSource(seed))
