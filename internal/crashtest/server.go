@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/streamsql/streamsql/internal/pgtest"
 )
 
 // ModuleRoot returns the nearest directory at or above dir that holds a
@@ -124,7 +125,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 // Launch starts the server process on a free loopback port and returns at
 // once, before the server accepts connections.
 func Launch(opts Options) (*Server, error) {
-	port, err := freePort()
+	port, err := pgtest.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -290,17 +291,4 @@ func (s *Server) LogProblems() []string {
 		}
 	}
 	return out
-}
-
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("crashtest: finding a free port: %w", err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	if err := l.Close(); err != nil {
-		return 0, fmt.Errorf("crashtest: %w", err)
-	}
-	return port, nil
 }

@@ -101,7 +101,7 @@ func Start(opts Options) (*Server, error) {
 	// A free port found by listening on :0 can be taken by someone else
 	// before postgres binds it; try a few.
 	for attempt := 0; ; attempt++ {
-		port, err := freePort()
+		port, err := FreePort()
 		if err != nil {
 			_ = os.RemoveAll(dir)
 			return nil, err
@@ -374,8 +374,9 @@ func hasServerBinaries(dir string) bool {
 	return true
 }
 
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort() (int, error) {
+// FreePort returns a loopback TCP port that was free a moment ago (for
+// servers that tests start on a port of their own).
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("pgtest: finding a free port: %w", err)
