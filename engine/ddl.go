@@ -16,16 +16,25 @@ type notifier interface {
 	Notice(severity, code, message string) error
 }
 
+// nameTaken reports whether a relation called name exists, and what CREATE
+// then returns: with IF NOT EXISTS a notice and no error, else 42P07.
+func (e *Engine) nameTaken(name string, ifNotExists bool, w notifier) (bool, error) {
+	if e.cat.Lookup(name) == nil {
+		return false, nil
+	}
+	if ifNotExists {
+		return true, w.Notice("NOTICE", sqlerr.DuplicateTable, fmt.Sprintf("relation \"%s\" already exists, skipping", name))
+	}
+	return true, sqlerr.New(sqlerr.DuplicateTable, "relation \"%s\" already exists", name)
+}
+
 // createTable creates a table; it returns once the catalog entry is
 // committed.
 func (e *Engine) createTable(ctx context.Context, stmt *sql.CreateTable, w notifier) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
-	if e.cat.Lookup(stmt.Name) != nil {
-		if stmt.IfNotExists {
-			return w.Notice("NOTICE", sqlerr.DuplicateTable, fmt.Sprintf("relation \"%s\" already exists, skipping", stmt.Name))
-		}
-		return sqlerr.New(sqlerr.DuplicateTable, "relation \"%s\" already exists", stmt.Name)
+	if exists, err := e.nameTaken(stmt.Name, stmt.IfNotExists, w); exists {
+		return err
 	}
 	ids := e.catSrc.allocIDs(2)
 	rel := &catalog.Relation{

@@ -36,11 +36,8 @@ func newGenerator(rel *catalog.Relation) (*datagen.Generator, error) {
 func (e *Engine) createSource(ctx context.Context, stmt *sql.CreateSource, w notifier) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
-	if e.cat.Lookup(stmt.Name) != nil {
-		if stmt.IfNotExists {
-			return w.Notice("NOTICE", sqlerr.DuplicateTable, fmt.Sprintf("relation \"%s\" already exists, skipping", stmt.Name))
-		}
-		return sqlerr.New(sqlerr.DuplicateTable, "relation \"%s\" already exists", stmt.Name)
+	if exists, err := e.nameTaken(stmt.Name, stmt.IfNotExists, w); exists {
+		return err
 	}
 	rel := &catalog.Relation{
 		ID:      e.catSrc.allocIDs(1)[0],

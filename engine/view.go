@@ -185,11 +185,8 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedView, atLeastOnce bool, w notifier) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
-	if existing := e.cat.Lookup(stmt.Name); existing != nil {
-		if stmt.IfNotExists {
-			return w.Notice("NOTICE", sqlerr.DuplicateTable, fmt.Sprintf("relation \"%s\" already exists, skipping", stmt.Name))
-		}
-		return sqlerr.New(sqlerr.DuplicateTable, "relation \"%s\" already exists", stmt.Name)
+	if exists, err := e.nameTaken(stmt.Name, stmt.IfNotExists, w); exists {
+		return err
 	}
 	plan, err := e.planView(stmt)
 	if err != nil {

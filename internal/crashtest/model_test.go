@@ -1,6 +1,7 @@
 package crashtest
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -83,25 +84,15 @@ func (t *tables) eventRows() [][]string {
 // sortedAcct returns the acct rows in id order.
 func (t *tables) sortedAcct() []acctRow {
 	rows := slices.Collect(maps.Values(t.acct))
-	slices.SortFunc(rows, func(a, b acctRow) int { return cmpInt(a.id, b.id) })
+	slices.SortFunc(rows, func(a, b acctRow) int { return cmp.Compare(a.id, b.id) })
 	return rows
 }
 
 // sortedEvents returns the events rows in seq order.
 func (t *tables) sortedEvents() []eventRow {
 	rows := slices.Collect(maps.Values(t.events))
-	slices.SortFunc(rows, func(a, b eventRow) int { return cmpInt(a.seq, b.seq) })
+	slices.SortFunc(rows, func(a, b eventRow) int { return cmp.Compare(a.seq, b.seq) })
 	return rows
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // viewDef is a materialized view the test creates, with a client-side
