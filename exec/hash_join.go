@@ -88,7 +88,7 @@ type HashJoin struct {
 	// rowStarts is byRow's scratch.
 	cands, sorted []candidate
 	rowStarts     []int
-	// arena holds the keys and rows of a batch's candidates.
+	// arena holds a batch's row keys and its candidates' keys and rows.
 	arena   []byte
 	valBuf  []byte
 	rowKeys [][]byte
@@ -196,7 +196,7 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 	pairBs := newBuilders(j.mem, j.pairTypes)
 	defer releaseBuilders(pairBs)
 	cands := j.cands[:0]
-	j.arena = j.arena[:0] // the last batch's candidates are dead
+	j.arena = j.arena[:0] // the last batch's row keys and candidates are dead
 	hasKey := make([]bool, n)
 	j.rowKeys = j.rowKeys[:0]
 	j.probes = j.probes[:0]
@@ -218,7 +218,9 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 			j.seq++
 			j.keyBuf = binary.BigEndian.AppendUint64(j.keyBuf, j.seq)
 		}
-		j.rowKeys = append(j.rowKeys, append([]byte(nil), j.keyBuf...))
+		k0 := len(j.arena)
+		j.arena = append(j.arena, j.keyBuf...)
+		j.rowKeys = append(j.rowKeys, j.arena[k0:len(j.arena):len(j.arena)])
 		if hasKey[i] {
 			j.probes = append(j.probes, probe{row: i, key: j.rowKeys[i][:jkLen]})
 		}
