@@ -288,14 +288,14 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 	otherDeg := map[string]int64{} // match counts of other-side rows touched
 	otherRow := map[string][]byte{}
 	otherFlags := map[string]byte{}
-	loadDeg := func(c candidate) (int64, error) {
+	loadDeg := func(c candidate) int64 {
 		if d, ok := otherDeg[string(c.key)]; ok {
-			return d, nil
+			return d
 		}
 		otherRow[string(c.key)] = c.value
 		otherDeg[string(c.key)] = c.deg
 		otherFlags[string(c.key)] = c.flags
-		return c.deg, nil
+		return c.deg
 	}
 	// A null-aware anti join re-evaluates every left row when the right side
 	// becomes empty or non-empty, or gains or loses its last NULL key.
@@ -327,10 +327,7 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 			}
 			c := cands[q]
 			if preserved(spec.Type, o) {
-				old, err := loadDeg(c)
-				if err != nil {
-					return err
-				}
+				old := loadDeg(c)
 				now := old + sign
 				otherDeg[string(c.key)] = now
 				if spec.Type.KeepsRight() {
