@@ -59,6 +59,11 @@ type Mutation interface {
 type Barrier struct {
 	Epoch uint64
 	Kind  Kind
+	// Time is when the coordinator injected the barrier, in microseconds
+	// since the Unix epoch; it never decreases from one barrier to the next.
+	// It is now() for every operator of a streaming plan in epoch Epoch:
+	// temporal filters evaluate their conditions at it.
+	Time int64
 	// Mutations are applied by the operators they concern when the barrier
 	// passes them, after the operator has sealed the epoch.
 	Mutations []Mutation

@@ -54,7 +54,9 @@ type Options struct {
 	// Timeout is how long a checkpoint may take before it is reported as
 	// timed out and stops holding back the next barrier (0: no timeout).
 	Timeout time.Duration
-	Logger  *slog.Logger
+	// Clock is the time barriers carry (default time.Now).
+	Clock  func() time.Time
+	Logger *slog.Logger
 }
 
 // Checkpoint statuses in the history.
@@ -120,6 +122,8 @@ type Coordinator struct {
 	fatal error
 	// history holds the last historySize checkpoints, oldest first.
 	history []CheckpointRecord
+	// lastTime is the Time of the last barrier injected.
+	lastTime int64
 
 	wake       chan struct{}
 	commitWake chan struct{}
@@ -160,6 +164,9 @@ func NewCoordinator(committed uint64, opts Options) *Coordinator {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
 	}
 	return &Coordinator{
 		opts:           opts,
@@ -417,6 +424,14 @@ func (c *Coordinator) injectLoop() {
 
 // injectNext injects the next barrier if one is wanted and the in-flight
 // limit allows; it reports whether it did.
+// LastBarrierTime returns the Time of the last barrier injected (0 before
+// the first).
+func (c *Coordinator) LastBarrierTime() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastTime
+}
+
 func (c *Coordinator) injectNext() bool {
 	c.mu.Lock()
 	if c.stopped || c.wantEpoch <= c.started || c.inFlightLocked() >= c.opts.MaxInFlight {
@@ -432,7 +447,9 @@ func (c *Coordinator) injectNext() bool {
 		kind = Checkpoint
 		c.lastCheckpoint = e
 	}
-	b := &Barrier{Epoch: e, Kind: kind}
+	now := c.opts.Clock().UnixMicro()
+	c.lastTime = max(c.lastTime, now)
+	b := &Barrier{Epoch: e, Kind: kind, Time: c.lastTime}
 	for _, ch := range changes {
 		b.Mutations = append(b.Mutations, ch.Mutations...)
 		for _, id := range ch.AddActors {

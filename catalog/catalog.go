@@ -91,9 +91,29 @@ type Relation struct {
 	// whether it is (ALTER MATERIALIZED VIEW ... PAUSE).
 	PauseTable uint32 `json:"pause_table,omitempty"`
 	Paused     bool   `json:"paused,omitempty"`
+	// Watermark is the WATERMARK FOR clause of a table or source, or nil.
+	Watermark *Watermark `json:"watermark,omitempty"`
+	// AppendOnly tables and sources only ever insert rows (UPDATE and DELETE
+	// are refused), so operators over them keep no retraction state.
+	AppendOnly bool `json:"append_only,omitempty"`
+	// WatermarkColumns are the columns of a materialized view that carry
+	// watermarks (derived from its query's inputs).
+	WatermarkColumns []int `json:"watermark_columns,omitempty"`
+	// WatermarkTable holds the watermark a table has reached, so that it
+	// never goes back after a restart (tables with a Watermark only).
+	WatermarkTable uint32 `json:"watermark_table,omitempty"`
 	// AtLeastOnce is set for views created with checkpoint_mode =
 	// 'at_least_once': their multi-input operators do not align barriers.
 	AtLeastOnce bool `json:"at_least_once,omitempty"`
+}
+
+// Watermark is a relation's event-time watermark: rows whose Column is below
+// the largest value of Expr seen so far are late. Expr is SQL text over the
+// relation's columns (it uses only Column), bound again when the relation is
+// loaded (sql.BindWatermark).
+type Watermark struct {
+	Column int    `json:"column"`
+	Expr   string `json:"expr"`
 }
 
 // VisibleColumns returns the indices of the columns SELECT * shows.

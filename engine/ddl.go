@@ -36,13 +36,18 @@ func (e *Engine) createTable(ctx context.Context, stmt *sql.CreateTable, w notif
 	if exists, err := e.nameTaken(stmt.Name, stmt.IfNotExists, w); exists {
 		return err
 	}
-	ids := e.catSrc.allocIDs(2)
+	ids := e.catSrc.allocIDs(3)
 	rel := &catalog.Relation{
 		ID:         ids[0],
 		Name:       stmt.Name,
 		Kind:       catalog.Table,
 		Columns:    stmt.Columns,
 		StateTable: ids[1],
+		Watermark:  stmt.Watermark,
+		AppendOnly: stmt.AppendOnly,
+	}
+	if stmt.Watermark != nil {
+		rel.WatermarkTable = ids[2]
 	}
 	if len(stmt.PrimaryKey) > 0 {
 		rel.Key = stmt.PrimaryKey
@@ -187,6 +192,9 @@ func (e *Engine) dropTable(ctx context.Context, rel *catalog.Relation) error {
 			tw.mu.Unlock()
 			e.catSrc.delete(rel.ID)
 			e.cleanup.add(tw.table)
+			if tw.wmTable != nil {
+				e.cleanup.add(tw.wmTable)
+			}
 			e.mu.Lock()
 			delete(e.tables, rel.ID)
 			e.mu.Unlock()

@@ -61,6 +61,9 @@ type Options struct {
 	AggCacheGroups int
 	// FS overrides the state store's filesystem (tests inject faults).
 	FS vfs.FS
+	// Clock is the time barriers carry, which is now() in streaming plans
+	// (temporal filters); default time.Now. Tests fix it.
+	Clock func() time.Time
 }
 
 // Engine is a running streamsql database. It is safe for concurrent use.
@@ -154,6 +157,7 @@ func Open(opts Options) (*Engine, error) {
 		Timeout:             opts.CheckpointTimeout,
 		MaxInFlight:         opts.MaxInFlightCheckpoints,
 		Commit:              e.commit,
+		Clock:               opts.Clock,
 		Logger:              opts.Logger,
 	})
 	e.coord.AddSource(e.catSrc)

@@ -45,6 +45,9 @@ func (e *Engine) createSource(ctx context.Context, stmt *sql.CreateSource, w not
 		Kind:    catalog.Source,
 		Columns: append(append([]catalog.Column(nil), stmt.Columns...), catalog.Column{Name: catalog.RowIDColumn, Type: types.Int64T, Hidden: true, NotNull: true}),
 		Options: stmt.Options,
+		// Sources only insert rows.
+		AppendOnly: true,
+		Watermark:  stmt.Watermark,
 	}
 	rel.Key = []int{len(rel.Columns) - 1}
 	if _, err := newGenerator(rel); err != nil {
@@ -87,6 +90,9 @@ type sourceReader struct {
 	mu     sync.Mutex
 	next   int64 // the next row to generate
 	paused bool  // the view is paused: generate nothing
+	// wm generates the source's watermark (sources with WATERMARK FOR); its
+	// position is kept with the offset.
+	wm *exec.WatermarkGen
 	stop   chan struct{}
 	done   chan struct{}
 }
@@ -112,6 +118,22 @@ func newSourceReader(e *Engine, rel, view *catalog.Relation, table *state.Table,
 		}
 		r.next = n
 	}
+	if rel.Watermark != nil {
+		expr, err := sql.BindWatermark(rel)
+		if err != nil {
+			return nil, err
+		}
+		if r.wm, err = exec.NewWatermarkGen(rel.Watermark.Column, expr); err != nil {
+			return nil, err
+		}
+		v, _, err := table.Get(watermarkKey)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.wm.LoadState(v); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
 }
 
@@ -120,7 +142,19 @@ func (r *sourceReader) Inject(ctx context.Context, b *barrier.Barrier) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.offset.Put(offsetKey, binary.AppendVarint(nil, r.next))
+	var wm *barrier.Watermark
+	if r.wm != nil {
+		var ok bool
+		if wm, ok = r.wm.Current(); ok {
+			r.offset.Put(watermarkKey, r.wm.AppendState(nil))
+		}
+	}
 	r.offset.Seal(b.Epoch)
+	if wm != nil {
+		if err := r.send(exec.Message{Watermark: wm}); err != nil {
+			return err
+		}
+	}
 	if err := r.send(exec.Message{Barrier: b}); err != nil {
 		return err
 	}
@@ -176,7 +210,16 @@ func (r *sourceReader) run() {
 			rec := r.gen.Batch(r.e.mem, r.next, n)
 			r.next += rec.NumRows()
 			left -= rec.NumRows()
-			err := r.send(exec.Message{Batch: exec.NewBatch(rec, nil)})
+			b := exec.NewBatch(rec, nil)
+			var err error
+			if r.wm != nil {
+				err = r.wm.Observe(r.e.mem, b)
+			}
+			if err == nil {
+				err = r.send(exec.Message{Batch: b})
+			} else {
+				b.Release()
+			}
 			r.mu.Unlock()
 			if err != nil {
 				return

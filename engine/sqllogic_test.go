@@ -11,8 +11,9 @@ import (
 )
 
 // TestSQLLogic runs every testdata/sqllogic/**/*.slt file over the
-// PostgreSQL protocol against its own in-process server. The restart
-// directive restarts that server on the same data directory.
+// PostgreSQL protocol against its own in-process server, whose data is in a
+// crashable in-memory filesystem. The restart directive restarts that server
+// on the same data; kill crashes it first, keeping only what it had synced.
 func TestSQLLogic(t *testing.T) {
 	files, err := slt.Files("../testdata/sqllogic")
 	if err != nil {
@@ -24,7 +25,7 @@ func TestSQLLogic(t *testing.T) {
 	for _, f := range files {
 		name, _ := filepath.Rel("../testdata/sqllogic", f)
 		t.Run(name, func(t *testing.T) {
-			srv := testserver.Start(t, testserver.Options{})
+			srv := testserver.Start(t, testserver.Options{Crashable: true})
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
 			res, err := slt.RunFile(ctx, f, slt.Options{
@@ -32,6 +33,12 @@ func TestSQLLogic(t *testing.T) {
 				Engine: slt.EngineStreamSQL,
 				Restart: func(ctx context.Context) (string, error) {
 					if err := srv.Restart(); err != nil {
+						return "", err
+					}
+					return srv.URL, nil
+				},
+				Kill: func(ctx context.Context) (string, error) {
+					if err := srv.Kill(); err != nil {
 						return "", err
 					}
 					return srv.URL, nil

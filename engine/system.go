@@ -30,6 +30,7 @@ var systemTables = []systemTable{
 				{Name: "name", Type: types.TextT},
 				{Name: "definition", Type: types.TextT},
 				{Name: "expression_errors", Type: types.Int64T},
+				{Name: "late_rows", Type: types.Int64T},
 				{Name: "status", Type: types.TextT},
 			},
 		},
@@ -141,8 +142,8 @@ func appendDatum(b array.Builder, t types.T, d types.Datum) {
 	}
 }
 
-// viewRows lists the materialized views with their expression error counts
-// and status.
+// viewRows lists the materialized views with their expression error and
+// late row counts (since the server started) and status.
 func (e *Engine) viewRows() ([][]types.Datum, error) {
 	var rows [][]types.Datum
 	for _, r := range e.cat.All() {
@@ -152,17 +153,17 @@ func (e *Engine) viewRows() ([][]types.Datum, error) {
 		e.mu.Lock()
 		v := e.views[r.ID]
 		e.mu.Unlock()
-		status, errs := "running", int64(0)
+		status, errs, late := "running", int64(0), int64(0)
 		if r.Paused {
 			status = "paused"
 		}
 		if v != nil {
-			errs = v.exprErrors.Load()
+			errs, late = v.exprErrors.Load(), v.lateRows.Load()
 			if p := v.failed.Load(); p != nil {
 				status = "failed: " + (*p).Error()
 			}
 		}
-		rows = append(rows, []types.Datum{types.DText(r.Name), types.DText(r.SQL), types.DInt(errs), types.DText(status)})
+		rows = append(rows, []types.Datum{types.DText(r.Name), types.DText(r.SQL), types.DInt(errs), types.DInt(late), types.DText(status)})
 	}
 	return rows, nil
 }

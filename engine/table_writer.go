@@ -38,6 +38,13 @@ type tableWriter struct {
 	sealed    uint64
 	nextRowID int64
 	dropped   bool
+	// wm generates the table's watermark (tables with WATERMARK FOR); the
+	// watermark reached is kept in wmTable.
+	wm      *exec.WatermarkGen
+	wmTable *state.Table
+	// wmSavedAt is the watermark last written to wmTable (when wmSaved).
+	wmSaved   bool
+	wmSavedAt int64
 
 	keyBuf []byte
 	valBuf []byte
@@ -53,6 +60,9 @@ func newTableWriter(e *Engine, rel *catalog.Relation) (*tableWriter, error) {
 		table:  e.store.Table(state.TableID(rel.StateTable)),
 		disp:   exec.NewDispatcher(rel.ID),
 		sealed: e.store.CommittedEpoch(),
+	}
+	if err := w.openWatermark(); err != nil {
+		return nil, err
 	}
 	if !rel.PrimaryKey {
 		w.rowID = rel.Key[0]
@@ -83,7 +93,61 @@ func (w *tableWriter) Inject(ctx context.Context, b *barrier.Barrier) error {
 	defer w.mu.Unlock()
 	w.table.Seal(b.Epoch)
 	w.sealed = b.Epoch
+	if err := w.emitWatermark(ctx, b.Epoch); err != nil {
+		return err
+	}
 	return w.disp.Emit(ctx, exec.Message{Barrier: b})
+}
+
+// watermarkKey is the key of the watermark reached in a table's watermark
+// table.
+var watermarkKey = []byte("wm")
+
+// openWatermark sets up the watermark of a table with WATERMARK FOR, at the
+// value it had reached.
+func (w *tableWriter) openWatermark() error {
+	if w.rel.Watermark == nil {
+		return nil
+	}
+	expr, err := sql.BindWatermark(w.rel)
+	if err != nil {
+		return err
+	}
+	if w.wm, err = exec.NewWatermarkGen(w.rel.Watermark.Column, expr); err != nil {
+		return err
+	}
+	w.wmTable = w.e.store.Table(state.TableID(w.rel.WatermarkTable))
+	v, ok, err := w.wmTable.Get(watermarkKey)
+	if err != nil || !ok {
+		return err
+	}
+	return w.wm.LoadState(v)
+}
+
+// observe advances the watermark over the rows of a change batch.
+func (w *tableWriter) observe(b *exec.Batch) error {
+	if w.wm == nil {
+		return nil
+	}
+	return w.wm.Observe(w.e.mem, b)
+}
+
+// emitWatermark sends the table's watermark, if it has one, just before
+// barrier epoch, and keeps it with the epoch.
+func (w *tableWriter) emitWatermark(ctx context.Context, epoch uint64) error {
+	if w.wm == nil {
+		return nil
+	}
+	wm, ok := w.wm.Current()
+	if !ok {
+		return nil
+	}
+	if !w.wmSaved || wm.Value != w.wmSavedAt {
+		w.wmTable.Put(watermarkKey, w.wm.AppendState(nil))
+		w.wmTable.Seal(epoch)
+		w.wmSaved, w.wmSavedAt = true, wm.Value
+	}
+	return w.disp.Emit(ctx, exec.Message{Watermark: wm})
 }
 
 func (w *tableWriter) checkLive() error {
@@ -206,7 +270,12 @@ func (w *tableWriter) insert(recs []arrow.RecordBatch) (epoch uint64, n int64, e
 		}
 		n += int64(rows)
 		rec.Retain()
-		if err := w.disp.Emit(w.e.ctx, exec.Message{Batch: exec.NewBatch(rec, nil)}); err != nil {
+		b := exec.NewBatch(rec, nil)
+		if err := w.observe(b); err != nil {
+			b.Release()
+			return 0, 0, err
+		}
+		if err := w.disp.Emit(w.e.ctx, exec.Message{Batch: b}); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -369,6 +438,9 @@ func (w *tableWriter) modify(ectx *eval.Context, where sql.Expr, set map[int]sql
 			}
 			b = exec.NewBatch(old, ops)
 		} else if b, err = updatePairs(w.e, old, news[k]); err != nil {
+			return 0, 0, err
+		} else if err := w.observe(b); err != nil {
+			b.Release()
 			return 0, 0, err
 		}
 		if err := w.disp.Emit(w.e.ctx, exec.Message{Batch: b}); err != nil {

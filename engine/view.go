@@ -33,14 +33,16 @@ type view struct {
 	disp    *exec.Dispatcher
 	tables  []*state.Table
 	done    chan struct{}
-	// exprErrors counts rows whose expressions failed (and yielded NULL).
+	// exprErrors counts rows whose expressions failed (and yielded NULL);
+	// lateRows those dropped for arriving behind a watermark.
 	exprErrors atomic.Int64
+	lateRows   atomic.Int64
 	failed     atomic.Pointer[error]
 }
 
 // planView binds and plans a view's defining statement.
 func (e *Engine) planView(stmt *sql.CreateMaterializedView) (*planner.StreamPlan, error) {
-	return planner.PlanStream(stmt.Query)
+	return planner.PlanStreamWith(stmt.Query, planner.StreamOptions{EmitOnWindowClose: stmt.EmitOnWindowClose})
 }
 
 // buildView creates the view's actor (not yet running).
@@ -63,6 +65,8 @@ func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*vi
 		Eval:           &eval.Context{Mem: e.mem, Errors: &v.exprErrors, Log: log},
 		Table:          func(slot int) *state.Table { return v.tables[slot] },
 		AggCacheGroups: e.opts.AggCacheGroups,
+		LateRows:       &v.lateRows,
+		StartTime:      e.coord.LastBarrierTime(),
 	}
 	df, err := exec.BuildStream(env, plan, viewTable, v.disp)
 	if err != nil {
@@ -204,6 +208,8 @@ func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedVie
 		SQL:            stmt.SQL,
 		DependsOn:      dependencies(plan.Upstreams),
 		AtLeastOnce:    atLeastOnce,
+		// Views over this one see its watermarks.
+		WatermarkColumns: planner.Watermarks(plan.Root),
 	}
 	for _, c := range plan.Root.Cols {
 		rel.Columns = append(rel.Columns, catalog.Column{Name: c.Name, Type: c.Type, Hidden: c.Hidden})

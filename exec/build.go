@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -25,6 +26,13 @@ type Env struct {
 	// AggCacheGroups bounds the groups each aggregation keeps in memory
 	// (0: DefaultAggCacheGroups).
 	AggCacheGroups int
+	// LateRows counts the rows operators drop for arriving behind their
+	// watermark (may be nil).
+	LateRows *atomic.Int64
+	// StartTime is now() (microseconds since the Unix epoch) for a new
+	// streaming plan until its first barrier: the time of the last barrier
+	// injected before it started.
+	StartTime int64
 }
 
 // Dataflow is a built plan: its operators wired together, with one entry
@@ -63,7 +71,7 @@ func (d *Dataflow) build(env Env, n planner.Node, next Output) error {
 		}
 		return d.build(env, n.Right, mn.Port(1))
 	case *planner.Union:
-		u := Union{}
+		u := NewUnion(len(n.Ins), n.Watermarks)
 		mn := NewMultiNode(u, len(n.Ins), next)
 		for i, in := range n.Ins {
 			if err := d.build(env, in, mn.Port(i)); err != nil {
@@ -101,7 +109,14 @@ func operator(env Env, n planner.Node) (Operator, error) {
 				return nil, err
 			}
 		}
-		return NewProject(env.Mem, env.Eval, exprs), nil
+		p := NewProject(env.Mem, env.Eval, exprs)
+		if len(n.Watermarks) > 0 {
+			var err error
+			if p.wm, err = newWatermarkMapper(env.Mem, n.Watermarks); err != nil {
+				return nil, err
+			}
+		}
+		return p, nil
 	case *planner.HashAgg:
 		spec := HashAggSpec{
 			GroupCols:     n.GroupCols,
@@ -114,6 +129,11 @@ func operator(env Env, n planner.Node) (Operator, error) {
 			InputKey:      n.InputKey,
 			InputKeyTypes: n.InputKeyTypes,
 			CacheGroups:   env.AggCacheGroups,
+			LateRows:      env.LateRows,
+		}
+		if n.WatermarkTable >= 0 {
+			spec.Watermark = env.Table(n.WatermarkTable)
+			spec.EmitOnWindowClose = n.EmitOnWindowClose
 		}
 		for _, slot := range n.ValueSets {
 			var t *state.Table
@@ -131,6 +151,18 @@ func operator(env Env, n planner.Node) (Operator, error) {
 		return NewConsolidate(env.Mem, planner.Types(n.Columns())), nil
 	case *planner.Expand:
 		return NewExpand(env.Mem, n.Count), nil
+	case *planner.HopWindow:
+		h := NewHopWindow(env.Mem, planner.Types(n.Input.Columns()), n.TimeCol, n.Slide, n.Size, n.Offset)
+		if len(n.Watermarks) > 0 {
+			var err error
+			if h.wm, err = newWatermarkMapper(env.Mem, n.Watermarks); err != nil {
+				h.Close()
+				return nil, err
+			}
+		}
+		return h, nil
+	case *planner.TemporalFilter:
+		return NewTemporalFilter(env.Mem, n, env.Table(n.Table), env.StartTime)
 	}
 	return nil, fmt.Errorf("exec: no operator for %T", n)
 }
@@ -153,7 +185,13 @@ func newJoinOperator(env Env, n *planner.Join) (*HashJoin, error) {
 		}
 		spec.Cond = cond
 	}
-	return NewHashJoin(env.Mem, env.Eval, spec), nil
+	j := NewHashJoin(env.Mem, env.Eval, spec)
+	nl := len(n.Left.Columns())
+	for _, p := range n.WatermarkKeys {
+		l, r := n.LeftKeys[p], n.RightKeys[p]
+		j.wm.add([]int{l, r}, []int{l, nl + r})
+	}
+	return j, nil
 }
 
 // BuildStream builds a view's dataflow: every operator of the plan down to

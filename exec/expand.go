@@ -86,5 +86,10 @@ func (x *Expand) emit(ctx context.Context, rec arrow.RecordBatch, out Output) er
 // OnBarrier does nothing: Expand has no state.
 func (x *Expand) OnBarrier(context.Context, *barrier.Barrier, Output) error { return nil }
 
+// OnWatermark passes w on: Expand keeps the input's columns in place.
+func (x *Expand) OnWatermark(ctx context.Context, w *barrier.Watermark, out Output) error {
+	return out.Emit(ctx, Message{Watermark: w})
+}
+
 // Close does nothing.
 func (x *Expand) Close() {}

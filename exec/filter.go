@@ -73,5 +73,10 @@ func fixUpdatePairs(ops []Op, rows []int32) {
 // OnBarrier does nothing: Filter has no state.
 func (f *Filter) OnBarrier(context.Context, *barrier.Barrier, Output) error { return nil }
 
+// OnWatermark passes w on: a filter keeps its columns.
+func (f *Filter) OnWatermark(ctx context.Context, w *barrier.Watermark, out Output) error {
+	return out.Emit(ctx, Message{Watermark: w})
+}
+
 // Close does nothing.
 func (f *Filter) Close() {}

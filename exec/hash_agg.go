@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -43,6 +44,13 @@ type HashAggSpec struct {
 	// DefaultAggCacheGroups). Every group's state is in Result, so evicting
 	// one loses nothing; its next change reloads it.
 	CacheGroups int
+	// Watermark, if set, holds the watermark reached on the first group
+	// column's input, GroupCols[0] (see hash_agg_window.go); the groups it
+	// passes are final. EmitOnWindowClose emits each group once, when it
+	// becomes final. LateRows counts the rows dropped for arriving late.
+	Watermark         *state.Table
+	EmitOnWindowClose bool
+	LateRows          *atomic.Int64
 }
 
 // DefaultAggCacheGroups is the default HashAggSpec.CacheGroups.
@@ -101,6 +109,11 @@ type HashAgg struct {
 	keyBuf     []byte
 	valBuf     []byte
 	datums     []types.Datum
+
+	// wm is the watermark of the first group column (when wmValid); wmDone
+	// the one whose final groups were last dropped (when wmActed).
+	wm, wmDone       int64
+	wmValid, wmActed bool
 }
 
 // NewHashAgg returns a HashAgg. ectx counts and logs aggregate errors
@@ -124,6 +137,9 @@ func NewHashAgg(mem memory.Allocator, ectx *eval.Context, spec HashAggSpec) (*Ha
 	}
 	a.outTypes = append(append([]types.T{}, spec.GroupTypes...), callTypes(spec.Calls)...)
 	a.outCodec = state.NewRowCodec(a.outTypes)
+	if err := a.loadWatermark(); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -234,6 +250,10 @@ func (a *HashAgg) markDirty(slot int32) {
 
 // OnBatch folds the batch's rows into their groups.
 func (a *HashAgg) OnBatch(ctx context.Context, b *Batch, out Output) error {
+	b, err := a.dropLate(b)
+	if err != nil {
+		return err
+	}
 	defer b.Release()
 	n := b.Len()
 	rec := b.Rec
@@ -363,6 +383,10 @@ func (a *HashAgg) OnBarrier(ctx context.Context, br *barrier.Barrier, out Output
 	var ops []Op
 	for _, slot := range a.dirty {
 		a.isDirty[slot] = false
+		if a.spec.EmitOnWindowClose {
+			a.keepOpen(slot)
+			continue
+		}
 		newRow, err := a.outputRow(slot)
 		if err != nil {
 			return err
@@ -388,6 +412,22 @@ func (a *HashAgg) OnBarrier(ctx context.Context, br *barrier.Barrier, out Output
 		a.persist(slot, newRow)
 	}
 	a.dirty = a.dirty[:0]
+	if len(ops) > 0 {
+		cols := make([]arrow.Array, len(bs))
+		for i, b := range bs {
+			cols[i] = b.NewArray()
+		}
+		rec := array.NewRecordBatch(SchemaOf(a.outTypes), cols, int64(len(ops)))
+		for _, c := range cols {
+			c.Release()
+		}
+		if err := out.Emit(ctx, Message{Batch: NewBatch(rec, ops)}); err != nil {
+			return err
+		}
+	}
+	if err := a.closeWindows(ctx, out); err != nil {
+		return err
+	}
 	a.evict()
 	a.spec.Result.Seal(br.Epoch)
 	for _, t := range a.spec.ValueSets {
@@ -395,18 +435,21 @@ func (a *HashAgg) OnBarrier(ctx context.Context, br *barrier.Barrier, out Output
 			t.Seal(br.Epoch)
 		}
 	}
-	if len(ops) == 0 {
-		return nil
+	if a.spec.Watermark != nil {
+		a.spec.Watermark.Seal(br.Epoch)
 	}
-	cols := make([]arrow.Array, len(bs))
-	for i, b := range bs {
-		cols[i] = b.NewArray()
+	return nil
+}
+
+// keepOpen writes the state of a changed group that emits on window close:
+// nothing is emitted before the window closes.
+func (a *HashAgg) keepOpen(slot int32) {
+	if a.rows[slot] <= 0 {
+		a.spec.Result.Delete(a.keys[slot])
+		a.drop(slot)
+		return
 	}
-	rec := array.NewRecordBatch(SchemaOf(a.outTypes), cols, int64(len(ops)))
-	for _, c := range cols {
-		c.Release()
-	}
-	return out.Emit(ctx, Message{Batch: NewBatch(rec, ops)})
+	a.persist(slot, []byte{})
 }
 
 // outputRow encodes the group's current output row, or returns nil if the

@@ -71,6 +71,9 @@ type HashJoin struct {
 	mem  memory.Allocator
 	ectx *eval.Context
 	spec HashJoinSpec
+	// wm forwards the smaller watermark of each key pair with watermarks on
+	// both inputs (a join on window_start), on both output columns.
+	wm watermarkMin
 
 	codecs    [2]*state.RowCodec
 	appenders [2][]appendFunc
@@ -582,5 +585,10 @@ func (j *HashJoin) OnBarrier(_ context.Context, b *barrier.Barrier, _ Output) er
 
 // Close does nothing: the join holds no Arrow memory between calls.
 func (j *HashJoin) Close() {}
+
+// OnWatermark forwards the watermarks of the key columns of both inputs.
+func (j *HashJoin) OnWatermark(ctx context.Context, input int, w *barrier.Watermark, out Output) error {
+	return j.wm.onWatermark(ctx, input, w, out)
+}
 
 func (j *HashJoin) String() string { return fmt.Sprintf("HashJoin(%s)", j.spec.Type) }

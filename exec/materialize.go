@@ -61,3 +61,9 @@ func (m *Materialize) OnBarrier(_ context.Context, b *barrier.Barrier, _ Output)
 
 // Close does nothing.
 func (m *Materialize) Close() {}
+
+// OnWatermark passes w on to the view's readers: the view's columns are its
+// input's.
+func (m *Materialize) OnWatermark(ctx context.Context, w *barrier.Watermark, out Output) error {
+	return out.Emit(ctx, Message{Watermark: w})
+}

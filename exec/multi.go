@@ -76,8 +76,11 @@ func (p *multiPort) Emit(ctx context.Context, msg Message) error {
 			return n.next.Emit(ctx, msg)
 		}
 		return nil
+	case msg.Watermark != nil:
+		if wo, ok := n.op.(MultiWatermarkOperator); ok {
+			return wo.OnWatermark(ctx, p.input, msg.Watermark, n.next)
+		}
+		return nil
 	}
-	// Watermarks: forwarded as they come until event time lands (a multi-input
-	// operator must forward the minimum over its inputs).
 	return n.next.Emit(ctx, msg)
 }

@@ -38,7 +38,8 @@ func Chain(ops []Operator, out Output) Output {
 	return out
 }
 
-// link feeds an operator and forwards barriers and watermarks after it.
+// link feeds an operator and forwards barriers after it. Watermarks go to
+// operators that take them (WatermarkOperator) and stop at the others.
 type link struct {
 	op   Operator
 	next Output
@@ -53,8 +54,13 @@ func (l *link) Emit(ctx context.Context, m Message) error {
 			return err
 		}
 		return l.next.Emit(ctx, m)
+	case m.Watermark != nil:
+		if wo, ok := l.op.(WatermarkOperator); ok {
+			return wo.OnWatermark(ctx, m.Watermark, l.next)
+		}
+		return nil
 	}
-	// Watermarks and end of stream pass through.
+	// End of stream passes through.
 	return l.next.Emit(ctx, m)
 }
 

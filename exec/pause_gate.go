@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -46,6 +47,8 @@ type PauseGate struct {
 	seq    uint64
 	key    []byte
 	val    []byte
+	// heldWatermark is the last watermark that arrived while paused.
+	heldWatermark *barrier.Watermark
 }
 
 // NewPauseGate returns the gate of input of view, passing to next. buf holds
@@ -81,6 +84,11 @@ func (g *PauseGate) Emit(ctx context.Context, m Message) error {
 			g.buf.Put(g.key, g.val)
 		}
 		return nil
+	case m.Watermark != nil && g.paused:
+		// Rows kept while paused must not turn late: the watermark waits
+		// for them (the latest one is enough).
+		g.heldWatermark = m.Watermark
+		return nil
 	case m.Barrier != nil:
 		if err := g.next.Emit(ctx, m); err != nil {
 			return err
@@ -96,6 +104,12 @@ func (g *PauseGate) Emit(ctx context.Context, m Message) error {
 					g.paused = false
 					if err := g.replay(ctx); err != nil {
 						return err
+					}
+					if w := g.heldWatermark; w != nil {
+						g.heldWatermark = nil
+						if err := g.next.Emit(ctx, Message{Watermark: w}); err != nil {
+							return err
+						}
 					}
 				}
 			}

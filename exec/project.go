@@ -18,6 +18,9 @@ type Project struct {
 	ectx   *eval.Context
 	exprs  []eval.Evaluator
 	schema *arrow.Schema
+	// wm maps input watermarks to output columns; nil: the output carries
+	// none.
+	wm *watermarkMapper
 }
 
 // NewProject returns a Project evaluating exprs.
@@ -53,6 +56,14 @@ func (p *Project) OnBatch(ctx context.Context, b *Batch, out Output) error {
 
 // OnBarrier does nothing: Project has no state.
 func (p *Project) OnBarrier(context.Context, *barrier.Barrier, Output) error { return nil }
+
+// OnWatermark emits the output watermarks that w gives.
+func (p *Project) OnWatermark(ctx context.Context, w *barrier.Watermark, out Output) error {
+	if p.wm == nil {
+		return nil
+	}
+	return p.wm.emit(ctx, w, out)
+}
 
 // Close does nothing.
 func (p *Project) Close() {}

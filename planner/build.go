@@ -24,12 +24,27 @@ type StreamPlan struct {
 	Leaves []*Scan
 }
 
+// StreamOptions are the options of a materialized view's plan.
+type StreamOptions struct {
+	// EmitOnWindowClose makes the view's aggregation emit each window's row
+	// once, when the watermark passes it (EMIT ON WINDOW CLOSE).
+	EmitOnWindowClose bool
+}
+
 // PlanStream plans rel as a materialized view.
 func PlanStream(rel sql.Rel) (*StreamPlan, error) {
+	return PlanStreamWith(rel, StreamOptions{})
+}
+
+// PlanStreamWith plans rel as a materialized view with options.
+func PlanStreamWith(rel sql.Rel, opts StreamOptions) (*StreamPlan, error) {
 	b := &builder{stream: true}
 	root, err := b.build(pushDown(rel))
 	if err == nil {
 		err = checkTypes(root)
+	}
+	if err == nil && opts.EmitOnWindowClose {
+		err = emitOnWindowClose(root)
 	}
 	if err != nil {
 		return nil, err
@@ -131,8 +146,8 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := b.checkExprs(r.Pred); err != nil {
-			return nil, err
+		if b.stream && containsNow(r.Pred) {
+			return b.temporalFilter(in, r.Pred)
 		}
 		if scan, ok := in.(*Scan); ok && !b.stream {
 			scan.Lookup = PinnedKey(r.Pred, scan.Relation.Key, scan.Relation.Types())
@@ -153,6 +168,8 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 		return b.join(r)
 	case *sql.UnionAll:
 		return b.union(r)
+	case *sql.HopWindow:
+		return b.hopWindow(r)
 	case *sql.Expand:
 		in, err := b.build(r.Input)
 		if err != nil {
@@ -185,21 +202,18 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 }
 
 // checkExprs rejects expressions a streaming plan cannot maintain: now()
-// changes without any input changing (temporal filters are future work).
+// changes without any input changing, so outside the temporal filters of a
+// WHERE clause it cannot be kept up to date.
 func (b *builder) checkExprs(es ...sql.Expr) error {
 	if !b.stream {
 		return nil
 	}
-	var err error
 	for _, e := range es {
-		sql.Walk(e, func(x sql.Expr) bool {
-			if c, ok := x.(*sql.Call); ok && c.Fn == sql.FnNow && err == nil {
-				err = sqlerr.Unsupported("now() in a materialized view (temporal filters)")
-			}
-			return err == nil
-		})
+		if containsNow(e) {
+			return errNowInView()
+		}
 	}
-	return err
+	return nil
 }
 
 // project builds a Project; in a streaming plan it appends hidden references
@@ -210,6 +224,7 @@ func (b *builder) project(in Node, exprs []sql.Expr, cols []sql.Column) Node {
 	if !b.stream {
 		return p
 	}
+	p.Watermarks = projectWatermarks(in, p.Exprs)
 	inCols := in.Columns()
 	for _, k := range in.StreamKey() {
 		pos := -1
@@ -327,5 +342,55 @@ func (b *builder) aggregate(r *sql.Aggregate) (Node, error) {
 		}
 		n.ValueSets = append(n.ValueSets, slot)
 	}
+	n.WatermarkGroup, n.WatermarkTable = -1, -1
+	if b.stream {
+		return b.watermarkGroup(n), nil
+	}
 	return n, nil
+}
+
+// watermarkGroup makes the first group column whose input carries a
+// watermark the aggregation's watermark group: it moves to the front of the
+// group key, so that the state is ordered by it and the groups the
+// watermark has passed are a prefix, and a projection above restores the
+// query's column order.
+func (b *builder) watermarkGroup(n *HashAgg) Node {
+	g := -1
+	for i, c := range n.GroupCols {
+		if hasWatermark(n.Input, c) {
+			g = i
+			break
+		}
+	}
+	if g < 0 {
+		return n
+	}
+	n.WatermarkGroup, n.WatermarkTable = 0, b.table()
+	if g == 0 {
+		return n
+	}
+	moveToFront(n.GroupCols, g)
+	moveToFront(n.GroupTypes, g)
+	orig := n.Cols
+	n.Cols = append([]sql.Column(nil), orig...)
+	moveToFront(n.Cols, g)
+	exprs := make([]sql.Expr, len(orig))
+	for i, c := range orig {
+		pos := i
+		switch {
+		case i == g:
+			pos = 0
+		case i < g:
+			pos = i + 1
+		}
+		exprs[i] = &sql.InputRef{Index: pos, T: c.Type, Name: c.Name}
+	}
+	return b.project(n, exprs, orig)
+}
+
+// moveToFront moves s[i] to s[0], shifting s[0:i] right by one.
+func moveToFront[T any](s []T, i int) {
+	v := s[i]
+	copy(s[1:i+1], s[:i])
+	s[0] = v
 }

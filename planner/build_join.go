@@ -41,6 +41,13 @@ func (b *builder) join(r *sql.Join) (Node, error) {
 	for _, k := range r.LeftKeys {
 		n.KeyTypes = append(n.KeyTypes, k.Type())
 	}
+	if b.stream && r.Type == sql.InnerJoin {
+		for p := range leftKeys {
+			if hasWatermark(left, leftKeys[p]) && hasWatermark(right, rightKeys[p]) {
+				n.WatermarkKeys = append(n.WatermarkKeys, p)
+			}
+		}
+	}
 	if r.Cond != nil {
 		n.Cond = sql.Rewrite(r.Cond, func(e sql.Expr) sql.Expr {
 			if ref, ok := e.(*sql.InputRef); ok && ref.Index >= nlOrig {
@@ -177,9 +184,10 @@ func (b *builder) union(r *sql.UnionAll) (Node, error) {
 				}
 			}
 		}
-		p := &Project{Input: in, Exprs: exprs, Cols: cols, Key: []int{}}
+		p := &Project{Input: in, Exprs: exprs, Cols: cols, Key: []int{}, Watermarks: projectWatermarks(in, exprs)}
 		u.Ins = append(u.Ins, p)
 	}
+	u.Watermarks = commonWatermarks(u.Ins, width)
 	u.Key = []int{width}
 	for c := width + 1; c < len(cols); c++ {
 		u.Key = append(u.Key, c)
@@ -241,4 +249,20 @@ func nonNullColumn(n Node, c int) bool {
 		}
 	}
 	return false
+}
+
+// commonWatermarks returns the columns below width that carry a watermark on
+// every one of ins.
+func commonWatermarks(ins []Node, width int) []int {
+	var cols []int
+	for c := 0; c < width; c++ {
+		all := true
+		for _, in := range ins {
+			all = all && hasWatermark(in, c)
+		}
+		if all {
+			cols = append(cols, c)
+		}
+	}
+	return cols
 }

@@ -59,8 +59,12 @@ func (e *explainer) node(depth int, n Node) {
 	case *Scan:
 		if e.stream {
 			e.line(depth, "Exchange", "dist: NoShuffle, upstream: %s", n.Relation.Name)
-			e.line(depth+1, "TableScan", "%s: %s, columns: %s, stream_key: %s, backfill: snapshot then changes",
-				n.Relation.Kind, n.Relation.Name, colList(n.Cols), e.key(n))
+			wm := ""
+			for _, c := range relationWatermarks(n.Relation) {
+				wm += ", watermark: " + n.Cols[c].Name
+			}
+			e.line(depth+1, "TableScan", "%s: %s, columns: %s, stream_key: %s%s, backfill: snapshot then changes",
+				n.Relation.Kind, n.Relation.Name, colList(n.Cols), e.key(n), wm)
 			return
 		}
 		lookup := ""
@@ -104,6 +108,13 @@ func (e *explainer) node(depth int, n Node) {
 			}
 		}
 		detail := fmt.Sprintf("group_key: [%s], aggs: [%s]", strings.Join(groups, ", "), strings.Join(aggs, ", "))
+		if n.WatermarkGroup >= 0 {
+			tables = append(tables, "watermark: "+e.name(n.WatermarkTable))
+			detail += fmt.Sprintf(", watermark: %s (final groups dropped)", groups[n.WatermarkGroup])
+			if n.EmitOnWindowClose {
+				detail += ", emit: on window close"
+			}
+		}
 		if e.stream {
 			detail += fmt.Sprintf(", stream_key: %s, state_tables: [%s]", e.key(n), strings.Join(tables, ", "))
 		}
@@ -158,6 +169,18 @@ func (e *explainer) node(depth int, n Node) {
 		e.node(depth+1, n.Input)
 	case *Consolidate:
 		e.line(depth, "Consolidate", "net inserts and deletes")
+		e.node(depth+1, n.Input)
+	case *HopWindow:
+		e.line(depth, "HopWindow", "time: %s, slide: %s, size: %s%s", colName(n.Input.Columns(), n.TimeCol),
+			micros(n.Slide), micros(n.Size), e.keySuffix(n))
+		e.node(depth+1, n.Input)
+	case *TemporalFilter:
+		cols := n.Input.Columns()
+		bounds := make([]string, len(n.Bounds))
+		for i, b := range n.Bounds {
+			bounds[i] = fmt.Sprintf("%s %s now() + %s", colName(cols, b.Col), b.Op, micros(b.Delta))
+		}
+		e.line(depth, "TemporalFilter", "bounds: [%s]%s, state_table: %s", strings.Join(bounds, ", "), e.keySuffix(n), e.name(n.Table))
 		e.node(depth+1, n.Input)
 	default:
 		e.line(depth, fmt.Sprintf("%T", n), "")

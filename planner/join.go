@@ -19,6 +19,10 @@ type Join struct {
 	Key  []int
 	// LeftTable and RightTable are the state table slots of the inputs' rows.
 	LeftTable, RightTable int
+	// WatermarkKeys are the key pairs (indices into LeftKeys/RightKeys) whose
+	// columns carry watermarks on both inputs: both output columns carry the
+	// smaller one (an inner join on window_start, say).
+	WatermarkKeys []int
 }
 
 // Union merges inputs with identical columns (UNION ALL). In a streaming
@@ -27,6 +31,9 @@ type Union struct {
 	Ins  []Node
 	Cols []sql.Column
 	Key  []int
+	// Watermarks are the columns with a watermark on every input; each
+	// carries the minimum over the inputs.
+	Watermarks []int
 }
 
 func (n *Join) Columns() []sql.Column  { return n.Cols }

@@ -62,6 +62,9 @@ type Project struct {
 	Exprs []sql.Expr
 	Cols  []sql.Column
 	Key   []int
+	// Watermarks are the output columns that carry watermarks, derived from
+	// the input's (streaming plans).
+	Watermarks []WatermarkMap
 }
 
 // HashAgg groups by GroupCols and computes Calls; its output is the group
@@ -83,6 +86,17 @@ type HashAgg struct {
 	// InputKeyTypes.
 	InputKey      []int
 	InputKeyTypes []types.T
+	// WatermarkGroup is the group column (an index into GroupCols, always
+	// 0 when set: the planner puts it first so that the state is ordered by
+	// it) whose input column carries a watermark, or -1. Groups below the
+	// watermark are final: their state is dropped and later rows for them
+	// are late. WatermarkTable is the state table slot of the watermark the
+	// operator has reached.
+	WatermarkGroup int
+	WatermarkTable int
+	// EmitOnWindowClose: a group's row is emitted once, when the watermark
+	// passes it, instead of on every change (needs WatermarkGroup).
+	EmitOnWindowClose bool
 }
 
 // Materialize stores its input in the view's state table, keyed by Key.

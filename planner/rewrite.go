@@ -51,6 +51,10 @@ func pushDown(rel sql.Rel) sql.Rel {
 		return &sql.Limit{Input: pushDown(r.Input), Offset: r.Offset, Count: r.Count}
 	case *sql.Expand:
 		return &sql.Expand{Input: pushDown(r.Input), Count: r.Count, Cols: r.Cols}
+	case *sql.HopWindow:
+		h := *r
+		h.Input = pushDown(r.Input)
+		return &h
 	case *sql.UnionAll:
 		u := &sql.UnionAll{Cols: r.Cols}
 		for _, in := range r.Inputs {

@@ -97,6 +97,9 @@
 //   - restart: restart the server under test through Options.Restart, then
 //     reconnect every session lazily; a no-op when Options.Restart is nil
 //     (as against PostgreSQL). Session state does not survive it.
+//   - kill: crash the server under test as kill -9 would, through
+//     Options.Kill, and start it again: only what it had made durable
+//     survives. A no-op when Options.Kill is nil.
 //   - sleep DURATION: pause, for example sleep 500ms or sleep 1s.
 //   - control sortmode MODE: set the default sort mode for the queries after
 //     it. Other control lines, hash-threshold N and subtest NAME are accepted

@@ -16,6 +16,7 @@ const (
 	kindQuery
 	kindHalt
 	kindRestart
+	kindKill
 	kindSleep
 )
 
@@ -29,6 +30,8 @@ func (k recordKind) String() string {
 		return "halt"
 	case kindRestart:
 		return "restart"
+	case kindKill:
+		return "kill"
 	case kindSleep:
 		return "sleep"
 	}
@@ -236,13 +239,17 @@ func (p *parser) parse() ([]record, error) {
 				defaultSrt = m
 			}
 			continue
-		case "halt", "restart":
+		case "halt", "restart", "kill":
 			if len(f) != 1 {
 				return nil, p.errorf(lineNo, "%s takes no arguments", f[0])
 			}
-			rec.kind = kindHalt
-			if f[0] == "restart" {
+			switch f[0] {
+			case "halt":
+				rec.kind = kindHalt
+			case "restart":
 				rec.kind = kindRestart
+			default:
+				rec.kind = kindKill
 			}
 		case "sleep":
 			if len(f) != 2 {
@@ -263,7 +270,7 @@ func (p *parser) parse() ([]record, error) {
 				return nil, err
 			}
 		default:
-			return nil, p.errorf(lineNo, "unknown record type %q (want statement, query, skipif, onlyif, connection, halt, restart, sleep, hash-threshold or control)", f[0])
+			return nil, p.errorf(lineNo, "unknown record type %q (want statement, query, skipif, onlyif, connection, halt, restart, kill, sleep, hash-threshold or control)", f[0])
 		}
 		if connection != "" && rec.kind != kindStatement && rec.kind != kindQuery {
 			return nil, p.errorf(pendingAt, "connection applies only to statement and query records")

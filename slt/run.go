@@ -43,6 +43,10 @@ type Options struct {
 	// before calling it and reconnects lazily after. A nil Restart makes
 	// restart a no-op, as against PostgreSQL.
 	Restart func(ctx context.Context) (newURL string, err error)
+	// Kill crashes the server under test, as kill -9 would (only what it
+	// had made durable survives), and starts it again, for a kill
+	// directive. A nil Kill makes kill a no-op.
+	Kill func(ctx context.Context) (newURL string, err error)
 	// Verbose, if non-nil, receives each record as it runs.
 	Verbose io.Writer
 	// Timeout bounds each statement or query; 0 means no limit. A record
@@ -129,7 +133,11 @@ func RunFile(ctx context.Context, path string, opts Options) (Result, error) {
 				return r.res, ctx.Err()
 			}
 		case kindRestart:
-			if err := r.restart(ctx); err != nil {
+			if err := r.restart(ctx, r.opts.Restart); err != nil {
+				return r.res, r.abort(rec, err)
+			}
+		case kindKill:
+			if err := r.restart(ctx, r.opts.Kill); err != nil {
 				return r.res, r.abort(rec, err)
 			}
 		case kindStatement, kindQuery:
@@ -401,12 +409,12 @@ func (r *runner) closeAll() {
 	}
 }
 
-func (r *runner) restart(ctx context.Context) error {
-	if r.opts.Restart == nil {
+func (r *runner) restart(ctx context.Context, restart func(context.Context) (string, error)) error {
+	if restart == nil {
 		return nil
 	}
 	r.closeAll()
-	url, err := r.opts.Restart(ctx)
+	url, err := restart(ctx)
 	if err != nil {
 		return fmt.Errorf("restarting the server: %w", err)
 	}

@@ -14,15 +14,28 @@ import (
 // same query string creates only if it is bound after that one runs, so the
 // engine binds each statement just before executing it.
 func Bind(cat *catalog.Catalog, p *Parsed) (Statement, error) {
-	if p.custom != nil {
-		if cs, ok := p.custom.(*createSourceSyntax); ok {
-			b := &binder{cat: cat, full: p.full, text: p.Text}
-			return b.bindCreateSource(cs)
-		}
-		return p.custom, nil
+	b := &binder{cat: cat, full: p.full, base: p.base, text: p.Text, clauses: p.clauses}
+	for _, c := range p.clauses {
+		c.used = false // a prepared statement is bound again for every execution
 	}
-	b := &binder{cat: cat, full: p.full, base: p.base, text: p.Text}
-	return b.bindStatement(p.node)
+	var st Statement
+	var err error
+	switch cs := p.custom.(type) {
+	case nil:
+		st, err = b.bindStatement(p.node)
+	case *createSourceSyntax:
+		b.base = p.start
+		st, err = b.bindCreateSource(cs)
+	default:
+		st = p.custom
+	}
+	if err == nil {
+		err = b.checkClausesUsed()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 // binder holds the state of binding one statement.
@@ -37,6 +50,8 @@ type binder struct {
 	// params are the statement's query parameters; nil when it has none
 	// (the simple query protocol), where $n is an error.
 	params *paramState
+	// clauses are the streaming dialect's clauses of the statement.
+	clauses []*dialectClause
 	queryState
 }
 
@@ -261,6 +276,9 @@ func (b *binder) bindCreateTable(s *pg_query.CreateStmt) (Statement, error) {
 		ct.Columns[idx].NotNull = true
 		ct.PrimaryKey = append(ct.PrimaryKey, idx)
 	}
+	if err := b.bindTableClauses(ct); err != nil {
+		return nil, err
+	}
 	return ct, nil
 }
 
@@ -300,7 +318,8 @@ func (b *binder) bindCreateTableAs(s *pg_query.CreateTableAsStmt) (Statement, er
 	if err := checkDuplicateNames(rel); err != nil {
 		return nil, err
 	}
-	return &CreateMaterializedView{Name: name, IfNotExists: s.IfNotExists, Query: rel, SQL: b.text}, nil
+	eowc := b.takeClause(clauseEmitOnWindowClose) != nil
+	return &CreateMaterializedView{Name: name, IfNotExists: s.IfNotExists, Query: rel, SQL: b.text, EmitOnWindowClose: eowc}, nil
 }
 
 // renameColumns returns rel with its output columns renamed.
@@ -544,6 +563,10 @@ func (b *binder) dmlTable(rv *pg_query.RangeVar, verb string) (*catalog.Relation
 	}
 	if table.Kind != catalog.Table {
 		return nil, nil, b.errAt(rv.Location, sqlerr.New(sqlerr.WrongObjectType, "cannot %s %s \"%s\"", verb, table.Kind, table.Name))
+	}
+	if table.AppendOnly {
+		return nil, nil, b.errAt(rv.Location, sqlerr.New(sqlerr.WrongObjectType, "cannot %s append-only table \"%s\"", verb, table.Name).
+			WithHint("An APPEND ONLY table accepts INSERT only."))
 	}
 	alias := ""
 	if rv.Alias != nil {

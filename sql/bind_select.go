@@ -793,6 +793,11 @@ func countVisible(sc *scope) int {
 }
 
 func (b *binder) bindRangeFunction(rf *pg_query.RangeFunction) (Rel, *scope, error) {
+	if len(rf.Functions) == 1 && !rf.IsRowsfrom {
+		if f := rf.Functions[0].GetList().GetItems()[0].GetFuncCall(); f != nil && isTimeWindow(funcName(f.Funcname)) {
+			return b.bindTimeWindow(rf, f, funcName(f.Funcname))
+		}
+	}
 	if rf.Lateral || rf.Ordinality || rf.IsRowsfrom || len(rf.Functions) != 1 {
 		return nil, nil, sqlerr.Unsupported("this form of function in FROM")
 	}

@@ -30,21 +30,48 @@ type Parsed struct {
 	base int
 	// full is the whole query string, for positions.
 	full string
+	// start and end are the statement's byte range in full.
+	start, end int
+	// clauses are the streaming dialect's clauses cut out of the statement.
+	clauses []*dialectClause
 }
 
 // Parse splits a query string into statements and parses each. It fails,
 // before anything runs, if any statement has a syntax error, as PostgreSQL
-// does for a multi-statement simple query.
+// does for a multi-statement simple query. The streaming dialect's clauses
+// (see dialect.go) are cut out first and attached to their statements.
 func Parse(text string) ([]*Parsed, error) {
-	if res, err := pg_query.Parse(text); err == nil {
+	src, clauses, err := cutDialectClauses(text)
+	if err != nil {
+		return nil, err
+	}
+	out, err := parseStatements(text, src)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range clauses {
+		for _, p := range out {
+			if c.start >= p.start && c.start < p.end {
+				p.clauses = append(p.clauses, c)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// parseStatements parses src, which is text with the dialect clauses
+// blanked out (the same length); statement texts are taken from text.
+func parseStatements(text, src string) ([]*Parsed, error) {
+	if res, err := pg_query.Parse(src); err == nil {
 		var out []*Parsed
 		for _, raw := range res.Stmts {
 			start := int(raw.StmtLocation)
-			end := len(text)
+			end := len(src)
 			if raw.StmtLen > 0 {
 				end = start + int(raw.StmtLen)
 			}
-			out = append(out, &Parsed{Text: strings.TrimSpace(text[start:end]), node: raw.Stmt, full: text})
+			out = append(out, &Parsed{Text: strings.TrimSpace(text[start:end]), node: raw.Stmt, full: text, start: start, end: end})
 		}
 		return out, nil
 	}
@@ -52,42 +79,38 @@ func Parse(text string) ([]*Parsed, error) {
 	// semicolons the scanner finds and look for streamsql's own statements.
 	// (pg_query's SplitWithScanner is not used: it drops pieces without a
 	// PostgreSQL keyword, such as FLUSH or a misspelt SELECT.)
-	pieces, err := splitStatements(text)
+	pieces, err := splitStatements(src)
 	if err != nil {
 		return nil, syntaxError(text, 0, err)
 	}
 	var out []*Parsed
 	for _, piece := range pieces {
-		trimmed := strings.TrimSpace(text[piece.start:piece.end])
 		if len(piece.words) == 0 {
 			continue
 		}
-		if len(piece.words) >= 3 && piece.words[0] == "create" && piece.words[1] == "source" {
-			st, err := parseCreateSource(text[piece.start:piece.end])
-			if err != nil {
+		p := &Parsed{Text: strings.TrimSpace(text[piece.start:piece.end]), full: text, start: piece.start, end: piece.end}
+		switch {
+		case len(piece.words) >= 3 && piece.words[0] == "create" && piece.words[1] == "source":
+			if p.custom, err = parseCreateSource(src[piece.start:piece.end]); err != nil {
 				return nil, err
 			}
-			out = append(out, &Parsed{Text: trimmed, custom: st, full: text})
-			continue
-		}
-		if len(piece.words) >= 3 && piece.words[0] == "drop" && piece.words[1] == "source" {
-			st, err := parseDropSource(piece.words)
-			if err != nil {
+		case len(piece.words) >= 3 && piece.words[0] == "drop" && piece.words[1] == "source":
+			if p.custom, err = parseDropSource(piece.words); err != nil {
 				return nil, err
 			}
-			out = append(out, &Parsed{Text: trimmed, custom: st, full: text})
+		default:
+			p.custom = parseCustom(piece.words)
+		}
+		if p.custom != nil {
+			out = append(out, p)
 			continue
 		}
-		if st := parseCustom(piece.words); st != nil {
-			out = append(out, &Parsed{Text: trimmed, custom: st, full: text})
-			continue
-		}
-		res, err := pg_query.Parse(text[piece.start:piece.end])
+		res, err := pg_query.Parse(src[piece.start:piece.end])
 		if err != nil {
 			return nil, syntaxError(text, piece.start, err)
 		}
 		for _, raw := range res.Stmts {
-			out = append(out, &Parsed{Text: trimmed, node: raw.Stmt, base: piece.start, full: text})
+			out = append(out, &Parsed{Text: p.Text, node: raw.Stmt, base: piece.start, full: text, start: piece.start, end: piece.end})
 		}
 	}
 	return out, nil

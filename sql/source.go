@@ -16,6 +16,10 @@ type CreateSource struct {
 	IfNotExists bool
 	Columns     []catalog.Column
 	Options     map[string]string
+	// Watermark is the WATERMARK FOR clause, or nil. Sources only insert
+	// rows; AppendOnly records that it was declared.
+	Watermark  *catalog.Watermark
+	AppendOnly bool
 }
 
 // DropSource is DROP SOURCE [IF EXISTS] name [CASCADE].
@@ -124,7 +128,8 @@ func (b *binder) bindCreateSource(s *createSourceSyntax) (Statement, error) {
 	if s.options["connector"] == "" {
 		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "CREATE SOURCE needs the option connector")
 	}
-	return &CreateSource{Name: ct.Name, IfNotExists: ct.IfNotExists, Columns: ct.Columns, Options: s.options}, nil
+	return &CreateSource{Name: ct.Name, IfNotExists: ct.IfNotExists, Columns: ct.Columns, Options: s.options,
+		Watermark: ct.Watermark, AppendOnly: ct.AppendOnly}, nil
 }
 
 // parseDropSource parses DROP SOURCE [IF EXISTS] name [CASCADE | RESTRICT].

@@ -15,6 +15,10 @@ type CreateTable struct {
 	Columns     []catalog.Column
 	// PrimaryKey lists the key columns; empty if none was declared.
 	PrimaryKey []int
+	// Watermark is the table's WATERMARK FOR clause, or nil.
+	Watermark *catalog.Watermark
+	// AppendOnly tables refuse UPDATE and DELETE.
+	AppendOnly bool
 }
 
 // CreateMaterializedView is CREATE MATERIALIZED VIEW name AS query.
@@ -24,6 +28,9 @@ type CreateMaterializedView struct {
 	Query       Rel
 	// SQL is the statement's text, kept in the catalog to rebuild the view.
 	SQL string
+	// EmitOnWindowClose: each window's row is emitted once, final, when the
+	// watermark passes the window's end.
+	EmitOnWindowClose bool
 }
 
 // Drop is DROP TABLE or DROP MATERIALIZED VIEW.

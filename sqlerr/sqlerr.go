@@ -98,6 +98,13 @@ func (e *Error) WithHint(format string, args ...any) *Error {
 	return &c
 }
 
+// WithDetail returns a copy of e with a detail.
+func (e *Error) WithDetail(detail string) *Error {
+	c := *e
+	c.Detail = detail
+	return &c
+}
+
 // Unsupported returns the 0A000 error for a feature streamsql does not have.
 func Unsupported(format string, args ...any) *Error {
 	return &Error{Code: FeatureNotSupported, Message: fmt.Sprintf(format, args...) + " is not supported"}

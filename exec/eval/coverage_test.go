@@ -24,6 +24,10 @@ func sampleArg(fn string, i int, t types.T) sql.Expr {
 		if i == 1 {
 			return txt("l")
 		}
+	case sql.FnTumbleStart:
+		if i > 0 {
+			return ivl([]string{"", "00:10:00", "00:01:30"}[i])
+		}
 	}
 	switch t.Kind {
 	case types.Bool:

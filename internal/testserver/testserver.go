@@ -22,6 +22,7 @@ import (
 type Server struct {
 	t       testing.TB
 	opts    engine.Options
+	memFS   *vfs.MemFS // the crashable filesystem, if Options.Crashable
 	Engine  *engine.Engine
 	srv     *pgwire.Server
 	ln      net.Listener
@@ -39,11 +40,21 @@ type Options struct {
 	CheckpointFrequency int
 	// FS is the state store's filesystem (default: the operating system's).
 	FS vfs.FS
+	// Crashable keeps the data in a crashable in-memory filesystem, so that
+	// Kill can simulate kill -9 (FS and DataDir are ignored).
+	Crashable bool
+	// Clock, if set, is the time barriers carry (now() in views).
+	Clock func() time.Time
 }
 
 // Start starts a server; it is stopped at the end of the test.
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
+	var memFS *vfs.MemFS
+	if opts.Crashable {
+		memFS = vfs.NewCrashableMem()
+		opts.FS, opts.DataDir = memFS, "/data"
+	}
 	if opts.DataDir == "" {
 		opts.DataDir = t.TempDir()
 	}
@@ -54,7 +65,8 @@ func Start(t testing.TB, opts Options) *Server {
 	if os.Getenv("STREAMSQL_TEST_LOG") != "" {
 		level = slog.LevelDebug
 	}
-	s := &Server{t: t, DataDir: opts.DataDir, opts: engine.Options{
+	s := &Server{t: t, DataDir: opts.DataDir, memFS: memFS, opts: engine.Options{
+		Clock:               opts.Clock,
 		DataDir:             opts.DataDir,
 		BarrierInterval:     opts.BarrierInterval,
 		CheckpointFrequency: opts.CheckpointFrequency,
@@ -103,6 +115,20 @@ func (s *Server) Stop() {
 // the URL changes.
 func (s *Server) Restart() error {
 	s.Stop()
+	return s.start()
+}
+
+// Kill simulates kill -9 of a Crashable server and starts it again: the new
+// server sees exactly what the old one had synced when Kill was called.
+func (s *Server) Kill() error {
+	if s.memFS == nil {
+		return fmt.Errorf("testserver: Kill needs a Crashable server")
+	}
+	crashed := s.memFS.CrashClone(vfs.CrashCloneCfg{})
+	// The old engine goes on writing to the old filesystem until it is
+	// closed; nothing of that reaches the clone.
+	s.Stop()
+	s.memFS, s.opts.FS = crashed, crashed
 	return s.start()
 }
 

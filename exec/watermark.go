@@ -1,0 +1,240 @@
+package exec
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/streamsql/streamsql/barrier"
+	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Watermarks.
+//
+// A watermark on column c of a stream promises that no row after it has a
+// value of c below the watermark's value (event time, in microseconds).
+// Rows that break the promise are late: the operators that rely on
+// watermarks (windowed aggregations cleaning their state, EMIT ON WINDOW
+// CLOSE) drop them and count them; every other operator treats them as any
+// row.
+//
+// Tables and sources with a WATERMARK FOR clause generate watermarks
+// (WatermarkGen): the largest value of the watermark expression over the
+// rows inserted so far, sent down the change stream just before each
+// barrier. An operator that keeps its columns in place passes watermarks
+// on; one that moves or computes columns maps them to its output columns
+// (planner.WatermarkMap); a multi-input operator forwards, per column, the
+// minimum over its inputs. An operator that does neither (implements no
+// OnWatermark) drops them: its output carries none.
+
+// WatermarkOperator is implemented by single-input operators that pass
+// watermarks on or act on them. OnWatermark is called in stream order,
+// between OnBatch and OnBarrier calls; the operator emits into out the
+// watermarks its output carries (possibly later, for example after the
+// rows it owes at a barrier).
+type WatermarkOperator interface {
+	OnWatermark(ctx context.Context, w *barrier.Watermark, out Output) error
+}
+
+// MultiWatermarkOperator is WatermarkOperator for multi-input operators:
+// input says which input the watermark arrived on.
+type MultiWatermarkOperator interface {
+	OnWatermark(ctx context.Context, input int, w *barrier.Watermark, out Output) error
+}
+
+// WatermarkGen derives a relation's watermark from the rows it inserts: the
+// largest non-NULL value of the watermark expression so far. It never goes
+// back: deletes do not lower it. Not safe for concurrent use.
+type WatermarkGen struct {
+	// Column is the column the watermark is on.
+	Column int
+	expr   eval.Evaluator
+	value  int64
+	valid  bool
+}
+
+// NewWatermarkGen compiles the watermark expression expr (over the
+// relation's columns) of column col.
+func NewWatermarkGen(col int, expr sql.Expr) (*WatermarkGen, error) {
+	ev, err := eval.Compile(expr)
+	if err != nil {
+		return nil, err
+	}
+	return &WatermarkGen{Column: col, expr: ev}, nil
+}
+
+// Observe advances the watermark over the inserted rows of b. Rows whose
+// expression fails (an overflow at the edge of the timestamp range) count
+// as NULL.
+func (g *WatermarkGen) Observe(mem memory.Allocator, b *Batch) error {
+	ectx := &eval.Context{Mem: mem}
+	res, err := g.expr.Eval(ectx, b.Rec)
+	if err != nil {
+		return err
+	}
+	defer res.Release()
+	ts, ok := res.(*array.Timestamp)
+	if !ok {
+		return fmt.Errorf("exec: watermark expression gave %T, want timestamps", res)
+	}
+	vals := ts.Values()
+	for i, op := range b.Ops {
+		if op.IsInsert() && ts.IsValid(i) {
+			if v := int64(vals[i]); !g.valid || v > g.value {
+				g.value, g.valid = v, true
+			}
+		}
+	}
+	return nil
+}
+
+// Current returns the watermark message, if any row has set it.
+func (g *WatermarkGen) Current() (*barrier.Watermark, bool) {
+	if !g.valid {
+		return nil, false
+	}
+	return &barrier.Watermark{Column: g.Column, Value: g.value}, true
+}
+
+// AppendState appends the generator's position to buf; LoadState restores
+// it.
+func (g *WatermarkGen) AppendState(buf []byte) []byte {
+	if !g.valid {
+		return buf
+	}
+	return binary.AppendVarint(buf, g.value)
+}
+
+// LoadState restores a position written by AppendState.
+func (g *WatermarkGen) LoadState(buf []byte) error {
+	if len(buf) == 0 {
+		g.valid = false
+		return nil
+	}
+	v, n := binary.Varint(buf)
+	if n <= 0 {
+		return errCorruptState
+	}
+	g.value, g.valid = v, true
+	return nil
+}
+
+// watermarkMapper computes the watermarks of an operator's output columns
+// from those of its input, following planner.WatermarkMaps.
+type watermarkMapper struct {
+	mem   memory.Allocator
+	maps  []planner.WatermarkMap
+	exprs []eval.Evaluator // nil for identity maps
+}
+
+func newWatermarkMapper(mem memory.Allocator, maps []planner.WatermarkMap) (*watermarkMapper, error) {
+	m := &watermarkMapper{mem: mem, maps: maps, exprs: make([]eval.Evaluator, len(maps))}
+	for i, wm := range maps {
+		if wm.Expr == nil {
+			continue
+		}
+		ev, err := eval.Compile(wm.Expr)
+		if err != nil {
+			return nil, err
+		}
+		m.exprs[i] = ev
+	}
+	return m, nil
+}
+
+// emit sends the output watermarks that input watermark w gives.
+func (m *watermarkMapper) emit(ctx context.Context, w *barrier.Watermark, out Output) error {
+	for i, wm := range m.maps {
+		if wm.In != w.Column {
+			continue
+		}
+		v := w.Value
+		if ev := m.exprs[i]; ev != nil {
+			var ok bool
+			var err error
+			if v, ok, err = evalWatermark(m.mem, ev, wm.InType, v); err != nil || !ok {
+				return err
+			}
+		}
+		if err := out.Emit(ctx, Message{Watermark: &barrier.Watermark{Column: wm.Out, Value: v}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// evalWatermark evaluates ev, an expression over one timestamp column, at
+// value v; ok is false if the result is NULL (or failed).
+func evalWatermark(mem memory.Allocator, ev eval.Evaluator, t types.T, v int64) (int64, bool, error) {
+	b := array.NewTimestampBuilder(mem, t.ArrowType().(*arrow.TimestampType))
+	b.Append(arrow.Timestamp(v))
+	col := b.NewArray()
+	b.Release()
+	rec := array.NewRecordBatch(SchemaOf([]types.T{t}), []arrow.Array{col}, 1)
+	col.Release()
+	defer rec.Release()
+	res, err := ev.Eval(&eval.Context{Mem: mem}, rec)
+	if err != nil {
+		return 0, false, err
+	}
+	defer res.Release()
+	ts, isTS := res.(*array.Timestamp)
+	if !isTS || ts.IsNull(0) {
+		return 0, false, nil
+	}
+	return int64(ts.Value(0)), true, nil
+}
+
+// watermarkMin forwards, for groups of columns of a multi-input operator's
+// inputs, the minimum of the watermarks every input of the group has
+// reached, on the group's output columns.
+type watermarkMin struct {
+	groups []watermarkGroup
+}
+
+// watermarkGroup is one column per input (in[i] of input i) whose minimum
+// watermark goes to the output columns out.
+type watermarkGroup struct {
+	in     []int
+	out    []int
+	vals   []int64
+	have   []bool
+	sent   int64
+	sentOK bool
+}
+
+func (m *watermarkMin) add(in, out []int) {
+	m.groups = append(m.groups, watermarkGroup{in: in, out: out, vals: make([]int64, len(in)), have: make([]bool, len(in))})
+}
+
+// onWatermark records w of input and emits the groups' advanced minimums.
+func (m *watermarkMin) onWatermark(ctx context.Context, input int, w *barrier.Watermark, out Output) error {
+	for gi := range m.groups {
+		g := &m.groups[gi]
+		if g.in[input] != w.Column || (g.have[input] && w.Value <= g.vals[input]) {
+			continue
+		}
+		g.vals[input], g.have[input] = w.Value, true
+		low, all := w.Value, true
+		for i, v := range g.vals {
+			all = all && g.have[i]
+			low = min(low, v)
+		}
+		if !all || (g.sentOK && low <= g.sent) {
+			continue
+		}
+		g.sent, g.sentOK = low, true
+		for _, c := range g.out {
+			if err := out.Emit(ctx, Message{Watermark: &barrier.Watermark{Column: c, Value: low}}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/sqlerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// HopWindow repeats every input row once per hopping window that holds its
+// time column (HOP in FROM), appending window_start and window_end. Sizes
+// are in microseconds; Size is a multiple of Slide.
+type HopWindow struct {
+	Input               Node
+	TimeCol             int
+	Slide, Size, Offset int64
+	Cols                []sql.Column
+	// Key is the input's stream key plus window_start (streaming plans).
+	Key []int
+	// Watermarks map the time column's watermark to the window columns and
+	// pass the input's other watermarks on.
+	Watermarks []WatermarkMap
+}
+
+func (n *HopWindow) Columns() []sql.Column { return n.Cols }
+func (n *HopWindow) StreamKey() []int      { return n.Key }
+func (n *HopWindow) Inputs() []Node        { return []Node{n.Input} }
+
+// TemporalFilter keeps the input rows for which every bound holds at the
+// epoch's now() (streaming plans only): a row enters the output when time,
+// advancing with barriers, makes its bounds true, and is retracted when it
+// makes them false.
+type TemporalFilter struct {
+	Input  Node
+	Bounds []TemporalBound
+	// Table is the state table slot of the rows that are or will become
+	// visible, and of the time the operator has reached.
+	Table int
+}
+
+// TemporalBound is Col Op now() + Delta, Col being an input column of type
+// timestamp with time zone, Op one of sql.FnLt, FnLe, FnGt, FnGe, and Delta
+// in microseconds.
+type TemporalBound struct {
+	Col   int
+	Op    string
+	Delta int64
+}
+
+func (n *TemporalFilter) Columns() []sql.Column { return n.Input.Columns() }
+func (n *TemporalFilter) StreamKey() []int      { return n.Input.StreamKey() }
+func (n *TemporalFilter) Inputs() []Node        { return []Node{n.Input} }
+
+// hopWindow builds a HopWindow.
+func (b *builder) hopWindow(r *sql.HopWindow) (Node, error) {
+	in, err := b.build(r.Input)
+	if err != nil {
+		return nil, err
+	}
+	n := &HopWindow{Input: in, TimeCol: r.TimeCol, Slide: r.Slide, Size: r.Size, Offset: r.Offset, Cols: r.Cols}
+	if !b.stream {
+		return n, nil
+	}
+	width := len(in.Columns())
+	n.Key = append(append([]int{}, in.StreamKey()...), width)
+	for _, c := range Watermarks(in) {
+		n.Watermarks = append(n.Watermarks, WatermarkMap{In: c, Out: c, InType: in.Columns()[c].Type})
+		if c != r.TimeCol {
+			continue
+		}
+		// The earliest window a later row can fall in starts size - slide
+		// before the window of the watermark itself.
+		t := in.Columns()[c].Type
+		ts := &sql.InputRef{Index: 0, T: t}
+		start := &sql.Call{Fn: sql.FnSub, T: t, Args: []sql.Expr{
+			&sql.Call{Fn: sql.FnTumbleStart, T: t, Args: []sql.Expr{ts, micros(r.Slide), micros(r.Offset)}},
+			micros(r.Size - r.Slide)}}
+		end := &sql.Call{Fn: sql.FnAdd, T: t, Args: []sql.Expr{start, micros(r.Size)}}
+		n.Watermarks = append(n.Watermarks,
+			WatermarkMap{In: c, Out: width, InType: t, Expr: start},
+			WatermarkMap{In: c, Out: width + 1, InType: t, Expr: end})
+	}
+	return n, nil
+}
+
+func micros(us int64) *sql.Const {
+	return &sql.Const{Value: types.DInterval(types.IntervalValue{Micros: us}), T: types.IntervalT}
+}
+
+// emitOnWindowClose makes the aggregation at the top of root emit on
+// window close, or explains why it cannot.
+func emitOnWindowClose(root Node) error {
+	n := root
+	for {
+		switch x := n.(type) {
+		case *Project:
+			n = x.Input
+			continue
+		case *Filter:
+			n = x.Input
+			continue
+		case *HashAgg:
+			if x.WatermarkGroup < 0 {
+				return sqlerr.New(sqlerr.FeatureNotSupported,
+					"EMIT ON WINDOW CLOSE needs a GROUP BY column that carries a watermark (such as window_start of TUMBLE or HOP over a time column with a watermark)").
+					WithDetail(noWatermarkDetail(x))
+			}
+			x.EmitOnWindowClose = true
+			return nil
+		}
+		return sqlerr.Unsupported("EMIT ON WINDOW CLOSE on a query whose result is not a windowed aggregation")
+	}
+}
+
+// noWatermarkDetail names the inputs under n that carry no watermark.
+func noWatermarkDetail(n Node) string {
+	var names []string
+	var walk func(Node)
+	walk = func(n Node) {
+		if s, ok := n.(*Scan); ok && len(relationWatermarks(s.Relation)) == 0 {
+			names = append(names, s.Relation.Name)
+		}
+		for _, in := range n.Inputs() {
+			walk(in)
+		}
+	}
+	walk(n)
+	if len(names) == 0 {
+		return "No GROUP BY column is derived from a watermark column."
+	}
+	return fmt.Sprintf("Input %s has no watermark (declare one with WATERMARK FOR in CREATE TABLE or CREATE SOURCE).", strings.Join(names, ", "))
+}

@@ -1,0 +1,238 @@
+package sql
+
+import (
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/sqlerr"
+)
+
+// The streaming dialect adds clauses to PostgreSQL's grammar:
+//
+//	CREATE TABLE t (..., WATERMARK FOR col AS expr) [APPEND ONLY]
+//	CREATE SOURCE s (..., WATERMARK FOR col AS expr) [APPEND ONLY] WITH (...)
+//	CREATE MATERIALIZED VIEW v AS SELECT ... EMIT ON WINDOW CLOSE
+//
+// Parse cuts them out of the text before PostgreSQL's parser sees it: each
+// clause is replaced by spaces of the same length, so that every position
+// pg_query reports still points into the user's text, and is kept as a
+// dialectClause that the binder consumes. A clause the statement it sits in
+// cannot take is a syntax error at its position.
+
+// clauseKind is the kind of a dialect clause.
+type clauseKind uint8
+
+const (
+	clauseWatermark clauseKind = iota
+	clauseAppendOnly
+	clauseEmitOnWindowClose
+)
+
+func (k clauseKind) String() string {
+	switch k {
+	case clauseWatermark:
+		return "WATERMARK FOR"
+	case clauseAppendOnly:
+		return "APPEND ONLY"
+	}
+	return "EMIT ON WINDOW CLOSE"
+}
+
+// dialectClause is one clause cut out of a statement.
+type dialectClause struct {
+	kind clauseKind
+	// start is the clause's byte offset in the whole query string.
+	start int
+	// For WATERMARK FOR: the column's name and the expression's text with
+	// its byte offset in the whole query string.
+	column  string
+	expr    string
+	exprOff int
+	// used is set by the binder once it has taken the clause.
+	used bool
+}
+
+// cutDialectClauses returns text with the dialect clauses blanked out, and
+// the clauses in text order. Text without them is returned unchanged.
+func cutDialectClauses(text string) (string, []*dialectClause, error) {
+	lower := strings.ToLower(text)
+	if !strings.Contains(lower, "watermark") && !strings.Contains(lower, "append") && !strings.Contains(lower, "emit") {
+		return text, nil, nil
+	}
+	res, err := pg_query.Scan(text)
+	if err != nil {
+		return text, nil, nil // the parser reports the syntax error
+	}
+	var toks []*pg_query.ScanToken
+	for _, t := range res.Tokens {
+		if t.Token != pg_query.Token_SQL_COMMENT && t.Token != pg_query.Token_C_COMMENT {
+			toks = append(toks, t)
+		}
+	}
+	c := &clauseCutter{text: text, toks: toks, out: []byte(text)}
+	if err := c.run(); err != nil {
+		return "", nil, err
+	}
+	if len(c.clauses) == 0 {
+		return text, nil, nil
+	}
+	return string(c.out), c.clauses, nil
+}
+
+// clauseCutter walks the tokens of a query string statement by statement.
+type clauseCutter struct {
+	text    string
+	toks    []*pg_query.ScanToken
+	out     []byte
+	clauses []*dialectClause
+}
+
+func (c *clauseCutter) word(i int) string {
+	if i < 0 || i >= len(c.toks) {
+		return ""
+	}
+	t := c.toks[i]
+	return strings.ToLower(c.text[t.Start:t.End])
+}
+
+func (c *clauseCutter) is(i int, words ...string) bool {
+	for k, w := range words {
+		if c.word(i+k) != w {
+			return false
+		}
+	}
+	return true
+}
+
+// blank replaces tokens [from, to] by spaces.
+func (c *clauseCutter) blank(from, to int) {
+	for i := c.toks[from].Start; i < c.toks[to].End; i++ {
+		if c.out[i] != '\n' {
+			c.out[i] = ' '
+		}
+	}
+}
+
+func (c *clauseCutter) run() error {
+	stmtStart := 0
+	depth := 0
+	for i := 0; i < len(c.toks); i++ {
+		switch c.toks[i].Token {
+		case pg_query.Token_ASCII_59: // ;
+			if depth == 0 {
+				stmtStart = i + 1
+			}
+			continue
+		case pg_query.Token_ASCII_40:
+			depth++
+			continue
+		case pg_query.Token_ASCII_41:
+			depth--
+			continue
+		}
+		createsRelation := c.is(stmtStart, "create", "table") || c.is(stmtStart, "create", "source")
+		switch {
+		case createsRelation && depth == 1 && c.is(i, "watermark", "for") && c.is(i+3, "as"):
+			end, err := c.watermark(i)
+			if err != nil {
+				return err
+			}
+			i = end
+		case createsRelation && depth == 0 && c.is(i, "append", "only"):
+			c.clauses = append(c.clauses, &dialectClause{kind: clauseAppendOnly, start: int(c.toks[i].Start)})
+			c.blank(i, i+1)
+			i++
+		case depth == 0 && c.is(i, "emit", "on", "window", "close"):
+			c.clauses = append(c.clauses, &dialectClause{kind: clauseEmitOnWindowClose, start: int(c.toks[i].Start)})
+			c.blank(i, i+3)
+			i += 3
+		}
+	}
+	return nil
+}
+
+// watermark cuts WATERMARK FOR col AS expr starting at token i, with the
+// comma that separates it from its neighbours in the column list, and
+// returns the index of its last token.
+func (c *clauseCutter) watermark(i int) (int, error) {
+	colTok := c.toks[i+2]
+	if colTok.Token != pg_query.Token_IDENT && colTok.KeywordKind == pg_query.KeywordKind_RESERVED_KEYWORD {
+		return 0, sqlerr.New(sqlerr.SyntaxError, "syntax error at or near \"%s\"", c.text[colTok.Start:colTok.End]).
+			At(charPosition(c.text, int(colTok.Start)))
+	}
+	// The expression runs to the comma or parenthesis that ends the element.
+	depth, end := 0, i+4
+	for ; end < len(c.toks); end++ {
+		t := c.toks[end].Token
+		if depth == 0 && (t == pg_query.Token_ASCII_44 || t == pg_query.Token_ASCII_41) {
+			break
+		}
+		if t == pg_query.Token_ASCII_40 {
+			depth++
+		} else if t == pg_query.Token_ASCII_41 {
+			depth--
+		}
+	}
+	if end == i+4 || end >= len(c.toks) {
+		at := c.toks[min(end, len(c.toks)-1)]
+		return 0, sqlerr.New(sqlerr.SyntaxError, "WATERMARK FOR %s AS needs an expression", c.text[colTok.Start:colTok.End]).
+			At(charPosition(c.text, int(at.Start)))
+	}
+	cl := &dialectClause{
+		kind:    clauseWatermark,
+		start:   int(c.toks[i].Start),
+		column:  identName(c.text[colTok.Start:colTok.End]),
+		expr:    c.text[c.toks[i+4].Start:c.toks[end-1].End],
+		exprOff: int(c.toks[i+4].Start),
+	}
+	c.clauses = append(c.clauses, cl)
+	last := end - 1
+	switch {
+	case c.toks[end].Token == pg_query.Token_ASCII_44:
+		c.blank(i, end) // the comma after it
+	case c.toks[i-1].Token == pg_query.Token_ASCII_44:
+		c.blank(i-1, last) // the comma before it
+	default:
+		c.blank(i, last)
+	}
+	return last, nil
+}
+
+// identName folds an identifier as PostgreSQL does: quoted names keep their
+// case, others are lower-cased.
+func identName(s string) string {
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		return strings.ReplaceAll(s[1:len(s)-1], `""`, `"`)
+	}
+	return strings.ToLower(s)
+}
+
+// takeClause returns the binder's unused clause of kind k, marking it used,
+// or nil.
+func (b *binder) takeClause(k clauseKind) *dialectClause {
+	for _, c := range b.clauses {
+		if c.kind == k && !c.used {
+			c.used = true
+			return c
+		}
+	}
+	return nil
+}
+
+// checkClausesUsed fails with a syntax error at the first clause the
+// statement did not take.
+func (b *binder) checkClausesUsed() error {
+	for _, c := range b.clauses {
+		if !c.used {
+			where := "here"
+			switch c.kind {
+			case clauseEmitOnWindowClose:
+				where = "only after the query of CREATE MATERIALIZED VIEW"
+			default:
+				where = "only in CREATE TABLE and CREATE SOURCE"
+			}
+			return sqlerr.New(sqlerr.SyntaxError, "%s is allowed %s", c.kind, where).At(charPosition(b.full, c.start))
+		}
+	}
+	return nil
+}
