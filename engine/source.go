@@ -92,9 +92,9 @@ type sourceReader struct {
 	paused bool  // the view is paused: generate nothing
 	// wm generates the source's watermark (sources with WATERMARK FOR); its
 	// position is kept with the offset.
-	wm *exec.WatermarkGen
-	stop   chan struct{}
-	done   chan struct{}
+	wm   *exec.WatermarkGen
+	stop chan struct{}
+	done chan struct{}
 }
 
 // offsetKey is the key of the reader's position in its offset table.
