@@ -50,6 +50,11 @@ func (b *builder) temporalFilter(in Node, pred sql.Expr) (Node, error) {
 	return b.project(tf, keep, in.Columns()), nil
 }
 
+func isNow(e sql.Expr) bool {
+	c, ok := e.(*sql.Call)
+	return ok && c.Fn == sql.FnNow
+}
+
 func containsNow(e sql.Expr) bool {
 	found := false
 	sql.Walk(e, func(x sql.Expr) bool {
@@ -75,6 +80,12 @@ func temporalBound(c sql.Expr) (sql.Expr, string, int64, error) {
 	e, nowSide, op := call.Args[0], call.Args[1], call.Fn
 	if containsNow(e) {
 		e, nowSide, op = nowSide, e, flip[op]
+	}
+	// c OP now() - e, an interval compared with an age, is e OP now() - c.
+	if age, ok := nowSide.(*sql.Call); ok && age.Fn == sql.FnSub && isNow(age.Args[0]) && !containsNow(age.Args[1]) {
+		if c, isConst := e.(*sql.Const); isConst && c.T.Kind == types.Interval {
+			e, nowSide = age.Args[1], &sql.Call{Fn: sql.FnSub, Args: []sql.Expr{age.Args[0], c}, T: age.Args[0].Type()}
+		}
 	}
 	if containsNow(e) {
 		return nil, "", 0, errNowInView()

@@ -104,8 +104,8 @@ func emitOnWindowClose(root Node) error {
 		case *HashAgg:
 			if x.WatermarkGroup < 0 {
 				return sqlerr.New(sqlerr.FeatureNotSupported,
-					"EMIT ON WINDOW CLOSE needs a GROUP BY column that carries a watermark (such as window_start of TUMBLE or HOP over a time column with a watermark)").
-					WithDetail(noWatermarkDetail(x))
+					"EMIT ON WINDOW CLOSE needs a GROUP BY column that carries a watermark: %s", noWatermark(x)).
+					WithHint("Declare a watermark with WATERMARK FOR in CREATE TABLE or CREATE SOURCE, and group by window_start of TUMBLE or HOP over its column.")
 			}
 			x.EmitOnWindowClose = true
 			return nil
@@ -114,8 +114,8 @@ func emitOnWindowClose(root Node) error {
 	}
 }
 
-// noWatermarkDetail names the inputs under n that carry no watermark.
-func noWatermarkDetail(n Node) string {
+// noWatermark names the inputs under n that carry no watermark.
+func noWatermark(n Node) string {
 	var names []string
 	var walk func(Node)
 	walk = func(n Node) {
@@ -127,8 +127,11 @@ func noWatermarkDetail(n Node) string {
 		}
 	}
 	walk(n)
-	if len(names) == 0 {
-		return "No GROUP BY column is derived from a watermark column."
+	switch len(names) {
+	case 0:
+		return "no GROUP BY column is derived from a watermark column"
+	case 1:
+		return fmt.Sprintf("input %s has no watermark", names[0])
 	}
-	return fmt.Sprintf("Input %s has no watermark (declare one with WATERMARK FOR in CREATE TABLE or CREATE SOURCE).", strings.Join(names, ", "))
+	return fmt.Sprintf("inputs %s have no watermark", strings.Join(names, ", "))
 }

@@ -69,7 +69,7 @@ func cutDialectClauses(text string) (string, []*dialectClause, error) {
 			toks = append(toks, t)
 		}
 	}
-	c := &clauseCutter{text: text, toks: toks, out: []byte(text)}
+	c := &clauseCutter{text: text, toks: toks, out: []byte(text), cutComma: map[int]bool{}}
 	if err := c.run(); err != nil {
 		return "", nil, err
 	}
@@ -85,6 +85,8 @@ type clauseCutter struct {
 	toks    []*pg_query.ScanToken
 	out     []byte
 	clauses []*dialectClause
+	// cutComma marks the comma tokens blanked with a clause.
+	cutComma map[int]bool
 }
 
 func (c *clauseCutter) word(i int) string {
@@ -186,12 +188,16 @@ func (c *clauseCutter) watermark(i int) (int, error) {
 		exprOff: int(c.toks[i+4].Start),
 	}
 	c.clauses = append(c.clauses, cl)
+	// Cut the comma that separates the clause from the element before it,
+	// or else the one after it (the first element has none before).
 	last := end - 1
 	switch {
+	case c.toks[i-1].Token == pg_query.Token_ASCII_44 && !c.cutComma[i-1]:
+		c.cutComma[i-1] = true
+		c.blank(i-1, last)
 	case c.toks[end].Token == pg_query.Token_ASCII_44:
-		c.blank(i, end) // the comma after it
-	case c.toks[i-1].Token == pg_query.Token_ASCII_44:
-		c.blank(i-1, last) // the comma before it
+		c.cutComma[end] = true
+		c.blank(i, end)
 	default:
 		c.blank(i, last)
 	}
