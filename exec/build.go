@@ -185,7 +185,16 @@ func newJoinOperator(env Env, n *planner.Join) (*HashJoin, error) {
 		}
 		spec.Cond = cond
 	}
-	j := NewHashJoin(env.Mem, env.Eval, spec)
+	var j *HashJoin
+	if n.WatermarkTable >= 0 {
+		spec.Watermark, spec.LateRows = env.Table(n.WatermarkTable), env.LateRows
+		var err error
+		if j, err = NewWindowHashJoin(env.Mem, env.Eval, spec); err != nil {
+			return nil, err
+		}
+	} else {
+		j = NewHashJoin(env.Mem, env.Eval, spec)
+	}
 	nl := len(n.Left.Columns())
 	for _, p := range n.WatermarkKeys {
 		l, r := n.LeftKeys[p], n.RightKeys[p]

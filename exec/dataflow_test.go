@@ -59,6 +59,7 @@ type dataflowHarness struct {
 	out    []string
 	epoch  uint64
 	errs   atomic.Int64
+	late   atomic.Int64
 }
 
 func (h *dataflowHarness) close() {
@@ -110,10 +111,55 @@ func (h *dataflowHarness) run(t *testing.T, d *datadriven.TestData) string {
 			}
 		}
 		return h.flushOutput()
+	case "watermark":
+		// watermark <table> <timestamp>: the table's watermark reaches it.
+		rel := h.inputs[d.CmdArgs[0].Key]
+		if rel == nil || rel.Watermark == nil {
+			d.Fatalf(t, "watermark: %s is not a table with a watermark", d.CmdArgs[0].Key)
+		}
+		ts, err := types.ParseText(types.TimestampT, strings.Join(argWords(d.CmdArgs[1:]), " "))
+		if err != nil {
+			d.Fatalf(t, "watermark: %v", err)
+		}
+		for i, up := range h.plan.Upstreams {
+			if up == rel {
+				w := &barrier.Watermark{Column: rel.Watermark.Column, Value: ts.I}
+				if err := h.df.Heads[i].Emit(context.Background(), Message{Watermark: w}); err != nil {
+					return "error: " + err.Error()
+				}
+			}
+		}
+		return h.flushOutput()
+	case "state":
+		// The number of keys of every operator state table, and the rows
+		// dropped as late so far.
+		var lines []string
+		for slot := 0; slot < h.plan.Tables; slot++ {
+			it, err := h.store.Table(state.TableID(101 + slot)).NewIter(nil, nil)
+			if err != nil {
+				d.Fatalf(t, "%v", err)
+			}
+			n := 0
+			for ok := it.First(); ok; ok = it.Next() {
+				n++
+			}
+			it.Close()
+			lines = append(lines, fmt.Sprintf("table %d: %d keys", slot, n))
+		}
+		return strings.Join(append(lines, fmt.Sprintf("late rows: %d", h.late.Load())), "\n")
 	case "barrier":
+		// barrier [time]: the barrier carries the time (a timestamp).
 		h.epoch++
+		br := &barrier.Barrier{Epoch: h.epoch}
+		if len(d.CmdArgs) > 0 {
+			ts, err := types.ParseText(types.TimestampT, strings.Join(argWords(d.CmdArgs), " "))
+			if err != nil {
+				d.Fatalf(t, "barrier: %v", err)
+			}
+			br.Time = ts.I
+		}
 		for _, head := range h.df.Heads {
-			if err := head.Emit(context.Background(), Message{Barrier: &barrier.Barrier{Epoch: h.epoch}}); err != nil {
+			if err := head.Emit(context.Background(), Message{Barrier: br}); err != nil {
 				return "error: " + err.Error()
 			}
 		}
@@ -167,7 +213,8 @@ func (h *dataflowHarness) declareTable(t *testing.T, input string) string {
 	}
 	ct := st.(*sql.CreateTable)
 	h.nextID++
-	rel := &catalog.Relation{ID: h.nextID, Name: ct.Name, Kind: catalog.Table, Columns: ct.Columns, StateTable: h.nextID}
+	rel := &catalog.Relation{ID: h.nextID, Name: ct.Name, Kind: catalog.Table, Columns: ct.Columns, StateTable: h.nextID,
+		Watermark: ct.Watermark, AppendOnly: ct.AppendOnly}
 	if len(ct.PrimaryKey) > 0 {
 		rel.Key, rel.PrimaryKey = ct.PrimaryKey, true
 	} else {
@@ -198,20 +245,26 @@ func (h *dataflowHarness) build() error {
 	if err != nil {
 		return err
 	}
-	if h.plan, err = planner.PlanStream(st.(*sql.CreateMaterializedView).Query); err != nil {
+	cmv := st.(*sql.CreateMaterializedView)
+	if h.plan, err = planner.PlanStreamWith(cmv.Query, planner.StreamOptions{EmitOnWindowClose: cmv.EmitOnWindowClose}); err != nil {
 		return err
 	}
 	env := Env{
-		Mem:  h.mem,
-		Eval: &eval.Context{Mem: h.mem, Errors: &h.errs},
+		Mem:      h.mem,
+		Eval:     &eval.Context{Mem: h.mem, Errors: &h.errs},
+		LateRows: &h.late,
 		Table: func(slot int) *state.Table {
 			return h.store.Table(state.TableID(101 + slot))
 		},
 	}
 	h.df, err = BuildStream(env, h.plan, h.store.Table(100), OutputFunc(func(_ context.Context, m Message) error {
-		if m.Batch != nil {
+		switch {
+		case m.Batch != nil:
 			h.out = append(h.out, formatRows(m.Batch, planner.Types(h.plan.Root.Cols), true)...)
 			m.Release()
+		case m.Watermark != nil:
+			c := h.plan.Root.Cols[m.Watermark.Column]
+			h.out = append(h.out, fmt.Sprintf("watermark %s %s", c.Name, types.DInt(m.Watermark.Value).Text(c.Type)))
 		}
 		return nil
 	}))
@@ -287,4 +340,15 @@ func formatValue(t types.T, col arrow.Array, i int) string {
 		return "NULL"
 	}
 	return d.Text(t)
+}
+
+// argWords returns the words of datadriven arguments, for values with
+// spaces written unquoted (barrier 2024-01-01 00:00:10).
+func argWords(args []datadriven.CmdArg) []string {
+	var ws []string
+	for _, a := range args {
+		ws = append(ws, a.Key)
+		ws = append(ws, a.Vals...)
+	}
+	return ws
 }

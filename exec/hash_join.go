@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -55,6 +56,11 @@ type HashJoinSpec struct {
 	// value is the row's match count (for preserved sides), a visibility flag
 	// and the row.
 	Tables [2]*state.Table
+	// Watermark, if set, makes an inner join clean its state by the
+	// watermarks of the first key column (hash_join_window.go); it keeps the
+	// watermark cleaned up to. LateRows counts the rows dropped for it.
+	Watermark *state.Table
+	LateRows  *atomic.Int64
 }
 
 // HashJoin is the streaming equi-join of two inputs, retractable on both
@@ -74,6 +80,12 @@ type HashJoin struct {
 	// wm forwards the smaller watermark of each key pair with watermarks on
 	// both inputs (a join on window_start), on both output columns.
 	wm watermarkMin
+	// keyWM are the inputs' watermarks on the first key column; cleaned is
+	// the one the state was cleaned up to (see hash_join_window.go).
+	keyWM        [2]int64
+	keyWMValid   [2]bool
+	cleaned      int64
+	cleanedValid bool
 
 	codecs    [2]*state.RowCodec
 	appenders [2][]appendFunc
@@ -114,6 +126,16 @@ func NewHashJoin(mem memory.Allocator, ectx *eval.Context, spec HashJoinSpec) *H
 		j.outTypes = spec.Types[0]
 	}
 	return j
+}
+
+// NewWindowHashJoin is NewHashJoin for a join that cleans its state by
+// watermark (spec.Watermark set): it restores the watermark cleaned up to.
+func NewWindowHashJoin(mem memory.Allocator, ectx *eval.Context, spec HashJoinSpec) (*HashJoin, error) {
+	j := NewHashJoin(mem, ectx, spec)
+	if err := j.loadCleaned(); err != nil {
+		return nil, err
+	}
+	return j, nil
 }
 
 // OutputTypes returns the types of the output columns.
@@ -184,6 +206,10 @@ func (j *HashJoin) byRow(cands []candidate, n int) []candidate {
 
 // OnBatch joins the changes of input s with the other input's rows.
 func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) error {
+	b, err := j.dropLateRows(s, b)
+	if err != nil {
+		return err
+	}
 	defer b.Release()
 	o := 1 - s
 	rec := b.Rec
@@ -578,8 +604,12 @@ func (j *HashJoin) buildOutput(entries []outEntry, pairRec, in arrow.RecordBatch
 
 // OnBarrier seals both sides' state.
 func (j *HashJoin) OnBarrier(_ context.Context, b *barrier.Barrier, _ Output) error {
+	j.cleanState()
 	j.spec.Tables[0].Seal(b.Epoch)
 	j.spec.Tables[1].Seal(b.Epoch)
+	if j.spec.Watermark != nil {
+		j.spec.Watermark.Seal(b.Epoch)
+	}
 	return nil
 }
 
@@ -588,6 +618,7 @@ func (j *HashJoin) Close() {}
 
 // OnWatermark forwards the watermarks of the key columns of both inputs.
 func (j *HashJoin) OnWatermark(ctx context.Context, input int, w *barrier.Watermark, out Output) error {
+	j.observeKeyWatermark(input, w)
 	return j.wm.onWatermark(ctx, input, w, out)
 }
 

@@ -41,11 +41,29 @@ func (b *builder) join(r *sql.Join) (Node, error) {
 	for _, k := range r.LeftKeys {
 		n.KeyTypes = append(n.KeyTypes, k.Type())
 	}
+	n.WatermarkTable = -1
 	if b.stream && r.Type == sql.InnerJoin {
 		for p := range leftKeys {
 			if hasWatermark(left, leftKeys[p]) && hasWatermark(right, rightKeys[p]) {
 				n.WatermarkKeys = append(n.WatermarkKeys, p)
 			}
+		}
+		if len(n.WatermarkKeys) > 0 {
+			// Move the first watermark pair to the front of the join key, so
+			// that the rows it makes final are a prefix of each side's state.
+			p := n.WatermarkKeys[0]
+			moveToFront(n.LeftKeys, p)
+			moveToFront(n.RightKeys, p)
+			moveToFront(n.KeyTypes, p)
+			for i, q := range n.WatermarkKeys {
+				switch {
+				case q == p:
+					n.WatermarkKeys[i] = 0
+				case q < p:
+					n.WatermarkKeys[i] = q + 1
+				}
+			}
+			n.WatermarkTable = b.table()
 		}
 	}
 	if r.Cond != nil {

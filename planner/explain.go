@@ -152,9 +152,15 @@ func (e *explainer) node(depth int, n Node) {
 		if n.Cond != nil {
 			detail += fmt.Sprintf(", condition: %s", n.Cond)
 		}
+		if n.WatermarkTable >= 0 {
+			detail += fmt.Sprintf(", watermark: %s (final keys dropped)", colName(pair, n.LeftKeys[0]))
+		}
 		if e.stream {
-			detail += fmt.Sprintf(", stream_key: %s, state_tables: [left: %s, right: %s]",
-				e.key(n), e.name(n.LeftTable), e.name(n.RightTable))
+			tables := fmt.Sprintf("left: %s, right: %s", e.name(n.LeftTable), e.name(n.RightTable))
+			if n.WatermarkTable >= 0 {
+				tables += ", watermark: " + e.name(n.WatermarkTable)
+			}
+			detail += fmt.Sprintf(", stream_key: %s, state_tables: [%s]", e.key(n), tables)
 		}
 		e.line(depth, "HashJoin", "%s", detail)
 		e.node(depth+1, n.Left)

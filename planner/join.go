@@ -23,6 +23,12 @@ type Join struct {
 	// columns carry watermarks on both inputs: both output columns carry the
 	// smaller one (an inner join on window_start, say).
 	WatermarkKeys []int
+	// WatermarkTable is set (>= 0) for an inner join whose first key pair
+	// carries watermarks (the planner moves such a pair first): the rows
+	// whose first key is below both inputs' watermarks can never match
+	// again, so they are dropped from state, and later ones are late. The
+	// table keeps the watermark reached.
+	WatermarkTable int
 }
 
 // Union merges inputs with identical columns (UNION ALL). In a streaming
