@@ -1077,6 +1077,13 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 				args[1] = &Cast{Arg: args[1], T: types.TimestampTZT}
 			}
 		}
+	case FnDateBin:
+		if len(args) == 3 && args[1].Type().Kind == types.Date && args[2].Type().Kind == types.Date {
+			// As for date_trunc, two dates go to timestamptz, the preferred
+			// type of their category.
+			args[1] = &Cast{Arg: args[1], T: types.TimestampTZT}
+			args[2] = &Cast{Arg: args[2], T: types.TimestampTZT}
+		}
 	case FnLog10:
 		if len(args) == 2 {
 			return nil, b.errAt(f.Location, sqlerr.Unsupported("log with a base"))
