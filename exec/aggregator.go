@@ -63,8 +63,33 @@ func newAggregator(call sql.AggCall, argType types.T, valueSet *state.Table, gro
 		}
 	case sql.AggMin, sql.AggMax:
 		return &minMaxAgg{max: call.Func == sql.AggMax, t: argType, set: valueSet, groupKey: groupKey, rowKey: rowKey}, nil
+	case sql.AggBoolAnd, sql.AggEvery, sql.AggBoolOr:
+		return &boolAgg{or: call.Func == sql.AggBoolOr}, nil
+	case sql.AggStddev, sql.AggStddevSamp, sql.AggStddevPop, sql.AggVariance, sql.AggVarSamp, sql.AggVarPop:
+		return newVarianceAgg(call.Func, argType)
+	case sql.AggStringAgg, sql.AggFirstValue, sql.AggLastValue:
+		return newOrderedAgg(call, argType, valueSet, groupKey, rowKey), nil
+	case sql.AggApproxCountDistinct:
+		return &approxDistinctAgg{t: argType, set: valueSet, groupKey: groupKey}, nil
 	}
 	return nil, sqlerr.Unsupported("aggregate %s(%s)", call.Func, argType)
+}
+
+// recordAggregator is an aggregator that reads input columns besides its
+// argument (a delimiter, ORDER BY keys): HashAgg hands it each batch's
+// record before calling update with that batch.
+type recordAggregator interface {
+	setRecord(rec arrow.RecordBatch)
+}
+
+// needsRowKeys reports whether call's aggregator, given a value set, keys
+// its entries by the input rows' stream keys.
+func needsRowKeys(call sql.AggCall) bool {
+	switch call.Func {
+	case sql.AggMin, sql.AggMax:
+		return true
+	}
+	return sql.OrderSensitive(call.Func) && !call.Distinct
 }
 
 // isValid reports whether row i of arr is not NULL without an interface call

@@ -135,7 +135,7 @@ func (h *dataflowHarness) run(t *testing.T, d *datadriven.TestData) string {
 		// dropped as late so far.
 		var lines []string
 		for slot := 0; slot < h.plan.Tables; slot++ {
-			it, err := h.store.Table(state.TableID(101 + slot)).NewIter(nil, nil)
+			it, err := h.store.Table(state.TableID(101+slot)).NewIter(nil, nil)
 			if err != nil {
 				d.Fatalf(t, "%v", err)
 			}

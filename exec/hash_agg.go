@@ -131,7 +131,7 @@ func NewHashAgg(mem memory.Allocator, ectx *eval.Context, spec HashAggSpec) (*Ha
 		a.aggs = append(a.aggs, agg)
 	}
 	for i, call := range spec.Calls {
-		if (call.Func == sql.AggMin || call.Func == sql.AggMax) && spec.ValueSets[i] != nil {
+		if needsRowKeys(call) && spec.ValueSets[i] != nil {
 			a.needRowKeys = true
 		}
 	}
@@ -285,6 +285,9 @@ func (a *HashAgg) OnBatch(ctx context.Context, b *Batch, out Output) error {
 		a.encodeRowKeys(rec)
 	}
 	for k, agg := range a.aggs {
+		if ra, ok := agg.(recordAggregator); ok {
+			ra.setRecord(rec)
+		}
 		signs := a.signs
 		if fc := a.spec.FilterCols[k]; fc >= 0 {
 			signs = a.filterSigns(rec.Column(fc).(*array.Boolean), signs)

@@ -269,6 +269,9 @@ func (b *builder) aggregate(r *sql.Aggregate) (Node, error) {
 				return nil, err
 			}
 		}
+		if err := b.checkExprs(aggExtraExprs(c)...); err != nil {
+			return nil, err
+		}
 	}
 	var exprs []sql.Expr
 	plain := true
@@ -294,7 +297,7 @@ func (b *builder) aggregate(r *sql.Aggregate) (Node, error) {
 		if c.Filter != nil {
 			filterCol = add(c.Filter)
 		}
-		call := c
+		call := aggInputs(c, add)
 		call.Arg, call.Filter = nil, nil
 		n.Calls = append(n.Calls, call)
 		n.ArgCols = append(n.ArgCols, argCol)
@@ -315,6 +318,7 @@ func (b *builder) aggregate(r *sql.Aggregate) (Node, error) {
 		for i := range n.ArgCols {
 			n.ArgCols[i] = remap(n.ArgCols[i])
 			n.FilterCols[i] = remap(n.FilterCols[i])
+			remapAggInputs(&n.Calls[i], remap)
 		}
 		n.Input = in
 	} else {
@@ -336,8 +340,7 @@ func (b *builder) aggregate(r *sql.Aggregate) (Node, error) {
 	n.ResultTable = b.table()
 	for _, c := range n.Calls {
 		slot := -1
-		// Batch inputs are insert-only: min and max need no value set there.
-		if c.Distinct || (b.stream && (c.Func == sql.AggMin || c.Func == sql.AggMax)) {
+		if needsValueSet(c, b.stream) {
 			slot = b.table()
 		}
 		n.ValueSets = append(n.ValueSets, slot)

@@ -217,7 +217,7 @@ func aggString(c sql.AggCall, in []sql.Column, arg, filter int) string {
 		if c.Distinct {
 			distinct = "DISTINCT "
 		}
-		s = fmt.Sprintf("%s(%s%s)", name, distinct, in[arg].Name)
+		s = fmt.Sprintf("%s(%s%s%s)", name, distinct, in[arg].Name, aggExtraString(c, in))
 	}
 	if filter >= 0 {
 		s += fmt.Sprintf(" FILTER (WHERE %s)", in[filter].Name)

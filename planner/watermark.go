@@ -147,7 +147,7 @@ func monotoneIn(e sql.Expr) (int, bool) {
 			if isConst(e.Args[0]) {
 				return monotoneIn(e.Args[1])
 			}
-		case "date_bin":
+		case sql.FnDateBin:
 			if len(e.Args) == 3 && isConst(e.Args[0]) && isConst(e.Args[2]) {
 				return monotoneIn(e.Args[1])
 			}

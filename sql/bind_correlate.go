@@ -277,7 +277,7 @@ func emptyGroupValues(rel Rel, width, nkeys int) ([]Expr, bool) {
 				return x
 			}
 			if ref.Index >= nkeys {
-				if f := agg.Aggs[ref.Index-nkeys].Func; f == AggCount || f == AggCountStar {
+				if f := agg.Aggs[ref.Index-nkeys].Func; f == AggCount || f == AggCountStar || f == AggApproxCountDistinct {
 					return &Const{Value: types.DInt(0), T: ref.T}
 				}
 			}

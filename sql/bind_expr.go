@@ -1030,12 +1030,8 @@ func funcName(names []*pg_query.Node) string {
 	return strings.Join(parts, ".")
 }
 
-var aggregateNames = map[string]bool{AggCount: true, AggSum: true, AggAvg: true, AggMin: true, AggMax: true}
-
 var unsupportedAggregates = map[string]bool{
-	"string_agg": true, "array_agg": true, "bool_and": true, "bool_or": true, "every": true,
-	"stddev": true, "stddev_pop": true, "stddev_samp": true, "variance": true, "var_pop": true,
-	"var_samp": true, "json_agg": true, "jsonb_agg": true, "percentile_cont": true,
+	"array_agg": true, "json_agg": true, "jsonb_agg": true, "percentile_cont": true,
 	"percentile_disc": true, "mode": true, "bit_and": true, "bit_or": true,
 }
 
@@ -1081,6 +1077,13 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 				args[1] = &Cast{Arg: args[1], T: types.TimestampTZT}
 			}
 		}
+	case FnDateBin:
+		if len(args) == 3 && args[1].Type().Kind == types.Date && args[2].Type().Kind == types.Date {
+			// As for date_trunc, two dates go to timestamptz, the preferred
+			// type of their category.
+			args[1] = &Cast{Arg: args[1], T: types.TimestampTZT}
+			args[2] = &Cast{Arg: args[2], T: types.TimestampTZT}
+		}
 	case FnLog10:
 		if len(args) == 2 {
 			return nil, b.errAt(f.Location, sqlerr.Unsupported("log with a base"))
@@ -1102,97 +1105,4 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 		return nil, b.errAt(f.Location, noSuchFunction(name, args))
 	}
 	return b.resolveCall(name, args, f.Location)
-}
-
-// bindAggregate binds an aggregate call and records it in ctx.aggs.
-func (b *binder) bindAggregate(ctx *exprCtx, name string, f *pg_query.FuncCall) (Expr, error) {
-	if ctx.inAgg {
-		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.GroupingError, "aggregate function calls cannot be nested"))
-	}
-	if ctx.aggs == nil {
-		clause := ctx.clause
-		if clause == "" {
-			clause = "this context"
-		}
-		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.GroupingError, "aggregate functions are not allowed in %s", clause))
-	}
-	if len(f.AggOrder) > 0 {
-		return nil, b.errAt(f.Location, sqlerr.Unsupported("ORDER BY in aggregate calls"))
-	}
-	inner := &exprCtx{scope: ctx.scope, aggs: ctx.aggs, clause: ctx.clause, inAgg: true}
-	call := AggCall{Func: name, Distinct: f.AggDistinct}
-	if f.AggFilter != nil {
-		filter, err := b.bindExpr(inner, f.AggFilter)
-		if err != nil {
-			return nil, err
-		}
-		if call.Filter, err = b.requireBool(filter, "argument of FILTER", f.Location); err != nil {
-			return nil, err
-		}
-	}
-	if f.AggStar {
-		if name != AggCount {
-			return nil, b.errAt(f.Location, sqlerr.New(sqlerr.SyntaxError, "%s(*) is not allowed", name))
-		}
-		call.Func = AggCountStar
-		call.T = types.Int64T
-	} else {
-		if len(f.Args) != 1 {
-			return nil, b.errAt(f.Location, sqlerr.New(sqlerr.UndefinedFunction, "function %s with %d arguments does not exist", name, len(f.Args)))
-		}
-		arg, err := b.bindExpr(inner, f.Args[0])
-		if err != nil {
-			return nil, err
-		}
-		arg = b.defaultType(arg)
-		call.Arg = arg
-		if call.T, err = aggResultType(name, arg.Type()); err != nil {
-			return nil, b.errAt(f.Location, err.(*sqlerr.Error))
-		}
-	}
-	*ctx.aggs = append(*ctx.aggs, call)
-	return &aggRef{Index: len(*ctx.aggs) - 1, T: call.T}, nil
-}
-
-// aggResultType is PostgreSQL's result type of an aggregate over t.
-func aggResultType(fn string, t types.T) (types.T, error) {
-	switch fn {
-	case AggCount:
-		return types.Int64T, nil
-	case AggSum:
-		switch t.Kind {
-		case types.Interval:
-			return types.IntervalT, nil
-		case types.Int16, types.Int32:
-			return types.Int64T, nil
-		case types.Numeric:
-			if t.HasTypmod && t.Scale <= types.NumericScale {
-				// The sum keeps the scale of its input, which PostgreSQL
-				// displays (a sum of numeric(8,2) prints 5.00).
-				return types.NumericOf(types.NumericPrecision, t.Scale), nil
-			}
-			return types.NumericT, nil
-		case types.Int64:
-			return types.NumericT, nil
-		case types.Float32:
-			return types.Float32T, nil
-		case types.Float64:
-			return types.Float64T, nil
-		}
-	case AggAvg:
-		switch t.Kind {
-		case types.Int16, types.Int32, types.Int64, types.Numeric:
-			return types.NumericT, nil
-		case types.Float32, types.Float64:
-			return types.Float64T, nil
-		case types.Interval:
-			return types.IntervalT, nil
-		}
-	case AggMin, AggMax:
-		if t.Kind != types.Unknown {
-			return t, nil
-		}
-	}
-	return types.T{}, sqlerr.New(sqlerr.UndefinedFunction, "function %s(%s) does not exist", fn, t).
-		WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
 }

@@ -163,7 +163,14 @@ const (
 	// evaluation context so that one statement sees one value.
 	FnNow = "now"
 	// FnMakeDate is make_date(year, month, day).
-	FnToTimestamp = "to_timestamp" // to_timestamp(float8 seconds) -> timestamptz
+	FnToTimestamp = "to_timestamp" // to_timestamp(float8 seconds) -> timestamptz; to_timestamp(text, format)
+	// FnDateBin is date_bin(stride, source, origin) for timestamp and
+	// timestamptz.
+	FnDateBin = "date_bin"
+	// FnToChar is to_char(value, format) for timestamps, intervals and numbers.
+	FnToChar = "to_char"
+	// FnToDate is to_date(text, format).
+	FnToDate = "to_date"
 
 	// FnSingleRow(n bigint, v T) is v, or error 21000 when n > 1: the value of a
 	// scalar subquery whose n rows were aggregated, so that a subquery

@@ -145,4 +145,5 @@ func init() {
 	def(FnDateTrunc, ivl, txt, ivl)
 	def(FnNow, tstz)
 	def(FnToTimestamp, tstz, f8)
+	defFormatting()
 }

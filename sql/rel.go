@@ -75,6 +75,30 @@ const (
 	AggAvg       = "avg"
 	AggMin       = "min"
 	AggMax       = "max"
+
+	// bool_and, bool_or and every (bool_and under PostgreSQL's SQL-standard
+	// name) over boolean.
+	AggBoolAnd = "bool_and"
+	AggBoolOr  = "bool_or"
+	AggEvery   = "every"
+	// The sample and population variances and standard deviations; stddev
+	// and variance are stddev_samp and var_samp.
+	AggStddev     = "stddev"
+	AggStddevSamp = "stddev_samp"
+	AggStddevPop  = "stddev_pop"
+	AggVariance   = "variance"
+	AggVarSamp    = "var_samp"
+	AggVarPop     = "var_pop"
+	// string_agg(value, delimiter [ORDER BY ...]).
+	AggStringAgg = "string_agg"
+	// first_value(x ORDER BY ...) and last_value(x ORDER BY ...): the value
+	// of the first or last row in the order, NULL or not (RisingWave's
+	// aggregates; PostgreSQL has them only as window functions).
+	AggFirstValue = "first_value"
+	AggLastValue  = "last_value"
+	// approx_count_distinct(x): an estimate of count(DISTINCT x) from a
+	// HyperLogLog sketch (see docs/decisions.md).
+	AggApproxCountDistinct = "approx_count_distinct"
 )
 
 // AggCall is one aggregate function call.
@@ -87,8 +111,26 @@ type AggCall struct {
 	// Filter, if not nil, is a boolean expression over the input: only rows for
 	// which it is true are aggregated (FILTER (WHERE ...)).
 	Filter Expr
+	// ExtraArgs are the arguments after Arg: string_agg's delimiter.
+	ExtraArgs []Expr
+	// OrderBy is the ORDER BY inside the call, kept only for the aggregates
+	// whose result depends on the order of their input (OrderSensitive).
+	OrderBy []AggOrder
 	// T is the result type.
 	T types.T
+}
+
+// AggOrder is one ORDER BY item of an aggregate call.
+type AggOrder struct {
+	Expr       Expr
+	Desc       bool
+	NullsFirst bool
+}
+
+// OrderSensitive reports whether the result of aggregate fn depends on the
+// order of its input.
+func OrderSensitive(fn string) bool {
+	return fn == AggStringAgg || fn == AggFirstValue || fn == AggLastValue
 }
 
 // Sort orders its input; it appears only at the top of batch queries.

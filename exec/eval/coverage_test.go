@@ -28,6 +28,18 @@ func sampleArg(fn string, i int, t types.T) sql.Expr {
 		if i > 0 {
 			return ivl([]string{"", "00:10:00", "00:01:30"}[i])
 		}
+	case sql.FnDateBin:
+		if i == 0 {
+			return ivl("15 minutes")
+		}
+	case sql.FnToChar:
+		if i == 1 && (t.Kind == types.Text) {
+			return txt("FM9990.99")
+		}
+	case sql.FnToTimestamp, sql.FnToDate:
+		if t.Kind == types.Text {
+			return txt([]string{"2021-03-04 05:06", "YYYY-MM-DD HH24:MI"}[i])
+		}
 	}
 	switch t.Kind {
 	case types.Bool:

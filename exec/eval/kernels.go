@@ -20,6 +20,8 @@ type kctx struct {
 	likePat  string
 	likeFold bool
 	like     *likeMatcher
+	// format caches the last parsed to_char/to_timestamp template.
+	format formatCache
 }
 
 // textResult returns b (built in k.buf) as a text Datum aliasing k.buf.

@@ -125,6 +125,11 @@ func init() {
 		reg(sql.FnDatePart, []types.T{txt, t}, func(args []types.T, _ types.T) scalarFn {
 			src := args[1]
 			return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+				if src.Kind == types.Interval {
+					if unit, _ := types.CanonicalTimeUnit(a[0].S); unit == "epoch" {
+						return types.DFloat(intervalEpochFloat(a[1].Ivl)), nil
+					}
+				}
 				n, err := extract(a[0].S, src, a[1], false)
 				if err != nil {
 					return types.Null, err
@@ -533,6 +538,17 @@ func extractInterval(unit, lower string, iv types.IntervalValue) (decimal128.Num
 		return r, nil
 	}
 	return decimal128.Num{}, unitErr(sqlerr.FeatureNotSupported, "not supported", lower, types.IntervalT)
+}
+
+// intervalEpochFloat is date_part('epoch', interval), summed in floating
+// point in PostgreSQL's order (which can differ from extract's exact value
+// in the last bits).
+func intervalEpochFloat(iv types.IntervalValue) float64 {
+	r := float64(iv.Micros) / 1e6
+	r += 365.25 * 86400 * float64(iv.Months/12)
+	r += 30.0 * 86400 * float64(iv.Months%12)
+	r += 86400.0 * float64(iv.Days)
+	return r
 }
 
 // truncUnit validates a date_trunc unit for a timestamp type.

@@ -1,0 +1,215 @@
+package sql
+
+import (
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/sqlerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+var aggregateNames = map[string]bool{
+	AggCount: true, AggSum: true, AggAvg: true, AggMin: true, AggMax: true,
+	AggBoolAnd: true, AggBoolOr: true, AggEvery: true,
+	AggStddev: true, AggStddevSamp: true, AggStddevPop: true,
+	AggVariance: true, AggVarSamp: true, AggVarPop: true,
+	AggStringAgg: true, AggFirstValue: true, AggLastValue: true,
+	AggApproxCountDistinct: true,
+}
+
+// bindAggregate binds an aggregate call and records it in ctx.aggs.
+func (b *binder) bindAggregate(ctx *exprCtx, name string, f *pg_query.FuncCall) (Expr, error) {
+	if ctx.inAgg {
+		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.GroupingError, "aggregate function calls cannot be nested"))
+	}
+	if ctx.aggs == nil {
+		clause := ctx.clause
+		if clause == "" {
+			clause = "this context"
+		}
+		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.GroupingError, "aggregate functions are not allowed in %s", clause))
+	}
+	if f.AggWithinGroup {
+		return nil, b.errAt(f.Location, sqlerr.Unsupported("WITHIN GROUP"))
+	}
+	inner := &exprCtx{scope: ctx.scope, aggs: ctx.aggs, clause: ctx.clause, inAgg: true}
+	call := AggCall{Func: name, Distinct: f.AggDistinct}
+	if f.AggFilter != nil {
+		filter, err := b.bindExpr(inner, f.AggFilter)
+		if err != nil {
+			return nil, err
+		}
+		if call.Filter, err = b.requireBool(filter, "argument of FILTER", f.Location); err != nil {
+			return nil, err
+		}
+	}
+	if f.AggStar {
+		if name != AggCount {
+			return nil, b.errAt(f.Location, sqlerr.New(sqlerr.SyntaxError, "%s(*) is not allowed", name))
+		}
+		call.Func = AggCountStar
+		call.T = types.Int64T
+	} else {
+		args, err := b.bindAggArgs(inner, name, f)
+		if err != nil {
+			return nil, err
+		}
+		call.Arg, call.ExtraArgs = args[0], args[1:]
+		if call.T, err = aggResultType(name, call.Arg.Type()); err != nil {
+			return nil, b.errAt(f.Location, err.(*sqlerr.Error))
+		}
+	}
+	if err := b.bindAggOrder(inner, &call, f); err != nil {
+		return nil, err
+	}
+	*ctx.aggs = append(*ctx.aggs, call)
+	return &aggRef{Index: len(*ctx.aggs) - 1, T: call.T}, nil
+}
+
+// bindAggArgs binds the arguments of aggregate name: one, or a value and a
+// delimiter for string_agg. Untyped literals take the type the aggregate
+// wants (boolean for bool_and, text for string_agg), else text.
+func (b *binder) bindAggArgs(ctx *exprCtx, name string, f *pg_query.FuncCall) ([]Expr, error) {
+	args, err := b.bindExprs(ctx, f.Args)
+	if err != nil {
+		return nil, err
+	}
+	want := 1
+	if name == AggStringAgg {
+		want = 2
+	}
+	for i, a := range args {
+		switch {
+		case a.Type().Kind != types.Unknown:
+		case name == AggBoolAnd || name == AggBoolOr || name == AggEvery:
+			if args[i], err = b.castTo(a, types.BoolT, f.Location, false); err != nil {
+				return nil, err
+			}
+		default:
+			args[i] = b.defaultType(a)
+		}
+	}
+	if len(args) != want {
+		return nil, b.errAt(f.Location, noSuchFunction(name, args))
+	}
+	if name == AggStringAgg {
+		for _, a := range args {
+			if a.Type().Kind != types.Text {
+				return nil, b.errAt(f.Location, noSuchFunction(name, args))
+			}
+		}
+	}
+	return args, nil
+}
+
+// bindAggOrder binds the ORDER BY inside an aggregate call. It is kept for
+// the order-sensitive aggregates and checked, then dropped, for the others
+// (sum(x ORDER BY y) is sum(x)), as their result does not depend on it.
+func (b *binder) bindAggOrder(ctx *exprCtx, call *AggCall, f *pg_query.FuncCall) error {
+	args := append([]Expr{call.Arg}, call.ExtraArgs...)
+	for _, n := range f.AggOrder {
+		sb := n.GetSortBy()
+		if sb == nil {
+			return b.errAt(f.Location, sqlerr.Unsupported("this ORDER BY item in an aggregate call"))
+		}
+		if sb.UseOp != nil {
+			return b.errAt(sb.Location, sqlerr.Unsupported("ORDER BY ... USING"))
+		}
+		e, err := b.bindExpr(ctx, sb.Node)
+		if err != nil {
+			return err
+		}
+		e = b.defaultType(e)
+		if call.Distinct && !sameAsSome(e, args) {
+			return b.errAt(exprLocation(sb.Node), sqlerr.New(sqlerr.InvalidColumnReference,
+				"in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list"))
+		}
+		k := sortKey(0, sb)
+		call.OrderBy = append(call.OrderBy, AggOrder{Expr: e, Desc: k.Desc, NullsFirst: k.NullsFirst})
+	}
+	if !OrderSensitive(call.Func) {
+		call.OrderBy = nil
+		return nil
+	}
+	switch call.Func {
+	case AggFirstValue, AggLastValue:
+		if len(call.OrderBy) == 0 {
+			return b.errAt(f.Location, sqlerr.New(sqlerr.SyntaxError, "%s requires ORDER BY", call.Func).
+				WithHint("Write %s(x ORDER BY y).", call.Func))
+		}
+		if call.Distinct {
+			return b.errAt(f.Location, sqlerr.Unsupported("DISTINCT in %s", call.Func))
+		}
+	case AggStringAgg:
+		if _, ok := call.ExtraArgs[0].(*Const); call.Distinct && !ok {
+			return b.errAt(f.Location, sqlerr.Unsupported("string_agg(DISTINCT ...) with a delimiter that is not a constant"))
+		}
+	}
+	return nil
+}
+
+// sameAsSome reports whether e is the same expression as one of args.
+func sameAsSome(e Expr, args []Expr) bool {
+	for _, a := range args {
+		if a.String() == e.String() && a.Type().Kind == e.Type().Kind {
+			return true
+		}
+	}
+	return false
+}
+
+// aggResultType is PostgreSQL's result type of an aggregate over t.
+func aggResultType(fn string, t types.T) (types.T, error) {
+	switch fn {
+	case AggCount, AggApproxCountDistinct:
+		if t.Kind != types.Unknown {
+			return types.Int64T, nil
+		}
+	case AggSum:
+		switch t.Kind {
+		case types.Interval:
+			return types.IntervalT, nil
+		case types.Int16, types.Int32:
+			return types.Int64T, nil
+		case types.Numeric:
+			if t.HasTypmod && t.Scale <= types.NumericScale {
+				// The sum keeps the scale of its input, which PostgreSQL
+				// displays (a sum of numeric(8,2) prints 5.00).
+				return types.NumericOf(types.NumericPrecision, t.Scale), nil
+			}
+			return types.NumericT, nil
+		case types.Int64:
+			return types.NumericT, nil
+		case types.Float32:
+			return types.Float32T, nil
+		case types.Float64:
+			return types.Float64T, nil
+		}
+	case AggAvg:
+		switch t.Kind {
+		case types.Int16, types.Int32, types.Int64, types.Numeric:
+			return types.NumericT, nil
+		case types.Float32, types.Float64:
+			return types.Float64T, nil
+		case types.Interval:
+			return types.IntervalT, nil
+		}
+	case AggStddev, AggStddevSamp, AggStddevPop, AggVariance, AggVarSamp, AggVarPop:
+		switch t.Kind {
+		case types.Int16, types.Int32, types.Int64, types.Numeric:
+			return types.NumericT, nil
+		case types.Float32, types.Float64:
+			return types.Float64T, nil
+		}
+	case AggBoolAnd, AggBoolOr, AggEvery:
+		if t.Kind == types.Bool {
+			return types.BoolT, nil
+		}
+	case AggStringAgg:
+		return types.TextT, nil
+	case AggMin, AggMax, AggFirstValue, AggLastValue:
+		if t.Kind != types.Unknown {
+			return t, nil
+		}
+	}
+	return types.T{}, sqlerr.New(sqlerr.UndefinedFunction, "function %s(%s) does not exist", fn, t).
+		WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
+}
