@@ -188,8 +188,17 @@ func newJoinOperator(env Env, n *planner.Join) (*HashJoin, error) {
 	var j *HashJoin
 	if n.WatermarkTable >= 0 {
 		spec.Watermark, spec.LateRows = env.Table(n.WatermarkTable), env.LateRows
+		spec.CleanFirstKey = n.CleanFirstKey
+		for _, ib := range n.IntervalBounds {
+			spec.Intervals = append(spec.Intervals, IntervalClean{Side: ib.Clean, Cols: ib.Cols, Offset: ib.Offset})
+		}
+		for s, slot := range n.IndexTables {
+			if slot >= 0 {
+				spec.TimeIndex[s] = env.Table(slot)
+			}
+		}
 		var err error
-		if j, err = NewWindowHashJoin(env.Mem, env.Eval, spec); err != nil {
+		if j, err = NewCleaningHashJoin(env.Mem, env.Eval, spec); err != nil {
 			return nil, err
 		}
 	} else {

@@ -56,11 +56,16 @@ type HashJoinSpec struct {
 	// value is the row's match count (for preserved sides), a visibility flag
 	// and the row.
 	Tables [2]*state.Table
-	// Watermark, if set, makes an inner join clean its state by the
-	// watermarks of the first key column (hash_join_window.go); it keeps the
-	// watermark cleaned up to. LateRows counts the rows dropped for it.
-	Watermark *state.Table
-	LateRows  *atomic.Int64
+	// CleanFirstKey and Intervals make an inner join drop the stored rows
+	// no later row can match, by watermark (see hash_join_clean.go);
+	// TimeIndex indexes an input's rows by time for Intervals, Watermark
+	// keeps the watermarks reached, LateRows counts the rows dropped for
+	// arriving behind them.
+	CleanFirstKey bool
+	Intervals     []IntervalClean
+	TimeIndex     [2]*state.Table
+	Watermark     *state.Table
+	LateRows      *atomic.Int64
 }
 
 // HashJoin is the streaming equi-join of two inputs, retractable on both
@@ -80,12 +85,18 @@ type HashJoin struct {
 	// wm forwards the smaller watermark of each key pair with watermarks on
 	// both inputs (a join on window_start), on both output columns.
 	wm watermarkMin
-	// keyWM are the inputs' watermarks on the first key column; cleaned is
-	// the one the state was cleaned up to (see hash_join_window.go).
+	// keyWM are the inputs' watermarks on the first key column, cleaned the
+	// one the state was cleaned up to; timeWM are their watermarks on the
+	// time columns (timeCol) of interval bounds (see hash_join_clean.go).
 	keyWM        [2]int64
 	keyWMValid   [2]bool
 	cleaned      int64
 	cleanedValid bool
+	timeCol      [2]int
+	timeWM       [2]int64
+	timeWMValid  [2]bool
+	timeWMDirty  bool
+	idxBuf       []byte
 
 	codecs    [2]*state.RowCodec
 	appenders [2][]appendFunc
@@ -112,7 +123,7 @@ type HashJoin struct {
 
 // NewHashJoin returns a HashJoin.
 func NewHashJoin(mem memory.Allocator, ectx *eval.Context, spec HashJoinSpec) *HashJoin {
-	j := &HashJoin{mem: mem, ectx: ectx, spec: spec, rightRows: -1}
+	j := &HashJoin{mem: mem, ectx: ectx, spec: spec, rightRows: -1, timeCol: [2]int{-1, -1}}
 	for s := 0; s < 2; s++ {
 		j.codecs[s] = state.NewRowCodec(spec.Types[s])
 		for _, t := range spec.Types[s] {
@@ -128,11 +139,11 @@ func NewHashJoin(mem memory.Allocator, ectx *eval.Context, spec HashJoinSpec) *H
 	return j
 }
 
-// NewWindowHashJoin is NewHashJoin for a join that cleans its state by
-// watermark (spec.Watermark set): it restores the watermark cleaned up to.
-func NewWindowHashJoin(mem memory.Allocator, ectx *eval.Context, spec HashJoinSpec) (*HashJoin, error) {
+// NewCleaningHashJoin is NewHashJoin for a join that cleans its state by
+// watermark (spec.Watermark set): it restores the watermarks reached.
+func NewCleaningHashJoin(mem memory.Allocator, ectx *eval.Context, spec HashJoinSpec) (*HashJoin, error) {
 	j := NewHashJoin(mem, ectx, spec)
-	if err := j.loadCleaned(); err != nil {
+	if err := j.initCleaning(); err != nil {
 		return nil, err
 	}
 	return j, nil
@@ -421,6 +432,7 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 		} else {
 			spec.Tables[s].Delete(j.rowKeys[i])
 		}
+		j.indexRow(s, rec, i, j.rowKeys[i], ins)
 	}
 	globalFlip := spec.Type == sql.NullAwareAntiJoin && s == 1 &&
 		(oldRightRows != (j.rightRows > 0) || oldRightNulls != (j.rightNulls > 0))
@@ -604,11 +616,13 @@ func (j *HashJoin) buildOutput(entries []outEntry, pairRec, in arrow.RecordBatch
 
 // OnBarrier seals both sides' state.
 func (j *HashJoin) OnBarrier(_ context.Context, b *barrier.Barrier, _ Output) error {
-	j.cleanState()
-	j.spec.Tables[0].Seal(b.Epoch)
-	j.spec.Tables[1].Seal(b.Epoch)
-	if j.spec.Watermark != nil {
-		j.spec.Watermark.Seal(b.Epoch)
+	if err := j.cleanState(); err != nil {
+		return err
+	}
+	for _, t := range append(j.spec.Tables[:], j.spec.TimeIndex[0], j.spec.TimeIndex[1], j.spec.Watermark) {
+		if t != nil {
+			t.Seal(b.Epoch)
+		}
 	}
 	return nil
 }
@@ -618,7 +632,7 @@ func (j *HashJoin) Close() {}
 
 // OnWatermark forwards the watermarks of the key columns of both inputs.
 func (j *HashJoin) OnWatermark(ctx context.Context, input int, w *barrier.Watermark, out Output) error {
-	j.observeKeyWatermark(input, w)
+	j.observeWatermark(input, w)
 	return j.wm.onWatermark(ctx, input, w, out)
 }
 

@@ -63,6 +63,7 @@ func (b *builder) join(r *sql.Join) (Node, error) {
 					n.WatermarkKeys[i] = q + 1
 				}
 			}
+			n.CleanFirstKey = true
 			n.WatermarkTable = b.table()
 		}
 	}
@@ -73,6 +74,18 @@ func (b *builder) join(r *sql.Join) (Node, error) {
 			}
 			return e
 		})
+	}
+	n.IndexTables = [2]int{-1, -1}
+	if b.stream && r.Type == sql.InnerJoin {
+		n.IntervalBounds = intervalBounds(n.Cond, left, right)
+		for _, ib := range n.IntervalBounds {
+			if n.IndexTables[ib.Clean] < 0 {
+				n.IndexTables[ib.Clean] = b.table()
+			}
+		}
+		if len(n.IntervalBounds) > 0 && n.WatermarkTable < 0 {
+			n.WatermarkTable = b.table()
+		}
 	}
 	n.Cols = append([]sql.Column(nil), left.Columns()...)
 	if r.Type.KeepsRight() {

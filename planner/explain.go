@@ -152,11 +152,21 @@ func (e *explainer) node(depth int, n Node) {
 		if n.Cond != nil {
 			detail += fmt.Sprintf(", condition: %s", n.Cond)
 		}
-		if n.WatermarkTable >= 0 {
+		if n.CleanFirstKey {
 			detail += fmt.Sprintf(", watermark: %s (final keys dropped)", colName(pair, n.LeftKeys[0]))
+		}
+		for _, ib := range n.IntervalBounds {
+			side := [2]string{"left", "right"}[ib.Clean]
+			detail += fmt.Sprintf(", interval: %s rows dropped when %s < watermark(%s) + %s", side,
+				colName(pair, ib.Cols[ib.Clean]+ib.Clean*nl), colName(pair, ib.Cols[1-ib.Clean]+(1-ib.Clean)*nl), micros(ib.Offset))
 		}
 		if e.stream {
 			tables := fmt.Sprintf("left: %s, right: %s", e.name(n.LeftTable), e.name(n.RightTable))
+			for s, t := range n.IndexTables {
+				if t >= 0 {
+					tables += fmt.Sprintf(", %s by time: %s", [2]string{"left", "right"}[s], e.name(t))
+				}
+			}
 			if n.WatermarkTable >= 0 {
 				tables += ", watermark: " + e.name(n.WatermarkTable)
 			}

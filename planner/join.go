@@ -23,12 +23,19 @@ type Join struct {
 	// columns carry watermarks on both inputs: both output columns carry the
 	// smaller one (an inner join on window_start, say).
 	WatermarkKeys []int
-	// WatermarkTable is set (>= 0) for an inner join whose first key pair
-	// carries watermarks (the planner moves such a pair first): the rows
-	// whose first key is below both inputs' watermarks can never match
-	// again, so they are dropped from state, and later ones are late. The
-	// table keeps the watermark reached.
+	// CleanFirstKey is set for an inner join whose first key pair carries
+	// watermarks (the planner moves such a pair first): the rows whose first
+	// key is below both inputs' watermarks can never match again, so they
+	// are dropped from state, and later ones are late. WatermarkTable (>= 0
+	// with CleanFirstKey or IntervalBounds) keeps the watermarks reached.
+	CleanFirstKey  bool
 	WatermarkTable int
+	// IntervalBounds are the conjuncts of an inner join's condition that
+	// bound one input's time by the other's (interval joins); IndexTables[s]
+	// is the state table slot indexing input s's rows by time (-1 if no
+	// bound cleans it). They need WatermarkTable.
+	IntervalBounds []IntervalBound
+	IndexTables    [2]int
 }
 
 // Union merges inputs with identical columns (UNION ALL). In a streaming
