@@ -246,7 +246,7 @@ func (b *binder) bindSortLimit(sel *pg_query.SelectStmt, rel Rel, keys []SortKey
 	}
 	withTies := sel.LimitOption == pg_query.LimitOption_LIMIT_OPTION_WITH_TIES
 	if c := sel.LimitCount.GetAConst(); withTies && c != nil && c.Isnull {
-		return nil, b.errAt(c.Location, sqlerr.New(sqlerr.InvalidRowCountInLimit, "row count cannot be null in FETCH FIRST ... WITH TIES clause"))
+		return nil, sqlerr.New(sqlerr.InvalidRowCountInLimit, "row count cannot be null in FETCH FIRST ... WITH TIES clause")
 	}
 	count, err := b.limitValue(sel.LimitCount, "LIMIT")
 	if err != nil {
