@@ -117,7 +117,9 @@ func NewTopN(mem memory.Allocator, spec TopNSpec) *TopN {
 func (t *TopN) encode(i int) (group, ord int) {
 	buf := t.keyBuf[:0]
 	for _, c := range t.spec.GroupCols {
-		buf = state.AppendKey(buf, t.spec.Types[c], t.cols[c], i)
+		// Ascending with NULLs first: the state key encoding, but equal
+		// intervals ('1 mon', '30 days') in one group.
+		buf = appendOrderKey(buf, t.spec.Types[c], t.cols[c], i, sql.SortKey{NullsFirst: true})
 	}
 	group = len(buf)
 	for _, k := range t.spec.Keys {
