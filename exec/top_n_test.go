@@ -437,3 +437,64 @@ func TestTopNSequence(t *testing.T) {
 		mem.AssertSize(t, 0)
 	}
 }
+
+// BenchmarkTopN measures inserts of random rows into a TopN (ORDER BY v DESC
+// LIMIT 10 without groups, and LIMIT 1 per group as DISTINCT ON makes it)
+// with a checkpoint every 64 batches, state in an in-memory store, on one
+// core.
+func BenchmarkTopN(b *testing.B) {
+	b.Run("global/limit=10", func(b *testing.B) { benchTopN(b, 0, 10) })
+	b.Run("groups=1000/limit=1", func(b *testing.B) { benchTopN(b, 1000, 1) })
+	b.Run("groups=100000/limit=1", func(b *testing.B) { benchTopN(b, 100_000, 1) })
+}
+
+func benchTopN(b *testing.B, groups int64, limit int64) {
+	mem := memory.DefaultAllocator
+	store, err := state.Open(state.MemoryDir, state.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	ts := []types.T{types.Int64T, types.Int64T, types.Int64T} // g, id, v
+	spec := TopNSpec{Types: ts, Keys: []sql.SortKey{{Column: 2, Desc: true, NullsFirst: true}},
+		InputKey: []int{1}, Limit: limit, Table: store.Table(1)}
+	if groups > 0 {
+		spec.GroupCols = []int{0}
+	}
+	head := Chain([]Operator{NewTopN(mem, spec)}, discard)
+	rng := rand.New(rand.NewSource(1))
+	ctx := context.Background()
+	epoch := uint64(0)
+	id := int64(0)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		bs := newBuilders(mem, ts)
+		for j := 0; j < benchRows; j++ {
+			id++
+			g := int64(0)
+			if groups > 0 {
+				g = rng.Int63n(groups)
+			}
+			bs[0].(*array.Int64Builder).Append(g)
+			bs[1].(*array.Int64Builder).Append(id)
+			bs[2].(*array.Int64Builder).Append(rng.Int63n(1 << 40))
+		}
+		rec := buildRecord(SchemaOf(ts), bs, benchRows)
+		releaseBuilders(bs)
+		b.StartTimer()
+		if err := head.Emit(ctx, Message{Batch: NewBatch(rec, nil)}); err != nil {
+			b.Fatal(err)
+		}
+		if i%64 == 63 {
+			epoch++
+			if err := head.Emit(ctx, Message{Barrier: &barrier.Barrier{Epoch: epoch}}); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := store.Commit(epoch); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.N)*benchRows/b.Elapsed().Seconds(), "rows/s")
+}
