@@ -83,6 +83,8 @@ type TopN struct {
 	clock   []*topNGroup
 	hand    int
 	touched []*topNGroup
+	// evicted is set once a group with rows was evicted.
+	evicted bool
 	seq     uint64
 
 	keyBuf, valBuf  []byte
@@ -107,8 +109,10 @@ func NewTopN(mem memory.Allocator, spec TopNSpec) *TopN {
 	if t.end < spec.Offset {
 		t.end = 1<<63 - 1
 	}
-	t.capacity = int(min(2*t.end, 1<<16))
-	t.capacity = max(t.capacity, 2)
+	t.capacity = 1 << 16
+	if t.end < int64(t.capacity/2) {
+		t.capacity = max(int(2*t.end), 2)
+	}
 	return t
 }
 
@@ -170,8 +174,8 @@ func (t *TopN) group(key []byte) *topNGroup {
 	g, ok := t.groups[string(key)]
 	if !ok {
 		g = &topNGroup{key: append([]byte(nil), key...), slot: len(t.clock)}
-		// A batch query's state starts empty: a new group has no rows.
-		g.complete = t.spec.Sequence
+		// A batch query's state starts empty: a group never seen has no rows.
+		g.complete = t.spec.Sequence && !t.evicted
 		t.groups[string(g.key)] = g
 		t.clock = append(t.clock, g)
 	}
@@ -376,6 +380,7 @@ func (t *TopN) evict() {
 			continue
 		}
 		t.drop(g)
+		t.evicted = true
 	}
 }
 
