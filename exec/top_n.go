@@ -74,8 +74,9 @@ type TopN struct {
 	spec  TopNSpec
 	codec *state.RowCodec
 	out   []types.T
-	// end is Offset+Limit (saturated); capacity the rows a group's cache
-	// keeps beyond what its last window needed.
+	// end is Offset+Limit (saturated); capacity is the number of rows a
+	// group's cache keeps at least (2*end, at most 65536), and the least it
+	// reads from state at a time.
 	end      int64
 	capacity int
 
