@@ -147,6 +147,8 @@ func operator(env Env, n planner.Node) (Operator, error) {
 		return NewSort(env.Mem, n.Keys, planner.Types(n.Columns())), nil
 	case *planner.Limit:
 		return NewLimit(env.Mem, n.Offset, n.Count), nil
+	case *planner.TopN:
+		return newTopNOperator(env, n), nil
 	case *planner.Consolidate:
 		return NewConsolidate(env.Mem, planner.Types(n.Columns())), nil
 	case *planner.Expand:

@@ -189,14 +189,9 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 		}
 		return &Sort{Input: in, Keys: r.Keys}, nil
 	case *sql.Limit:
-		if b.stream {
-			return nil, sqlerr.Unsupported("LIMIT and OFFSET in a materialized view")
-		}
-		in, err := b.build(r.Input)
-		if err != nil {
-			return nil, err
-		}
-		return &Limit{Input: in, Offset: r.Offset, Count: r.Count}, nil
+		return b.limit(r)
+	case *sql.TopN:
+		return b.topNRel(r)
 	}
 	return nil, sqlerr.Unsupported("query node %T", rel)
 }

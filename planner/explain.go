@@ -121,20 +121,10 @@ func (e *explainer) node(depth int, n Node) {
 		e.line(depth, "HashAgg", "%s", detail)
 		e.node(depth+1, n.Input)
 	case *Sort:
-		cols := n.Columns()
-		parts := make([]string, len(n.Keys))
-		for i, k := range n.Keys {
-			dir := "ASC"
-			if k.Desc {
-				dir = "DESC"
-			}
-			nulls := "NULLS LAST"
-			if k.NullsFirst {
-				nulls = "NULLS FIRST"
-			}
-			parts[i] = fmt.Sprintf("%s %s %s", cols[k.Column].Name, dir, nulls)
-		}
-		e.line(depth, "Sort", "keys: [%s]", strings.Join(parts, ", "))
+		e.line(depth, "Sort", "keys: %s", sortKeyList(n.Columns(), n.Keys))
+		e.node(depth+1, n.Input)
+	case *TopN:
+		e.line(depth, "TopN", "%s", e.topNDetail(n))
 		e.node(depth+1, n.Input)
 	case *Limit:
 		e.line(depth, "Limit", "offset: %d, count: %s", n.Offset, countString(n.Count))

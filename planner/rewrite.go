@@ -48,7 +48,13 @@ func pushDown(rel sql.Rel) sql.Rel {
 	case *sql.Sort:
 		return &sql.Sort{Input: pushDown(r.Input), Keys: r.Keys}
 	case *sql.Limit:
-		return &sql.Limit{Input: pushDown(r.Input), Offset: r.Offset, Count: r.Count}
+		l := *r
+		l.Input = pushDown(r.Input)
+		return &l
+	case *sql.TopN:
+		t := *r
+		t.Input = pushDown(r.Input)
+		return &t
 	case *sql.Expand:
 		return &sql.Expand{Input: pushDown(r.Input), Count: r.Count, Cols: r.Cols}
 	case *sql.HopWindow:

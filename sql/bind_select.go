@@ -131,10 +131,12 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 	}
 
 	distinct := false
-	if len(sel.DistinctClause) > 0 {
-		if len(sel.DistinctClause) > 1 || sel.DistinctClause[0] != nil && sel.DistinctClause[0].Node != nil {
-			return nil, sqlerr.Unsupported("DISTINCT ON")
+	var on *distinctOn
+	if isDistinctOn(sel.DistinctClause) {
+		if on, targets, err = b.bindDistinctOn(ctx, targets, sel.DistinctClause); err != nil {
+			return nil, err
 		}
+	} else if len(sel.DistinctClause) > 0 {
 		distinct = true
 	}
 
@@ -142,6 +144,12 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 	sortKeys, targets, err := b.bindOrderBy(ctx, targets, sel.SortClause, distinct)
 	if err != nil {
 		return nil, err
+	}
+	var withinDistinct []SortKey
+	if on != nil {
+		if withinDistinct, err = on.checkOrder(b, sortKeys); err != nil {
+			return nil, err
+		}
 	}
 
 	// Over an aggregation, the correlation keys of subqueries are rewritten
@@ -210,6 +218,9 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 		}
 		rel = d
 	}
+	if on != nil {
+		rel = on.topN(proj, withinDistinct)
+	}
 	return b.bindSortLimit(sel, rel, sortKeys, nil)
 }
 
@@ -233,8 +244,9 @@ func (b *binder) bindSortLimit(sel *pg_query.SelectStmt, rel Rel, keys []SortKey
 	if sel.LimitCount == nil && sel.LimitOffset == nil {
 		return rel, nil
 	}
-	if sel.LimitOption == pg_query.LimitOption_LIMIT_OPTION_WITH_TIES {
-		return nil, sqlerr.Unsupported("FETCH ... WITH TIES")
+	withTies := sel.LimitOption == pg_query.LimitOption_LIMIT_OPTION_WITH_TIES
+	if c := sel.LimitCount.GetAConst(); withTies && c != nil && c.Isnull {
+		return nil, sqlerr.New(sqlerr.InvalidRowCountInLimit, "row count cannot be null in FETCH FIRST ... WITH TIES clause")
 	}
 	count, err := b.limitValue(sel.LimitCount, "LIMIT")
 	if err != nil {
@@ -247,7 +259,7 @@ func (b *binder) bindSortLimit(sel *pg_query.SelectStmt, rel Rel, keys []SortKey
 	if offset < 0 {
 		offset = 0
 	}
-	return &Limit{Input: rel, Count: count, Offset: offset}, nil
+	return &Limit{Input: rel, Count: count, Offset: offset, WithTies: withTies}, nil
 }
 
 // limitValue reads a LIMIT or OFFSET constant; -1 means none.

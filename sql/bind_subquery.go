@@ -117,7 +117,7 @@ func singleRow(rel Rel) bool {
 	case *Sort:
 		return singleRow(r.Input)
 	case *Limit:
-		return r.Count >= 0 && r.Count <= 1 || singleRow(r.Input)
+		return r.Count >= 0 && r.Count <= 1 && !r.WithTies || singleRow(r.Input)
 	case *Values:
 		return len(r.Rows) <= 1
 	}

@@ -147,10 +147,13 @@ type SortKey struct {
 }
 
 // Limit skips Offset rows and returns at most Count rows (Count < 0: all).
+// WithTies (FETCH FIRST ... WITH TIES) also returns the rows after those
+// that are peers of the last one in the Sort below it.
 type Limit struct {
-	Input  Rel
-	Offset int64
-	Count  int64
+	Input    Rel
+	Offset   int64
+	Count    int64
+	WithTies bool
 }
 
 // Columns of a Scan are the relation's columns.

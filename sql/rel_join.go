@@ -81,6 +81,8 @@ func Inputs(rel Rel) []Rel {
 		return []Rel{r.Input}
 	case *Limit:
 		return []Rel{r.Input}
+	case *TopN:
+		return []Rel{r.Input}
 	case *Join:
 		return []Rel{r.Left, r.Right}
 	case *UnionAll:

@@ -1,0 +1,155 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/sqlerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// TopN keeps, per group of rows with equal GroupCols (none: one group), the
+// rows in the window [Offset, Offset+Limit) of the group in Keys order, as
+// Kind numbers them (see sql.RankKind). Its output is the input's columns,
+// then, if RankCol, the row's number in its group (bigint). Its stream key is
+// the input's: a row's number is a value, not part of its identity.
+//
+// In a streaming plan it keeps every input row in the state table Table,
+// keyed by group, order key and input stream key, and emits the changes of
+// its window at each barrier. In a batch plan (Sequence) the input is
+// insert-only and has no stream key: rows are told apart by their arrival
+// number, and the output comes at the final barrier.
+//
+// A group TopN written as WHERE rn <= N over row_number() OVER (PARTITION BY
+// g ORDER BY k) is this node with GroupCols g, Keys k, Limit N and RankCol;
+// build it with builder.topN.
+type TopN struct {
+	Input     Node
+	GroupCols []int
+	Keys      []sql.SortKey
+	// Offset >= 0 and Limit >= 0: a streaming window is always bounded.
+	Offset, Limit int64
+	Kind          sql.RankKind
+	RankCol       bool
+	Table         int
+	Sequence      bool
+	Cols          []sql.Column
+	Key           []int
+}
+
+func (n *TopN) Columns() []sql.Column { return n.Cols }
+func (n *TopN) StreamKey() []int      { return n.Key }
+func (n *TopN) Inputs() []Node        { return []Node{n.Input} }
+
+// GroupTypes returns the types of the group columns.
+func (n *TopN) GroupTypes() []types.T { return colTypes(n.Input.Columns(), n.GroupCols) }
+
+// InputKeyTypes returns the types of the input's stream key columns.
+func (n *TopN) InputKeyTypes() []types.T { return colTypes(n.Input.Columns(), n.Input.StreamKey()) }
+
+func colTypes(cols []sql.Column, idx []int) []types.T {
+	ts := make([]types.T, len(idx))
+	for i, c := range idx {
+		ts[i] = cols[c].Type
+	}
+	return ts
+}
+
+// topN builds a TopN over in and allocates its state table. rankName names
+// the rank column; "" outputs none. limit < 0 (no LIMIT) is refused in a
+// streaming plan, whose window must be bounded.
+func (b *builder) topN(in Node, group []int, keys []sql.SortKey, offset, limit int64, kind sql.RankKind, rankName string) (*TopN, error) {
+	if limit < 0 {
+		if b.stream {
+			return nil, sqlerr.Unsupported("OFFSET without LIMIT in a materialized view")
+		}
+		limit = 1<<63 - 1 - offset
+	}
+	n := &TopN{
+		Input: in, GroupCols: group, Keys: keys, Offset: offset, Limit: limit, Kind: kind,
+		RankCol: rankName != "", Sequence: !b.stream, Cols: in.Columns(), Key: in.StreamKey(),
+	}
+	if n.RankCol {
+		n.Cols = append(append([]sql.Column(nil), n.Cols...), sql.Column{Name: rankName, Type: types.Int64T})
+	}
+	n.Table = b.table()
+	return n, nil
+}
+
+// limit plans LIMIT/OFFSET. In a streaming plan it is a TopN without groups
+// over the Sort below it (no Sort: ordered by the stream key); LIMIT ALL
+// without OFFSET keeps every row. In a batch plan it is a Limit after the
+// Sort, except WITH TIES, which is a TopN ordered again by a Sort above it.
+func (b *builder) limit(r *sql.Limit) (Node, error) {
+	var keys []sql.SortKey
+	input := r.Input
+	if s, ok := input.(*sql.Sort); ok && (b.stream || r.WithTies) {
+		keys, input = s.Keys, s.Input
+	}
+	in, err := b.build(input)
+	if err != nil {
+		return nil, err
+	}
+	kind := sql.RowNumber
+	if r.WithTies {
+		kind = sql.WithTies
+	}
+	switch {
+	case b.stream && r.Count < 0 && r.Offset == 0:
+		return in, nil
+	case b.stream:
+		return b.topN(in, nil, keys, r.Offset, r.Count, kind, "")
+	case r.WithTies:
+		t, err := b.topN(in, nil, keys, r.Offset, r.Count, kind, "")
+		if err != nil {
+			return nil, err
+		}
+		return &Sort{Input: t, Keys: keys}, nil
+	}
+	return &Limit{Input: in, Offset: r.Offset, Count: r.Count}, nil
+}
+
+// topNRel plans a bound sql.TopN (DISTINCT ON).
+func (b *builder) topNRel(r *sql.TopN) (Node, error) {
+	in, err := b.build(r.Input)
+	if err != nil {
+		return nil, err
+	}
+	return b.topN(in, r.Group, r.Keys, r.Offset, r.Limit, r.Kind, r.RankName)
+}
+
+func (e *explainer) topNDetail(n *TopN) string {
+	in := n.Input.Columns()
+	s := fmt.Sprintf("order: %s, offset: %d, limit: %d", sortKeyList(in, n.Keys), n.Offset, n.Limit)
+	if len(n.GroupCols) > 0 {
+		s = fmt.Sprintf("group_key: %s, %s", keyList(in, n.GroupCols), s)
+	}
+	if n.Kind != sql.RowNumber {
+		s += ", " + n.Kind.String()
+	}
+	if n.RankCol {
+		s += ", rank_column: " + n.Cols[len(n.Cols)-1].Name
+	}
+	if e.stream {
+		s += fmt.Sprintf(", stream_key: %s, state_table: %s", e.key(n), e.name(n.Table))
+	}
+	return s
+}
+
+// sortKeyList renders ORDER BY keys over cols.
+func sortKeyList(cols []sql.Column, keys []sql.SortKey) string {
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		dir := "ASC"
+		if k.Desc {
+			dir = "DESC"
+		}
+		nulls := "NULLS LAST"
+		if k.NullsFirst {
+			nulls = "NULLS FIRST"
+		}
+		parts[i] = fmt.Sprintf("%s %s %s", cols[k.Column].Name, dir, nulls)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
