@@ -70,6 +70,24 @@ func (d *Dataflow) build(env Env, n planner.Node, next Output) error {
 			return err
 		}
 		return d.build(env, n.Right, mn.Port(1))
+	case *planner.AsofJoin:
+		j := NewAsofJoin(env.Mem, AsofJoinSpec{
+			Types:      [2][]types.T{planner.Types(n.Left.Columns()), planner.Types(n.Right.Columns())},
+			Keys:       [2][]int{n.LeftKeys, n.RightKeys},
+			KeyTypes:   n.KeyTypes,
+			Time:       [2]int{n.LeftTime, n.RightTime},
+			TimeType:   n.TimeType,
+			Op:         n.Op,
+			Outer:      n.Outer,
+			StreamKeys: [2][]int{n.Left.StreamKey(), n.Right.StreamKey()},
+			Tables:     [2]*state.Table{env.Table(n.LeftTable), env.Table(n.RightTable)},
+		})
+		d.Closers = append(d.Closers, j)
+		mn := NewMultiNode(j, 2, next)
+		if err := d.build(env, n.Left, mn.Port(0)); err != nil {
+			return err
+		}
+		return d.build(env, n.Right, mn.Port(1))
 	case *planner.Union:
 		u := NewUnion(len(n.Ins), n.Watermarks)
 		mn := NewMultiNode(u, len(n.Ins), next)
@@ -297,6 +315,14 @@ var finalBarrier = &barrier.Barrier{Epoch: 1, Kind: barrier.Final}
 
 // batchOrder returns the indices of root's leaves (in plan order) in the
 // order a batch run feeds them: right inputs of joins first.
+func isJoin(n planner.Node) bool {
+	switch n.(type) {
+	case *planner.Join, *planner.AsofJoin:
+		return true
+	}
+	return false
+}
+
 func batchOrder(root planner.Node) []int {
 	var order []int
 	next := 0
@@ -308,15 +334,15 @@ func batchOrder(root planner.Node) []int {
 			next++
 			return
 		}
-		if j, ok := n.(*planner.Join); ok {
+		if isJoin(n) {
 			// Leaves are numbered in plan order (left first) but fed right
 			// first.
 			saved := order
 			order = nil
-			walk(j.Left)
+			walk(ins[0])
 			left := order
 			order = nil
-			walk(j.Right)
+			walk(ins[1])
 			order = append(saved, append(order, left...)...)
 			return
 		}

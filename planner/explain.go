@@ -176,6 +176,25 @@ func (e *explainer) node(depth int, n Node) {
 	case *Consolidate:
 		e.line(depth, "Consolidate", "net inserts and deletes")
 		e.node(depth+1, n.Input)
+	case *AsofJoin:
+		pair := n.Cols
+		nl := len(n.Left.Columns())
+		conds := make([]string, len(n.LeftKeys))
+		for i := range n.LeftKeys {
+			conds[i] = fmt.Sprintf("%s = %s", colName(pair, n.LeftKeys[i]), colName(pair, nl+n.RightKeys[i]))
+		}
+		typ := "inner"
+		if n.Outer {
+			typ = "left"
+		}
+		detail := fmt.Sprintf("type: %s, keys: [%s], closest: %s %s %s", typ, strings.Join(conds, ", "),
+			colName(pair, n.LeftTime), sqlOp(n.Op), colName(pair, nl+n.RightTime))
+		if e.stream {
+			detail += fmt.Sprintf(", stream_key: %s, state_tables: [left: %s, right: %s]", e.key(n), e.name(n.LeftTable), e.name(n.RightTable))
+		}
+		e.line(depth, "AsofJoin", "%s", detail)
+		e.node(depth+1, n.Left)
+		e.node(depth+1, n.Right)
 	case *HopWindow:
 		e.line(depth, "HopWindow", "time: %s, slide: %s, size: %s%s", colName(n.Input.Columns(), n.TimeCol),
 			micros(n.Slide), micros(n.Size), e.keySuffix(n))
@@ -253,4 +272,8 @@ func colName(cols []sql.Column, i int) string {
 		}
 	}
 	return cols[i].Name
+}
+
+func sqlOp(fn string) string {
+	return map[string]string{sql.FnGe: ">=", sql.FnGt: ">", sql.FnLe: "<=", sql.FnLt: "<"}[fn]
 }

@@ -61,6 +61,12 @@ func pushDown(rel sql.Rel) sql.Rel {
 		h := *r
 		h.Input = pushDown(r.Input)
 		return &h
+	case *sql.AsofJoin:
+		// Filters above an ASOF join stay above it: under it they would
+		// change which right row is the closest.
+		j := *r
+		j.Left, j.Right = pushDown(r.Left), pushDown(r.Right)
+		return &j
 	case *sql.UnionAll:
 		u := &sql.UnionAll{Cols: r.Cols}
 		for _, in := range r.Inputs {

@@ -169,6 +169,14 @@ func (b *binder) bindJoinExpr(j *pg_query.JoinExpr) (Rel, *scope, error) {
 	}
 	splitJoinCondition(join, nl, conjunction(conds))
 	var rel Rel = join
+	if loc, ok := fromItemLocation(j.Rarg); ok && b.takeAsof(loc) {
+		if len(merged) > 0 {
+			return nil, nil, b.errAt(loc, sqlerr.Unsupported("ASOF JOIN with USING or NATURAL"))
+		}
+		if rel, err = b.asofJoin(join, nl, loc); err != nil {
+			return nil, nil, err
+		}
+	}
 	if len(merged) > 0 {
 		if rel, sc, err = b.mergeUsingColumns(join, sc, merged); err != nil {
 			return nil, nil, err

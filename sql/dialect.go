@@ -12,6 +12,7 @@ import (
 //	CREATE TABLE t (..., WATERMARK FOR col AS expr) [APPEND ONLY]
 //	CREATE SOURCE s (..., WATERMARK FOR col AS expr) [APPEND ONLY] WITH (...)
 //	CREATE MATERIALIZED VIEW v AS SELECT ... EMIT ON WINDOW CLOSE
+//	... FROM a ASOF [LEFT [OUTER]] JOIN b ON ...
 //
 // Parse cuts them out of the text before PostgreSQL's parser sees it: each
 // clause is replaced by spaces of the same length, so that every position
@@ -26,6 +27,7 @@ const (
 	clauseWatermark clauseKind = iota
 	clauseAppendOnly
 	clauseEmitOnWindowClose
+	clauseAsof
 )
 
 func (k clauseKind) String() string {
@@ -34,6 +36,8 @@ func (k clauseKind) String() string {
 		return "WATERMARK FOR"
 	case clauseAppendOnly:
 		return "APPEND ONLY"
+	case clauseAsof:
+		return "ASOF"
 	}
 	return "EMIT ON WINDOW CLOSE"
 }
@@ -48,6 +52,8 @@ type dialectClause struct {
 	column  string
 	expr    string
 	exprOff int
+	// For ASOF: the byte offset of the join's right input.
+	rightOff int
 	// used is set by the binder once it has taken the clause.
 	used bool
 }
@@ -56,7 +62,8 @@ type dialectClause struct {
 // the clauses in text order. Text without them is returned unchanged.
 func cutDialectClauses(text string) (string, []*dialectClause, error) {
 	lower := strings.ToLower(text)
-	if !strings.Contains(lower, "watermark") && !strings.Contains(lower, "append") && !strings.Contains(lower, "emit") {
+	if !strings.Contains(lower, "watermark") && !strings.Contains(lower, "append") && !strings.Contains(lower, "emit") &&
+		!strings.Contains(lower, "asof") {
 		return text, nil, nil
 	}
 	res, err := pg_query.Scan(text)
@@ -144,6 +151,16 @@ func (c *clauseCutter) run() error {
 			c.clauses = append(c.clauses, &dialectClause{kind: clauseAppendOnly, start: int(c.toks[i].Start)})
 			c.blank(i, i+1)
 			i++
+		case c.is(i, "asof", "join") || c.is(i, "asof", "left", "join") || c.is(i, "asof", "left", "outer", "join"):
+			j := i + 1
+			for c.word(j) != "join" {
+				j++
+			}
+			if j+1 < len(c.toks) {
+				c.clauses = append(c.clauses, &dialectClause{kind: clauseAsof, start: int(c.toks[i].Start), rightOff: int(c.toks[j+1].Start)})
+				c.blank(i, i)
+			}
+			i = j
 		case depth == 0 && c.is(i, "emit", "on", "window", "close"):
 			c.clauses = append(c.clauses, &dialectClause{kind: clauseEmitOnWindowClose, start: int(c.toks[i].Start)})
 			c.blank(i, i+3)
@@ -225,6 +242,18 @@ func (b *binder) takeClause(k clauseKind) *dialectClause {
 	return nil
 }
 
+// takeAsof returns whether the join whose right input starts at byte
+// offset loc of the statement (relative to b.base) is an ASOF join.
+func (b *binder) takeAsof(loc int32) bool {
+	for _, c := range b.clauses {
+		if c.kind == clauseAsof && !c.used && c.rightOff == b.base+int(loc) {
+			c.used = true
+			return true
+		}
+	}
+	return false
+}
+
 // checkClausesUsed fails with a syntax error at the first clause the
 // statement did not take.
 func (b *binder) checkClausesUsed() error {
@@ -234,6 +263,8 @@ func (b *binder) checkClausesUsed() error {
 			switch c.kind {
 			case clauseEmitOnWindowClose:
 				where = "only after the query of CREATE MATERIALIZED VIEW"
+			case clauseAsof:
+				where = "only before JOIN or LEFT JOIN of a table, view, source or CTE"
 			default:
 				where = "only in CREATE TABLE and CREATE SOURCE"
 			}

@@ -91,6 +91,8 @@ func Inputs(rel Rel) []Rel {
 		return []Rel{r.Input}
 	case *HopWindow:
 		return []Rel{r.Input}
+	case *AsofJoin:
+		return []Rel{r.Left, r.Right}
 	}
 	return nil
 }
