@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -78,6 +79,64 @@ var systemTables = []systemTable{
 		},
 		rows: (*Engine).savepointRows,
 	},
+	{
+		rel: &catalog.Relation{
+			Name: "streamsql_state_tables",
+			Columns: []catalog.Column{
+				{Name: "relation", Type: types.TextT},
+				{Name: "table_id", Type: types.Int64T},
+				{Name: "role", Type: types.TextT},
+				{Name: "keys", Type: types.Int64T},
+			},
+		},
+		rows: (*Engine).stateTableRows,
+	},
+}
+
+// stateTableRows lists every state table of every table and view with its
+// number of keys at the committed epoch. It reads every table: a diagnostic,
+// costly on large states.
+func (e *Engine) stateTableRows() ([][]types.Datum, error) {
+	snap := e.store.Snapshot()
+	defer snap.Release()
+	var rows [][]types.Datum
+	add := func(rel *catalog.Relation, id uint32, role string) error {
+		if id == 0 {
+			return nil
+		}
+		it, err := snap.NewIter(state.TableID(id), nil, nil)
+		if err != nil {
+			return err
+		}
+		n := int64(0)
+		for ok := it.First(); ok; ok = it.Next() {
+			n++
+		}
+		err = it.Error()
+		it.Close()
+		rows = append(rows, []types.Datum{types.DText(rel.Name), types.DInt(int64(id)), types.DText(role), types.DInt(n)})
+		return err
+	}
+	for _, r := range e.cat.All() {
+		if r.Kind != catalog.Table && r.Kind != catalog.MaterializedView {
+			continue
+		}
+		if err := add(r, r.StateTable, "rows"); err != nil {
+			return nil, err
+		}
+		if err := add(r, r.WatermarkTable, "watermark"); err != nil {
+			return nil, err
+		}
+		for i, id := range r.OperatorTables {
+			if err := add(r, id, fmt.Sprintf("operator %d", i)); err != nil {
+				return nil, err
+			}
+		}
+		if err := add(r, r.PauseTable, "paused changes"); err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
 }
 
 // registerSystemTables adds the system tables to the in-memory catalog.
