@@ -253,3 +253,21 @@ func (r *sourceReader) close() {
 	close(r.stop)
 	<-r.done
 }
+
+// SourceRowsRead returns the rows the source readers of every view have
+// generated so far (benchmarks wait on it before a FLUSH).
+func (e *Engine) SourceRowsRead() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var n int64
+	for _, v := range e.views {
+		for _, r := range v.readers {
+			if r != nil {
+				r.mu.Lock()
+				n += r.next
+				r.mu.Unlock()
+			}
+		}
+	}
+	return n
+}

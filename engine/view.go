@@ -208,8 +208,10 @@ func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedVie
 		SQL:            stmt.SQL,
 		DependsOn:      dependencies(plan.Upstreams),
 		AtLeastOnce:    atLeastOnce,
-		// Views over this one see its watermarks.
+		// Views over this one see its watermarks, and whether it only
+		// inserts.
 		WatermarkColumns: planner.Watermarks(plan.Root),
+		AppendOnly:       planner.AppendOnly(plan.Root),
 	}
 	for _, c := range plan.Root.Cols {
 		rel.Columns = append(rel.Columns, catalog.Column{Name: c.Name, Type: c.Type, Hidden: c.Hidden})

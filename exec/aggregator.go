@@ -602,8 +602,25 @@ func (a *minMaxAgg) result(slot int32) (types.Datum, error) {
 
 // The cached value is not persisted: a group loaded from state is stale and
 // rescans its value set when first read.
-func (a *minMaxAgg) appendState(buf []byte, slot int32) []byte { return buf }
+// With a value set, the state is there and the current value is found again
+// by a rescan; without one (insert-only input) the current value is the
+// state.
+func (a *minMaxAgg) appendState(buf []byte, slot int32) []byte {
+	if a.set != nil {
+		return buf
+	}
+	return state.AppendKeyDatum(buf, a.t, a.cur[slot])
+}
+
 func (a *minMaxAgg) loadState(buf []byte, slot int32) ([]byte, error) {
-	a.stale[slot] = true
-	return buf, nil
+	if a.set != nil {
+		a.stale[slot] = true
+		return buf, nil
+	}
+	d, rest, err := state.DecodeKeyDatum(buf, a.t)
+	if err != nil {
+		return nil, err
+	}
+	a.cur[slot], a.stale[slot] = d, false
+	return rest, nil
 }

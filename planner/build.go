@@ -335,10 +335,17 @@ func (b *builder) aggregate(r *sql.Aggregate) (Node, error) {
 		}
 	}
 	n.ResultTable = b.table()
+	appendOnly := b.stream && AppendOnly(n.Input)
 	for _, c := range n.Calls {
 		slot := -1
 		if needsValueSet(c, b.stream) {
 			slot = b.table()
+			// Over inserts only, min and max keep just the current value.
+			// (The slot stays allocated, so that the state tables of views
+			// planned before keep their numbers.)
+			if appendOnly && !c.Distinct && (c.Func == sql.AggMin || c.Func == sql.AggMax) {
+				slot = -1
+			}
 		}
 		n.ValueSets = append(n.ValueSets, slot)
 	}
