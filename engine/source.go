@@ -91,10 +91,13 @@ type sourceReader struct {
 	next   int64 // the next row to generate
 	paused bool  // the view is paused: generate nothing
 	// wm generates the source's watermark (sources with WATERMARK FOR); its
-	// position is kept with the offset.
-	wm   *exec.WatermarkGen
-	stop chan struct{}
-	done chan struct{}
+	// position is kept with the offset. wmSentAt is the last one sent after
+	// a batch (when wmSent).
+	wm       *exec.WatermarkGen
+	wmSent   bool
+	wmSentAt int64
+	stop     chan struct{}
+	done     chan struct{}
 }
 
 // offsetKey is the key of the reader's position in its offset table.
@@ -210,16 +213,7 @@ func (r *sourceReader) run() {
 			rec := r.gen.Batch(r.e.mem, r.next, n)
 			r.next += rec.NumRows()
 			left -= rec.NumRows()
-			b := exec.NewBatch(rec, nil)
-			var err error
-			if r.wm != nil {
-				err = r.wm.Observe(r.e.mem, b)
-			}
-			if err == nil {
-				err = r.send(exec.Message{Batch: b})
-			} else {
-				b.Release()
-			}
+			err := r.sendBatch(exec.NewBatch(rec, nil))
 			r.mu.Unlock()
 			if err != nil {
 				return
@@ -246,6 +240,29 @@ func (r *sourceReader) run() {
 			return
 		}
 	}
+}
+
+// sendBatch sends a generated batch, and then the source's watermark if
+// the batch moved it: a fast source keeps the operators that clean their
+// state by watermark from holding a whole epoch of rows. (Called with mu
+// held, so the watermarks' positions in the stream replay exactly.)
+func (r *sourceReader) sendBatch(b *exec.Batch) error {
+	if r.wm == nil {
+		return r.send(exec.Message{Batch: b})
+	}
+	if err := r.wm.Observe(r.e.mem, b); err != nil {
+		b.Release()
+		return err
+	}
+	if err := r.send(exec.Message{Batch: b}); err != nil {
+		return err
+	}
+	wm, ok := r.wm.Current()
+	if !ok || (r.wmSent && wm.Value <= r.wmSentAt) {
+		return nil
+	}
+	r.wmSent, r.wmSentAt = true, wm.Value
+	return r.send(exec.Message{Watermark: wm})
 }
 
 // close stops the reader and waits for it.

@@ -632,7 +632,9 @@ func (j *HashJoin) Close() {}
 
 // OnWatermark forwards the watermarks of the key columns of both inputs.
 func (j *HashJoin) OnWatermark(ctx context.Context, input int, w *barrier.Watermark, out Output) error {
-	j.observeWatermark(input, w)
+	if err := j.observeWatermark(input, w); err != nil {
+		return err
+	}
 	return j.wm.onWatermark(ctx, input, w, out)
 }
 

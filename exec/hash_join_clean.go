@@ -85,15 +85,19 @@ func loadVarint(t *state.Table, key []byte, v *int64, valid *bool) error {
 }
 
 // observeWatermark records watermark w of input s on the columns cleaning
-// relies on.
-func (j *HashJoin) observeWatermark(s int, w *barrier.Watermark) {
+// relies on. A new time watermark drops the rows of the other input it has
+// left behind at once: fast inputs send many watermarks between barriers,
+// and the state then holds only the rows that can still match.
+func (j *HashJoin) observeWatermark(s int, w *barrier.Watermark) error {
 	if j.spec.CleanFirstKey && w.Column == j.spec.Keys[s][0] && (!j.keyWMValid[s] || w.Value > j.keyWM[s]) {
 		j.keyWM[s], j.keyWMValid[s] = w.Value, true
 	}
 	if w.Column == j.timeCol[s] && (!j.timeWMValid[s] || w.Value > j.timeWM[s]) {
 		j.timeWM[s], j.timeWMValid[s] = w.Value, true
 		j.timeWMDirty = true
+		return j.cleanIntervals()
 	}
+	return nil
 }
 
 // dropLateRows returns b without its late rows (b itself if there are
@@ -171,14 +175,8 @@ func (j *HashJoin) cleanState() error {
 			j.spec.Watermark.Put(cleanedKey, binary.AppendVarint(nil, w))
 		}
 	}
-	for _, ic := range j.spec.Intervals {
-		other := 1 - ic.Side
-		if ic.Cols[ic.Side] != j.timeCol[ic.Side] || ic.Cols[other] != j.timeCol[other] || !j.timeWMValid[other] {
-			continue
-		}
-		if err := j.dropBefore(ic.Side, satAdd(j.timeWM[other], ic.Offset)); err != nil {
-			return err
-		}
+	if err := j.cleanIntervals(); err != nil {
+		return err
 	}
 	if j.timeWMDirty {
 		j.timeWMDirty = false
@@ -186,6 +184,20 @@ func (j *HashJoin) cleanState() error {
 			if j.timeWMValid[s] {
 				j.spec.Watermark.Put(sideWMKeys[s], binary.AppendVarint(nil, j.timeWM[s]))
 			}
+		}
+	}
+	return nil
+}
+
+// cleanIntervals deletes the rows the interval bounds make useless.
+func (j *HashJoin) cleanIntervals() error {
+	for _, ic := range j.spec.Intervals {
+		other := 1 - ic.Side
+		if ic.Cols[ic.Side] != j.timeCol[ic.Side] || ic.Cols[other] != j.timeCol[other] || !j.timeWMValid[other] {
+			continue
+		}
+		if err := j.dropBefore(ic.Side, satAdd(j.timeWM[other], ic.Offset)); err != nil {
+			return err
 		}
 	}
 	return nil
