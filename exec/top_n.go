@@ -44,6 +44,11 @@ type TopNSpec struct {
 	// CacheGroups bounds the groups kept in memory across barriers (0:
 	// DefaultAggCacheGroups).
 	CacheGroups int
+	// AppendOnly inputs never retract: a row that falls out of its group's
+	// window can never come back, so it is not kept (a row sorting after a
+	// full window is not stored; the rows a barrier's window leaves behind
+	// are deleted), and the state is the windows.
+	AppendOnly bool
 }
 
 // TopN is the streaming TopN: per group of its input, the rows in a window
@@ -211,7 +216,11 @@ func (t *TopN) OnBatch(_ context.Context, b *Batch, _ Output) error {
 			return err
 		}
 		key := t.keyBuf[glen:]
-		if !g.dirty && t.inside(g, key, ord) {
+		inside := t.inside(g, key, ord)
+		if t.spec.AppendOnly && !inside {
+			continue // it sorts after a full window: it can never enter it
+		}
+		if !g.dirty && inside {
 			g.dirty = true
 		}
 		if op.IsInsert() {
@@ -241,6 +250,9 @@ func (t *TopN) OnBarrier(ctx context.Context, br *barrier.Barrier, out Output) e
 				return err
 			}
 			t.diff(g.old, t.cur)
+			if t.spec.AppendOnly {
+				t.dropBeyond(g)
+			}
 		}
 		g.touched, g.dirty = false, false
 		clear(g.old)
@@ -259,6 +271,20 @@ func (t *TopN) OnBarrier(ctx context.Context, br *barrier.Barrier, out Output) e
 	t.evict()
 	t.spec.Table.Seal(br.Epoch)
 	return err
+}
+
+// dropBeyond deletes, for an append-only input, the rows of g after the
+// window just computed: none can enter it again.
+func (t *TopN) dropBeyond(g *topNGroup) {
+	if !g.bounded || g.scanned < 1 || g.scanned > len(g.rows) {
+		return
+	}
+	first := g.rows[g.scanned-1]
+	t.lowBuf = append(append(t.lowBuf[:0], g.key...), first.key...)
+	t.spec.Table.DeleteRange(t.lowBuf, state.PrefixEnd(g.key))
+	clear(g.rows[g.scanned-1:])
+	g.rows = g.rows[:g.scanned-1]
+	g.complete = true
 }
 
 // diff adds the changes from window old to window cur (both in key order).
@@ -406,5 +432,6 @@ func newTopNOperator(env Env, n *planner.TopN) *TopN {
 		RankCol:     n.RankCol,
 		Table:       env.Table(n.Table),
 		CacheGroups: env.AggCacheGroups,
+		AppendOnly:  !n.Sequence && planner.AppendOnly(n.Input),
 	})
 }

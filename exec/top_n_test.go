@@ -27,11 +27,13 @@ type topNCase struct {
 	kind          sql.RankKind
 	rankCol       bool
 	cacheGroups   int
+	// appendOnly cases insert only, and tell the TopN so.
+	appendOnly bool
 }
 
 func (c topNCase) String() string {
-	return fmt.Sprintf("group=%v keys=%v offset=%d limit=%d kind=%s rank=%v cache=%d",
-		c.group, c.keys, c.offset, c.limit, c.kind, c.rankCol, c.cacheGroups)
+	return fmt.Sprintf("group=%v keys=%v offset=%d limit=%d kind=%s rank=%v cache=%d append-only=%v",
+		c.group, c.keys, c.offset, c.limit, c.kind, c.rankCol, c.cacheGroups, c.appendOnly)
 }
 
 // The test rows: g (group), id (stream key), v and w (order keys), all with
@@ -78,6 +80,7 @@ func randomTopNCase(rng *rand.Rand) topNCase {
 	if rng.Intn(2) == 0 {
 		c.cacheGroups = 1 + rng.Intn(2)
 	}
+	c.appendOnly = rng.Intn(3) == 0
 	return c
 }
 
@@ -196,7 +199,7 @@ func runTopNRandom(t *testing.T, rng *rand.Rand, c topNCase) {
 	spec := TopNSpec{
 		Types: topNTypes, Keys: c.keys, InputKey: []int{1},
 		Offset: c.offset, Limit: c.limit, Kind: c.kind, RankCol: c.rankCol,
-		CacheGroups: c.cacheGroups,
+		CacheGroups: c.cacheGroups, AppendOnly: c.appendOnly,
 	}
 	if c.group {
 		spec.GroupCols = []int{0}
@@ -263,7 +266,11 @@ func runTopNRandom(t *testing.T, rng *rand.Rand, c topNCase) {
 		var ops []Op
 		for n := 1 + rng.Intn(4); n > 0; n-- {
 			ids := slices.Sorted(maps.Keys(rows))
-			switch x := rng.Intn(10); {
+			x := rng.Intn(10)
+			if c.appendOnly {
+				x = 9
+			}
+			switch {
 			case x < 3 && len(ids) > 0:
 				r := rows[ids[rng.Intn(len(ids))]]
 				delete(rows, r.id)
