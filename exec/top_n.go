@@ -228,6 +228,10 @@ func (t *TopN) OnBatch(_ context.Context, b *Batch, _ Output) error {
 			n := len(t.valBuf)
 			t.valBuf = t.codec.Append(t.valBuf, t.cols, i)
 			t.spec.Table.Put(t.keyBuf, t.valBuf)
+			if t.spec.AppendOnly {
+				t.insertAppendOnly(g, key, ord, t.valBuf[n:])
+				continue
+			}
 			g.insert(key, ord, t.valBuf[n:], t.keep(g))
 		} else {
 			t.spec.Table.Delete(t.keyBuf)
@@ -273,15 +277,41 @@ func (t *TopN) OnBarrier(ctx context.Context, br *barrier.Barrier, out Output) e
 	return err
 }
 
+// insertAppendOnly adds a row to the cache of a group of an append-only
+// input, which holds all its stored rows. With row numbers, the rows it
+// pushes beyond the cache's size (at least twice the window's end) can
+// never come back, so they are deleted from state too; with ranks, peers
+// may extend the window without bound, so the barrier's dropBeyond does it.
+func (t *TopN) insertAppendOnly(g *topNGroup, key []byte, ord int, row []byte) {
+	keep := t.keep(g)
+	g.insert(key, ord, row, len(g.rows)+1)
+	for t.spec.Kind == sql.RowNumber && len(g.rows) > keep {
+		last := g.rows[len(g.rows)-1]
+		t.lowBuf = append(append(t.lowBuf[:0], g.key...), last.key...)
+		t.spec.Table.Delete(t.lowBuf)
+		g.rows[len(g.rows)-1] = topNRow{}
+		g.rows = g.rows[:len(g.rows)-1]
+	}
+}
+
 // dropBeyond deletes, for an append-only input, the rows of g after the
 // window just computed: none can enter it again.
 func (t *TopN) dropBeyond(g *topNGroup) {
 	if !g.bounded || g.scanned < 1 || g.scanned > len(g.rows) {
 		return
 	}
-	first := g.rows[g.scanned-1]
-	t.lowBuf = append(append(t.lowBuf[:0], g.key...), first.key...)
-	t.spec.Table.DeleteRange(t.lowBuf, state.PrefixEnd(g.key))
+	if g.complete {
+		// The cache holds every stored row: point deletions (a range
+		// deletion per group and epoch would slow every later read).
+		for _, r := range g.rows[g.scanned-1:] {
+			t.lowBuf = append(append(t.lowBuf[:0], g.key...), r.key...)
+			t.spec.Table.Delete(t.lowBuf)
+		}
+	} else {
+		first := g.rows[g.scanned-1]
+		t.lowBuf = append(append(t.lowBuf[:0], g.key...), first.key...)
+		t.spec.Table.DeleteRange(t.lowBuf, state.PrefixEnd(g.key))
+	}
 	clear(g.rows[g.scanned-1:])
 	g.rows = g.rows[:g.scanned-1]
 	g.complete = true
