@@ -454,7 +454,7 @@ func (g *evGen) windowAgg(name string, src *evRel) *evRel {
 		}
 		return fmt.Sprintf(f, ts.wm)
 	}
-	var from string          // streamsql's FROM item
+	var from string            // streamsql's FROM item
 	var in func(string) string // v__in over a FROM item
 	var cands []groupCol
 	var windowCols []groupCol
