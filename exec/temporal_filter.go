@@ -45,6 +45,9 @@ type TemporalFilter struct {
 	keyTs  []types.T
 	schema *arrow.Schema
 	now    int64
+	// saved is the time last written to the state, if savedOK.
+	saved   int64
+	savedOK bool
 
 	bs          []array.Builder
 	ops         []Op
@@ -77,6 +80,7 @@ func NewTemporalFilter(mem memory.Allocator, n *planner.TemporalFilter, table *s
 			return nil, errCorruptState
 		}
 		f.now = max(f.now, t)
+		f.saved, f.savedOK = t, true
 	}
 	return f, nil
 }
@@ -175,7 +179,10 @@ func (f *TemporalFilter) OnBatch(ctx context.Context, b *Batch, out Output) erro
 }
 
 // OnBarrier moves time to the barrier's: it retracts the visible rows whose
-// window has ended and emits the pending rows whose window has begun.
+// window has ended and emits the pending rows whose window has begun. The
+// time reached is kept in the state, also when it is still the start time:
+// a restarted operator starts from time 0 otherwise, and would place rows
+// by a time before the one their state was kept by.
 func (f *TemporalFilter) OnBarrier(ctx context.Context, br *barrier.Barrier, out Output) error {
 	if now := max(f.now, br.Time); now > f.now {
 		f.now = now
@@ -185,7 +192,10 @@ func (f *TemporalFilter) OnBarrier(ctx context.Context, br *barrier.Barrier, out
 		if err := f.advance(ctx, phasePending, out); err != nil {
 			return err
 		}
+	}
+	if !f.savedOK || f.saved != f.now {
 		f.table.Put([]byte{phaseMeta}, binary.AppendVarint(nil, f.now))
+		f.saved, f.savedOK = f.now, true
 	}
 	f.table.Seal(br.Epoch)
 	return nil
