@@ -140,8 +140,7 @@ type evRel struct {
 	cols []evCol
 	// table is set for tables.
 	table *evTable
-	// base is the table at the root of a filter view (and of a table: the
-	// table itself), for late-row counting.
+	// base is the table under a row-like relation (see rowLike).
 	base *evTable
 	kind string
 
@@ -156,9 +155,12 @@ type evRel struct {
 	pgDrop   string
 	oracle   string // the oracle view's query, for failure messages
 	sources  []string
-	// temporal: the view or one of its sources has a temporal filter;
-	// windowed aggregations are not built over those (see rowsFor).
+	// temporal: the view or one of its sources has a temporal filter.
 	temporal bool
+	// rowLike: the relation has the columns of a table (a table, a filter
+	// view, a temporal filter view of all columns): windows can be built
+	// over it.
+	rowLike bool
 	// rowsFrom gives the rows of a table or filter view as a FROM item,
 	// with the base table replaced by the named table of the same columns;
 	// nil for other relations.
@@ -178,8 +180,9 @@ type evWindowed struct {
 	// table or a filter view (late rows are counted for those).
 	in func(from string) string
 	// late is the model's count of the rows streamsql has dropped as late
-	// since it last started.
-	late int64
+	// since it last started; pending counts those it will drop when the
+	// paused view it depends on resumes.
+	late, pending int64
 }
 
 func (r *evRel) ssCreate() string {
@@ -252,7 +255,7 @@ func (g *evGen) table(name string, first bool) *evTable {
 
 // tableRel is the relation of table t.
 func tableRel(t *evTable) *evRel {
-	r := &evRel{name: t.name, table: t, base: t, kind: "table"}
+	r := &evRel{name: t.name, table: t, base: t, kind: "table", rowLike: true}
 	wm := ""
 	if t.watermark {
 		wm = "(SELECT wm FROM " + t.name + "__wm)"
@@ -412,7 +415,7 @@ func (g *evGen) plainCond() string {
 func (g *evGen) filterView(name string, src *evRel) *evRel {
 	cond := g.plainCond()
 	def := "SELECT id, k, s, v, f, ts FROM " + src.name + " WHERE " + cond
-	r := &evRel{name: name, kind: "filter", base: src.base, ssDef: def, pgPlain: def, oracle: def, sources: []string{src.name}}
+	r := &evRel{name: name, kind: "filter", base: src.base, ssDef: def, pgPlain: def, oracle: def, sources: []string{src.name}, rowLike: true}
 	r.cols = slices.Clone(src.cols)
 	r.rowsFrom = func(table string) string {
 		return "(SELECT id, k, s, v, f, ts FROM " + src.rowsFrom(table) + " AS f0 WHERE " + cond + ")"
@@ -766,10 +769,11 @@ func (g *evGen) temporalView(name string, src *evRel) *evRel {
 	where := strings.Join(conds, " AND ")
 	var sel string
 	var cols []evCol
+	rows := false
 	switch g.intn(3) {
 	case 0:
-		sel = "SELECT id, k, v, ts FROM " + src.name
-		cols = []evCol{{name: "id"}, {name: "k"}, {name: "v"}, {name: "ts", kind: kTime, wm: src.col("ts").wm}}
+		sel = "SELECT id, k, s, v, f, ts FROM " + src.name
+		cols, rows = slices.Clone(src.cols), true
 	case 1:
 		sel = "SELECT k, count(*) AS n, sum(v) AS sv, max(ts) AS mx FROM " + src.name
 		cols = []evCol{{name: "k"}, {name: "n"}, {name: "sv"}, {name: "mx", kind: kTime}}
@@ -781,6 +785,11 @@ func (g *evGen) temporalView(name string, src *evRel) *evRel {
 	q := sel + " WHERE " + where
 	ss := strings.ReplaceAll(q, "{now}", "now()")
 	pg := strings.ReplaceAll(q, "{now}", "(SELECT now FROM _clock)")
-	return &evRel{name: name, kind: "temporal filter", cols: cols, ssDef: ss, oracle: pg, sources: []string{src.name}, temporal: true,
+	r := &evRel{name: name, kind: "temporal filter", cols: cols, ssDef: ss, oracle: pg, sources: []string{src.name}, temporal: true,
 		pgCreate: "CREATE VIEW " + name + " AS " + pg, pgDrop: "DROP VIEW " + name}
+	if rows {
+		// Windows over its rows see rows enter and leave with time.
+		r.rowLike, r.base = true, src.base
+	}
+	return r
 }

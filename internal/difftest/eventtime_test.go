@@ -70,8 +70,11 @@ type evHarness struct {
 	views   []*evRel // in creation order, so sources come first
 	nviews  int
 	dropped []string
-	// lateTotal and crashes count for the summary.
-	lateTotal, crashes int64
+	// paused are the views paused with ALTER MATERIALIZED VIEW.
+	paused map[string]bool
+	// For the summary: late rows, crashes, pauses, views created by kind.
+	lateTotal, crashes, pauses int64
+	created                    map[string]int
 }
 
 var evDBCounter int
@@ -79,7 +82,7 @@ var evDBCounter int
 func newEvHarness(t *testing.T, pg *pgtest.Server, seed int64) *evHarness {
 	t.Helper()
 	evDBCounter++
-	h := &evHarness{t: t, seed: seed, g: newEvGen(seed)}
+	h := &evHarness{t: t, seed: seed, g: newEvGen(seed), paused: map[string]bool{}, created: map[string]int{}}
 	h.clock.Store(h.g.clock.UnixMicro())
 	ctx, cancel := context.WithTimeout(context.Background(), stmtTimeout)
 	defer cancel()
@@ -211,8 +214,12 @@ func (h *evHarness) run(steps int) *failure {
 			} else {
 				f = h.write(t, g.delete(t, h.ids(t), false))
 			}
-		case n < 71:
+		case n < 67:
 			f = h.advanceClock()
+		case n < 71:
+			// Time and the watermark move in the same epoch.
+			h.moveClock()
+			f = h.insert(t)
 		case n < 81:
 			if len(h.views) < 9 {
 				f = h.createView()
@@ -221,9 +228,11 @@ func (h *evHarness) run(steps int) *failure {
 			if len(h.views) > 0 {
 				f = h.dropView(pick(g.gen, h.views))
 			}
-		case n < 90:
+		case n < 87:
+			f = h.pauseOrResume()
+		case n < 91:
 			f = h.crash(false)
-		case n < 92:
+		case n < 93:
 			f = h.crash(true)
 		default:
 			f = h.both("FLUSH", "SELECT 1")
@@ -241,10 +250,8 @@ func (h *evHarness) run(steps int) *failure {
 
 // summary logs what the run exercised, to show it was not vacuous.
 func (h *evHarness) summary() {
-	kinds := map[string]int{}
 	var frozen []string
 	for _, v := range h.views {
-		kinds[v.kind]++
 		if v.win != nil {
 			frozen = append(frozen, "(SELECT count(*) FROM "+v.name+"__frozen)")
 		}
@@ -253,8 +260,8 @@ func (h *evHarness) summary() {
 	if len(frozen) > 0 {
 		n = string(h.pg("SELECT " + strings.Join(frozen, " + ")).rows[0][0])
 	}
-	h.t.Logf("views at the end: %v; rows of final groups: %s; late rows counted: %d; views created: %d, crashes: %d",
-		kinds, n, h.lateTotal, h.nviews, h.crashes)
+	h.t.Logf("views created: %v; rows of final groups at the end: %s; late rows: %d; crashes: %d; pauses: %d",
+		h.created, n, h.lateTotal, h.crashes, h.pauses)
 }
 
 // ids returns t's ids in ascending order.
@@ -320,18 +327,23 @@ func (h *evHarness) countLate() {
 	res := h.pg("SELECT " + strings.Join(qs, ", "))
 	for i, v := range counted {
 		n, _ := strconv.ParseInt(string(res.rows[0][i]), 10, 64)
-		v.win.late += n
+		if h.held(v) {
+			v.win.pending += n
+		} else {
+			v.win.late += n
+		}
 		h.lateTotal += n
 	}
 }
 
 // freeze moves the watermark of each windowed view in vs (in creation
 // order) to its current value, copying the input rows of the groups it
-// makes final into v__frozen.
+// makes final into v__frozen. Views held by a pause keep theirs: they see
+// no changes and no watermarks until it ends.
 func (h *evHarness) freeze(vs ...*evRel) {
 	var sb strings.Builder
 	for _, v := range vs {
-		if v.win == nil {
+		if v.win == nil || h.held(v) {
 			continue
 		}
 		fmt.Fprintf(&sb, `INSERT INTO %[1]s__frozen SELECT i.* FROM %[1]s__in AS i WHERE i.%[2]s < (%[3]s) AND (i.%[2]s < (SELECT th FROM %[1]s__th)) IS NOT TRUE;
@@ -356,11 +368,16 @@ func (h *evHarness) createView() *failure {
 		h.nviews++
 		name = fmt.Sprintf("v%d", h.nviews)
 	}
-	var filters, windowed, others []*evRel
+	// Views over a view held by a pause would start from rows and
+	// watermarks it has not seen yet: not modelled.
+	var rowLike, windowed, others []*evRel
 	for _, v := range h.views {
+		if h.held(v) {
+			continue
+		}
 		switch {
-		case v.kind == "filter":
-			filters = append(filters, v)
+		case v.rowLike:
+			rowLike = append(rowLike, v)
 		case v.win != nil && v.col("window_start") != nil:
 			windowed = append(windowed, v)
 		}
@@ -368,8 +385,8 @@ func (h *evHarness) createView() *failure {
 	}
 	var v *evRel
 	switch n := g.intn(100); {
-	case n < 12 && len(filters) > 0:
-		v = g.windowAgg(name, pick(g.gen, filters))
+	case n < 12 && len(rowLike) > 0:
+		v = g.windowAgg(name, pick(g.gen, rowLike))
 	case n < 22:
 		v = g.filterView(name, pick(g.gen, h.tables))
 	case n < 40 && len(others) > 0:
@@ -399,6 +416,11 @@ func (h *evHarness) createView() *failure {
 		return f
 	}
 	h.views = append(h.views, v)
+	kind := v.kind
+	if v.temporal && v.win != nil {
+		kind += " over a temporal filter"
+	}
+	h.created[kind]++
 	if v.eowc && v.win.in != nil {
 		// The backfill's rows of no window are late at once.
 		res := h.pg(fmt.Sprintf("SELECT count(*) FROM %[1]s__in WHERE %[2]s IS NULL", v.name, v.win.g))
@@ -445,6 +467,7 @@ func (h *evHarness) dropView(v *evRel) *failure {
 	h.views = slices.DeleteFunc(h.views, func(w *evRel) bool {
 		if gone[w.name] {
 			h.dropped = append(h.dropped, w.name)
+			delete(h.paused, w.name)
 			return true
 		}
 		return false
@@ -452,14 +475,83 @@ func (h *evHarness) dropView(v *evRel) *failure {
 	return nil
 }
 
+// held reports whether v, or a view it reads, is paused.
+func (h *evHarness) held(v *evRel) bool {
+	if h.paused[v.name] {
+		return true
+	}
+	for _, s := range v.sources {
+		if r := h.find(s); r != nil && r.table == nil && h.held(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// pauseOrResume pauses a running view or resumes a paused one. A paused
+// view keeps the changes of its inputs, and holds back their watermarks,
+// until it resumes: then it applies them as if they came in one epoch, and
+// the latest watermark after them. While a view is held (paused, or over a
+// paused view), the model does not move its watermark and it is not
+// compared; once it resumes, its watermark moves and it is compared again.
+func (h *evHarness) pauseOrResume() *failure {
+	var running, paused []*evRel
+	for _, v := range h.views {
+		if h.paused[v.name] {
+			paused = append(paused, v)
+		} else {
+			running = append(running, v)
+		}
+	}
+	if len(paused) > 0 && (len(running) == 0 || h.g.chance(0.6)) {
+		v := pick(h.g.gen, paused)
+		was := map[*evRel]bool{}
+		for _, w := range h.views {
+			was[w] = h.held(w)
+		}
+		if f := h.both("ALTER MATERIALIZED VIEW "+v.name+" RESUME", "SELECT 1"); f != nil {
+			return f
+		}
+		delete(h.paused, v.name)
+		var freed []*evRel
+		for _, w := range h.views {
+			if was[w] && !h.held(w) {
+				freed = append(freed, w)
+				if w.win != nil {
+					w.win.late += w.win.pending
+					w.win.pending = 0
+				}
+			}
+		}
+		h.freeze(freed...)
+		return nil
+	}
+	if len(running) == 0 {
+		return nil
+	}
+	v := pick(h.g.gen, running)
+	if f := h.both("ALTER MATERIALIZED VIEW "+v.name+" PAUSE", "SELECT 1"); f != nil {
+		return f
+	}
+	h.paused[v.name] = true
+	h.pauses++
+	return nil
+}
+
 // advanceClock moves now() of the views forward and flushes: the next
 // committed epoch carries the new time.
 func (h *evHarness) advanceClock() *failure {
+	h.moveClock()
+	return h.both("FLUSH", "SELECT 1")
+}
+
+// moveClock moves now() of the views forward: the next barrier carries it.
+func (h *evHarness) moveClock() {
 	h.g.advanceClock()
 	lit := tsLit(h.g.clock, true)
 	h.clock.Store(h.g.clock.UnixMicro())
 	h.hist = append(h.hist, "-- now() is "+lit)
-	return h.both("FLUSH", "UPDATE _clock SET now = "+lit)
+	h.pg("UPDATE _clock SET now = " + lit)
 }
 
 // crash kills streamsql (or, clean, restarts it) and reconnects. The late
@@ -523,6 +615,9 @@ func (h *evHarness) checkAll() *failure {
 	}
 	late := false
 	for _, v := range h.views {
+		if h.held(v) {
+			continue
+		}
 		if f := cmp(v, "materialized view", "SELECT * FROM "+v.name, "SELECT * FROM "+v.name); f != nil {
 			return f
 		}
@@ -545,7 +640,7 @@ func (h *evHarness) checkAll() *failure {
 		counts[string(row[0])] = string(row[1])
 	}
 	for _, v := range h.views {
-		if v.win == nil || v.win.in == nil {
+		if v.win == nil || v.win.in == nil || h.held(v) {
 			continue
 		}
 		if want := strconv.FormatInt(v.win.late, 10); counts[v.name] != want {
