@@ -48,6 +48,11 @@ type TemporalFilter struct {
 	// saved is the time last written to the state, if savedOK.
 	saved   int64
 	savedOK bool
+	// held are the watermarks of the epoch, one per column, forwarded at
+	// its barrier after the rows time moves there: those rows belong to
+	// the epoch, and a watermark ahead of them would make them late for a
+	// windowed aggregation downstream.
+	held []barrier.Watermark
 
 	bs          []array.Builder
 	ops         []Op
@@ -198,6 +203,13 @@ func (f *TemporalFilter) OnBarrier(ctx context.Context, br *barrier.Barrier, out
 		f.saved, f.savedOK = f.now, true
 	}
 	f.table.Seal(br.Epoch)
+	for _, w := range f.held {
+		// A copy: receivers may keep the message.
+		if err := out.Emit(ctx, Message{Watermark: &w}); err != nil {
+			return err
+		}
+	}
+	f.held = f.held[:0]
 	return nil
 }
 
@@ -271,9 +283,17 @@ func (f *TemporalFilter) advanceChunk(ctx context.Context, phase byte, upper []b
 	return len(moved), nil
 }
 
-// OnWatermark passes w on: the filter keeps its columns.
-func (f *TemporalFilter) OnWatermark(ctx context.Context, w *barrier.Watermark, out Output) error {
-	return out.Emit(ctx, Message{Watermark: w})
+// OnWatermark holds w until the barrier (see held): the filter keeps its
+// columns, so it passes its watermarks on then.
+func (f *TemporalFilter) OnWatermark(_ context.Context, w *barrier.Watermark, _ Output) error {
+	for i := range f.held {
+		if f.held[i].Column == w.Column {
+			f.held[i].Value = max(f.held[i].Value, w.Value)
+			return nil
+		}
+	}
+	f.held = append(f.held, *w)
+	return nil
 }
 
 // Close releases the builders.
