@@ -37,6 +37,19 @@ import (
 // counts the late rows of each statement (streamsql_views.late_rows).
 // Temporal filters read now() from the one-row table _clock, the time the
 // test holds streamsql's barrier clock at.
+//
+// Timing: the test runs one statement at a time and each DML statement
+// commits in an epoch of its own; a watermark travels just before the
+// barrier that ends its epoch, so the changes of a statement are judged by
+// the watermark reached before it, and the groups it makes final are final
+// with its changes. The model does the same: count the statement's late
+// changes by v__th, then move v__th and copy the newly final groups. A view
+// created now starts from a snapshot of its input with no watermark, gets
+// the watermark at its first barrier, and holds its final groups' rows as
+// of its creation. A paused view keeps its inputs' changes and holds back
+// their watermarks until it resumes, then applies them by the watermark it
+// had: while a view or one of its inputs is paused, the model leaves its
+// watermark alone and does not compare it.
 
 // evBase is the event time the test starts at.
 var evBase = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
