@@ -45,6 +45,14 @@ type TemporalFilter struct {
 	keyTs  []types.T
 	schema *arrow.Schema
 	now    int64
+	// saved is the time last written to the state, if savedOK.
+	saved   int64
+	savedOK bool
+	// held are the watermarks of the epoch, one per column, forwarded at
+	// its barrier after the rows time moves there: those rows belong to
+	// the epoch, and a watermark ahead of them would make them late for a
+	// windowed aggregation downstream.
+	held []barrier.Watermark
 
 	bs          []array.Builder
 	ops         []Op
@@ -77,6 +85,7 @@ func NewTemporalFilter(mem memory.Allocator, n *planner.TemporalFilter, table *s
 			return nil, errCorruptState
 		}
 		f.now = max(f.now, t)
+		f.saved, f.savedOK = t, true
 	}
 	return f, nil
 }
@@ -175,7 +184,10 @@ func (f *TemporalFilter) OnBatch(ctx context.Context, b *Batch, out Output) erro
 }
 
 // OnBarrier moves time to the barrier's: it retracts the visible rows whose
-// window has ended and emits the pending rows whose window has begun.
+// window has ended and emits the pending rows whose window has begun. The
+// time reached is kept in the state, also when it is still the start time:
+// a restarted operator starts from time 0 otherwise, and would place rows
+// by a time before the one their state was kept by.
 func (f *TemporalFilter) OnBarrier(ctx context.Context, br *barrier.Barrier, out Output) error {
 	if now := max(f.now, br.Time); now > f.now {
 		f.now = now
@@ -185,9 +197,19 @@ func (f *TemporalFilter) OnBarrier(ctx context.Context, br *barrier.Barrier, out
 		if err := f.advance(ctx, phasePending, out); err != nil {
 			return err
 		}
+	}
+	if !f.savedOK || f.saved != f.now {
 		f.table.Put([]byte{phaseMeta}, binary.AppendVarint(nil, f.now))
+		f.saved, f.savedOK = f.now, true
 	}
 	f.table.Seal(br.Epoch)
+	for _, w := range f.held {
+		// A copy: receivers may keep the message.
+		if err := out.Emit(ctx, Message{Watermark: &w}); err != nil {
+			return err
+		}
+	}
+	f.held = f.held[:0]
 	return nil
 }
 
@@ -261,9 +283,17 @@ func (f *TemporalFilter) advanceChunk(ctx context.Context, phase byte, upper []b
 	return len(moved), nil
 }
 
-// OnWatermark passes w on: the filter keeps its columns.
-func (f *TemporalFilter) OnWatermark(ctx context.Context, w *barrier.Watermark, out Output) error {
-	return out.Emit(ctx, Message{Watermark: w})
+// OnWatermark holds w until the barrier (see held): the filter keeps its
+// columns, so it passes its watermarks on then.
+func (f *TemporalFilter) OnWatermark(_ context.Context, w *barrier.Watermark, _ Output) error {
+	for i := range f.held {
+		if f.held[i].Column == w.Column {
+			f.held[i].Value = max(f.held[i].Value, w.Value)
+			return nil
+		}
+	}
+	f.held = append(f.held, *w)
+	return nil
 }
 
 // Close releases the builders.

@@ -9,4 +9,9 @@
 // produces the same statement history. Results are compared as multisets of
 // rows with numbers compared numerically (compare.go). The test itself lives
 // in difftest_test.go; see its flags for reproducing a seed.
+//
+// TestEventTime (eventtime_test.go, generator in eventtime_gen.go) does the
+// same for watermarks, windows, EMIT ON WINDOW CLOSE and temporal filters,
+// against a model on PostgreSQL that drops late rows exactly as streamsql
+// must, with the barrier clock held by the test and in-process crashes.
 package difftest
