@@ -166,7 +166,7 @@ func operator(env Env, n planner.Node) (Operator, error) {
 	case *planner.Limit:
 		return NewLimit(env.Mem, n.Offset, n.Count), nil
 	case *planner.TopN:
-		return newTopNOperator(env, n), nil
+		return newTopNOperator(env, n)
 	case *planner.Consolidate:
 		return NewConsolidate(env.Mem, planner.Types(n.Columns())), nil
 	case *planner.Expand:

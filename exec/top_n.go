@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -49,6 +50,14 @@ type TopNSpec struct {
 	// full window is not stored; the rows a barrier's window leaves behind
 	// are deleted), and the state is the windows.
 	AppendOnly bool
+	// Watermark, if set, holds the watermark reached on the first group
+	// column, GroupCols[0]: the groups below it are final (see
+	// top_n_window.go). EmitOnWindowClose emits each group's window once,
+	// when it becomes final. LateRows counts the rows dropped for arriving
+	// late.
+	Watermark         *state.Table
+	EmitOnWindowClose bool
+	LateRows          *atomic.Int64
 }
 
 // TopN is the streaming TopN: per group of its input, the rows in a window
@@ -99,6 +108,11 @@ type TopN struct {
 	cur             []topNOut
 	dels, pairs     []topNOut
 	ins             []topNOut
+
+	// wm is the watermark of the first group column (when wmValid); wmDone
+	// the one whose final groups were last dropped (when wmActed).
+	wm, wmDone       int64
+	wmValid, wmActed bool
 }
 
 // NewTopN returns a TopN.
@@ -204,6 +218,10 @@ func (t *TopN) touch(g *topNGroup) error {
 
 // OnBatch applies the batch's changes to state and the groups' caches.
 func (t *TopN) OnBatch(_ context.Context, b *Batch, _ Output) error {
+	b, err := t.dropLate(b)
+	if err != nil {
+		return err
+	}
 	defer b.Release()
 	t.cols = append(t.cols[:0], b.Rec.Columns()...)
 	for i, op := range b.Ops {
@@ -248,7 +266,7 @@ func (t *TopN) keep(g *topNGroup) int { return max(t.capacity, g.scanned) }
 func (t *TopN) OnBarrier(ctx context.Context, br *barrier.Barrier, out Output) error {
 	t.dels, t.pairs, t.ins = t.dels[:0], t.pairs[:0], t.ins[:0]
 	for _, g := range t.touched {
-		if g.dirty {
+		if g.dirty && !t.spec.EmitOnWindowClose {
 			var err error
 			if t.cur, err = t.window(g, t.cur[:0]); err != nil {
 				return err
@@ -272,8 +290,14 @@ func (t *TopN) OnBarrier(ctx context.Context, br *barrier.Barrier, out Output) e
 	clear(t.dels)
 	clear(t.pairs)
 	clear(t.ins)
+	if err == nil {
+		err = t.closeGroups(ctx, out)
+	}
 	t.evict()
 	t.spec.Table.Seal(br.Epoch)
+	if t.spec.Watermark != nil {
+		t.spec.Watermark.Seal(br.Epoch)
+	}
 	return err
 }
 
@@ -449,8 +473,8 @@ func (t *TopN) String() string {
 		len(t.spec.GroupCols), len(t.spec.Keys), t.spec.Offset, t.spec.Limit, t.spec.Kind)
 }
 
-func newTopNOperator(env Env, n *planner.TopN) *TopN {
-	return NewTopN(env.Mem, TopNSpec{
+func newTopNOperator(env Env, n *planner.TopN) (*TopN, error) {
+	spec := TopNSpec{
 		Types:       planner.Types(n.Input.Columns()),
 		GroupCols:   n.GroupCols,
 		Keys:        n.Keys,
@@ -463,5 +487,14 @@ func newTopNOperator(env Env, n *planner.TopN) *TopN {
 		Table:       env.Table(n.Table),
 		CacheGroups: env.AggCacheGroups,
 		AppendOnly:  !n.Sequence && planner.AppendOnly(n.Input),
-	})
+		LateRows:    env.LateRows,
+	}
+	if n.WatermarkTable >= 0 {
+		spec.Watermark, spec.EmitOnWindowClose = env.Table(n.WatermarkTable), n.EmitOnWindowClose
+	}
+	t := NewTopN(env.Mem, spec)
+	if err := t.loadWatermark(); err != nil {
+		return nil, err
+	}
+	return t, nil
 }

@@ -15,6 +15,8 @@ func AppendOnly(n Node) bool {
 		return AppendOnly(n.Inputs()[0])
 	case *HashAgg:
 		return n.EmitOnWindowClose
+	case *TopN:
+		return n.EmitOnWindowClose
 	case *Join:
 		// An inner join of inserts is inserts; outer joins retract the
 		// NULL-padded rows they replace.

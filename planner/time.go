@@ -109,8 +109,15 @@ func emitOnWindowClose(root Node) error {
 			}
 			x.EmitOnWindowClose = true
 			return nil
+		case *TopN:
+			if x.WatermarkTable < 0 {
+				return sqlerr.New(sqlerr.FeatureNotSupported,
+					"EMIT ON WINDOW CLOSE needs a PARTITION BY (or DISTINCT ON) column that carries a watermark: %s", noWatermark(x))
+			}
+			x.EmitOnWindowClose = true
+			return nil
 		}
-		return sqlerr.Unsupported("EMIT ON WINDOW CLOSE on a query whose result is not a windowed aggregation")
+		return sqlerr.Unsupported("EMIT ON WINDOW CLOSE on a query whose result is not a windowed aggregation or TopN")
 	}
 }
 

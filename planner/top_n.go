@@ -36,6 +36,13 @@ type TopN struct {
 	Sequence      bool
 	Cols          []sql.Column
 	Key           []int
+	// WatermarkTable is set (>= 0) when the first group column carries a
+	// watermark (the planner moves such a column first): the groups below it
+	// are final, their state is dropped and later rows for them are late;
+	// the table keeps the watermark reached. EmitOnWindowClose emits each
+	// group's window once, when it becomes final.
+	WatermarkTable    int
+	EmitOnWindowClose bool
 }
 
 func (n *TopN) Columns() []sql.Column { return n.Cols }
@@ -74,6 +81,17 @@ func (b *builder) topN(in Node, group []int, keys []sql.SortKey, offset, limit i
 		n.Cols = append(append([]sql.Column(nil), n.Cols...), sql.Column{Name: rankName, Type: types.Int64T})
 	}
 	n.Table = b.table()
+	n.WatermarkTable = -1
+	if b.stream {
+		for i, c := range n.GroupCols {
+			if hasWatermark(in, c) {
+				n.GroupCols = append([]int(nil), n.GroupCols...)
+				moveToFront(n.GroupCols, i)
+				n.WatermarkTable = b.table()
+				break
+			}
+		}
+	}
 	return n, nil
 }
 
@@ -131,8 +149,17 @@ func (e *explainer) topNDetail(n *TopN) string {
 	if n.RankCol {
 		s += ", rank_column: " + n.Cols[len(n.Cols)-1].Name
 	}
+	if n.WatermarkTable >= 0 {
+		s += fmt.Sprintf(", watermark: %s (final groups dropped)", in[n.GroupCols[0]].Name)
+		if n.EmitOnWindowClose {
+			s += ", emit: on window close"
+		}
+	}
 	if e.stream {
 		s += fmt.Sprintf(", stream_key: %s, state_table: %s", e.key(n), e.name(n.Table))
+		if n.WatermarkTable >= 0 {
+			s += ", watermark_table: " + e.name(n.WatermarkTable)
+		}
 	}
 	return s
 }

@@ -51,6 +51,10 @@ func Watermarks(n Node) []int {
 		return cols
 	case *TemporalFilter:
 		return Watermarks(n.Input)
+	case *TopN:
+		if n.WatermarkTable >= 0 {
+			return []int{n.GroupCols[0]}
+		}
 	}
 	return nil
 }
@@ -131,6 +135,9 @@ func monotoneIn(e sql.Expr) (int, bool) {
 		}
 		return monotoneIn(e.Arg)
 	case *sql.Call:
+		if k := e.T.Kind; k != types.Timestamp && k != types.TimestampTZ {
+			return 0, false
+		}
 		switch e.Fn {
 		case sql.FnAdd, sql.FnSub:
 			if isConst(e.Args[1]) {

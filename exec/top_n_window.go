@@ -1,0 +1,165 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/streamsql/streamsql/barrier"
+	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Windowed TopN.
+//
+// When the first group column carries a watermark (TopNSpec.Watermark set:
+// a TopN per window_start, or DISTINCT ON a window column), the groups below
+// the watermark are final. The TopN then drops, and counts as late, the rows
+// of such groups (and, emitting on window close, rows whose group column is
+// NULL); at each barrier, after emitting the epoch's changes, it deletes the
+// final groups' state (a prefix of its state table, keyed by group key
+// first) and forwards the watermark on that column. Emitting on window
+// close, it emits nothing while groups change and, at each barrier, the
+// window of each group that became final as Inserts: the output is
+// append-only. The watermark reached is kept in the Watermark table.
+
+// loadWatermark restores the watermark the TopN had reached.
+func (t *TopN) loadWatermark() error {
+	if t.spec.Watermark == nil {
+		return nil
+	}
+	if err := loadVarint(t.spec.Watermark, watermarkKey, &t.wm, &t.wmValid); err != nil {
+		return err
+	}
+	t.wmDone, t.wmActed = t.wm, t.wmValid
+	return nil
+}
+
+// OnWatermark records a watermark on the first group column; the TopN acts
+// on it at the next barrier.
+func (t *TopN) OnWatermark(_ context.Context, w *barrier.Watermark, _ Output) error {
+	if t.spec.Watermark == nil || w.Column != t.spec.GroupCols[0] {
+		return nil
+	}
+	if !t.wmValid || w.Value > t.wm {
+		t.wm, t.wmValid = w.Value, true
+	}
+	return nil
+}
+
+// dropLate returns b without the rows of final groups (b itself if none).
+func (t *TopN) dropLate(b *Batch) (*Batch, error) {
+	if t.spec.Watermark == nil || (!t.wmValid && !t.spec.EmitOnWindowClose) {
+		return b, nil
+	}
+	col := b.Rec.Column(t.spec.GroupCols[0]).(*array.Timestamp)
+	var keep []int32
+	for i := 0; i < b.Len(); i++ {
+		if col.IsNull(i) && t.spec.EmitOnWindowClose || col.IsValid(i) && t.wmValid && int64(col.Value(i)) < t.wm {
+			continue
+		}
+		keep = append(keep, int32(i))
+	}
+	if len(keep) == b.Len() {
+		return b, nil
+	}
+	if t.spec.LateRows != nil {
+		t.spec.LateRows.Add(int64(b.Len() - len(keep)))
+	}
+	defer b.Release()
+	ops := make([]Op, len(keep))
+	for k, i := range keep {
+		ops[k] = b.Ops[i]
+	}
+	rec, err := eval.TakeRecord(t.mem, b.Rec, keep)
+	if err != nil {
+		return nil, err
+	}
+	return NewBatch(rec, ops), nil
+}
+
+// closeGroups runs after the epoch's changes are emitted: it emits the
+// windows of the groups that became final (on window close), deletes their
+// state and forwards the watermark (at every barrier, so that views created
+// later over this one get it too).
+func (t *TopN) closeGroups(ctx context.Context, out Output) error {
+	if t.spec.Watermark == nil || !t.wmValid {
+		return nil
+	}
+	if !t.wmActed || t.wm > t.wmDone {
+		lower := []byte{0x01}
+		upper := state.AppendKeyDatum(nil, t.spec.Types[t.spec.GroupCols[0]], types.DInt(t.wm))
+		if t.spec.EmitOnWindowClose {
+			if err := t.emitFinal(ctx, lower, upper, out); err != nil {
+				return err
+			}
+		}
+		t.spec.Table.DeleteRange(lower, upper)
+		for key, g := range t.groups {
+			if key >= string(lower) && key < string(upper) {
+				t.drop(g)
+			}
+		}
+		t.wmDone, t.wmActed = t.wm, true
+		t.spec.Watermark.Put(watermarkKey, binary.AppendVarint(nil, t.wm))
+	}
+	return out.Emit(ctx, Message{Watermark: &barrier.Watermark{Column: t.spec.GroupCols[0], Value: t.wm}})
+}
+
+// emitFinal emits the window of every group in [lower, upper) of the state
+// table as Inserts.
+func (t *TopN) emitFinal(ctx context.Context, lower, upper []byte, out Output) error {
+	it, err := t.spec.Table.NewIter(lower, upper)
+	if err != nil {
+		return err
+	}
+	var groups [][]byte
+	for ok := it.First(); ok; ok = it.Next() {
+		n, err := t.groupKeyLen(it.Key())
+		if err != nil {
+			it.Close()
+			return err
+		}
+		if len(groups) == 0 || !bytes.Equal(groups[len(groups)-1], it.Key()[:n]) {
+			groups = append(groups, append([]byte(nil), it.Key()[:n]...))
+		}
+	}
+	err = it.Error()
+	it.Close()
+	if err != nil {
+		return err
+	}
+	t.dels, t.pairs, t.ins = t.dels[:0], t.pairs[:0], t.ins[:0]
+	for _, key := range groups {
+		if t.ins, err = t.window(t.group(key), t.ins); err != nil {
+			return err
+		}
+	}
+	err = t.emit(ctx, out)
+	clear(t.ins)
+	return err
+}
+
+// groupKeyLen returns the length of the group key at the start of a state
+// key (see encode: the state key encoding of each group column, intervals
+// cut to their span).
+func (t *TopN) groupKeyLen(key []byte) (int, error) {
+	rest := key
+	for _, c := range t.spec.GroupCols {
+		typ := t.spec.Types[c]
+		if typ.Kind == types.Interval && len(rest) > 0 && rest[0] == 0x01 {
+			if len(rest) < 17 {
+				return 0, errCorruptState
+			}
+			rest = rest[17:]
+			continue
+		}
+		var err error
+		if _, rest, err = state.DecodeKeyDatum(rest, typ); err != nil {
+			return 0, err
+		}
+	}
+	return len(key) - len(rest), nil
+}
