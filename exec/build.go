@@ -224,10 +224,8 @@ func newJoinOperator(env Env, n *planner.Join) (*HashJoin, error) {
 	} else {
 		j = NewHashJoin(env.Mem, env.Eval, spec)
 	}
-	nl := len(n.Left.Columns())
 	for _, p := range n.WatermarkKeys {
-		l, r := n.LeftKeys[p], n.RightKeys[p]
-		j.wm.add([]int{l, r}, []int{l, nl + r})
+		j.wm.add([]int{n.LeftKeys[p], n.RightKeys[p]}, n.WatermarkOutputs(p))
 	}
 	return j, nil
 }

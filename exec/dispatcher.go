@@ -50,9 +50,14 @@ type dispatchTarget struct {
 // A Dispatcher is driven by one goroutine at a time (its actor, or for a
 // table the holder of the table's write lock). Sends block while an output's
 // channel is full (backpressure) until ctx is done.
+//
+// It remembers the last watermark of each column and sends them to an
+// output added by a barrier right after that barrier, so that a view created
+// over a relation whose watermarks have stopped moving still gets them.
 type Dispatcher struct {
-	relation uint32
-	outs     []dispatchTarget
+	relation   uint32
+	outs       []dispatchTarget
+	watermarks []*barrier.Watermark // the last one of each column
 }
 
 // NewDispatcher returns a dispatcher for relation's stream with no outputs.
@@ -92,18 +97,37 @@ func (d *Dispatcher) Emit(ctx context.Context, m Message) error {
 			return err
 		}
 	}
-	if m.Barrier != nil {
-		d.applyMutations(m.Barrier)
+	switch {
+	case m.Barrier != nil:
+		return d.applyMutations(ctx, m.Barrier)
+	case m.Watermark != nil:
+		d.remember(m.Watermark)
 	}
 	return nil
 }
 
-func (d *Dispatcher) applyMutations(b *barrier.Barrier) {
+// remember keeps w as the last watermark of its column.
+func (d *Dispatcher) remember(w *barrier.Watermark) {
+	for i, old := range d.watermarks {
+		if old.Column == w.Column {
+			d.watermarks[i] = w
+			return
+		}
+	}
+	d.watermarks = append(d.watermarks, w)
+}
+
+func (d *Dispatcher) applyMutations(ctx context.Context, b *barrier.Barrier) error {
 	for _, mu := range b.Mutations {
 		switch mu := mu.(type) {
 		case *AddOutput:
 			if mu.Relation == d.relation {
 				d.outs = append(d.outs, dispatchTarget{actor: mu.Actor, ch: mu.Ch})
+				for _, w := range d.watermarks {
+					if err := send(ctx, mu.Ch, Message{Watermark: w}); err != nil {
+						return err
+					}
+				}
 			}
 		case *RemoveOutput:
 			if mu.Relation == d.relation {
@@ -118,6 +142,7 @@ func (d *Dispatcher) applyMutations(b *barrier.Barrier) {
 			}
 		}
 	}
+	return nil
 }
 
 func send(ctx context.Context, ch chan<- Message, m Message) error {

@@ -42,12 +42,14 @@ func (b *builder) join(r *sql.Join) (Node, error) {
 		n.KeyTypes = append(n.KeyTypes, k.Type())
 	}
 	n.WatermarkTable = -1
-	if b.stream && r.Type == sql.InnerJoin {
+	if b.stream && (r.Type == sql.InnerJoin || r.Type == sql.LeftJoin || r.Type == sql.RightJoin) {
 		for p := range leftKeys {
 			if hasWatermark(left, leftKeys[p]) && hasWatermark(right, rightKeys[p]) {
 				n.WatermarkKeys = append(n.WatermarkKeys, p)
 			}
 		}
+	}
+	if b.stream && r.Type == sql.InnerJoin {
 		if len(n.WatermarkKeys) > 0 {
 			// Move the first watermark pair to the front of the join key, so
 			// that the rows it makes final are a prefix of each side's state.

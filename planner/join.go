@@ -20,8 +20,9 @@ type Join struct {
 	// LeftTable and RightTable are the state table slots of the inputs' rows.
 	LeftTable, RightTable int
 	// WatermarkKeys are the key pairs (indices into LeftKeys/RightKeys) whose
-	// columns carry watermarks on both inputs: both output columns carry the
-	// smaller one (an inner join on window_start, say).
+	// columns carry watermarks on both inputs: the output columns that are
+	// never NULL-padded (both for an inner join, the preserved side's for a
+	// left or right join) carry the smaller one (a join on window_start).
 	WatermarkKeys []int
 	// CleanFirstKey is set for an inner join whose first key pair carries
 	// watermarks (the planner moves such a pair first): the rows whose first
@@ -79,3 +80,16 @@ type Expand struct {
 func (n *Expand) Columns() []sql.Column { return n.Cols }
 func (n *Expand) StreamKey() []int      { return n.Key }
 func (n *Expand) Inputs() []Node        { return []Node{n.Input} }
+
+// WatermarkOutputs returns the output columns that carry the watermark of
+// key pair p (one of WatermarkKeys).
+func (n *Join) WatermarkOutputs(p int) []int {
+	l, r := n.LeftKeys[p], len(n.Left.Columns())+n.RightKeys[p]
+	switch n.Type {
+	case sql.LeftJoin:
+		return []int{l}
+	case sql.RightJoin:
+		return []int{r}
+	}
+	return []int{l, r}
+}

@@ -45,7 +45,7 @@ func Watermarks(n Node) []int {
 	case *Join:
 		var cols []int
 		for _, p := range n.WatermarkKeys {
-			cols = append(cols, n.LeftKeys[p], len(n.Left.Columns())+n.RightKeys[p])
+			cols = append(cols, n.WatermarkOutputs(p)...)
 		}
 		sort.Ints(cols)
 		return cols
