@@ -170,6 +170,8 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 		return b.union(r)
 	case *sql.HopWindow:
 		return b.hopWindow(r)
+	case *sql.SessionWindow:
+		return b.sessionWindowRel(r)
 	case *sql.Expand:
 		in, err := b.build(r.Input)
 		if err != nil {

@@ -61,6 +61,10 @@ func pushDown(rel sql.Rel) sql.Rel {
 		h := *r
 		h.Input = pushDown(r.Input)
 		return &h
+	case *sql.SessionWindow:
+		w := *r
+		w.Input = pushDown(r.Input)
+		return &w
 	case *sql.UnionAll:
 		u := &sql.UnionAll{Cols: r.Cols}
 		for _, in := range r.Inputs {

@@ -91,6 +91,8 @@ func Inputs(rel Rel) []Rel {
 		return []Rel{r.Input}
 	case *HopWindow:
 		return []Rel{r.Input}
+	case *SessionWindow:
+		return []Rel{r.Input}
 	}
 	return nil
 }
