@@ -2,10 +2,12 @@ package exec
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"math"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -128,7 +130,7 @@ type SessionWindow struct {
 	seq   uint64
 
 	// wm is the watermark of the time column (when wmValid); the state has
-	// been cleaned up to wmDone.
+	// been cleaned up to wmDone (once wmSet).
 	wm, wmDone     int64
 	wmValid, wmSet bool
 
@@ -141,6 +143,8 @@ type SessionWindow struct {
 	insRecs  []arrow.RecordBatch
 
 	oldSpans, newSpans []sessionSpan
+	points             []regionPoint
+	pointVals          []byte
 	cols               []arrow.Array
 	keyBuf, seekBuf    []byte
 }
@@ -157,8 +161,8 @@ type sessionChange struct {
 }
 
 // sessionNet is the net change of one key over the epoch: after says
-// whether the row exists after it, with row val; first is the row of the
-// key's first change if that was a delete (the row before the epoch).
+// whether the row exists after it, with row val; existed whether the key's
+// first change was a delete, of row firstVal (the row before the epoch).
 type sessionNet struct {
 	key      []byte
 	partLen  int
@@ -309,6 +313,11 @@ func (s *SessionWindow) apply(ctx context.Context, out Output) error {
 		return err
 	}
 	defer it.Close()
+	back, err := s.spec.Table.NewIter(nil, nil)
+	if err != nil {
+		return err
+	}
+	defer back.Close()
 	for lo := 0; lo < len(s.net); {
 		part := s.net[lo].key[:s.net[lo].partLen]
 		hi := lo + 1
@@ -324,7 +333,7 @@ func (s *SessionWindow) apply(ctx context.Context, out Output) error {
 			n++
 		}
 		if n < len(cs) {
-			if err := s.partition(ctx, it, part, cs[n:], out); err != nil {
+			if err := s.partition(ctx, it, back, part, cs[n:], out); err != nil {
 				return err
 			}
 		}
@@ -398,13 +407,13 @@ func (s *SessionWindow) nullChange(c *sessionNet) error {
 
 // partition handles the net changes cs (times not NULL, in key order) of
 // the partition with key part, region by region.
-func (s *SessionWindow) partition(ctx context.Context, it *state.Iter, part []byte, cs []sessionNet, out Output) error {
+func (s *SessionWindow) partition(ctx context.Context, it, back *state.Iter, part []byte, cs []sessionNet, out Output) error {
 	s.seekBuf = append(append(s.seekBuf[:0], part...), 0x01)
 	n := len(s.seekBuf)
 	s.seekBuf = append(append(s.seekBuf, part...), 0x02)
-	it.SetBounds(s.seekBuf[:n], s.seekBuf[n:])
+	it.SetBounds(s.seekBuf[:n], s.seekBuf[n:]) // copied
 	for len(cs) > 0 {
-		lo := s.regionStart(it, part, cs[0].ts)
+		lo := s.regionStart(back, part, cs[0].ts)
 		n, err := s.region(ctx, it, part, lo, cs, out)
 		if err != nil {
 			return err
@@ -413,6 +422,9 @@ func (s *SessionWindow) partition(ctx context.Context, it *state.Iter, part []by
 			return sqlerr.New(sqlerr.InternalError, "exec: SessionWindow: a region without changes")
 		}
 		cs = cs[n:]
+	}
+	if err := back.Error(); err != nil {
+		return err
 	}
 	return it.Error()
 }
@@ -423,8 +435,7 @@ func (s *SessionWindow) near(a, b int64) bool { return uint64(b)-uint64(a) < uin
 
 // timeKey returns the key prefix of the rows of partition part at time t.
 func (s *SessionWindow) timeKey(part []byte, t int64) []byte {
-	s.keyBuf = append(s.keyBuf[:0], part...)
-	s.keyBuf = state.AppendKeyDatum(s.keyBuf, s.spec.Types[s.spec.TimeCol], types.DInt(t))
+	s.keyBuf = s.appendTimeKey(append(s.keyBuf[:0], part...), t)
 	return s.keyBuf
 }
 
@@ -438,16 +449,28 @@ func keyTime(key []byte, partLen int) int64 {
 // over the stored rows while each is less than the gap before the next.
 // Changes before t belong to earlier regions, which end at least a gap
 // before the first stored row after them.
-func (s *SessionWindow) regionStart(it *state.Iter, part []byte, t int64) int64 {
+//
+// Each step moves to the earliest stored row less than the gap before lo,
+// with back bounded to those rows: an unbounded step back would skip the
+// tombstones of every row deleted before (final sessions leave a prefix of
+// tombstones in each partition until Pebble compacts them).
+func (s *SessionWindow) regionStart(back *state.Iter, part []byte, t int64) int64 {
 	lo := t
-	for ok := it.SeekLT(s.timeKey(part, t)); ok; ok = it.Prev() {
-		p := keyTime(it.Key(), len(part))
-		if !s.near(p, lo) {
-			break
+	for {
+		s.seekBuf = s.appendTimeKey(append(s.seekBuf[:0], part...), satSub(lo, s.spec.Gap-1))
+		n := len(s.seekBuf)
+		s.seekBuf = s.appendTimeKey(append(s.seekBuf, part...), lo)
+		back.SetBounds(s.seekBuf[:n], s.seekBuf[n:])
+		if !back.First() {
+			return lo
 		}
-		lo = p
+		lo = keyTime(back.Key(), len(part))
 	}
-	return lo
+}
+
+// appendTimeKey appends the key encoding of time t.
+func (s *SessionWindow) appendTimeKey(buf []byte, t int64) []byte {
+	return state.AppendKeyDatum(buf, s.spec.Types[s.spec.TimeCol], types.DInt(t))
 }
 
 // regionPoints iterates the points of a region in key order: the stored
@@ -513,10 +536,13 @@ func (r *regionPoints) next() bool {
 // region emits the changes of the region starting at lo, whose first
 // changes are cs, and returns how many changes it holds.
 func (s *SessionWindow) region(ctx context.Context, it *state.Iter, part []byte, lo int64, cs []sessionNet, out Output) (int, error) {
-	// Pass 1: the region's end and its sessions of O and N.
+	// Pass 1: the region's end and its sessions of O and N; the points of a
+	// small region are kept for pass 2.
 	r := regionPoints{s: s, it: it, partLen: len(part), cs: cs}
 	r.start(part, lo)
 	s.oldSpans, s.newSpans = s.oldSpans[:0], s.newSpans[:0]
+	s.points, s.pointVals = s.points[:0], s.pointVals[:0]
+	kept := true
 	hi, started := lo, false
 	for r.next() {
 		if started && !s.near(hi, r.ts) {
@@ -529,6 +555,9 @@ func (s *SessionWindow) region(ctx context.Context, it *state.Iter, part []byte,
 		if r.inN {
 			s.newSpans = s.addSpan(s.newSpans, r.ts)
 		}
+		if kept = kept && len(s.points) < maxRegionPoints; kept {
+			s.keepPoint(&r)
+		}
 	}
 	if err := it.Error(); err != nil {
 		return 0, err
@@ -538,44 +567,105 @@ func (s *SessionWindow) region(ctx context.Context, it *state.Iter, part []byte,
 		s.updateIndex(part)
 	}
 	// Pass 2: emit the difference.
-	r = regionPoints{s: s, it: it, partLen: len(part), cs: cs[:consumed]}
-	r.start(part, lo)
-	oi, ni := 0, 0
-	for r.next() && r.ts <= hi {
-		var old, cur sessionSpan
-		if r.inO {
-			for s.oldSpans[oi].last < r.ts {
-				oi++
-			}
-			old = s.oldSpans[oi]
-		}
-		if r.inN {
-			for s.newSpans[ni].last < r.ts {
-				ni++
-			}
-			cur = s.newSpans[ni]
-		}
-		var err error
-		switch {
-		case r.inO && !r.inN:
-			err = s.emitNow(Delete, r.oldVal, old, false)
-		case !r.inO && r.inN:
-			err = s.emitInsert(r.newVal, cur, false)
-		case r.inO && r.inN && (old != cur || (r.change != nil && !bytes.Equal(r.oldVal, r.newVal))):
-			if err = s.emitNow(UpdateDelete, r.oldVal, old, false); err == nil {
-				err = s.emitNow(UpdateInsert, r.newVal, cur, false)
-			}
-		}
-		if err != nil {
-			return 0, err
-		}
-		if s.nowRows >= BatchSize {
-			if err := s.flushNow(ctx, out); err != nil {
+	e := regionEmitter{s: s}
+	if kept {
+		for i := range s.points {
+			p := &s.points[i]
+			if err := e.emit(ctx, p.ts, p.inO, p.inN, p.changed, s.pointVal(p.old), s.pointVal(p.new), out); err != nil {
 				return 0, err
 			}
 		}
+		return consumed, nil
+	}
+	r = regionPoints{s: s, it: it, partLen: len(part), cs: cs[:consumed]}
+	r.start(part, lo)
+	for r.next() && r.ts <= hi {
+		if err := e.emit(ctx, r.ts, r.inO, r.inN, r.change != nil, r.oldVal, r.newVal, out); err != nil {
+			return 0, err
+		}
 	}
 	return consumed, it.Error()
+}
+
+// maxRegionPoints bounds the points of a region kept in memory between its
+// two passes; a larger region is read again.
+const maxRegionPoints = 4 * BatchSize
+
+// regionPoint is a point of a region kept for pass 2: its rows before and
+// after the epoch are pointVals[off:off+len] (old: a copy of the stored
+// row) or, for a changed row's new value, the log's arena (len < 0 for
+// none).
+type regionPoint struct {
+	ts                int64
+	inO, inN, changed bool
+	old, new          pointRef
+}
+
+type pointRef struct {
+	vals []byte // the log's arena, or nil: pointVals
+	off  int
+	n    int
+}
+
+func (s *SessionWindow) keepPoint(r *regionPoints) {
+	p := regionPoint{ts: r.ts, inO: r.inO, inN: r.inN, changed: r.change != nil}
+	if r.inO {
+		p.old = pointRef{off: len(s.pointVals), n: len(r.oldVal)}
+		s.pointVals = append(s.pointVals, r.oldVal...)
+	}
+	switch {
+	case r.change != nil && r.inN:
+		p.new = pointRef{vals: r.newVal, n: len(r.newVal)}
+	case r.inN:
+		p.new = p.old
+	}
+	s.points = append(s.points, p)
+}
+
+func (s *SessionWindow) pointVal(ref pointRef) []byte {
+	if ref.vals != nil {
+		return ref.vals
+	}
+	return s.pointVals[ref.off : ref.off+ref.n]
+}
+
+// regionEmitter emits the difference of a region's points, in time order,
+// given the region's sessions of O and N.
+type regionEmitter struct {
+	s      *SessionWindow
+	oi, ni int
+}
+
+func (e *regionEmitter) emit(ctx context.Context, ts int64, inO, inN, changed bool, oldVal, newVal []byte, out Output) error {
+	s := e.s
+	var old, cur sessionSpan
+	if inO {
+		for s.oldSpans[e.oi].last < ts {
+			e.oi++
+		}
+		old = s.oldSpans[e.oi]
+	}
+	if inN {
+		for s.newSpans[e.ni].last < ts {
+			e.ni++
+		}
+		cur = s.newSpans[e.ni]
+	}
+	var err error
+	switch {
+	case inO && !inN:
+		err = s.emitNow(Delete, oldVal, old, false)
+	case !inO && inN:
+		err = s.emitInsert(newVal, cur, false)
+	case inO && inN && (old != cur || (changed && !bytes.Equal(oldVal, newVal))):
+		if err = s.emitNow(UpdateDelete, oldVal, old, false); err == nil {
+			err = s.emitNow(UpdateInsert, newVal, cur, false)
+		}
+	}
+	if err != nil || s.nowRows < BatchSize {
+		return err
+	}
+	return s.flushNow(ctx, out)
 }
 
 // addSpan adds a row at time t, at or after every row of spans, to the
@@ -616,41 +706,70 @@ func (s *SessionWindow) updateIndex(part []byte) {
 		s.spec.Index.Delete(s.indexKey(part, sp))
 	}
 	for _, sp := range s.newSpans {
-		s.spec.Index.Put(s.indexKey(part, sp), nil)
+		s.spec.Index.Put(s.indexKey(part, sp), binary.BigEndian.AppendUint64(s.seekBuf[:0], uint64(sp.start)))
 	}
 }
 
 // dropFinal deletes the rows of the sessions whose window_end is at most
-// the watermark, and records the watermark.
+// the watermark, and records the watermark. It deletes keys one by one, each
+// session's from its first row (in its Index value) to its last: a range
+// deletion per partition would cost Pebble a range tombstone each, to be
+// fragmented by every later iterator, and a range from the partition's start
+// would read the tombstones of the rows dropped before.
 func (s *SessionWindow) dropFinal() error {
-	t := s.spec.Types[s.spec.TimeCol]
-	upper := state.AppendKeyDatum(nil, t, types.DInt(s.wm))
+	upper := s.appendTimeKey(nil, s.wm)
 	upper = state.AppendPrefixEnd(nil, upper) // every window_end <= wm
 	it, err := s.spec.Index.NewIter(nil, upper)
 	if err != nil {
 		return err
 	}
-	// The last final row of each partition: its rows up to it go.
-	last := map[string]int64{}
-	for ok := it.First(); ok; ok = it.Next() {
-		key := it.Key()
-		end := int64(binary.BigEndian.Uint64(key[1:9]) ^ (1 << 63))
-		if l, ok := last[string(key[9:])]; !ok || end-s.spec.Gap > l {
-			last[string(key[9:])] = end - s.spec.Gap
-		}
+	type final struct {
+		part        string
+		start, last int64
 	}
-	var lower, rowsUpper []byte
-	for part, l := range last {
-		lower = append(append(lower[:0], part...), 0x01)
-		rowsUpper = state.AppendKeyDatum(append(rowsUpper[:0], part...), t, types.DInt(l+1))
-		s.spec.Table.DeleteRange(lower, rowsUpper)
+	var finals []final
+	for ok := it.First(); ok; ok = it.Next() {
+		key, val := it.Key(), it.Value()
+		if len(key) < 9 || key[0] != 0x01 || len(val) != 8 {
+			it.Close()
+			return errCorruptState
+		}
+		end := int64(binary.BigEndian.Uint64(key[1:9]) ^ (1 << 63))
+		finals = append(finals, final{part: string(key[9:]), start: int64(binary.BigEndian.Uint64(val)), last: end - s.spec.Gap})
+		s.spec.Index.Delete(key)
 	}
 	err = it.Error()
 	it.Close()
 	if err != nil {
 		return err
 	}
-	s.spec.Index.DeleteRange(nil, upper)
+	if len(finals) > 0 {
+		// In key order: the fastest way to probe an iterator.
+		slices.SortFunc(finals, func(a, b final) int {
+			if c := strings.Compare(a.part, b.part); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.start, b.start)
+		})
+		rows, err := s.spec.Table.NewIter(nil, nil)
+		if err != nil {
+			return err
+		}
+		for _, f := range finals {
+			s.seekBuf = s.appendTimeKey(append(s.seekBuf[:0], f.part...), f.start)
+			n := len(s.seekBuf)
+			s.seekBuf = s.appendTimeKey(append(s.seekBuf, f.part...), f.last+1)
+			rows.SetBounds(s.seekBuf[:n], s.seekBuf[n:])
+			for ok := rows.First(); ok; ok = rows.Next() {
+				s.spec.Table.Delete(rows.Key())
+			}
+		}
+		err = rows.Error()
+		rows.Close()
+		if err != nil {
+			return err
+		}
+	}
 	s.wmDone, s.wmSet = s.wm, true
 	s.spec.Watermark.Put(watermarkKey, binary.AppendVarint(nil, s.wm))
 	return nil

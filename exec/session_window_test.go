@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"maps"
 	"math/rand"
@@ -38,6 +39,8 @@ func (c sessionCase) String() string {
 }
 
 const second = 1_000_000
+
+var sessionSeeds = flag.Int("session-seeds", 64, "seeds of TestSessionWindowRandom")
 
 // expectSessions computes, by brute force, the output row of every row of
 // rows: its values and the bounds of its session, keyed by id.
@@ -116,7 +119,7 @@ func sessionBatch(mem memory.Allocator, rows []sessionTestRow, ops []Op) *Batch 
 // late rows are dropped, that final sessions leave the state and that no row
 // is emitted below the output watermark.
 func TestSessionWindowRandom(t *testing.T) {
-	for seed := int64(1); seed <= 120; seed++ {
+	for seed := int64(1); seed <= int64(*sessionSeeds); seed++ {
 		rng := rand.New(rand.NewSource(seed))
 		c := sessionCase{partition: rng.Intn(2) == 0, keepNulls: rng.Intn(3) == 0, watermark: rng.Intn(2) == 0,
 			gap: int64(1+rng.Intn(4)) * second}
@@ -462,4 +465,51 @@ func TestSessionWindowSequence(t *testing.T) {
 		store.Close()
 		mem.AssertSize(t, 0)
 	}
+}
+
+// BenchmarkSessionWindow feeds epochs of BatchSize inserts into 1000
+// partitions whose sessions go on (each row extends its partition's last
+// session, so the rows of an epoch are re-emitted at the next), with a
+// watermark that makes sessions final as time passes.
+func BenchmarkSessionWindow(b *testing.B) {
+	mem := memory.NewGoAllocator()
+	store, err := state.Open(state.MemoryDir, state.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	var late atomic.Int64
+	op, err := NewSessionWindow(mem, SessionWindowSpec{Types: sessionTypes, TimeCol: 2, Gap: 10 * second,
+		PartitionCols: []int{0}, InputKey: []int{1}, Table: store.Table(1), Index: store.Table(2),
+		Watermark: store.Table(3), LateRows: &late})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer op.Close()
+	discard := OutputFunc(func(_ context.Context, m Message) error { m.Release(); return nil })
+	rng := rand.New(rand.NewSource(1))
+	rows := make([]sessionTestRow, BatchSize)
+	id := int64(0)
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		for i := range rows {
+			id++
+			g, ts, v := int64(rng.Intn(1000)), id*second/100, id
+			rows[i] = sessionTestRow{id: id, g: &g, ts: &ts, v: &v}
+		}
+		if err := op.OnBatch(context.Background(), sessionBatch(mem, rows, make([]Op, len(rows))), discard); err != nil {
+			b.Fatal(err)
+		}
+		w := &barrier.Watermark{Column: 2, Value: id*second/100 - 60*second}
+		if err := op.OnWatermark(context.Background(), w, discard); err != nil {
+			b.Fatal(err)
+		}
+		if err := op.OnBarrier(context.Background(), &barrier.Barrier{Epoch: uint64(n + 1)}, discard); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := store.Commit(uint64(n + 1)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*BatchSize), "ns/row")
 }
