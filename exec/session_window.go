@@ -696,8 +696,8 @@ func (s *SessionWindow) indexKey(part []byte, sp sessionSpan) []byte {
 	if !ok {
 		end = math.MaxInt64
 	}
-	s.keyBuf = state.AppendKeyDatum(s.keyBuf[:0], s.spec.Types[s.spec.TimeCol], types.DInt(end))
-	return append(s.keyBuf, part...)
+	s.keyBuf = append(s.appendTimeKey(s.keyBuf[:0], end), part...)
+	return s.keyBuf
 }
 
 // updateIndex replaces the region's sessions of O by those of N in Index.
