@@ -30,12 +30,34 @@ type sessionTestRow struct {
 }
 
 type sessionCase struct {
-	partition, keepNulls, watermark bool
-	gap                             int64
+	// partition by g; partition2: by g and v.
+	partition, partition2, keepNulls, watermark bool
+	gap                                         int64
 }
 
 func (c sessionCase) String() string {
-	return fmt.Sprintf("partition=%v keepNulls=%v watermark=%v gap=%d", c.partition, c.keepNulls, c.watermark, c.gap)
+	return fmt.Sprintf("partition=%v,%v keepNulls=%v watermark=%v gap=%d", c.partition, c.partition2, c.keepNulls, c.watermark, c.gap)
+}
+
+// partitionOf returns r's partition in c.
+func (c sessionCase) partitionOf(r sessionTestRow) string {
+	switch {
+	case c.partition2:
+		return ptrString(r.g) + " " + ptrString(r.v)
+	case c.partition:
+		return ptrString(r.g)
+	}
+	return ""
+}
+
+func (c sessionCase) partitionCols() []int {
+	switch {
+	case c.partition2:
+		return []int{0, 3}
+	case c.partition:
+		return []int{0}
+	}
+	return nil
 }
 
 const second = 1_000_000
@@ -54,10 +76,7 @@ func expectSessions(c sessionCase, rows map[int64]sessionTestRow) map[int64]stri
 			}
 			continue
 		}
-		g := ""
-		if c.partition {
-			g = fmt.Sprint(ptrString(r.g))
-		}
+		g := c.partitionOf(r)
 		parts[g] = append(parts[g], r)
 	}
 	for _, rs := range parts {
@@ -121,8 +140,8 @@ func sessionBatch(mem memory.Allocator, rows []sessionTestRow, ops []Op) *Batch 
 func TestSessionWindowRandom(t *testing.T) {
 	for seed := int64(1); seed <= int64(*sessionSeeds); seed++ {
 		rng := rand.New(rand.NewSource(seed))
-		c := sessionCase{partition: rng.Intn(2) == 0, keepNulls: rng.Intn(3) == 0, watermark: rng.Intn(2) == 0,
-			gap: int64(1+rng.Intn(4)) * second}
+		c := sessionCase{partition: rng.Intn(2) == 0, partition2: rng.Intn(5) == 0, keepNulls: rng.Intn(3) == 0,
+			watermark: rng.Intn(2) == 0, gap: int64(1+rng.Intn(4)) * second}
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { runSessionRandom(t, rng, c) })
 	}
 }
@@ -142,10 +161,7 @@ func runSessionRandom(t *testing.T, rng *rand.Rand, c sessionCase) {
 	defer func() { store.Close() }()
 	var late atomic.Int64
 	spec := SessionWindowSpec{Types: sessionTypes, TimeCol: 2, Gap: c.gap, KeepNulls: c.keepNulls,
-		InputKey: []int{1}, LateRows: &late}
-	if c.partition {
-		spec.PartitionCols = []int{0}
-	}
+		InputKey: []int{1}, LateRows: &late, PartitionCols: c.partitionCols()}
 	outTypes := append(slices.Clone(sessionTypes), types.TimestampT, types.TimestampT)
 	var op *SessionWindow
 	start := func() {
@@ -372,11 +388,7 @@ func checkSessionState(t *testing.T, c sessionCase, spec SessionWindowSpec, acce
 		}
 		if d.I > wm {
 			rows++
-			g := ""
-			if c.partition {
-				g = ptrString(accepted[id].g)
-			}
-			sessions[g+" "+f[len(f)-2]+" "+f[len(f)-1]] = true
+			sessions[c.partitionOf(accepted[id])+" "+f[len(f)-2]+" "+f[len(f)-1]] = true
 		}
 	}
 	if n := countKeys(t, spec.Table); n != rows {
@@ -405,17 +417,15 @@ func countKeys(t *testing.T, table *state.Table) int {
 func TestSessionWindowSequence(t *testing.T) {
 	for seed := int64(1); seed <= 50; seed++ {
 		rng := rand.New(rand.NewSource(seed))
-		c := sessionCase{partition: rng.Intn(2) == 0, keepNulls: rng.Intn(2) == 0, gap: int64(1+rng.Intn(4)) * second}
+		c := sessionCase{partition: rng.Intn(2) == 0, partition2: rng.Intn(4) == 0, keepNulls: rng.Intn(2) == 0,
+			gap: int64(1+rng.Intn(4)) * second}
 		mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 		store, err := state.Open(state.MemoryDir, state.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		spec := SessionWindowSpec{Types: sessionTypes, TimeCol: 2, Gap: c.gap, KeepNulls: c.keepNulls,
-			Sequence: true, Table: store.Table(1)}
-		if c.partition {
-			spec.PartitionCols = []int{0}
-		}
+			Sequence: true, Table: store.Table(1), PartitionCols: c.partitionCols()}
 		op, err := NewSessionWindow(mem, spec)
 		if err != nil {
 			t.Fatal(err)
@@ -432,6 +442,10 @@ func TestSessionWindowSequence(t *testing.T) {
 				if rng.Intn(5) > 0 {
 					g := int64(rng.Intn(3))
 					r.g = &g
+				}
+				if rng.Intn(3) > 0 {
+					v := int64(rng.Intn(2))
+					r.v = &v
 				}
 				rows[r.id] = r
 				batch = append(batch, r)
