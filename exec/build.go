@@ -183,6 +183,8 @@ func operator(env Env, n planner.Node) (Operator, error) {
 		return h, nil
 	case *planner.TemporalFilter:
 		return NewTemporalFilter(env.Mem, n, env.Table(n.Table), env.StartTime)
+	case *planner.SessionWindow:
+		return newSessionWindowOperator(env, n)
 	}
 	return nil, fmt.Errorf("exec: no operator for %T", n)
 }

@@ -172,6 +172,8 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 		return b.hopWindow(r)
 	case *sql.AsofJoin:
 		return b.asofJoin(r)
+	case *sql.SessionWindow:
+		return b.sessionWindowRel(r)
 	case *sql.Expand:
 		in, err := b.build(r.Input)
 		if err != nil {

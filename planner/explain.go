@@ -199,6 +199,9 @@ func (e *explainer) node(depth int, n Node) {
 		e.line(depth, "HopWindow", "time: %s, slide: %s, size: %s%s", colName(n.Input.Columns(), n.TimeCol),
 			micros(n.Slide), micros(n.Size), e.keySuffix(n))
 		e.node(depth+1, n.Input)
+	case *SessionWindow:
+		e.line(depth, "SessionWindow", "%s", e.sessionDetail(n))
+		e.node(depth+1, n.Input)
 	case *TemporalFilter:
 		cols := n.Input.Columns()
 		bounds := make([]string, len(n.Bounds))

@@ -67,6 +67,10 @@ func pushDown(rel sql.Rel) sql.Rel {
 		j := *r
 		j.Left, j.Right = pushDown(r.Left), pushDown(r.Right)
 		return &j
+	case *sql.SessionWindow:
+		w := *r
+		w.Input = pushDown(r.Input)
+		return &w
 	case *sql.UnionAll:
 		u := &sql.UnionAll{Cols: r.Cols}
 		for _, in := range r.Inputs {

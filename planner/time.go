@@ -105,7 +105,7 @@ func emitOnWindowClose(root Node) error {
 			if x.WatermarkGroup < 0 {
 				return sqlerr.New(sqlerr.FeatureNotSupported,
 					"EMIT ON WINDOW CLOSE needs a GROUP BY column that carries a watermark: %s", noWatermark(x)).
-					WithHint("Declare a watermark with WATERMARK FOR in CREATE TABLE or CREATE SOURCE, and group by window_start of TUMBLE or HOP over its column.")
+					WithHint("Declare a watermark with WATERMARK FOR in CREATE TABLE or CREATE SOURCE, and group by window_start of TUMBLE or HOP, or window_end of SESSION, over its column.")
 			}
 			x.EmitOnWindowClose = true
 			return nil

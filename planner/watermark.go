@@ -40,6 +40,12 @@ func Watermarks(n Node) []int {
 		return Watermarks(n.Input)
 	case *HopWindow:
 		return mapOutputs(n.Watermarks)
+	case *SessionWindow:
+		// Only window_end: rows re-emitted with new bounds keep their old
+		// values of every input column (see exec.SessionWindow).
+		if n.Watermark {
+			return []int{n.WindowEnd()}
+		}
 	case *Union:
 		return n.Watermarks
 	case *Join:

@@ -20,9 +20,12 @@ import (
 // every row once per window that holds it.
 
 // isTimeWindow reports whether name is a time window table function.
-func isTimeWindow(name string) bool { return name == "tumble" || name == "hop" }
+func isTimeWindow(name string) bool { return name == "tumble" || name == "hop" || name == "session" }
 
 func (b *binder) bindTimeWindow(rf *pg_query.RangeFunction, f *pg_query.FuncCall, name string) (Rel, *scope, error) {
+	if name == "session" {
+		return b.bindSessionWindow(rf, f)
+	}
 	want := 3
 	if name == "hop" {
 		want = 4

@@ -93,6 +93,8 @@ func Inputs(rel Rel) []Rel {
 		return []Rel{r.Input}
 	case *AsofJoin:
 		return []Rel{r.Left, r.Right}
+	case *SessionWindow:
+		return []Rel{r.Input}
 	}
 	return nil
 }
