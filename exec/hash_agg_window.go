@@ -6,7 +6,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/streamsql/streamsql/barrier"
-	"github.com/streamsql/streamsql/exec/eval"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -91,16 +90,7 @@ func (a *HashAgg) dropLate(b *Batch) (*Batch, error) {
 	if a.spec.LateRows != nil {
 		a.spec.LateRows.Add(int64(late))
 	}
-	defer b.Release()
-	ops := make([]Op, len(keep))
-	for j, i := range keep {
-		ops[j] = b.Ops[i]
-	}
-	rec, err := eval.TakeRecord(a.mem, b.Rec, keep)
-	if err != nil {
-		return nil, err
-	}
-	return NewBatch(rec, ops), nil
+	return keepRows(a.mem, b, keep)
 }
 
 // finalRange is the range of Result keys of the groups the watermark has

@@ -6,7 +6,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/streamsql/streamsql/barrier"
-	"github.com/streamsql/streamsql/exec/eval"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -128,22 +127,10 @@ func (j *HashJoin) dropLateRows(s int, b *Batch) (*Batch, error) {
 			keep = append(keep, int32(i))
 		}
 	}
-	if len(keep) == b.Len() {
-		return b, nil
-	}
 	if j.spec.LateRows != nil {
 		j.spec.LateRows.Add(int64(late))
 	}
-	defer b.Release()
-	ops := make([]Op, len(keep))
-	for k, i := range keep {
-		ops[k] = b.Ops[i]
-	}
-	rec, err := eval.TakeRecord(j.mem, b.Rec, keep)
-	if err != nil {
-		return nil, err
-	}
-	return NewBatch(rec, ops), nil
+	return keepRows(j.mem, b, keep)
 }
 
 // indexRow adds (or removes) row i of rec, stored under key, to input s's

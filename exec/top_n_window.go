@@ -7,7 +7,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/streamsql/streamsql/barrier"
-	"github.com/streamsql/streamsql/exec/eval"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -62,22 +61,10 @@ func (t *TopN) dropLate(b *Batch) (*Batch, error) {
 		}
 		keep = append(keep, int32(i))
 	}
-	if len(keep) == b.Len() {
-		return b, nil
-	}
 	if t.spec.LateRows != nil {
 		t.spec.LateRows.Add(int64(b.Len() - len(keep)))
 	}
-	defer b.Release()
-	ops := make([]Op, len(keep))
-	for k, i := range keep {
-		ops[k] = b.Ops[i]
-	}
-	rec, err := eval.TakeRecord(t.mem, b.Rec, keep)
-	if err != nil {
-		return nil, err
-	}
-	return NewBatch(rec, ops), nil
+	return keepRows(t.mem, b, keep)
 }
 
 // closeGroups runs after the epoch's changes are emitted: it emits the

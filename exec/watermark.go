@@ -238,3 +238,34 @@ func (m *watermarkMin) onWatermark(ctx context.Context, input int, w *barrier.Wa
 	}
 	return nil
 }
+
+// keepRows returns the rows keep (in order) of b, which it releases, as a
+// new batch; b itself if keep is every row. An update pair cut in two by
+// the selection becomes a lone Delete or Insert, so downstream operators
+// never see half a pair.
+func keepRows(mem memory.Allocator, b *Batch, keep []int32) (*Batch, error) {
+	if len(keep) == b.Len() {
+		return b, nil
+	}
+	defer b.Release()
+	kept := make([]bool, b.Len())
+	for _, i := range keep {
+		kept[i] = true
+	}
+	ops := make([]Op, len(keep))
+	for k, i := range keep {
+		op := b.Ops[i]
+		switch {
+		case op == UpdateDelete && (int(i)+1 >= len(kept) || !kept[i+1]):
+			op = Delete
+		case op == UpdateInsert && (i == 0 || !kept[i-1]):
+			op = Insert
+		}
+		ops[k] = op
+	}
+	rec, err := eval.TakeRecord(mem, b.Rec, keep)
+	if err != nil {
+		return nil, err
+	}
+	return NewBatch(rec, ops), nil
+}
