@@ -109,6 +109,9 @@ func (e *explainer) node(depth int, n Node) {
 		}
 		e.line(depth, "HashAgg", "%s", detail)
 		e.node(depth+1, n.Input)
+	case *Window:
+		e.window(depth, n)
+		e.node(depth+1, n.Input)
 	case *Sort:
 		cols := n.Columns()
 		parts := make([]string, len(n.Keys))

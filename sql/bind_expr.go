@@ -44,6 +44,11 @@ type exprCtx struct {
 	// subs, when not nil, collects scalar subqueries (WHERE and HAVING);
 	// when nil, scalar subqueries are an error naming clause.
 	subs *subqueries
+	// wins, when not nil, collects window function calls (the select list
+	// and ORDER BY); when nil, they are an error naming clause. inWindow is
+	// set while binding a window function's arguments.
+	wins     *windowCollector
+	inWindow bool
 }
 
 // aggRef stands for aggregate Index of the enclosing query until the binder
@@ -1042,7 +1047,10 @@ var unsupportedAggregates = map[string]bool{
 func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) {
 	name := funcName(f.Funcname)
 	if f.Over != nil {
-		return nil, b.errAt(f.Location, sqlerr.Unsupported("window function %s", name))
+		return b.bindWindowCall(ctx, name, f)
+	}
+	if windowFunctions[name] {
+		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.WrongObjectType, "window function %s requires an OVER clause", name))
 	}
 	if aggregateNames[name] {
 		return b.bindAggregate(ctx, name, f)
@@ -1119,10 +1127,10 @@ func (b *binder) bindAggregate(ctx *exprCtx, name string, f *pg_query.FuncCall) 
 	if len(f.AggOrder) > 0 {
 		return nil, b.errAt(f.Location, sqlerr.Unsupported("ORDER BY in aggregate calls"))
 	}
-	inner := &exprCtx{scope: ctx.scope, aggs: ctx.aggs, clause: ctx.clause, inAgg: true}
+	inner := &exprCtx{scope: ctx.scope, aggs: ctx.aggs, clause: ctx.clause, inAgg: true, wins: ctx.wins}
 	call := AggCall{Func: name, Distinct: f.AggDistinct}
 	if f.AggFilter != nil {
-		filter, err := b.bindExpr(inner, f.AggFilter)
+		filter, err := b.bindExpr(&exprCtx{scope: ctx.scope, aggs: ctx.aggs, clause: "FILTER", inAgg: true}, f.AggFilter)
 		if err != nil {
 			return nil, err
 		}
