@@ -38,8 +38,10 @@ type winTestRow struct {
 	exists bool
 }
 
-func bound(kind sql.BoundKind, off sql.Expr) sql.FrameBound { return sql.FrameBound{Kind: kind, Offset: off} }
-func intOff(n int64) sql.Expr                               { return &sql.Const{Value: types.DInt(n), T: types.Int64T} }
+func bound(kind sql.BoundKind, off sql.Expr) sql.FrameBound {
+	return sql.FrameBound{Kind: kind, Offset: off}
+}
+func intOff(n int64) sql.Expr { return &sql.Const{Value: types.DInt(n), T: types.Int64T} }
 func dayOff(n int32) sql.Expr {
 	return &sql.Const{Value: types.DInterval(types.IntervalValue{Days: n}), T: types.IntervalT}
 }
