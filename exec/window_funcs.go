@@ -295,8 +295,10 @@ func (a *minMaxAcc) add(d types.Datum) {
 		a.cur = d
 		return
 	}
+	// Of equal values the later one wins, as in PostgreSQL (equal
+	// intervals may differ: '1 mon' and '30 days').
 	c := types.Compare(a.t, d, a.cur)
-	if (a.max && c > 0) || (!a.max && c < 0) {
+	if (a.max && c >= 0) || (!a.max && c <= 0) {
 		a.cur = d
 	}
 }

@@ -570,8 +570,11 @@ func (b *binder) bindFrameOffset(n *pg_query.Node, mode FrameMode, construct str
 		if !t.IsNumeric() && t.Kind != types.Unknown {
 			return nil, b.errAt(loc, sqlerr.New(sqlerr.DatatypeMismatch, "argument of %s must be type bigint, not type %s", construct, t))
 		}
-		if t.Kind == types.Unknown {
+		switch c, isConst := e.(*Const); {
+		case t.Kind == types.Unknown:
 			return b.castTo(e, types.Int64T, loc, false)
+		case isConst && (t.Kind == types.Int16 || t.Kind == types.Int32):
+			return &Const{Value: c.Value, T: types.Int64T}, nil
 		}
 		return b.castTo(e, types.Int64T, loc, true)
 	}
