@@ -77,7 +77,7 @@ func newRangeBound(t types.T, key sql.WindowKey, b sql.FrameBound, off types.Dat
 			r.off = types.DInterval(neg)
 		}
 	default:
-		return nil, sqlerr.Unsupported("RANGE with offset PRECEDING/FOLLOWING for column type %s", t)
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "RANGE with offset PRECEDING/FOLLOWING is not supported for column type %s", t)
 	}
 	return r, nil
 }

@@ -512,7 +512,7 @@ func (b *binder) bindGroupItem(sc *scope, targets []target, n *pg_query.Node) (E
 			return nil, "", b.errAt(c.Location, sqlerr.New(sqlerr.GroupingError, "aggregate functions are not allowed in GROUP BY"))
 		}
 		if containsWindow(targets[i].expr) {
-			return nil, "", b.errAt(c.Location, sqlerr.New(windowingError, "window functions are not allowed in GROUP BY"))
+			return nil, "", b.errAt(targets[i].loc, sqlerr.New(windowingError, "window functions are not allowed in GROUP BY"))
 		}
 		return targets[i].expr, targets[i].name, nil
 	}

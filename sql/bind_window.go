@@ -164,11 +164,11 @@ func (b *binder) bindWindowCall(ctx *exprCtx, name string, f *pg_query.FuncCall)
 		}
 		return nil, b.errAt(f.Location, noSuchFunction(name, args))
 	case f.AggDistinct:
-		return nil, b.errAt(f.Location, sqlerr.Unsupported("DISTINCT is not implemented for window functions"))
+		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.FeatureNotSupported, "DISTINCT is not implemented for window functions"))
 	case len(f.AggOrder) > 0 && isAgg:
-		return nil, b.errAt(f.Location, sqlerr.Unsupported("aggregate ORDER BY is not implemented for window functions"))
+		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.FeatureNotSupported, "aggregate ORDER BY is not implemented for window functions"))
 	case f.AggFilter != nil && !isAgg:
-		return nil, b.errAt(f.Location, sqlerr.Unsupported("FILTER is not implemented for non-aggregate window functions"))
+		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.FeatureNotSupported, "FILTER is not implemented for non-aggregate window functions"))
 	case f.AggStar && name != AggCount:
 		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.SyntaxError, "%s(*) is not allowed", name))
 	}
@@ -581,7 +581,7 @@ func (b *binder) bindFrameOffset(n *pg_query.Node, mode FrameMode, construct str
 	colT := spec.order[0].Expr.Type()
 	cands := rangeOffsetTypes(colT)
 	if len(cands) == 0 {
-		return nil, b.errAt(loc, sqlerr.Unsupported("RANGE with offset PRECEDING/FOLLOWING is not supported for column type %s", colT))
+		return nil, b.errAt(loc, sqlerr.New(sqlerr.FeatureNotSupported, "RANGE with offset PRECEDING/FOLLOWING is not supported for column type %s", colT))
 	}
 	nodeT := e.Type()
 	preferred := nodeT
@@ -601,10 +601,10 @@ func (b *binder) bindFrameOffset(n *pg_query.Node, mode FrameMode, construct str
 	}
 	switch {
 	case matches == 0:
-		return nil, b.errAt(loc, sqlerr.Unsupported("RANGE with offset PRECEDING/FOLLOWING is not supported for column type %s and offset type %s", colT, nodeT).
+		return nil, b.errAt(loc, sqlerr.New(sqlerr.FeatureNotSupported, "RANGE with offset PRECEDING/FOLLOWING is not supported for column type %s and offset type %s", colT, nodeT).
 			WithHint("Cast the offset value to an appropriate type."))
 	case matches > 1 && selected.Kind != preferred.Kind:
-		return nil, b.errAt(loc, sqlerr.Unsupported("RANGE with offset PRECEDING/FOLLOWING has multiple interpretations for column type %s and offset type %s", colT, nodeT).
+		return nil, b.errAt(loc, sqlerr.New(sqlerr.FeatureNotSupported, "RANGE with offset PRECEDING/FOLLOWING has multiple interpretations for column type %s and offset type %s", colT, nodeT).
 			WithHint("Cast the offset value to the exact intended type."))
 	}
 	if selected.Kind == types.Numeric && nodeT.Kind == types.Numeric {
