@@ -1475,6 +1475,9 @@ func (g *gen) view(name string, src *relation, named bool) *relation {
 	case 2:
 		sel, outs = g.projection(src, true)
 		v.nullableKey = true
+	case 3:
+		sel, outs = g.windowed(src)
+		v.nullableKey = src.nullableKey
 	default:
 		sel, outs = g.aggregation(src)
 		v.nullableKey = true
