@@ -81,6 +81,7 @@ type OverWindow struct {
 	main    *changeBuilder
 	outBuf  []byte
 	encBuf  []byte
+	valBuf  []byte
 }
 
 // owChange is the last change of a row in the epoch.
@@ -351,8 +352,8 @@ func (o *OverWindow) partition(changes []owChange) error {
 			if err := o.emitRow(r, input, stored, outs); err != nil {
 				return err
 			}
-			v := appendInputPart(nil, input)
-			o.table.Put(r.key, append(v, enc...))
+			o.valBuf = append(appendInputPart(o.valBuf[:0], input), enc...)
+			o.table.Put(r.key, o.valBuf)
 		}
 		if same && !o.reach.whole && bytes.Compare(r.key, kmax) > 0 && bytes.Compare(o.src.rows[ev.depHead].key, kmax) > 0 {
 			break

@@ -448,3 +448,17 @@ func TestOverWindowBoundedReads(t *testing.T) {
 		})
 	}
 }
+
+// TestDatumStateRoundTrip checks the carried encoding of min, max and the
+// value functions for short and long values.
+func TestDatumStateRoundTrip(t *testing.T) {
+	codec := state.NewRowCodec([]types.T{types.TextT})
+	for _, d := range []types.Datum{types.Null, types.DText(""), types.DText("abc"), types.DText(strings.Repeat("x", 127)), types.DText(strings.Repeat("y", 300))} {
+		buf := appendDatumState([]byte("prefix"), codec, d)
+		buf = append(buf, "rest"...)
+		got, rest, err := loadDatumState(buf[len("prefix"):], codec)
+		if err != nil || got.Null != d.Null || got.S != d.S || string(rest) != "rest" {
+			t.Fatalf("%+v: decoded %+v, rest %q, %v", d, got, rest, err)
+		}
+	}
+}

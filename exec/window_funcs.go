@@ -374,9 +374,23 @@ func (a *lastAcc) loadState(buf []byte) ([]byte, error) {
 // appendDatumState appends d, length-prefixed, in the one-column codec's
 // row encoding.
 func appendDatumState(buf []byte, codec *state.RowCodec, d types.Datum) []byte {
-	enc := codec.AppendDatums(nil, []types.Datum{d})
-	buf = binary.AppendUvarint(buf, uint64(len(enc)))
-	return append(buf, enc...)
+	// The encoding of one column is at most a few bytes longer than a
+	// text's length: reserve a one-byte length, move the row if longer.
+	start := len(buf)
+	buf = append(buf, 0)
+	one := [1]types.Datum{d}
+	buf = codec.AppendDatums(buf, one[:])
+	n := len(buf) - start - 1
+	if n < 0x80 {
+		buf[start] = byte(n)
+		return buf
+	}
+	var lenBuf [binary.MaxVarintLen64]byte
+	k := binary.PutUvarint(lenBuf[:], uint64(n))
+	buf = append(buf, lenBuf[:k-1]...)
+	copy(buf[start+k:], buf[start+1:start+1+n])
+	copy(buf[start:], lenBuf[:k])
+	return buf
 }
 
 func loadDatumState(buf []byte, codec *state.RowCodec) (types.Datum, []byte, error) {
