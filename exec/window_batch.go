@@ -3,6 +3,7 @@ package exec
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -46,6 +47,12 @@ func (w *WindowBatch) OnBatch(_ context.Context, b *Batch, _ Output) error {
 	if b.Len() == 0 {
 		b.Release()
 		return nil
+	}
+	for _, op := range b.Ops {
+		if op != Insert {
+			b.Release()
+			return fmt.Errorf("exec: a batch window got a retraction")
+		}
 	}
 	w.recs = append(w.recs, b.Rec)
 	b.Rec = nil

@@ -114,3 +114,23 @@ func TestWindowBinding(t *testing.T) {
 		t.Fatalf("windows over %T, want the aggregation", rel)
 	}
 }
+
+// TestWindowFrameSyntaxErrors checks the frame errors PostgreSQL's grammar
+// raises: 42P20, at the bound.
+func TestWindowFrameSyntaxErrors(t *testing.T) {
+	for _, tc := range []struct {
+		sql string
+		pos int
+	}{
+		{"SELECT count(*) OVER (ORDER BY a ROWS BETWEEN UNBOUNDED FOLLOWING AND CURRENT ROW) FROM t", 47},
+		{"SELECT count(*) OVER (ORDER BY a ROWS BETWEEN CURRENT ROW AND 1 PRECEDING) FROM t", 63},
+	} {
+		_, err := Parse(tc.sql)
+		e, ok := err.(*sqlerr.Error)
+		if !ok {
+			t.Errorf("%s: %v, want 42P20", tc.sql, err)
+		} else if e.Code != windowingError || e.Position != tc.pos {
+			t.Errorf("%s: %s at %d, want 42P20 at %d", tc.sql, e.Code, e.Position, tc.pos)
+		}
+	}
+}
