@@ -76,7 +76,6 @@ type OverWindow struct {
 	keyBuf  []byte
 
 	src     owSource
-	updated map[string][]byte
 	dels    *changeBuilder
 	main    *changeBuilder
 	outBuf  []byte
@@ -88,8 +87,10 @@ type OverWindow struct {
 type owChange struct {
 	key     []byte
 	partLen int
-	// row is the encoded input row; nil for a delete.
-	row []byte
+	// row is the encoded input row: inserted, or deleted when deleted is
+	// set.
+	row     []byte
+	deleted bool
 }
 
 // winReach says how far the calls' results depend on other rows of their
@@ -196,7 +197,7 @@ func NewOverWindow(mem memory.Allocator, ectx *eval.Context, n *planner.Window, 
 		mem: mem, ectx: ectx, spec: spec, ev: ev, table: table, reach: reachOf(spec),
 		inKey: n.InputKey, inKeyTypes: n.InputKeyTypes,
 		inCodec: state.NewRowCodec(spec.inTypes), outCodec: state.NewRowCodec(spec.outTypes),
-		nIn: len(spec.inTypes), index: map[string]int{}, updated: map[string][]byte{},
+		nIn: len(spec.inTypes), index: map[string]int{},
 		dels: newChangeBuilder(mem, outTypes), main: newChangeBuilder(mem, outTypes),
 	}
 	o.src.o = o
@@ -221,21 +222,19 @@ func (o *OverWindow) OnBatch(_ context.Context, b *Batch, _ Output) error {
 			k = state.AppendKey(k, o.inKeyTypes[j], cols[c], i)
 		}
 		o.keyBuf = k
-		var row []byte
-		if b.Ops[i].IsInsert() {
-			start := len(o.arena)
-			o.arena = o.inCodec.Append(o.arena, cols, i)
-			row = o.arena[start:len(o.arena):len(o.arena)]
-		}
+		start := len(o.arena)
+		o.arena = o.inCodec.Append(o.arena, cols, i)
+		row := o.arena[start:len(o.arena):len(o.arena)]
+		deleted := !b.Ops[i].IsInsert()
 		if at, ok := o.index[string(k)]; ok {
-			o.changes[at].row = row
+			o.changes[at].row, o.changes[at].deleted = row, deleted
 			continue
 		}
-		start := len(o.arena)
+		start = len(o.arena)
 		o.arena = append(o.arena, k...)
 		key := o.arena[start:len(o.arena):len(o.arena)]
 		o.index[string(key)] = len(o.changes)
-		o.changes = append(o.changes, owChange{key: key, partLen: partLen, row: row})
+		o.changes = append(o.changes, owChange{key: key, partLen: partLen, row: row, deleted: deleted})
 	}
 	return nil
 }
@@ -269,44 +268,9 @@ func (o *OverWindow) OnBarrier(ctx context.Context, br *barrier.Barrier, out Out
 // results that changed.
 func (o *OverWindow) partition(changes []owChange) error {
 	part := changes[0].key[:changes[0].partLen]
-	clear(o.updated)
-	var kmin, kmax, kminRow []byte
-	for _, c := range changes {
-		old, existed, err := o.table.Get(c.key)
-		if err != nil {
-			return err
-		}
-		if existed {
-			old = bytes.Clone(old)
-		}
-		switch {
-		case c.row == nil && !existed:
-			continue
-		case c.row == nil:
-			if err := o.retract(o.dels, Delete, old); err != nil {
-				return err
-			}
-			o.table.Delete(c.key)
-		default:
-			if existed {
-				o.updated[string(c.key)] = old
-			}
-			o.encBuf = appendInputPart(o.encBuf[:0], c.row)
-			o.table.Put(c.key, o.encBuf)
-		}
-		if kmin == nil {
-			kmin, kminRow = c.key, c.row
-			if c.row == nil {
-				kminRow, _ = splitWindowValue(old)
-			}
-		}
-		kmax = c.key
-	}
-	if kmin == nil {
-		return nil
-	}
+	kmin, kmax := changes[0].key, changes[len(changes)-1].key
 	o.src.reset()
-	kminVals := o.src.decodeInput(kminRow)
+	kminVals := o.src.decodeInput(changes[0].row)
 	var kminOkey []byte
 	for _, ord := range o.spec.order {
 		kminOkey = appendOrderKeyDatum(kminOkey, ord, kminVals[ord.Col])
@@ -315,14 +279,16 @@ func (o *OverWindow) partition(changes []owChange) error {
 	if len(o.spec.order) > 0 {
 		kminVal = kminVals[o.spec.order[0].Col]
 	}
-	as, startKnown, err := o.scanBack(part, kmin, kminOkey, kminVal)
+	it, err := o.table.NewIter(part, state.PrefixEnd(part))
 	if err != nil {
 		return err
 	}
-	defer o.src.close()
-	if err := o.src.openForward(kmin, state.PrefixEnd(part)); err != nil {
+	defer it.Close()
+	as, startKnown, err := o.scanBack(it, kmin, kminOkey, kminVal)
+	if err != nil {
 		return err
 	}
+	o.src.openForward(it, kmin, changes)
 	ev := o.ev
 	ev.reset(&o.src, startKnown)
 	if as > 0 && o.reach.carry {
@@ -359,15 +325,18 @@ func (o *OverWindow) partition(changes []owChange) error {
 			break
 		}
 	}
-	return nil
+	if err := o.src.err; err != nil {
+		return err
+	}
+	return it.Error()
 }
 
 // emitRow emits the change of a recomputed row whose stored part (results
 // and carry) was stored (nil for a row written this epoch).
 func (o *OverWindow) emitRow(r *owRow, input, stored []byte, outs []types.Datum) error {
 	if stored == nil {
-		old, updated := o.updated[string(r.key)]
-		if !updated {
+		old := r.old
+		if old == nil {
 			return o.main.add(Insert, o.inCodec, input, outs)
 		}
 		oldInput, oldStored := splitWindowValue(old)
@@ -406,20 +375,15 @@ func (o *OverWindow) retract(cb *changeBuilder, op Op, value []byte) error {
 // It leaves them in o.src in window order and returns the index of the
 // first row to recompute; startKnown is set when the rows reach the
 // partition's first row.
-func (o *OverWindow) scanBack(part, kmin, kminOkey []byte, kminVal types.Datum) (as int, startKnown bool, err error) {
-	it, err := o.table.NewIter(part, kmin)
-	if err != nil {
-		return 0, false, err
-	}
-	defer it.Close()
+func (o *OverWindow) scanBack(it *state.Iter, kmin, kminOkey []byte, kminVal types.Datum) (as int, startKnown bool, err error) {
 	r := &o.reach
 	s := &o.src
 	asD := -1 // rows between the first row to recompute and kmin, once known
 	d, g, gSafe := 0, int64(0), int64(0)
 	prevOkey, refVal := kminOkey, kminVal
 	startKnown = true
-	for ok := it.Last(); ok; ok = it.Prev() {
-		s.push(it.Key(), it.Value())
+	for ok := it.SeekLT(kmin); ok; ok = it.Prev() {
+		s.push(it.Key(), it.Value(), nil)
 		d++
 		row := &s.rows[len(s.rows)-1]
 		lastOfGroup := !bytes.Equal(row.okey, prevOkey)
@@ -535,26 +499,34 @@ func skipResults(stored []byte) ([]byte, error) {
 	return stored[k+int(n):], nil
 }
 
-// owSource is the streaming operator's winSource: rows of one partition
-// read from the state table, first backwards (scanBack), then forwards from
-// the first change on demand.
+// owSource is the streaming operator's winSource: rows of one partition,
+// first read backwards from the table (scanBack), then forwards from the
+// first change on demand, merging the table's rows with the epoch's
+// changes: a changed row is read as its new input without results (and
+// the value it replaces), a deleted one is retracted, deleted from the
+// table and skipped.
 type owSource struct {
-	o     *OverWindow
-	rows  []owRow
-	vals  []types.Datum
-	arena []byte
-	it    *state.Iter
-	more  bool
-	dec   []types.Datum
+	o       *OverWindow
+	rows    []owRow
+	vals    []types.Datum
+	arena   []byte
+	it      *state.Iter
+	more    bool
+	changes []owChange
+	dec     []types.Datum
+	err     error
 }
 
-// owRow is a loaded row: its state key, stored value and ORDER BY key.
+// owRow is a loaded row: its state key, stored value (for a changed row,
+// its new input only), ORDER BY key, and for a changed row the value it
+// replaced (nil for a new row).
 type owRow struct {
-	key, value, okey []byte
+	key, value, okey, old []byte
 }
 
 func (s *owSource) reset() {
 	s.rows, s.vals, s.arena = s.rows[:0], s.vals[:0], s.arena[:0]
+	s.it, s.changes, s.err = nil, nil, nil
 }
 
 // decodeInput decodes an input row into the scratch datums.
@@ -571,13 +543,20 @@ func (s *owSource) decodeInput(row []byte) []types.Datum {
 	return s.dec
 }
 
-// push appends a row read from the table (copying key and value).
-func (s *owSource) push(key, value []byte) {
+// push appends a row (copying its key, value and old value).
+func (s *owSource) push(key, value, old []byte) {
 	start := len(s.arena)
 	s.arena = append(s.arena, key...)
+	k := s.arena[start:len(s.arena):len(s.arena)]
+	start = len(s.arena)
 	s.arena = append(s.arena, value...)
-	k := s.arena[start : start+len(key) : start+len(key)]
-	v := s.arena[start+len(key) : len(s.arena) : len(s.arena)]
+	v := s.arena[start:len(s.arena):len(s.arena)]
+	var o []byte
+	if old != nil {
+		start = len(s.arena)
+		s.arena = append(s.arena, old...)
+		o = s.arena[start:len(s.arena):len(s.arena)]
+	}
 	input, _ := splitWindowValue(v)
 	vals := s.decodeInput(input)
 	s.vals = append(s.vals, vals...)
@@ -585,7 +564,7 @@ func (s *owSource) push(key, value []byte) {
 	for _, ord := range s.o.spec.order {
 		s.arena = appendOrderKeyDatum(s.arena, ord, vals[ord.Col])
 	}
-	s.rows = append(s.rows, owRow{key: k, value: v, okey: s.arena[ostart:len(s.arena):len(s.arena)]})
+	s.rows = append(s.rows, owRow{key: k, value: v, okey: s.arena[ostart:len(s.arena):len(s.arena)], old: o})
 }
 
 func (s *owSource) pop() {
@@ -604,34 +583,64 @@ func (s *owSource) reverse() {
 	}
 }
 
-// openForward positions the source to read the rows in [lower, upper) on
-// demand.
-func (s *owSource) openForward(lower, upper []byte) error {
-	it, err := s.o.table.NewIter(lower, upper)
-	if err != nil {
-		return err
-	}
-	s.it = it
-	s.more = it.First()
-	return nil
-}
-
-func (s *owSource) close() {
-	if s.it != nil {
-		s.it.Close()
-		s.it = nil
-	}
+// openForward positions the source to read, on demand, the partition's
+// rows from kmin on, merged with changes (sorted, the first at kmin).
+func (s *owSource) openForward(it *state.Iter, kmin []byte, changes []owChange) {
+	s.it, s.changes = it, changes
+	s.more = it.SeekGE(kmin)
 }
 
 func (s *owSource) load(i int) bool {
 	for len(s.rows) <= i {
-		if !s.more {
+		if !s.next() {
 			return false
 		}
-		s.push(s.it.Key(), s.it.Value())
-		s.more = s.it.Next()
 	}
 	return true
+}
+
+// next loads the next row of the merge.
+func (s *owSource) next() bool {
+	o := s.o
+	for s.err == nil {
+		c := 0
+		switch {
+		case !s.more && len(s.changes) == 0:
+			return false
+		case !s.more:
+			c = 1
+		case len(s.changes) == 0:
+			c = -1
+		default:
+			c = bytes.Compare(s.it.Key(), s.changes[0].key)
+		}
+		if c < 0 {
+			s.push(s.it.Key(), s.it.Value(), nil)
+			s.more = s.it.Next()
+			return true
+		}
+		ch := s.changes[0]
+		s.changes = s.changes[1:]
+		var old []byte
+		if c == 0 {
+			old = s.it.Value()
+			if ch.deleted {
+				s.err = o.retract(o.dels, Delete, old)
+				o.table.Delete(ch.key)
+			}
+		}
+		if !ch.deleted {
+			o.encBuf = appendInputPart(o.encBuf[:0], ch.row)
+			s.push(ch.key, o.encBuf, old)
+		}
+		if c == 0 {
+			s.more = s.it.Next()
+		}
+		if !ch.deleted {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *owSource) orderKey(i int) []byte      { return s.rows[i].okey }

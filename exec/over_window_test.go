@@ -462,3 +462,49 @@ func TestDatumStateRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkOverWindowAppend appends rows at the end of 100 partitions, 1000
+// rows per barrier, under a running sum, row_number and a sliding count.
+func BenchmarkOverWindowAppend(b *testing.B) {
+	mem := memory.NewGoAllocator()
+	ectx := &eval.Context{Mem: mem, Strict: true}
+	store, err := state.Open(":memory:", state.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	w := finishWindow(&planner.Window{
+		PartitionCols: []int{colP}, PartitionTypes: []types.T{types.Int32T},
+		Order: []planner.WindowOrder{{Col: colO, T: types.Int32T}},
+		Calls: []planner.WindowCall{
+			wcall(sql.AggSum, colV, sql.DefaultFrame, types.NumericT),
+			wcall(sql.WinRowNumber, -1, sql.DefaultFrame, types.Int64T),
+			wcall(sql.AggCountStar, -1, frame(sql.FrameRows, prec(intOff(5)), curRow, 0), types.Int64T),
+		},
+	})
+	w.Table = 1
+	op, err := NewOverWindow(mem, ectx, w, store.Table(1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	discard := OutputFunc(func(_ context.Context, m Message) error { m.Release(); return nil })
+	id := int64(0)
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		rows := make([]*winTestRow, 1000)
+		for i := range rows {
+			rows[i] = &winTestRow{id: id, p: types.DInt(id % 100), o: types.DInt(id / 100), v: types.DInt(id % 7), d: types.Null, flag: types.Null}
+			id++
+		}
+		if err := op.OnBatch(context.Background(), winTestBatch(mem, rows, make([]Op, len(rows))), discard); err != nil {
+			b.Fatal(err)
+		}
+		if err := op.OnBarrier(context.Background(), &barrier.Barrier{Epoch: uint64(n + 1)}, discard); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := store.Commit(uint64(n + 1)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "rows/s")
+}

@@ -158,7 +158,26 @@ func (a *decSumAcc) result() (types.Datum, error) {
 	case a.avg:
 		return divideDecimal(a.sum, a.scale, a.n)
 	}
-	v, err := a.sum.Rescale(a.scale, a.resultScale)
+	return rescaleSum(a.sum, a.scale, a.resultScale)
+}
+
+// rescaleBound is 10^26: a sum below it in magnitude keeps 38 digits when
+// scaled up by 10^12.
+var rescaleBound = decimal128.GetScaleMultiplier(types.NumericPrecision - types.NumericScale)
+
+// rescaleSum returns sum (at scale from) at scale to, or the overflow
+// error; scaling up a sum that fits is one multiplication.
+func rescaleSum(sum decimal128.Num, from, to int32) (types.Datum, error) {
+	if to == from {
+		if !sum.FitsInPrecision(types.NumericPrecision) {
+			return types.Null, sqlerr.New(sqlerr.NumericValueOutOfRange, "numeric field overflow")
+		}
+		return types.DNumeric(sum), nil
+	}
+	if to > from && to-from <= types.NumericScale && sum.Abs().Less(rescaleBound) {
+		return types.DNumeric(sum.Mul(decimal128.GetScaleMultiplier(int(to - from)))), nil
+	}
+	v, err := sum.Rescale(from, to)
 	if err != nil || !v.FitsInPrecision(types.NumericPrecision) {
 		return types.Null, sqlerr.New(sqlerr.NumericValueOutOfRange, "numeric field overflow")
 	}
