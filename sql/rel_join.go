@@ -87,6 +87,8 @@ func Inputs(rel Rel) []Rel {
 		return r.Inputs
 	case *Expand:
 		return []Rel{r.Input}
+	case *Window:
+		return []Rel{r.Input}
 	}
 	return nil
 }
