@@ -75,12 +75,12 @@ type OverWindow struct {
 	arena   []byte
 	keyBuf  []byte
 
-	src     owSource
-	dels    *changeBuilder
-	main    *changeBuilder
-	outBuf  []byte
-	encBuf  []byte
-	valBuf  []byte
+	src    owSource
+	dels   *changeBuilder
+	main   *changeBuilder
+	outBuf []byte
+	encBuf []byte
+	valBuf []byte
 }
 
 // owChange is the last change of a row in the epoch.
