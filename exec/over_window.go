@@ -104,6 +104,10 @@ type winReach struct {
 	backRange, fwdRange   []*rangeBound
 	backAll, fwdAll       bool
 	carry, whole          bool
+	// carryRange are the RANGE ends with PRECEDING offsets of running
+	// calls: their accumulators resume from the frame end of the carried
+	// row, before it.
+	carryRange []*rangeBound
 }
 
 func reachOf(spec *winSpec) winReach {
@@ -148,6 +152,18 @@ func (r *winReach) frameReach(c *winCall) {
 	}
 	if c.running {
 		r.carry = true
+		// A frame ending n PRECEDING ends before the carried row: the rows
+		// from its end on are added again.
+		if f.End.Kind == sql.BoundPreceding {
+			switch f.Mode {
+			case sql.FrameRows:
+				r.backRows = max(r.backRows, c.endOff)
+			case sql.FrameGroups:
+				r.backGroups = max(r.backGroups, c.endOff)
+			default:
+				r.carryRange = append(r.carryRange, c.endRange)
+			}
+		}
 	} else {
 		switch f.Start.Kind {
 		case sql.BoundUnboundedPreceding:
@@ -321,7 +337,7 @@ func (o *OverWindow) partition(changes []owChange) error {
 			o.valBuf = append(appendInputPart(o.valBuf[:0], input), enc...)
 			o.table.Put(r.key, o.valBuf)
 		}
-		if same && !o.reach.whole && bytes.Compare(r.key, kmax) > 0 && bytes.Compare(o.src.rows[ev.depHead].key, kmax) > 0 {
+		if same && !o.reach.whole && bytes.Compare(r.key, kmax) > 0 && ev.depHead >= 0 && bytes.Compare(o.src.rows[ev.depHead].key, kmax) > 0 {
 			break
 		}
 	}
@@ -381,6 +397,7 @@ func (o *OverWindow) scanBack(it *state.Iter, kmin, kminOkey []byte, kminVal typ
 	asD := -1 // rows between the first row to recompute and kmin, once known
 	d, g, gSafe := 0, int64(0), int64(0)
 	prevOkey, refVal := kminOkey, kminVal
+	var carryVal types.Datum
 	startKnown = true
 	for ok := it.SeekLT(kmin); ok; ok = it.Prev() {
 		s.push(it.Key(), it.Value(), nil)
@@ -400,10 +417,10 @@ func (o *OverWindow) scanBack(it *state.Iter, kmin, kminOkey []byte, kminVal typ
 				refVal = v
 				continue
 			}
-			asD, gSafe = d-1, g
+			asD, gSafe, carryVal = d-1, g, v
 		}
 		back := int64(d - asD)
-		if !r.neededBefore(back, g-gSafe+1, v, refVal) {
+		if !r.neededBefore(back, g-gSafe+1, v, refVal, carryVal) {
 			s.pop()
 			startKnown = false
 			break
@@ -435,14 +452,20 @@ func (r *winReach) safeBefore(d, g int64, v, changed types.Datum) bool {
 }
 
 // neededBefore reports whether a row back rows and g peer groups before
-// the first row to recompute (whose ORDER BY value is ref), with ORDER BY
-// value v, is needed to compute it.
-func (r *winReach) neededBefore(back, g int64, v, ref types.Datum) bool {
+// the first row to recompute (whose ORDER BY value is ref; the row before
+// it, whose carried state resumes the running calls, has carried), with
+// ORDER BY value v, is needed to compute it.
+func (r *winReach) neededBefore(back, g int64, v, ref, carried types.Datum) bool {
 	if r.whole || r.backAll || (r.carry && back == 1) || back <= r.backRows || g <= r.backGroups {
 		return true
 	}
 	for _, b := range r.backRange {
 		if !b.beforeHead(v, ref) {
+			return true
+		}
+	}
+	for _, b := range r.carryRange {
+		if !b.withinTail(v, carried) {
 			return true
 		}
 	}

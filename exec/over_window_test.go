@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math/rand"
 	"slices"
@@ -143,6 +144,17 @@ func winTestConfigs() map[string]*planner.Window {
 				withParam(wcall(sql.WinLag, colV, dflt, i64), 3),
 			},
 		},
+		"preceding": {
+			PartitionCols: []int{colP}, PartitionTypes: []types.T{types.Int32T},
+			Order: []planner.WindowOrder{asc},
+			Calls: []planner.WindowCall{
+				wcall(sql.AggCountStar, -1, frame(sql.FrameRows, unbPrec, prec(intOff(3)), 0), i64),
+				wcall(sql.AggSum, colV, frame(sql.FrameGroups, unbPrec, prec(intOff(2)), 0), num),
+				wcall(sql.AggMax, colV, frame(sql.FrameRange, unbPrec, prec(intOff(2)), 0), i64),
+				withParam(wcall(sql.WinLag, colV, dflt, i64), 3),
+				wcall(sql.AggCountStar, -1, frame(sql.FrameRows, prec(intOff(4)), prec(intOff(2)), 0), i64),
+			},
+		},
 		"dates": {
 			Order: []planner.WindowOrder{byDate},
 			Calls: []planner.WindowCall{
@@ -179,6 +191,8 @@ func finishWindow(w *planner.Window) *planner.Window {
 	return w
 }
 
+var winSeeds = flag.Int64("window.seeds", 6, "TestOverWindowRandom: seeds per window")
+
 // TestOverWindowRandom runs random inserts, updates and deletes through the
 // streaming operator of each test window, with commits and restarts at
 // random barriers, and checks after every barrier that the rows it has
@@ -186,7 +200,7 @@ func finishWindow(w *planner.Window) *planner.Window {
 func TestOverWindowRandom(t *testing.T) {
 	for name, w := range winTestConfigs() {
 		w := finishWindow(w)
-		for seed := int64(1); seed <= 6; seed++ {
+		for seed := int64(1); seed <= *winSeeds; seed++ {
 			t.Run(fmt.Sprintf("%s/%d", name, seed), func(t *testing.T) { runOverWindowRandom(t, w, seed, 250) })
 		}
 	}
@@ -307,7 +321,7 @@ func runOverWindowRandom(t *testing.T, w *planner.Window, seed int64, steps int)
 		}
 		want := batchWindow(t, mem, ectx, w, rows)
 		if g, wnt := multiset(got), strings.Join(want, "\n"); g != wnt {
-			t.Fatalf("seed %d epoch %d: streaming:\n%s\nbatch:\n%s", seed, epoch, g, wnt)
+			t.Fatalf("seed %d epoch %d: streaming and batch differ:\n%s", seed, epoch, rowDiff(strings.Split(g, "\n"), want))
 		}
 	}
 }
@@ -507,4 +521,22 @@ func BenchmarkOverWindowAppend(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// rowDiff renders the rows only one of two sorted lists has.
+func rowDiff(got, want []string) string {
+	var b strings.Builder
+	for len(got) > 0 || len(want) > 0 {
+		switch {
+		case len(want) == 0 || len(got) > 0 && got[0] < want[0]:
+			fmt.Fprintf(&b, "streaming only: %s\n", got[0])
+			got = got[1:]
+		case len(got) == 0 || want[0] < got[0]:
+			fmt.Fprintf(&b, "batch only:     %s\n", want[0])
+			want = want[1:]
+		default:
+			got, want = got[1:], want[1:]
+		}
+	}
+	return b.String()
 }

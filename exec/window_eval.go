@@ -219,9 +219,14 @@ type winEval struct {
 	posBase, grpBase int64
 	cs               []winCallState
 	outs             []types.Datum
-	// depHead is, after row, the first row the bounded calls' results of
-	// that row depend on (frames, lag); running and ranking calls are
-	// followed through their carried state instead.
+	// depHead is, after row, the row before the first row the bounded
+	// calls' results of that row depend on (frame starts, peers, lag, and
+	// where running frames ending n PRECEDING will grow from), or -1 if
+	// they depend on where the partition starts (a frame or lag clipped by
+	// it). A change at or before it cannot have moved those bounds: a
+	// deleted row right before a frame's start may have been a peer of it.
+	// Running and ranking calls are otherwise followed through their
+	// carried state.
 	depHead int
 }
 
@@ -369,6 +374,9 @@ func (e *winEval) row(i int) ([]types.Datum, error) {
 		}
 		e.outs[k] = d
 	}
+	if e.depHead >= 0 {
+		e.depHead--
+	}
 	return e.outs, nil
 }
 
@@ -441,7 +449,7 @@ func (e *winEval) lagLead(c *winCall, i int) types.Datum {
 		if dist < 0 {
 			step, left = -1, -dist
 		}
-		e.depHead = 0
+		e.depHead = -1
 		j = int64(i)
 		for left > 0 {
 			j += step
@@ -453,7 +461,9 @@ func (e *winEval) lagLead(c *winCall, i int) types.Datum {
 				left--
 			}
 		}
-	} else if dist < 0 && j >= 0 && int(j) < e.depHead {
+	} else if dist < 0 && j < 0 {
+		e.depHead = -1
+	} else if dist < 0 && int(j) < e.depHead {
 		e.depHead = int(j)
 	}
 	if j < 0 || j > math.MaxInt32 || !e.ensure(int(j)) {
@@ -481,11 +491,25 @@ func (e *winEval) frameCall(c *winCall, cs *winCallState, i int) (types.Datum, e
 	if t < h {
 		t = h
 	}
+	if c.running && c.Frame.End.Kind == sql.BoundPreceding {
+		// The rows from the frame's end on are added to the carried state
+		// at later rows; a frame ending at row 0 may end before it.
+		switch {
+		case t == 0 && e.startKnown:
+			e.depHead = -1
+		case t < e.depHead:
+			e.depHead = t
+		}
+	}
 	if !c.running {
 		if g := e.grpStart[e.grp[i]]; int(g) < e.depHead {
 			e.depHead = int(g)
 		}
-		if h < e.depHead {
+		switch {
+		case h == 0 && e.startKnown:
+			// The frame may be clipped by the partition's start.
+			e.depHead = -1
+		case h < e.depHead:
 			e.depHead = h
 		}
 	}
@@ -504,6 +528,9 @@ func (e *winEval) frameCall(c *winCall, cs *winCallState, i int) (types.Datum, e
 		return cs.acc.result()
 	}
 	switch {
+	case c.running && cs.accValid:
+		// The frame's start never moves; the accumulator may hold rows
+		// before row 0 (seed).
 	case !cs.accValid || h >= cs.accTail || (h > cs.accHead && !cs.acc.invertible()):
 		cs.acc.reset()
 		cs.accValid, cs.accHead, cs.accTail = true, h, h
