@@ -416,7 +416,7 @@ func TestOverWindowBoundedReads(t *testing.T) {
 			a2, b2 := a, b
 			a2.v, b2.v = types.DInt(a.v.I+1), types.DInt(b.v.I-1)
 			return []*winTestRow{&a, &a2, &b, &b2}, []Op{UpdateDelete, UpdateInsert, UpdateDelete, UpdateInsert}
-		}, 12},
+		}, 14},
 		{"row_number after an insert in the middle", ranked, func(rows []*winTestRow) ([]*winTestRow, []Op) {
 			r := &winTestRow{id: 5001, o: types.DInt(2500), v: types.DInt(1), exists: true}
 			return []*winTestRow{r}, []Op{Insert}
