@@ -119,17 +119,20 @@ func (b *builder) window(r *sql.Window) (Node, error) {
 	if err := b.checkExprs(check...); err != nil {
 		return nil, err
 	}
-	extra := len(exprs) > len(inCols)
-	if extra {
+	if len(exprs) > len(inCols) {
 		cols := append([]sql.Column(nil), inCols...)
 		for i := len(inCols); i < len(exprs); i++ {
 			cols = append(cols, sql.Column{Name: fmt.Sprintf("$win%d", i-len(inCols)), Type: exprs[i].Type(), Hidden: true})
 		}
 		in = b.project(in, exprs, cols)
 	}
+	// The Rel's output is its input's columns, then the calls; the planned
+	// input may have more columns (projected keys and arguments, hidden
+	// stream key columns), which come before the calls here.
+	relIn := len(r.Input.Columns())
 	n.Input = in
 	n.Cols = append([]sql.Column(nil), in.Columns()...)
-	n.Cols = append(n.Cols, r.Cols[len(inCols):]...)
+	n.Cols = append(n.Cols, r.Cols[relIn:]...)
 	if b.stream {
 		n.Table = b.table()
 		n.InputKey = in.StreamKey()
@@ -138,13 +141,14 @@ func (b *builder) window(r *sql.Window) (Node, error) {
 			n.InputKeyTypes = append(n.InputKeyTypes, cols[k].Type)
 		}
 	}
-	if !extra {
+	width := len(in.Columns())
+	if width == relIn {
 		return n, nil
 	}
-	// Drop the projected keys and arguments: the output is the Rel's.
-	width := len(in.Columns())
+	// Back to the Rel's columns (a streaming plan keeps the stream key's,
+	// hidden).
 	var out []sql.Expr
-	for i, c := range inCols {
+	for i, c := range in.Columns()[:relIn] {
 		out = append(out, &sql.InputRef{Index: i, T: c.Type, Name: c.Name})
 	}
 	for i := range r.Calls {
