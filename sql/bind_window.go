@@ -19,32 +19,27 @@ import (
 // column. So window functions run after GROUP BY and HAVING and may wrap
 // aggregates (rank() OVER (ORDER BY sum(x))), as in PostgreSQL.
 
-// SQLSTATEs of window errors that sqlerr does not name.
-const (
-	windowingError          = "42P20" // windowing_error
-	indeterminateDatatypeWF = "42804" // datatype_mismatch, for polymorphic arguments
-)
+// windowingError is SQLSTATE 42P20 (windowing_error).
+const windowingError = "42P20"
 
 // PostgreSQL's FRAMEOPTION_* bits of WindowDef.FrameOptions.
 const (
-	frameNonDefault          = 0x00001
-	frameRange               = 0x00002
-	frameRows                = 0x00004
-	frameGroups              = 0x00008
-	frameStartUnboundedPrec  = 0x00020
-	frameEndUnboundedFoll    = 0x00100
-	frameStartCurrentRow     = 0x00200
-	frameEndCurrentRow       = 0x00400
-	frameStartOffsetPrec     = 0x00800
-	frameEndOffsetPrec       = 0x01000
-	frameStartOffsetFoll     = 0x02000
-	frameEndOffsetFoll       = 0x04000
-	frameExcludeCurrentRow   = 0x08000
-	frameExcludeGroup        = 0x10000
-	frameExcludeTies         = 0x20000
-	frameDefaultOptions      = frameRange | frameStartUnboundedPrec | frameEndCurrentRow
-	frameOptionsClauseGiven  = frameNonDefault
-	frameOptionsExclusionAny = frameExcludeCurrentRow | frameExcludeGroup | frameExcludeTies
+	frameNonDefault         = 0x00001
+	frameRange              = 0x00002
+	frameRows               = 0x00004
+	frameGroups             = 0x00008
+	frameStartUnboundedPrec = 0x00020
+	frameEndUnboundedFoll   = 0x00100
+	frameStartCurrentRow    = 0x00200
+	frameEndCurrentRow      = 0x00400
+	frameStartOffsetPrec    = 0x00800
+	frameEndOffsetPrec      = 0x01000
+	frameStartOffsetFoll    = 0x02000
+	frameEndOffsetFoll      = 0x04000
+	frameExcludeCurrentRow  = 0x08000
+	frameExcludeGroup       = 0x10000
+	frameExcludeTies        = 0x20000
+	frameOptionsClauseGiven = frameNonDefault
 )
 
 // windowFunctions are the window functions that are not aggregates.
@@ -285,7 +280,7 @@ func (b *binder) windowFunction(rec *windowRecord, name string, f *pg_query.Func
 			known = known || args[i].Type().Kind != types.Unknown
 		}
 		if !known {
-			return types.T{}, sqlerr.New(indeterminateDatatypeWF, "could not determine polymorphic type because input has type unknown")
+			return types.T{}, sqlerr.New(sqlerr.DatatypeMismatch, "could not determine polymorphic type because input has type unknown")
 		}
 		t, err := b.commonType(es, name, f.Location)
 		if err != nil {
