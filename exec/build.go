@@ -161,6 +161,11 @@ func operator(env Env, n planner.Node) (Operator, error) {
 			spec.ValueSets = append(spec.ValueSets, t)
 		}
 		return NewHashAgg(env.Mem, env.Eval, spec)
+	case *planner.Window:
+		if n.Table < 0 {
+			return NewWindowBatch(env.Mem, env.Eval, n)
+		}
+		return NewOverWindow(env.Mem, env.Eval, n, env.Table(n.Table))
 	case *planner.Sort:
 		return NewSort(env.Mem, n.Keys, planner.Types(n.Columns())), nil
 	case *planner.Limit:

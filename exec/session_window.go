@@ -15,7 +15,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/planner"
-	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
@@ -223,7 +222,7 @@ func (s *SessionWindow) OnBatch(_ context.Context, b *Batch, _ Output) error {
 		for _, p := range s.spec.PartitionCols {
 			// NULLs first, and equal intervals ('1 mon', '30 days') in one
 			// partition, as in PARTITION BY.
-			s.arena = appendOrderKey(s.arena, s.spec.Types[p], s.cols[p], i, sql.SortKey{NullsFirst: true})
+			s.arena = appendOrderKey(s.arena, s.spec.Types[p], s.cols[p], i, false, true)
 		}
 		c.partLen = len(s.arena) - c.off
 		s.arena = state.AppendKey(s.arena, s.spec.Types[s.spec.TimeCol], ts, i)

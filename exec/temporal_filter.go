@@ -114,6 +114,7 @@ func (f *TemporalFilter) window(rec arrow.RecordBatch, i int) (enter, leave int6
 	return enter, leave, enter < leave
 }
 
+// satAdd returns a + b, saturating at the int64 range.
 func satAdd(a, b int64) int64 {
 	s := a + b
 	if (b > 0 && s < a) || (b < 0 && s > a) {
@@ -125,6 +126,7 @@ func satAdd(a, b int64) int64 {
 	return s
 }
 
+// satSub returns a - b, saturating at the int64 range.
 func satSub(a, b int64) int64 {
 	if b == math.MinInt64 {
 		return satAdd(satAdd(a, math.MaxInt64), 1)

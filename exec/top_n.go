@@ -143,11 +143,11 @@ func (t *TopN) encode(i int) (group, ord int) {
 	for _, c := range t.spec.GroupCols {
 		// Ascending with NULLs first: the state key encoding, but equal
 		// intervals ('1 mon', '30 days') in one group.
-		buf = appendOrderKey(buf, t.spec.Types[c], t.cols[c], i, sql.SortKey{NullsFirst: true})
+		buf = appendOrderKey(buf, t.spec.Types[c], t.cols[c], i, false, true)
 	}
 	group = len(buf)
 	for _, k := range t.spec.Keys {
-		buf = appendOrderKey(buf, t.spec.Types[k.Column], t.cols[k.Column], i, k)
+		buf = appendOrderKey(buf, t.spec.Types[k.Column], t.cols[k.Column], i, k.Desc, k.NullsFirst)
 	}
 	ord = len(buf) - group
 	if t.spec.Sequence {
@@ -160,32 +160,6 @@ func (t *TopN) encode(i int) (group, ord int) {
 	}
 	t.keyBuf = buf
 	return group, ord
-}
-
-// appendOrderKey appends a memcomparable encoding of row i of col for one
-// ORDER BY key: the state key encoding with NULL placed first (0x00) or last
-// (0x02, after the 0x01 of every value), the value's bytes complemented for
-// DESC (the encodings of a type are prefix-free, so this reverses their
-// order), and intervals by their span only, so that '1 mon' and '30 days'
-// are peers as in PostgreSQL.
-func appendOrderKey(buf []byte, t types.T, col arrow.Array, i int, k sql.SortKey) []byte {
-	start := len(buf)
-	buf = state.AppendKey(buf, t, col, i)
-	if buf[start] == 0 {
-		if !k.NullsFirst {
-			buf[start] = 2
-		}
-		return buf
-	}
-	if t.Kind == types.Interval {
-		buf = buf[:start+17]
-	}
-	if k.Desc {
-		for j := start + 1; j < len(buf); j++ {
-			buf[j] = ^buf[j]
-		}
-	}
-	return buf
 }
 
 // group returns the group with key, creating it (unread) if it is not in

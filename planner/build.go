@@ -164,6 +164,8 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 		return b.project(in, r.Exprs, r.Cols), nil
 	case *sql.Aggregate:
 		return b.aggregate(r)
+	case *sql.Window:
+		return b.window(r)
 	case *sql.Join:
 		return b.join(r)
 	case *sql.UnionAll:

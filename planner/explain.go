@@ -120,6 +120,9 @@ func (e *explainer) node(depth int, n Node) {
 		}
 		e.line(depth, "HashAgg", "%s", detail)
 		e.node(depth+1, n.Input)
+	case *Window:
+		e.window(depth, n)
+		e.node(depth+1, n.Input)
 	case *Sort:
 		e.line(depth, "Sort", "keys: %s", sortKeyList(n.Columns(), n.Keys))
 		e.node(depth+1, n.Input)

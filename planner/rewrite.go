@@ -45,6 +45,11 @@ func pushDown(rel sql.Rel) sql.Rel {
 		a := *r
 		a.Input = pushDown(r.Input)
 		return &a
+	case *sql.Window:
+		// Filters above a window stay above it: they see its results.
+		w := *r
+		w.Input = pushDown(r.Input)
+		return &w
 	case *sql.Sort:
 		return &sql.Sort{Input: pushDown(r.Input), Keys: r.Keys}
 	case *sql.Limit:

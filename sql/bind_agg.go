@@ -30,10 +30,10 @@ func (b *binder) bindAggregate(ctx *exprCtx, name string, f *pg_query.FuncCall) 
 	if f.AggWithinGroup {
 		return nil, b.errAt(f.Location, sqlerr.Unsupported("WITHIN GROUP"))
 	}
-	inner := &exprCtx{scope: ctx.scope, aggs: ctx.aggs, clause: ctx.clause, inAgg: true}
+	inner := &exprCtx{scope: ctx.scope, aggs: ctx.aggs, clause: ctx.clause, inAgg: true, wins: ctx.wins}
 	call := AggCall{Func: name, Distinct: f.AggDistinct}
 	if f.AggFilter != nil {
-		filter, err := b.bindExpr(inner, f.AggFilter)
+		filter, err := b.bindExpr(&exprCtx{scope: ctx.scope, aggs: ctx.aggs, clause: "FILTER", inAgg: true}, f.AggFilter)
 		if err != nil {
 			return nil, err
 		}

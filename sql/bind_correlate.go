@@ -98,6 +98,10 @@ func (b *binder) bindSubquery(s *pg_query.SubLink, outer *scope) (*subqueryRel, 
 	if err != nil {
 		return nil, err
 	}
+	if relHasWindow(rel) {
+		// The windows would have to be partitioned by the correlation too.
+		return nil, b.errAt(s.Location, sqlerr.Unsupported("window functions in a correlated subquery"))
+	}
 	sq := &subqueryRel{rel: rel}
 	width := len(rel.Columns()) - len(keys)
 	for i := 0; i < width; i++ {

@@ -44,6 +44,11 @@ type exprCtx struct {
 	// subs, when not nil, collects scalar subqueries (WHERE and HAVING);
 	// when nil, scalar subqueries are an error naming clause.
 	subs *subqueries
+	// wins, when not nil, collects window function calls (the select list
+	// and ORDER BY); when nil, they are an error naming clause. inWindow is
+	// set while binding a window function's arguments.
+	wins     *windowCollector
+	inWindow bool
 }
 
 // aggRef stands for aggregate Index of the enclosing query until the binder
@@ -1038,7 +1043,12 @@ var unsupportedAggregates = map[string]bool{
 func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) {
 	name := funcName(f.Funcname)
 	if f.Over != nil {
-		return nil, b.errAt(f.Location, sqlerr.Unsupported("window function %s", name))
+		return b.bindWindowCall(ctx, name, f)
+	}
+	// first_value and last_value are also aggregates with an ORDER BY of
+	// their own (RisingWave's form): first_value(x ORDER BY t).
+	if windowFunctions[name] && !(aggregateNames[name] && len(f.AggOrder) > 0) {
+		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.WrongObjectType, "window function %s requires an OVER clause", name))
 	}
 	if aggregateNames[name] {
 		return b.bindAggregate(ctx, name, f)

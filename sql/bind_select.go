@@ -75,8 +75,6 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 		return nil, sqlerr.Unsupported("SELECT INTO")
 	case len(sel.LockingClause) > 0:
 		return nil, sqlerr.Unsupported("FOR UPDATE/SHARE")
-	case len(sel.WindowClause) > 0:
-		return nil, sqlerr.Unsupported("WINDOW clauses")
 	}
 	if len(sel.ValuesLists) > 0 {
 		rel, err := b.bindValues(sel.ValuesLists)
@@ -98,7 +96,11 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 
 	var aggs []AggCall
 	selectSubs := &subqueries{}
-	ctx := &exprCtx{scope: sc, aggs: &aggs, clause: "SELECT", subs: selectSubs}
+	wins, err := b.newWindowCollector(sel.WindowClause)
+	if err != nil {
+		return nil, err
+	}
+	ctx := &exprCtx{scope: sc, aggs: &aggs, clause: "SELECT", subs: selectSubs, wins: wins}
 	targets, err := b.bindTargets(ctx, sc, sel.TargetList)
 	if err != nil {
 		return nil, err
@@ -151,10 +153,14 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 			return nil, err
 		}
 	}
+	if err := b.finishWindows(ctx, wins); err != nil {
+		return nil, err
+	}
 
 	// Over an aggregation, the correlation keys of subqueries are rewritten
 	// to the aggregation's output.
 	var rewriteKey func(Expr) (Expr, error)
+	var rewriteWindow func(Expr, int32) (Expr, error)
 	if len(aggs) > 0 || len(groupBy) > 0 || having != nil {
 		groupKeys := make([]string, len(groupBy))
 		agg := &Aggregate{Input: input, GroupBy: groupBy, Aggs: aggs}
@@ -190,7 +196,9 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 			input = &Filter{Input: input, Pred: having}
 		}
 		rewriteKey = rw.rewriteKey
+		rewriteWindow = rw.rewrite
 	}
+	var resolveSubs func(Expr) Expr
 	if len(selectSubs.joins) > 0 {
 		var resolve func(Expr) Expr
 		if input, resolve, err = joinScalarSubqueries(input, selectSubs, rewriteKey); err != nil {
@@ -198,6 +206,12 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 		}
 		for i := range targets {
 			targets[i].expr = resolve(targets[i].expr)
+		}
+		resolveSubs = resolve
+	}
+	if wins.used() {
+		if input, err = b.placeWindows(input, wins, rewriteWindow, resolveSubs, targets); err != nil {
+			return nil, err
 		}
 	}
 
@@ -509,6 +523,9 @@ func (b *binder) bindGroupItem(sc *scope, targets []target, n *pg_query.Node) (E
 		if containsAgg(targets[i].expr) {
 			return nil, "", b.errAt(c.Location, sqlerr.New(sqlerr.GroupingError, "aggregate functions are not allowed in GROUP BY"))
 		}
+		if containsWindow(targets[i].expr) {
+			return nil, "", b.errAt(targets[i].loc, sqlerr.New(windowingError, "window functions are not allowed in GROUP BY"))
+		}
 		return targets[i].expr, targets[i].name, nil
 	}
 	ctx := &exprCtx{scope: sc, clause: "GROUP BY"}
@@ -521,6 +538,9 @@ func (b *binder) bindGroupItem(sc *scope, targets []target, n *pg_query.Node) (E
 				if t.name == name {
 					if containsAgg(t.expr) {
 						return nil, "", b.errAt(cr.Location, sqlerr.New(sqlerr.GroupingError, "aggregate functions are not allowed in GROUP BY"))
+					}
+					if containsWindow(t.expr) {
+						return nil, "", b.errAt(cr.Location, sqlerr.New(windowingError, "window functions are not allowed in GROUP BY"))
 					}
 					return t.expr, t.name, nil
 				}
@@ -619,7 +639,9 @@ func (r *groupRewriter) rewriteKey(e Expr) (Expr, error) {
 }
 
 func (r *groupRewriter) rewrite(e Expr, loc int32) (Expr, error) {
-	if _, ok := e.(*scalarRef); ok {
+	switch e.(type) {
+	case *scalarRef, *winRef:
+		// Window calls are rewritten by placeWindows.
 		return e, nil
 	}
 	if a, ok := e.(*aggRef); ok {

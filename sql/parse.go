@@ -171,6 +171,10 @@ func syntaxError(full string, base int, err error) error {
 	var pe *parser.Error
 	if errors.As(err, &pe) {
 		e.Message = pe.Message
+		if strings.HasPrefix(pe.Message, "frame ") {
+			// The grammar's checks of window frame bounds.
+			e.Code = windowingError
+		}
 		if pe.Cursorpos > 0 {
 			e.Position = charPosition(full, base+pe.Cursorpos-1)
 		}

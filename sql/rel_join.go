@@ -95,6 +95,8 @@ func Inputs(rel Rel) []Rel {
 		return []Rel{r.Left, r.Right}
 	case *SessionWindow:
 		return []Rel{r.Input}
+	case *Window:
+		return []Rel{r.Input}
 	}
 	return nil
 }

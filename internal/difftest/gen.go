@@ -1475,6 +1475,9 @@ func (g *gen) view(name string, src *relation, named bool) *relation {
 	case 2:
 		sel, outs = g.projection(src, true)
 		v.nullableKey = true
+	case 3:
+		sel, outs = g.windowed(src)
+		v.nullableKey = src.nullableKey
 	default:
 		sel, outs = g.aggregation(src)
 		v.nullableKey = true
@@ -1942,7 +1945,10 @@ func (g *gen) having(c *ectx, keys []expr) string {
 		if len(keys) > 0 && g.chance(0.3) {
 			k := pick(g, keys)
 			if k.t == tBool {
-				return k.sql
+				// IS TRUE keeps the key whole: PostgreSQL's grammar would
+				// merge a key a OR b into an enclosing OR, where it is no
+				// longer the grouped expression (42803).
+				return "(" + k.sql + " IS TRUE)"
 			}
 			return "(" + k.sql + " " + pick(g, []string{"=", "<>", "<", ">="}) + " " + g.nonNullLiteral(k.t).sql + ")"
 		}

@@ -1,0 +1,542 @@
+package exec
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/streamsql/streamsql/barrier"
+	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// The input of the window tests: id (the stream key), p (partition), o
+// (order), v (value), d (a date to order by), flag (a filter).
+var winTestTypes = []types.T{types.Int64T, types.Int32T, types.Int32T, types.Int64T, types.DateT, types.BoolT}
+
+const (
+	colID = iota
+	colP
+	colO
+	colV
+	colD
+	colFlag
+)
+
+type winTestRow struct {
+	id     int64
+	p, o   types.Datum
+	v, d   types.Datum
+	flag   types.Datum
+	exists bool
+}
+
+func bound(kind sql.BoundKind, off sql.Expr) sql.FrameBound {
+	return sql.FrameBound{Kind: kind, Offset: off}
+}
+func intOff(n int64) sql.Expr { return &sql.Const{Value: types.DInt(n), T: types.Int64T} }
+func dayOff(n int32) sql.Expr {
+	return &sql.Const{Value: types.DInterval(types.IntervalValue{Days: n}), T: types.IntervalT}
+}
+
+var (
+	unbPrec = bound(sql.BoundUnboundedPreceding, nil)
+	unbFoll = bound(sql.BoundUnboundedFollowing, nil)
+	curRow  = bound(sql.BoundCurrentRow, nil)
+)
+
+func prec(off sql.Expr) sql.FrameBound { return bound(sql.BoundPreceding, off) }
+func foll(off sql.Expr) sql.FrameBound { return bound(sql.BoundFollowing, off) }
+
+func frame(mode sql.FrameMode, start, end sql.FrameBound, ex sql.FrameExclude) sql.WindowFrame {
+	return sql.WindowFrame{Mode: mode, Start: start, End: end, Exclude: ex}
+}
+
+// wcall builds a window call over the test columns.
+func wcall(fn string, arg int, f sql.WindowFrame, t types.T) planner.WindowCall {
+	c := planner.WindowCall{Func: fn, ArgCol: arg, DefaultCol: -1, FilterCol: -1, Frame: f, T: t}
+	if arg >= 0 {
+		c.ArgType = winTestTypes[arg]
+	}
+	return c
+}
+
+func withParam(c planner.WindowCall, n int64) planner.WindowCall {
+	c.Param = &sql.Const{Value: types.DInt(n), T: types.Int32T}
+	return c
+}
+
+// winTestConfigs are windows exercising every function, frame mode, bound
+// and exclusion, NULL ordering both ways and IGNORE NULLS.
+func winTestConfigs() map[string]*planner.Window {
+	i64, f64, num := types.Int64T, types.Float64T, types.NumericT
+	dflt := sql.DefaultFrame
+	lagDefault := withParam(wcall(sql.WinLag, colV, dflt, i64), 2)
+	lagDefault.DefaultCol = colID
+	countFiltered := wcall(sql.AggCount, colV, frame(sql.FrameRows, unbPrec, foll(intOff(2)), 0), i64)
+	countFiltered.FilterCol = colFlag
+	lagIgnore := withParam(wcall(sql.WinLag, colV, dflt, i64), 1)
+	lagIgnore.IgnoreNulls = true
+	leadIgnore := withParam(wcall(sql.WinLead, colV, dflt, i64), 2)
+	leadIgnore.IgnoreNulls = true
+	firstIgnore := wcall(sql.WinFirstValue, colV, dflt, i64)
+	firstIgnore.IgnoreNulls = true
+	lastIgnore := wcall(sql.WinLastValue, colV, frame(sql.FrameRows, prec(intOff(2)), curRow, 0), i64)
+	lastIgnore.IgnoreNulls = true
+	nthIgnore := withParam(wcall(sql.WinNthValue, colV, frame(sql.FrameRows, prec(intOff(3)), foll(intOff(1)), sql.ExcludeCurrentRow), i64), 2)
+	nthIgnore.IgnoreNulls = true
+	asc := planner.WindowOrder{Col: colO, T: types.Int32T}
+	desc := planner.WindowOrder{Col: colO, T: types.Int32T, Desc: true, NullsFirst: true}
+	byDate := planner.WindowOrder{Col: colD, T: types.DateT, NullsFirst: true}
+	return map[string]*planner.Window{
+		"asc": {
+			PartitionCols: []int{colP}, PartitionTypes: []types.T{types.Int32T},
+			Order: []planner.WindowOrder{asc},
+			Calls: []planner.WindowCall{
+				wcall(sql.WinRowNumber, -1, dflt, i64),
+				wcall(sql.WinRank, -1, dflt, i64),
+				wcall(sql.WinDenseRank, -1, dflt, i64),
+				wcall(sql.AggSum, colV, dflt, num),
+				wcall(sql.AggCountStar, -1, frame(sql.FrameRows, prec(intOff(1)), foll(intOff(1)), 0), i64),
+				wcall(sql.AggAvg, colV, frame(sql.FrameRows, unbPrec, curRow, 0), num),
+				wcall(sql.AggMin, colV, frame(sql.FrameRange, prec(intOff(2)), foll(intOff(1)), 0), i64),
+				wcall(sql.AggMax, colV, frame(sql.FrameGroups, prec(intOff(1)), curRow, sql.ExcludeCurrentRow), i64),
+				lagDefault,
+				withParam(wcall(sql.WinLead, colV, dflt, i64), 1),
+				wcall(sql.WinFirstValue, colV, frame(sql.FrameRows, prec(intOff(2)), curRow, 0), i64),
+				wcall(sql.WinLastValue, colV, frame(sql.FrameRange, curRow, unbFoll, 0), i64),
+				withParam(wcall(sql.WinNthValue, colV, dflt, i64), 2),
+				countFiltered,
+				wcall(sql.AggSum, colV, frame(sql.FrameGroups, foll(intOff(1)), foll(intOff(2)), sql.ExcludeTies), num),
+			},
+		},
+		"desc": {
+			PartitionCols: []int{colP}, PartitionTypes: []types.T{types.Int32T},
+			Order: []planner.WindowOrder{desc},
+			Calls: []planner.WindowCall{
+				wcall(sql.WinPercentRank, -1, dflt, f64),
+				wcall(sql.WinCumeDist, -1, dflt, f64),
+				withParam(wcall(sql.WinNtile, -1, dflt, types.Int32T), 3),
+				wcall(sql.AggSum, colV, frame(sql.FrameRange, prec(intOff(1)), foll(intOff(2)), sql.ExcludeGroup), num),
+				wcall(sql.AggMin, colV, frame(sql.FrameRange, unbPrec, prec(intOff(1)), 0), i64),
+				wcall(sql.AggMax, colV, frame(sql.FrameRange, foll(intOff(1)), foll(intOff(3)), 0), i64),
+				wcall(sql.WinRowNumber, -1, dflt, i64),
+			},
+		},
+		"running": {
+			PartitionCols: []int{colP}, PartitionTypes: []types.T{types.Int32T},
+			Order: []planner.WindowOrder{asc},
+			Calls: []planner.WindowCall{
+				wcall(sql.AggSum, colV, dflt, num),
+				wcall(sql.AggCount, colV, frame(sql.FrameRows, unbPrec, curRow, 0), i64),
+				wcall(sql.AggMax, colV, frame(sql.FrameGroups, unbPrec, foll(intOff(1)), 0), i64),
+				wcall(sql.AggAvg, colV, frame(sql.FrameRange, unbPrec, foll(intOff(1)), 0), num),
+				wcall(sql.WinLastValue, colV, frame(sql.FrameRows, unbPrec, prec(intOff(1)), 0), i64),
+				withParam(wcall(sql.WinNthValue, colV, dflt, i64), 3),
+				withParam(wcall(sql.WinLag, colV, dflt, i64), 3),
+			},
+		},
+		"preceding": {
+			PartitionCols: []int{colP}, PartitionTypes: []types.T{types.Int32T},
+			Order: []planner.WindowOrder{asc},
+			Calls: []planner.WindowCall{
+				wcall(sql.AggCountStar, -1, frame(sql.FrameRows, unbPrec, prec(intOff(3)), 0), i64),
+				wcall(sql.AggSum, colV, frame(sql.FrameGroups, unbPrec, prec(intOff(2)), 0), num),
+				wcall(sql.AggMax, colV, frame(sql.FrameRange, unbPrec, prec(intOff(2)), 0), i64),
+				withParam(wcall(sql.WinLag, colV, dflt, i64), 3),
+				wcall(sql.AggCountStar, -1, frame(sql.FrameRows, prec(intOff(4)), prec(intOff(2)), 0), i64),
+			},
+		},
+		"dates": {
+			Order: []planner.WindowOrder{byDate},
+			Calls: []planner.WindowCall{
+				wcall(sql.AggCountStar, -1, frame(sql.FrameRange, prec(dayOff(1)), foll(dayOff(2)), 0), i64),
+				wcall(sql.AggSum, colV, frame(sql.FrameRange, unbPrec, prec(dayOff(1)), 0), num),
+				wcall(sql.WinRowNumber, -1, dflt, i64),
+				lagIgnore, leadIgnore, firstIgnore, lastIgnore, nthIgnore,
+			},
+		},
+		"unordered": {
+			PartitionCols: []int{colP}, PartitionTypes: []types.T{types.Int32T},
+			Calls: []planner.WindowCall{
+				wcall(sql.WinRowNumber, -1, dflt, i64),
+				wcall(sql.AggSum, colV, dflt, num),
+				withParam(wcall(sql.WinLag, colV, dflt, i64), 1),
+				wcall(sql.WinRank, -1, dflt, i64),
+			},
+		},
+	}
+}
+
+// finishWindow fills in the columns and keys of a test window.
+func finishWindow(w *planner.Window) *planner.Window {
+	var cols []sql.Column
+	for i, t := range winTestTypes {
+		cols = append(cols, sql.Column{Name: fmt.Sprintf("c%d", i), Type: t})
+	}
+	w.Input = &planner.Values{Cols: cols}
+	w.Cols = append([]sql.Column(nil), cols...)
+	for _, c := range w.Calls {
+		w.Cols = append(w.Cols, sql.Column{Name: c.Func, Type: c.T})
+	}
+	w.InputKey, w.InputKeyTypes = []int{colID}, []types.T{types.Int64T}
+	return w
+}
+
+var winSeeds = flag.Int64("window.seeds", 6, "TestOverWindowRandom: seeds per window")
+
+// TestOverWindowRandom runs random inserts, updates and deletes through the
+// streaming operator of each test window, with commits and restarts at
+// random barriers, and checks after every barrier that the rows it has
+// emitted so far equal the batch operator's result over the current rows.
+func TestOverWindowRandom(t *testing.T) {
+	for name, w := range winTestConfigs() {
+		w := finishWindow(w)
+		for seed := int64(1); seed <= *winSeeds; seed++ {
+			t.Run(fmt.Sprintf("%s/%d", name, seed), func(t *testing.T) { runOverWindowRandom(t, w, seed, 250) })
+		}
+	}
+}
+
+func runOverWindowRandom(t *testing.T, w *planner.Window, seed int64, steps int) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	rng := rand.New(rand.NewSource(seed))
+	ectx := &eval.Context{Mem: mem, Strict: true}
+	store, err := state.Open(":memory:", state.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	w.Table = 1
+	outTypes := planner.Types(w.Cols)
+	var op *OverWindow
+	start := func() {
+		if op != nil {
+			op.Close()
+		}
+		if op, err = NewOverWindow(mem, ectx, w, store.Table(1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start()
+	defer func() { op.Close() }()
+	got := map[string]int{}
+	collect := OutputFunc(func(_ context.Context, m Message) error {
+		if m.Batch == nil {
+			return nil
+		}
+		defer m.Release()
+		for i, row := range formatRows(m.Batch, outTypes, false) {
+			if m.Batch.Ops[i].IsInsert() {
+				got[row]++
+				continue
+			}
+			if got[row] == 0 {
+				return fmt.Errorf("retraction of a row not emitted: %s", row)
+			}
+			if got[row]--; got[row] == 0 {
+				delete(got, row)
+			}
+		}
+		return nil
+	})
+	var rows []*winTestRow
+	randDatum := func(nullPct int, f func() types.Datum) types.Datum {
+		if rng.Intn(100) < nullPct {
+			return types.Null
+		}
+		return f()
+	}
+	newValues := func(r *winTestRow) {
+		r.p = randDatum(5, func() types.Datum { return types.DInt(rng.Int63n(3)) })
+		r.o = randDatum(10, func() types.Datum { return types.DInt(rng.Int63n(8)) })
+		r.v = randDatum(20, func() types.Datum { return types.DInt(rng.Int63n(20) - 5) })
+		r.d = randDatum(10, func() types.Datum { return types.DInt(19000 + rng.Int63n(10)) })
+		r.flag = randDatum(10, func() types.Datum { return types.DBool(rng.Intn(2) == 0) })
+	}
+	epoch := uint64(0)
+	for step := 0; step < steps; step++ {
+		var batch []*winTestRow
+		var ops []Op
+		for n := 1 + rng.Intn(5); n > 0; n-- {
+			var live []*winTestRow
+			for _, r := range rows {
+				if r.exists {
+					live = append(live, r)
+				}
+			}
+			switch k := rng.Intn(10); {
+			case k < 5 || len(live) == 0:
+				r := &winTestRow{id: int64(len(rows)), exists: true}
+				newValues(r)
+				rows = append(rows, r)
+				batch, ops = append(batch, r), append(ops, Insert)
+			case k < 7:
+				r := live[rng.Intn(len(live))]
+				r.exists = false
+				c := *r
+				batch, ops = append(batch, &c), append(ops, Delete)
+			default:
+				r := live[rng.Intn(len(live))]
+				old := *r
+				switch rng.Intn(3) {
+				case 0:
+					r.v = randDatum(20, func() types.Datum { return types.DInt(rng.Int63n(20) - 5) })
+				case 1:
+					r.o = randDatum(10, func() types.Datum { return types.DInt(rng.Int63n(8)) })
+					r.d = randDatum(10, func() types.Datum { return types.DInt(19000 + rng.Int63n(10)) })
+				default:
+					newValues(r)
+				}
+				c := *r
+				batch, ops = append(batch, &old, &c), append(ops, UpdateDelete, UpdateInsert)
+			}
+		}
+		if err := op.OnBatch(context.Background(), winTestBatch(mem, batch, ops), collect); err != nil {
+			t.Fatal(err)
+		}
+		if rng.Intn(3) > 0 && step != steps-1 {
+			continue
+		}
+		epoch++
+		if err := op.OnBarrier(context.Background(), &barrier.Barrier{Epoch: epoch}, collect); err != nil {
+			t.Fatalf("seed %d epoch %d: %v", seed, epoch, err)
+		}
+		if rng.Intn(2) == 0 {
+			if _, err := store.Commit(epoch); err != nil {
+				t.Fatal(err)
+			}
+			if rng.Intn(3) == 0 {
+				start()
+			}
+		}
+		want := batchWindow(t, mem, ectx, w, rows)
+		if g, wnt := multiset(got), strings.Join(want, "\n"); g != wnt {
+			t.Fatalf("seed %d epoch %d: streaming and batch differ:\n%s", seed, epoch, rowDiff(strings.Split(g, "\n"), want))
+		}
+	}
+}
+
+// winTestBatch builds a batch of the test rows.
+func winTestBatch(mem memory.Allocator, rows []*winTestRow, ops []Op) *Batch {
+	bs := newBuilders(mem, winTestTypes)
+	defer releaseBuilders(bs)
+	for _, r := range rows {
+		for c, d := range []types.Datum{types.DInt(r.id), r.p, r.o, r.v, r.d, r.flag} {
+			types.AppendDatum(bs[c], winTestTypes[c], d)
+		}
+	}
+	return NewBatch(buildRecord(SchemaOf(winTestTypes), bs, len(rows)), slices.Clone(ops))
+}
+
+// batchWindow computes the window over the existing rows (in id order, so
+// that peers tie as in the streaming operator) with WindowBatch and returns
+// the result rows, sorted.
+func batchWindow(t *testing.T, mem memory.Allocator, ectx *eval.Context, w *planner.Window, rows []*winTestRow) []string {
+	bw := *w
+	bw.Table, bw.InputKey, bw.InputKeyTypes = -1, nil, nil
+	op, err := NewWindowBatch(mem, ectx, &bw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close()
+	var live []*winTestRow
+	for _, r := range rows {
+		if r.exists {
+			live = append(live, r)
+		}
+	}
+	var out []string
+	collect := OutputFunc(func(_ context.Context, m Message) error {
+		defer m.Release()
+		out = append(out, formatRows(m.Batch, planner.Types(w.Cols), false)...)
+		return nil
+	})
+	if len(live) > 0 {
+		if err := op.OnBatch(context.Background(), winTestBatch(mem, live, make([]Op, len(live))), collect); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := op.OnBarrier(context.Background(), finalBarrier, collect); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func multiset(m map[string]int) string {
+	var rows []string
+	for r, n := range m {
+		for ; n > 0; n-- {
+			rows = append(rows, r)
+		}
+	}
+	slices.Sort(rows)
+	return strings.Join(rows, "\n")
+}
+
+// TestOverWindowBoundedReads checks that a change reads only the rows its
+// frames reach, not the partition: over one partition of 5000 rows ordered
+// by id, appending a row or changing one in the middle reads a handful of
+// rows for running sums, sliding frames and lag, while row_number after a
+// change in the middle reads (and changes) the rest of the partition.
+func TestOverWindowBoundedReads(t *testing.T) {
+	i64, num := types.Int64T, types.NumericT
+	order := []planner.WindowOrder{{Col: colO, T: types.Int32T}}
+	bounded := finishWindow(&planner.Window{Order: order, Calls: []planner.WindowCall{
+		wcall(sql.AggSum, colV, sql.DefaultFrame, num),
+		wcall(sql.AggCountStar, -1, frame(sql.FrameRows, prec(intOff(2)), foll(intOff(1)), 0), i64),
+		withParam(wcall(sql.WinLag, colV, sql.DefaultFrame, i64), 1),
+		wcall(sql.AggMax, colV, frame(sql.FrameRange, prec(intOff(3)), curRow, 0), i64),
+	}})
+	ranked := finishWindow(&planner.Window{Order: order, Calls: []planner.WindowCall{
+		wcall(sql.WinRowNumber, -1, sql.DefaultFrame, i64),
+	}})
+	for _, tc := range []struct {
+		name     string
+		w        *planner.Window
+		change   func(rows []*winTestRow) ([]*winTestRow, []Op)
+		maxReads int
+	}{
+		{"append", bounded, func(rows []*winTestRow) ([]*winTestRow, []Op) {
+			r := &winTestRow{id: 5000, o: types.DInt(5000), v: types.DInt(1), exists: true}
+			return []*winTestRow{r}, []Op{Insert}
+		}, 6},
+		{"update value in the middle, sum unchanged", bounded, func(rows []*winTestRow) ([]*winTestRow, []Op) {
+			a, b := *rows[2500], *rows[2501]
+			a2, b2 := a, b
+			a2.v, b2.v = types.DInt(a.v.I+1), types.DInt(b.v.I-1)
+			return []*winTestRow{&a, &a2, &b, &b2}, []Op{UpdateDelete, UpdateInsert, UpdateDelete, UpdateInsert}
+		}, 14},
+		{"row_number after an insert in the middle", ranked, func(rows []*winTestRow) ([]*winTestRow, []Op) {
+			r := &winTestRow{id: 5001, o: types.DInt(2500), v: types.DInt(1), exists: true}
+			return []*winTestRow{r}, []Op{Insert}
+		}, 2600},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			ectx := &eval.Context{Mem: mem, Strict: true}
+			store, err := state.Open(":memory:", state.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			w := *tc.w
+			w.Table = 1
+			op, err := NewOverWindow(mem, ectx, &w, store.Table(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer op.Close()
+			discard := OutputFunc(func(_ context.Context, m Message) error { m.Release(); return nil })
+			var rows []*winTestRow
+			for i := int64(0); i < 5000; i++ {
+				rows = append(rows, &winTestRow{id: i, o: types.DInt(i), v: types.DInt(i % 7), exists: true})
+			}
+			if err := op.OnBatch(context.Background(), winTestBatch(mem, rows, make([]Op, len(rows))), discard); err != nil {
+				t.Fatal(err)
+			}
+			if err := op.OnBarrier(context.Background(), &barrier.Barrier{Epoch: 1}, discard); err != nil {
+				t.Fatal(err)
+			}
+			batch, ops := tc.change(rows)
+			if err := op.OnBatch(context.Background(), winTestBatch(mem, batch, ops), discard); err != nil {
+				t.Fatal(err)
+			}
+			if err := op.OnBarrier(context.Background(), &barrier.Barrier{Epoch: 2}, discard); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(op.src.rows); n > tc.maxReads {
+				t.Fatalf("read %d rows, want at most %d", n, tc.maxReads)
+			}
+		})
+	}
+}
+
+// TestDatumStateRoundTrip checks the carried encoding of min, max and the
+// value functions for short and long values.
+func TestDatumStateRoundTrip(t *testing.T) {
+	codec := state.NewRowCodec([]types.T{types.TextT})
+	for _, d := range []types.Datum{types.Null, types.DText(""), types.DText("abc"), types.DText(strings.Repeat("x", 127)), types.DText(strings.Repeat("y", 300))} {
+		buf := appendDatumState([]byte("prefix"), codec, d)
+		buf = append(buf, "rest"...)
+		got, rest, err := loadDatumState(buf[len("prefix"):], codec)
+		if err != nil || got.Null != d.Null || got.S != d.S || string(rest) != "rest" {
+			t.Fatalf("%+v: decoded %+v, rest %q, %v", d, got, rest, err)
+		}
+	}
+}
+
+// BenchmarkOverWindowAppend appends rows at the end of 100 partitions, 1000
+// rows per barrier, under a running sum, row_number and a sliding count.
+func BenchmarkOverWindowAppend(b *testing.B) {
+	mem := memory.NewGoAllocator()
+	ectx := &eval.Context{Mem: mem, Strict: true}
+	store, err := state.Open(":memory:", state.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	w := finishWindow(&planner.Window{
+		PartitionCols: []int{colP}, PartitionTypes: []types.T{types.Int32T},
+		Order: []planner.WindowOrder{{Col: colO, T: types.Int32T}},
+		Calls: []planner.WindowCall{
+			wcall(sql.AggSum, colV, sql.DefaultFrame, types.NumericT),
+			wcall(sql.WinRowNumber, -1, sql.DefaultFrame, types.Int64T),
+			wcall(sql.AggCountStar, -1, frame(sql.FrameRows, prec(intOff(5)), curRow, 0), types.Int64T),
+		},
+	})
+	w.Table = 1
+	op, err := NewOverWindow(mem, ectx, w, store.Table(1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	discard := OutputFunc(func(_ context.Context, m Message) error { m.Release(); return nil })
+	id := int64(0)
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		rows := make([]*winTestRow, 1000)
+		for i := range rows {
+			rows[i] = &winTestRow{id: id, p: types.DInt(id % 100), o: types.DInt(id / 100), v: types.DInt(id % 7), d: types.Null, flag: types.Null}
+			id++
+		}
+		if err := op.OnBatch(context.Background(), winTestBatch(mem, rows, make([]Op, len(rows))), discard); err != nil {
+			b.Fatal(err)
+		}
+		if err := op.OnBarrier(context.Background(), &barrier.Barrier{Epoch: uint64(n + 1)}, discard); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := store.Commit(uint64(n + 1)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// rowDiff renders the rows only one of two sorted lists has.
+func rowDiff(got, want []string) string {
+	var b strings.Builder
+	for len(got) > 0 || len(want) > 0 {
+		switch {
+		case len(want) == 0 || len(got) > 0 && got[0] < want[0]:
+			fmt.Fprintf(&b, "streaming only: %s\n", got[0])
+			got = got[1:]
+		case len(got) == 0 || want[0] < got[0]:
+			fmt.Fprintf(&b, "batch only:     %s\n", want[0])
+			want = want[1:]
+		default:
+			got, want = got[1:], want[1:]
+		}
+	}
+	return b.String()
+}
