@@ -142,6 +142,11 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 		}
 		return &Series{Start: r.Start, Stop: r.Stop, Step: r.Step, Col: r.Col}, nil
 	case *sql.Filter:
+		if w, ok := r.Input.(*sql.Window); ok {
+			if n, ok, err := b.windowTopN(w, r.Pred); ok {
+				return n, err
+			}
+		}
 		in, err := b.build(r.Input)
 		if err != nil {
 			return nil, err
