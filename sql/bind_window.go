@@ -204,7 +204,19 @@ func (b *binder) bindWindowCall(ctx *exprCtx, name string, f *pg_query.FuncCall)
 	if !IsRanking(rec.call.Func) && rec.call.Func != WinLag && rec.call.Func != WinLead {
 		rec.call.Frame = rec.spec.frame
 	}
+	if b.takeNullTreatment(f.Over.Location) {
+		switch rec.call.Func {
+		case WinLag, WinLead, WinFirstValue, WinLastValue, WinNthValue:
+			rec.call.IgnoreNulls = true
+		default:
+			return nil, b.errAt(f.Location, sqlerr.New(sqlerr.FeatureNotSupported,
+				"IGNORE NULLS is supported for lag, lead, first_value, last_value and nth_value, not %s", name))
+		}
+	}
 	rec.sig = rec.call.String() + " OVER (" + rec.spec.String() + ")"
+	if rec.call.IgnoreNulls {
+		rec.sig += " IGNORE NULLS"
+	}
 	wc := ctx.wins
 	for i, r := range wc.calls {
 		if r.sig == rec.sig {

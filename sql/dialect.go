@@ -13,6 +13,7 @@ import (
 //	CREATE SOURCE s (..., WATERMARK FOR col AS expr) [APPEND ONLY] WITH (...)
 //	CREATE MATERIALIZED VIEW v AS SELECT ... EMIT ON WINDOW CLOSE
 //	... FROM a ASOF [LEFT [OUTER]] JOIN b ON ...
+//	lag(x) IGNORE NULLS OVER (...), first_value(x) RESPECT NULLS OVER w
 //
 // Parse cuts them out of the text before PostgreSQL's parser sees it: each
 // clause is replaced by spaces of the same length, so that every position
@@ -28,6 +29,8 @@ const (
 	clauseAppendOnly
 	clauseEmitOnWindowClose
 	clauseAsof
+	clauseIgnoreNulls
+	clauseRespectNulls
 )
 
 func (k clauseKind) String() string {
@@ -38,6 +41,10 @@ func (k clauseKind) String() string {
 		return "APPEND ONLY"
 	case clauseAsof:
 		return "ASOF"
+	case clauseIgnoreNulls:
+		return "IGNORE NULLS"
+	case clauseRespectNulls:
+		return "RESPECT NULLS"
 	}
 	return "EMIT ON WINDOW CLOSE"
 }
@@ -52,7 +59,8 @@ type dialectClause struct {
 	column  string
 	expr    string
 	exprOff int
-	// For ASOF: the byte offset of the join's right input.
+	// For ASOF: the byte offset of the join's right input; for IGNORE
+	// NULLS and RESPECT NULLS, of the window after OVER.
 	rightOff int
 	// used is set by the binder once it has taken the clause.
 	used bool
@@ -63,7 +71,7 @@ type dialectClause struct {
 func cutDialectClauses(text string) (string, []*dialectClause, error) {
 	lower := strings.ToLower(text)
 	if !strings.Contains(lower, "watermark") && !strings.Contains(lower, "append") && !strings.Contains(lower, "emit") &&
-		!strings.Contains(lower, "asof") {
+		!strings.Contains(lower, "asof") && !strings.Contains(lower, "nulls") {
 		return text, nil, nil
 	}
 	res, err := pg_query.Scan(text)
@@ -161,6 +169,14 @@ func (c *clauseCutter) run() error {
 				c.blank(i, i)
 			}
 			i = j
+		case (c.is(i, "ignore", "nulls", "over") || c.is(i, "respect", "nulls", "over")) && i+3 < len(c.toks):
+			kind := clauseIgnoreNulls
+			if c.word(i) == "respect" {
+				kind = clauseRespectNulls
+			}
+			c.clauses = append(c.clauses, &dialectClause{kind: kind, start: int(c.toks[i].Start), rightOff: int(c.toks[i+3].Start)})
+			c.blank(i, i+1)
+			i++
 		case depth == 0 && c.is(i, "emit", "on", "window", "close"):
 			c.clauses = append(c.clauses, &dialectClause{kind: clauseEmitOnWindowClose, start: int(c.toks[i].Start)})
 			c.blank(i, i+3)
@@ -254,6 +270,18 @@ func (b *binder) takeAsof(loc int32) bool {
 	return false
 }
 
+// takeNullTreatment returns whether the window function call whose window
+// (after OVER) starts at byte offset loc says IGNORE NULLS.
+func (b *binder) takeNullTreatment(loc int32) (ignore bool) {
+	for _, c := range b.clauses {
+		if (c.kind == clauseIgnoreNulls || c.kind == clauseRespectNulls) && !c.used && c.rightOff == b.base+int(loc) {
+			c.used = true
+			return c.kind == clauseIgnoreNulls
+		}
+	}
+	return false
+}
+
 // checkClausesUsed fails with a syntax error at the first clause the
 // statement did not take.
 func (b *binder) checkClausesUsed() error {
@@ -265,6 +293,8 @@ func (b *binder) checkClausesUsed() error {
 				where = "only after the query of CREATE MATERIALIZED VIEW"
 			case clauseAsof:
 				where = "only before JOIN or LEFT JOIN of a table, view, source or CTE"
+			case clauseIgnoreNulls, clauseRespectNulls:
+				where = "only between a window function call and its OVER"
 			default:
 				where = "only in CREATE TABLE and CREATE SOURCE"
 			}
