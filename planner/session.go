@@ -65,7 +65,7 @@ func (b *builder) sessionWindowRel(r *sql.SessionWindow) (Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := b.sessionWindow(in, r.TimeCol, r.Gap, r.PartitionCols, false)
+	n := b.sessionWindow(in, r.TimeCol, r.Gap, r.PartitionCols, r.KeepNulls)
 	n.Cols = r.Cols
 	return n, nil
 }

@@ -66,6 +66,9 @@ func (n *Window) Inputs() []Node        { return []Node{n.Input} }
 // window builds a Window, with a Project before it when keys or arguments
 // are expressions, and one after it dropping them again.
 func (b *builder) window(r *sql.Window) (Node, error) {
+	if r.SessionGap > 0 {
+		return b.sessionOver(r)
+	}
 	in, err := b.build(r.Input)
 	if err != nil {
 		return nil, err

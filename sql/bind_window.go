@@ -76,6 +76,9 @@ type windowSpec struct {
 	frame     WindowFrame
 	// hasFrame is set when the window has a frame clause of its own.
 	hasFrame bool
+	// sessionGap (microseconds) is set by SESSION WITH GAP: partitions are
+	// split into sessions of the ORDER BY time.
+	sessionGap int64
 }
 
 // windowRecord is a recorded call and its window.
@@ -492,7 +495,45 @@ func (b *binder) bindWindowDef(ctx *exprCtx, wc *windowCollector, def *pg_query.
 	if spec.frame, err = b.bindFrame(def, spec); err != nil {
 		return nil, err
 	}
+	if base != nil {
+		spec.sessionGap = base.sessionGap
+	}
+	if c := b.takeSessionGap(def.Location); c != nil {
+		if spec.sessionGap, err = b.bindSessionGap(c, spec); err != nil {
+			return nil, err
+		}
+	}
 	return spec, nil
+}
+
+// bindSessionGap binds the gap of SESSION WITH GAP: a constant interval
+// without months, in a window ordered by one ascending time column.
+func (b *binder) bindSessionGap(c *dialectClause, spec *windowSpec) (int64, error) {
+	at := charPosition(b.full, c.start)
+	if spec.hasFrame {
+		return 0, sqlerr.New(windowingError, "SESSION WITH GAP is the frame of its window: it cannot have ROWS, RANGE or GROUPS too").At(at)
+	}
+	if len(spec.order) != 1 || spec.order[0].Desc {
+		return 0, sqlerr.New(windowingError, "SESSION WITH GAP needs a window ordered by one time column, ascending").At(at)
+	}
+	if k := spec.order[0].Expr.Type().Kind; k != types.Timestamp && k != types.TimestampTZ {
+		return 0, sqlerr.New(sqlerr.DatatypeMismatch, "SESSION WITH GAP orders by a timestamp or timestamp with time zone, not %s",
+			spec.order[0].Expr.Type()).At(at)
+	}
+	res, err := pg_query.Parse("SELECT " + c.expr)
+	if err != nil {
+		return 0, syntaxError(b.full, c.exprOff-len("SELECT "), err)
+	}
+	sel := res.Stmts[0].Stmt.GetSelectStmt()
+	if sel == nil || len(sel.TargetList) != 1 {
+		return 0, sqlerr.New(sqlerr.SyntaxError, "SESSION WITH GAP needs an interval").At(at)
+	}
+	sub := &binder{cat: b.cat, full: b.full, base: c.exprOff - len("SELECT ")}
+	gap, err := sub.windowInterval(sel.TargetList[0].GetResTarget().Val, "session")
+	if err == nil && gap <= 0 {
+		err = sqlerr.New(sqlerr.InvalidParameterValue, "the gap of SESSION WITH GAP must be positive").At(charPosition(b.full, c.exprOff))
+	}
+	return gap, err
 }
 
 // bindFrame binds a window's frame clause (the default frame if none).
@@ -650,6 +691,9 @@ func (s *windowSpec) String() string {
 		parts = append(parts, "ORDER BY "+windowKeysString(s.order))
 	}
 	parts = append(parts, s.frame.String())
+	if s.sessionGap > 0 {
+		parts = append(parts, fmt.Sprintf("SESSION WITH GAP %d us", s.sessionGap))
+	}
 	return strings.Join(parts, " ")
 }
 
@@ -762,7 +806,7 @@ func (b *binder) placeWindows(input Rel, wc *windowCollector, rewrite func(Expr,
 		if call.Filter, err = fix(rec.call.Filter, rec.filterAt); err != nil {
 			return nil, err
 		}
-		key := (&windowSpec{part: part, order: order}).keyString()
+		key := (&windowSpec{part: part, order: order, sessionGap: spec.sessionGap}).keyString()
 		var g *group
 		for _, x := range groups {
 			if x.key == key {
@@ -770,7 +814,7 @@ func (b *binder) placeWindows(input Rel, wc *windowCollector, rewrite func(Expr,
 			}
 		}
 		if g == nil {
-			g = &group{key: key, win: &Window{PartitionBy: part, OrderBy: order}}
+			g = &group{key: key, win: &Window{PartitionBy: part, OrderBy: order, SessionGap: spec.sessionGap}}
 			groups = append(groups, g)
 		}
 		g.win.Calls = append(g.win.Calls, call)
@@ -812,5 +856,5 @@ func (s *windowSpec) keyString() string {
 	for i, e := range s.part {
 		ps[i] = e.String()
 	}
-	return strings.Join(ps, ", ") + " | " + windowKeysString(s.order)
+	return strings.Join(ps, ", ") + " | " + windowKeysString(s.order) + fmt.Sprintf(" | %d", s.sessionGap)
 }

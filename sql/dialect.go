@@ -14,6 +14,7 @@ import (
 //	CREATE MATERIALIZED VIEW v AS SELECT ... EMIT ON WINDOW CLOSE
 //	... FROM a ASOF [LEFT [OUTER]] JOIN b ON ...
 //	lag(x) IGNORE NULLS OVER (...), first_value(x) RESPECT NULLS OVER w
+//	f(...) OVER (PARTITION BY k ORDER BY ts SESSION WITH GAP INTERVAL '5 minutes')
 //
 // Parse cuts them out of the text before PostgreSQL's parser sees it: each
 // clause is replaced by spaces of the same length, so that every position
@@ -31,6 +32,7 @@ const (
 	clauseAsof
 	clauseIgnoreNulls
 	clauseRespectNulls
+	clauseSessionGap
 )
 
 func (k clauseKind) String() string {
@@ -45,6 +47,8 @@ func (k clauseKind) String() string {
 		return "IGNORE NULLS"
 	case clauseRespectNulls:
 		return "RESPECT NULLS"
+	case clauseSessionGap:
+		return "SESSION WITH GAP"
 	}
 	return "EMIT ON WINDOW CLOSE"
 }
@@ -60,7 +64,8 @@ type dialectClause struct {
 	expr    string
 	exprOff int
 	// For ASOF: the byte offset of the join's right input; for IGNORE
-	// NULLS and RESPECT NULLS, of the window after OVER.
+	// NULLS and RESPECT NULLS, of the window after OVER; for SESSION WITH
+	// GAP (whose gap is expr), of the parenthesis opening its window.
 	rightOff int
 	// used is set by the binder once it has taken the clause.
 	used bool
@@ -71,7 +76,7 @@ type dialectClause struct {
 func cutDialectClauses(text string) (string, []*dialectClause, error) {
 	lower := strings.ToLower(text)
 	if !strings.Contains(lower, "watermark") && !strings.Contains(lower, "append") && !strings.Contains(lower, "emit") &&
-		!strings.Contains(lower, "asof") && !strings.Contains(lower, "nulls") {
+		!strings.Contains(lower, "asof") && !strings.Contains(lower, "nulls") && !strings.Contains(lower, "gap") {
 		return text, nil, nil
 	}
 	res, err := pg_query.Scan(text)
@@ -133,6 +138,7 @@ func (c *clauseCutter) blank(from, to int) {
 func (c *clauseCutter) run() error {
 	stmtStart := 0
 	depth := 0
+	var open []int // the byte offsets of the open parentheses
 	for i := 0; i < len(c.toks); i++ {
 		switch c.toks[i].Token {
 		case pg_query.Token_ASCII_59: // ;
@@ -142,9 +148,13 @@ func (c *clauseCutter) run() error {
 			continue
 		case pg_query.Token_ASCII_40:
 			depth++
+			open = append(open, int(c.toks[i].Start))
 			continue
 		case pg_query.Token_ASCII_41:
 			depth--
+			if len(open) > 0 {
+				open = open[:len(open)-1]
+			}
 			continue
 		}
 		createsRelation := c.is(stmtStart, "create", "table") || c.is(stmtStart, "create", "source")
@@ -177,6 +187,12 @@ func (c *clauseCutter) run() error {
 			c.clauses = append(c.clauses, &dialectClause{kind: kind, start: int(c.toks[i].Start), rightOff: int(c.toks[i+3].Start)})
 			c.blank(i, i+1)
 			i++
+		case depth > 0 && c.is(i, "session", "with", "gap"):
+			end, err := c.sessionGap(i, open[len(open)-1])
+			if err != nil {
+				return err
+			}
+			i = end
 		case depth == 0 && c.is(i, "emit", "on", "window", "close"):
 			c.clauses = append(c.clauses, &dialectClause{kind: clauseEmitOnWindowClose, start: int(c.toks[i].Start)})
 			c.blank(i, i+3)
@@ -237,6 +253,31 @@ func (c *clauseCutter) watermark(i int) (int, error) {
 	return last, nil
 }
 
+// sessionGap cuts SESSION WITH GAP expr, from token i to the parenthesis
+// that closes its window (which opened at byte offset paren), and returns
+// the index of its last token.
+func (c *clauseCutter) sessionGap(i, paren int) (int, error) {
+	depth, end := 0, i+3
+	for ; end < len(c.toks); end++ {
+		t := c.toks[end].Token
+		if depth == 0 && t == pg_query.Token_ASCII_41 {
+			break
+		}
+		if t == pg_query.Token_ASCII_40 {
+			depth++
+		} else if t == pg_query.Token_ASCII_41 {
+			depth--
+		}
+	}
+	if end == i+3 || end >= len(c.toks) {
+		return 0, sqlerr.New(sqlerr.SyntaxError, "SESSION WITH GAP needs an interval").At(charPosition(c.text, int(c.toks[i].Start)))
+	}
+	c.clauses = append(c.clauses, &dialectClause{kind: clauseSessionGap, start: int(c.toks[i].Start), rightOff: paren,
+		expr: c.text[c.toks[i+3].Start:c.toks[end-1].End], exprOff: int(c.toks[i+3].Start)})
+	c.blank(i, end-1)
+	return end - 1, nil
+}
+
 // identName folds an identifier as PostgreSQL does: quoted names keep their
 // case, others are lower-cased.
 func identName(s string) string {
@@ -270,6 +311,19 @@ func (b *binder) takeAsof(loc int32) bool {
 	return false
 }
 
+// takeSessionGap returns the SESSION WITH GAP clause of the window
+// definition whose parenthesis is at byte offset loc (relative to b.base),
+// or nil.
+func (b *binder) takeSessionGap(loc int32) *dialectClause {
+	for _, c := range b.clauses {
+		if c.kind == clauseSessionGap && !c.used && c.rightOff == b.base+int(loc) {
+			c.used = true
+			return c
+		}
+	}
+	return nil
+}
+
 // takeNullTreatment returns whether the window function call whose window
 // (after OVER) starts at byte offset loc says IGNORE NULLS.
 func (b *binder) takeNullTreatment(loc int32) (ignore bool) {
@@ -295,6 +349,8 @@ func (b *binder) checkClausesUsed() error {
 				where = "only before JOIN or LEFT JOIN of a table, view, source or CTE"
 			case clauseIgnoreNulls, clauseRespectNulls:
 				where = "only between a window function call and its OVER"
+			case clauseSessionGap:
+				where = "only at the end of a window definition"
 			default:
 				where = "only in CREATE TABLE and CREATE SOURCE"
 			}

@@ -18,6 +18,9 @@ type SessionWindow struct {
 	Gap           int64
 	PartitionCols []int
 	Cols          []Column
+	// KeepNulls keeps the rows whose time is NULL, with NULL bounds (for
+	// SESSION WITH GAP windows, which keep every row).
+	KeepNulls bool
 }
 
 func (r *SessionWindow) Columns() []Column { return r.Cols }

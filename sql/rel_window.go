@@ -35,6 +35,10 @@ type Window struct {
 	OrderBy []WindowKey
 	Calls   []WindowCall
 	Cols    []Column
+	// SessionGap (microseconds), if set (SESSION WITH GAP), splits each
+	// partition further into sessions of its one ORDER BY key, a time: the
+	// frames of the calls stay within a session.
+	SessionGap int64
 }
 
 // WindowKey is one ORDER BY item of a window: an expression over the
