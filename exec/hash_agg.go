@@ -110,10 +110,9 @@ type HashAgg struct {
 	valBuf     []byte
 	datums     []types.Datum
 
-	// wm is the watermark of the first group column (when wmValid); wmDone
-	// the one whose final groups were last dropped (when wmActed).
-	wm, wmDone       int64
-	wmValid, wmActed bool
+	// wm is the watermark of the first group column (nil without
+	// spec.Watermark).
+	wm *groupWatermark
 }
 
 // NewHashAgg returns a HashAgg. ectx counts and logs aggregate errors
@@ -137,8 +136,11 @@ func NewHashAgg(mem memory.Allocator, ectx *eval.Context, spec HashAggSpec) (*Ha
 	}
 	a.outTypes = append(append([]types.T{}, spec.GroupTypes...), callTypes(spec.Calls)...)
 	a.outCodec = state.NewRowCodec(a.outTypes)
-	if err := a.loadWatermark(); err != nil {
-		return nil, err
+	if spec.Watermark != nil {
+		var err error
+		if a.wm, err = newGroupWatermark(spec.Watermark, spec.GroupCols[0], spec.GroupTypes[0]); err != nil {
+			return nil, err
+		}
 	}
 	return a, nil
 }

@@ -2,12 +2,8 @@ package exec
 
 import (
 	"context"
-	"encoding/binary"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/streamsql/streamsql/barrier"
-	"github.com/streamsql/streamsql/state"
-	"github.com/streamsql/streamsql/types"
 )
 
 // Windowed aggregation.
@@ -26,98 +22,43 @@ import (
 //     each barrier, each group that became final as one Insert of its final
 //     row, just before deleting it: the output is append-only.
 //
-// The watermark reached is kept in the Watermark table, so a restarted
-// operator goes on dropping the same rows.
-
-var watermarkKey = []byte("wm")
-
-// loadWatermark restores the watermark the operator had reached.
-func (a *HashAgg) loadWatermark() error {
-	if a.spec.Watermark == nil {
-		return nil
-	}
-	v, ok, err := a.spec.Watermark.Get(watermarkKey)
-	if err != nil || !ok {
-		return err
-	}
-	w, n := binary.Varint(v)
-	if n <= 0 {
-		return errCorruptState
-	}
-	a.wm, a.wmValid = w, true
-	a.wmDone, a.wmActed = w, true
-	return nil
-}
+// The watermark reached is kept in the Watermark table (groupWatermark).
 
 // OnWatermark records a watermark on the watermark group's input column;
 // the aggregation acts on it at the next barrier.
 func (a *HashAgg) OnWatermark(_ context.Context, w *barrier.Watermark, _ Output) error {
-	if a.spec.Watermark == nil || w.Column != a.spec.GroupCols[0] {
-		return nil
-	}
-	if !a.wmValid || w.Value > a.wm {
-		a.wm, a.wmValid = w.Value, true
+	if a.wm != nil {
+		a.wm.observe(w)
 	}
 	return nil
 }
 
-// dropLate returns b without the rows the watermark has made late (b itself
-// if there are none), counting them.
+// dropLate returns b without the rows the watermark has made late.
 func (a *HashAgg) dropLate(b *Batch) (*Batch, error) {
-	if a.spec.Watermark == nil || (!a.wmValid && !a.spec.EmitOnWindowClose) {
+	if a.wm == nil {
 		return b, nil
 	}
-	col := b.Rec.Column(a.spec.GroupCols[0]).(*array.Timestamp)
-	vals := col.Values()
-	var keep []int32
-	late := 0
-	for i := 0; i < b.Len(); i++ {
-		switch {
-		case col.IsNull(i):
-			if a.spec.EmitOnWindowClose {
-				late++
-				continue
-			}
-		case a.wmValid && int64(vals[i]) < a.wm:
-			late++
-			continue
-		}
-		keep = append(keep, int32(i))
-	}
-	if late == 0 {
-		return b, nil
-	}
-	if a.spec.LateRows != nil {
-		a.spec.LateRows.Add(int64(late))
-	}
-	return keepRows(a.mem, b, keep)
-}
-
-// finalRange is the range of Result keys of the groups the watermark has
-// made final: a non-NULL first group column below it.
-func (a *HashAgg) finalRange() (lower, upper []byte) {
-	upper = state.AppendKeyDatum(nil, a.spec.GroupTypes[0], types.DInt(a.wm))
-	return []byte{0x01}, upper
+	return a.wm.dropLate(a.mem, b, a.spec.EmitOnWindowClose, a.spec.LateRows)
 }
 
 // closeWindows runs after the epoch's output: it emits the final groups
 // (on window close), deletes their state and forwards the watermark (at
 // every barrier, so that views created later over this one get it too).
 func (a *HashAgg) closeWindows(ctx context.Context, out Output) error {
-	if a.spec.Watermark == nil || !a.wmValid {
+	if a.wm == nil || !a.wm.valid {
 		return nil
 	}
-	if !a.wmActed || a.wm > a.wmDone {
-		if err := a.dropFinal(ctx, out); err != nil {
+	if lower, upper, ok := a.wm.finalRange(); ok {
+		if err := a.dropFinal(ctx, lower, upper, out); err != nil {
 			return err
 		}
 	}
-	return out.Emit(ctx, Message{Watermark: &barrier.Watermark{Column: 0, Value: a.wm}})
+	return out.Emit(ctx, a.wm.message(0))
 }
 
-// dropFinal emits the final groups (on window close) and deletes them.
-func (a *HashAgg) dropFinal(ctx context.Context, out Output) error {
-	lower, upper := a.finalRange()
+// dropFinal emits the final groups in [lower, upper) (on window close) and
+// deletes them.
+func (a *HashAgg) dropFinal(ctx context.Context, lower, upper []byte, out Output) error {
 	if a.spec.EmitOnWindowClose {
 		if err := a.emitFinal(ctx, lower, upper, out); err != nil {
 			return err
@@ -134,8 +75,7 @@ func (a *HashAgg) dropFinal(ctx context.Context, out Output) error {
 			a.drop(slot)
 		}
 	}
-	a.wmDone, a.wmActed = a.wm, true
-	a.spec.Watermark.Put(watermarkKey, binary.AppendVarint(nil, a.wm))
+	a.wm.dropped()
 	return nil
 }
 

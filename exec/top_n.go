@@ -109,10 +109,9 @@ type TopN struct {
 	dels, pairs     []topNOut
 	ins             []topNOut
 
-	// wm is the watermark of the first group column (when wmValid); wmDone
-	// the one whose final groups were last dropped (when wmActed).
-	wm, wmDone       int64
-	wmValid, wmActed bool
+	// wm is the watermark of the first group column (nil without
+	// spec.Watermark).
+	wm *groupWatermark
 }
 
 // NewTopN returns a TopN.
@@ -467,8 +466,12 @@ func newTopNOperator(env Env, n *planner.TopN) (*TopN, error) {
 		spec.Watermark, spec.EmitOnWindowClose = env.Table(n.WatermarkTable), n.EmitOnWindowClose
 	}
 	t := NewTopN(env.Mem, spec)
-	if err := t.loadWatermark(); err != nil {
-		return nil, err
+	if spec.Watermark != nil {
+		c := spec.GroupCols[0]
+		var err error
+		if t.wm, err = newGroupWatermark(spec.Watermark, c, spec.Types[c]); err != nil {
+			return nil, err
+		}
 	}
 	return t, nil
 }

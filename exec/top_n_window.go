@@ -3,9 +3,7 @@ package exec
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
@@ -22,49 +20,24 @@ import (
 // first) and forwards the watermark on that column. Emitting on window
 // close, it emits nothing while groups change and, at each barrier, the
 // window of each group that became final as Inserts: the output is
-// append-only. The watermark reached is kept in the Watermark table.
-
-// loadWatermark restores the watermark the TopN had reached.
-func (t *TopN) loadWatermark() error {
-	if t.spec.Watermark == nil {
-		return nil
-	}
-	if err := loadVarint(t.spec.Watermark, watermarkKey, &t.wm, &t.wmValid); err != nil {
-		return err
-	}
-	t.wmDone, t.wmActed = t.wm, t.wmValid
-	return nil
-}
+// append-only. The watermark reached is kept in the Watermark table
+// (groupWatermark).
 
 // OnWatermark records a watermark on the first group column; the TopN acts
 // on it at the next barrier.
 func (t *TopN) OnWatermark(_ context.Context, w *barrier.Watermark, _ Output) error {
-	if t.spec.Watermark == nil || w.Column != t.spec.GroupCols[0] {
-		return nil
-	}
-	if !t.wmValid || w.Value > t.wm {
-		t.wm, t.wmValid = w.Value, true
+	if t.wm != nil {
+		t.wm.observe(w)
 	}
 	return nil
 }
 
-// dropLate returns b without the rows of final groups (b itself if none).
+// dropLate returns b without the rows of final groups.
 func (t *TopN) dropLate(b *Batch) (*Batch, error) {
-	if t.spec.Watermark == nil || (!t.wmValid && !t.spec.EmitOnWindowClose) {
+	if t.wm == nil {
 		return b, nil
 	}
-	col := b.Rec.Column(t.spec.GroupCols[0]).(*array.Timestamp)
-	var keep []int32
-	for i := 0; i < b.Len(); i++ {
-		if col.IsNull(i) && t.spec.EmitOnWindowClose || col.IsValid(i) && t.wmValid && int64(col.Value(i)) < t.wm {
-			continue
-		}
-		keep = append(keep, int32(i))
-	}
-	if t.spec.LateRows != nil {
-		t.spec.LateRows.Add(int64(b.Len() - len(keep)))
-	}
-	return keepRows(t.mem, b, keep)
+	return t.wm.dropLate(t.mem, b, t.spec.EmitOnWindowClose, t.spec.LateRows)
 }
 
 // closeGroups runs after the epoch's changes are emitted: it emits the
@@ -72,12 +45,10 @@ func (t *TopN) dropLate(b *Batch) (*Batch, error) {
 // state and forwards the watermark (at every barrier, so that views created
 // later over this one get it too).
 func (t *TopN) closeGroups(ctx context.Context, out Output) error {
-	if t.spec.Watermark == nil || !t.wmValid {
+	if t.wm == nil || !t.wm.valid {
 		return nil
 	}
-	if !t.wmActed || t.wm > t.wmDone {
-		lower := []byte{0x01}
-		upper := state.AppendKeyDatum(nil, t.spec.Types[t.spec.GroupCols[0]], types.DInt(t.wm))
+	if lower, upper, ok := t.wm.finalRange(); ok {
 		if t.spec.EmitOnWindowClose {
 			if err := t.emitFinal(ctx, lower, upper, out); err != nil {
 				return err
@@ -89,10 +60,9 @@ func (t *TopN) closeGroups(ctx context.Context, out Output) error {
 				t.drop(g)
 			}
 		}
-		t.wmDone, t.wmActed = t.wm, true
-		t.spec.Watermark.Put(watermarkKey, binary.AppendVarint(nil, t.wm))
+		t.wm.dropped()
 	}
-	return out.Emit(ctx, Message{Watermark: &barrier.Watermark{Column: t.spec.GroupCols[0], Value: t.wm}})
+	return out.Emit(ctx, t.wm.message(t.spec.GroupCols[0]))
 }
 
 // emitFinal emits the window of every group in [lower, upper) of the state

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -12,6 +13,7 @@ import (
 	"github.com/streamsql/streamsql/exec/eval"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -268,4 +270,81 @@ func keepRows(mem memory.Allocator, b *Batch, keep []int32) (*Batch, error) {
 		return nil, err
 	}
 	return NewBatch(rec, ops), nil
+}
+
+// groupWatermark is the watermark of an operator whose first group column
+// carries one (windowed aggregations and TopNs): the groups below it are
+// final. It remembers the watermark reached and the one whose final groups
+// the operator last dropped, and keeps the latter in a state table so that
+// a restarted operator goes on dropping the same late rows. Owned by the
+// operator's goroutine.
+type groupWatermark struct {
+	table *state.Table
+	// col is the input column the watermark is on; t its type.
+	col          int
+	t            types.T
+	value, done  int64
+	valid, acted bool
+}
+
+var watermarkKey = []byte("wm")
+
+// newGroupWatermark restores the watermark of input column col (of type t)
+// kept in table.
+func newGroupWatermark(table *state.Table, col int, t types.T) (*groupWatermark, error) {
+	g := &groupWatermark{table: table, col: col, t: t}
+	if err := loadVarint(table, watermarkKey, &g.value, &g.valid); err != nil {
+		return nil, err
+	}
+	g.done, g.acted = g.value, g.valid
+	return g, nil
+}
+
+// observe records w if it is on the group column and ahead.
+func (g *groupWatermark) observe(w *barrier.Watermark) {
+	if w.Column == g.col && (!g.valid || w.Value > g.value) {
+		g.value, g.valid = w.Value, true
+	}
+}
+
+// dropLate returns b without the rows of final groups (b itself if there
+// are none), counting them in late; with nullsLate, rows whose group
+// column is NULL are late too (their window never closes).
+func (g *groupWatermark) dropLate(mem memory.Allocator, b *Batch, nullsLate bool, late *atomic.Int64) (*Batch, error) {
+	if !g.valid && !nullsLate {
+		return b, nil
+	}
+	col := b.Rec.Column(g.col).(*array.Timestamp)
+	keep := make([]int32, 0, b.Len())
+	for i := 0; i < b.Len(); i++ {
+		if col.IsNull(i) && nullsLate || col.IsValid(i) && g.valid && int64(col.Value(i)) < g.value {
+			continue
+		}
+		keep = append(keep, int32(i))
+	}
+	if n := b.Len() - len(keep); n > 0 && late != nil {
+		late.Add(int64(n))
+	}
+	return keepRows(mem, b, keep)
+}
+
+// finalRange returns, when the watermark has moved since the final groups
+// were last dropped, the key range of the groups it has made final (those
+// whose state key starts with a non-NULL group column below it).
+func (g *groupWatermark) finalRange() (lower, upper []byte, ok bool) {
+	if !g.valid || g.acted && g.value <= g.done {
+		return nil, nil, false
+	}
+	return []byte{0x01}, state.AppendKeyDatum(nil, g.t, types.DInt(g.value)), true
+}
+
+// dropped records that the groups below the watermark are gone.
+func (g *groupWatermark) dropped() {
+	g.done, g.acted = g.value, true
+	g.table.Put(watermarkKey, binary.AppendVarint(nil, g.value))
+}
+
+// message is the watermark to forward on output column col.
+func (g *groupWatermark) message(col int) Message {
+	return Message{Watermark: &barrier.Watermark{Column: col, Value: g.value}}
 }

@@ -53,6 +53,18 @@ var eventTimeWorkloads = []eventTimeWorkload{
 		check:    "SELECT count(*), sum(id) FROM v",
 	},
 	{
+		name:     "group TopN (top 3 per key, row_number)",
+		view:     "SELECT * FROM (SELECT id, ts, id % 1000 AS k, row_number() OVER (PARTITION BY id % 1000 ORDER BY id DESC) AS rn FROM ev) t WHERE rn <= 3",
+		postgres: "SELECT * FROM (SELECT id, ts, id % 1000 AS k, row_number() OVER (PARTITION BY id % 1000 ORDER BY id DESC) AS rn FROM ev) t WHERE rn <= 3",
+		check:    "SELECT count(*), sum(id), sum(rn) FROM v",
+	},
+	{
+		name:     "OVER window (sum over 10 preceding rows per key)",
+		view:     "SELECT id, id % 100 AS k, sum(id) OVER (PARTITION BY id % 100 ORDER BY ts ROWS 10 PRECEDING) AS s FROM ev",
+		postgres: "SELECT id, id % 100 AS k, sum(id) OVER (PARTITION BY id % 100 ORDER BY ts ROWS 10 PRECEDING) AS s FROM ev",
+		check:    "SELECT count(*), sum(s) FROM v",
+	},
+	{
 		name:     "interval join",
 		view:     "SELECT count(*) AS n, sum(b.id) AS total FROM ev a JOIN ev2 b ON a.id % 1000 = b.id % 1000 AND b.ts BETWEEN a.ts AND a.ts + INTERVAL '2 seconds'",
 		postgres: "SELECT count(*) AS n, sum(b.id) AS total FROM ev a JOIN ev2 b ON a.id % 1000 = b.id % 1000 AND b.ts BETWEEN a.ts AND a.ts + INTERVAL '2 seconds'",
