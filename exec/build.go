@@ -35,6 +35,13 @@ type Env struct {
 	StartTime int64
 }
 
+// countLate adds n to env.LateRows, if set.
+func (env Env) countLate(n int) {
+	if env.LateRows != nil {
+		env.LateRows.Add(int64(n))
+	}
+}
+
 // Dataflow is a built plan: its operators wired together, with one entry
 // point per leaf. Leaves are the plan's sources (scans, values, series) in
 // plan order: depth first, inputs in order.
@@ -186,6 +193,10 @@ func operator(env Env, n planner.Node) (Operator, error) {
 			}
 		}
 		return h, nil
+	case *planner.EowcGate:
+		return NewEowcGate(env.Mem, planner.Types(n.Columns()), n.StreamKey(), n.TimeCol, env.Table(n.Table), env.countLate)
+	case *planner.LateFilter:
+		return NewLateFilter(env.Mem, n.TimeCol, n.Columns()[n.TimeCol].Type, env.Table(n.Table), env.countLate)
 	case *planner.TemporalFilter:
 		return NewTemporalFilter(env.Mem, n, env.Table(n.Table), env.StartTime)
 	case *planner.SessionWindow:

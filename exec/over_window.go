@@ -56,6 +56,11 @@ import (
 // changed) is deleted before it is inserted again under the same stream
 // key.
 type OverWindow struct {
+	// passWatermark is the input column whose watermarks pass, or -1; held
+	// keeps them until the barrier's rows are out.
+	passWatermark int
+	held          heldWatermarks
+
 	mem   memory.Allocator
 	ectx  *eval.Context
 	spec  *winSpec
@@ -215,6 +220,10 @@ func NewOverWindow(mem memory.Allocator, ectx *eval.Context, n *planner.Window, 
 		inCodec: state.NewRowCodec(spec.inTypes), outCodec: state.NewRowCodec(spec.outTypes),
 		nIn: len(spec.inTypes), index: map[string]int{},
 		dels: newChangeBuilder(mem, outTypes), main: newChangeBuilder(mem, outTypes),
+		passWatermark: -1,
+	}
+	if n.PassWatermarks {
+		o.passWatermark = n.Order[0].Col
 	}
 	o.src.o = o
 	return o, nil
@@ -277,7 +286,20 @@ func (o *OverWindow) OnBarrier(ctx context.Context, br *barrier.Barrier, out Out
 	if err := o.dels.emit(ctx, out); err != nil {
 		return err
 	}
-	return o.main.emit(ctx, out)
+	if err := o.main.emit(ctx, out); err != nil {
+		return err
+	}
+	return o.held.flush(ctx, out)
+}
+
+// OnWatermark holds, for a window that passes watermarks (see
+// planner.Window.PassWatermarks), a watermark on its first ORDER BY column
+// until the epoch's rows are out.
+func (o *OverWindow) OnWatermark(_ context.Context, w *barrier.Watermark, _ Output) error {
+	if o.passWatermark >= 0 && w.Column == o.passWatermark {
+		o.held.hold(w)
+	}
+	return nil
 }
 
 // partition applies one partition's changes (sorted by key) and emits the

@@ -52,7 +52,7 @@ type TemporalFilter struct {
 	// its barrier after the rows time moves there: those rows belong to
 	// the epoch, and a watermark ahead of them would make them late for a
 	// windowed aggregation downstream.
-	held []barrier.Watermark
+	held heldWatermarks
 
 	bs          []array.Builder
 	ops         []Op
@@ -205,14 +205,7 @@ func (f *TemporalFilter) OnBarrier(ctx context.Context, br *barrier.Barrier, out
 		f.saved, f.savedOK = f.now, true
 	}
 	f.table.Seal(br.Epoch)
-	for _, w := range f.held {
-		// A copy: receivers may keep the message.
-		if err := out.Emit(ctx, Message{Watermark: &w}); err != nil {
-			return err
-		}
-	}
-	f.held = f.held[:0]
-	return nil
+	return f.held.flush(ctx, out)
 }
 
 // advance moves the rows of phase whose time has come: visible rows are
@@ -288,13 +281,7 @@ func (f *TemporalFilter) advanceChunk(ctx context.Context, phase byte, upper []b
 // OnWatermark holds w until the barrier (see held): the filter keeps its
 // columns, so it passes its watermarks on then.
 func (f *TemporalFilter) OnWatermark(_ context.Context, w *barrier.Watermark, _ Output) error {
-	for i := range f.held {
-		if f.held[i].Column == w.Column {
-			f.held[i].Value = max(f.held[i].Value, w.Value)
-			return nil
-		}
-	}
-	f.held = append(f.held, *w)
+	f.held.hold(w)
 	return nil
 }
 

@@ -348,3 +348,32 @@ func (g *groupWatermark) dropped() {
 func (g *groupWatermark) message(col int) Message {
 	return Message{Watermark: &barrier.Watermark{Column: col, Value: g.value}}
 }
+
+// heldWatermarks keeps the watermarks an operator receives during an epoch,
+// the latest per column, until it has emitted the epoch's rows at the
+// barrier: operators that emit at barriers would otherwise send rows behind
+// a watermark they had already passed on, making them late downstream.
+type heldWatermarks []barrier.Watermark
+
+// hold keeps w.
+func (h *heldWatermarks) hold(w *barrier.Watermark) {
+	for i := range *h {
+		if (*h)[i].Column == w.Column {
+			(*h)[i].Value = max((*h)[i].Value, w.Value)
+			return
+		}
+	}
+	*h = append(*h, *w)
+}
+
+// flush emits the held watermarks and forgets them.
+func (h *heldWatermarks) flush(ctx context.Context, out Output) error {
+	for _, w := range *h {
+		// A copy: receivers may keep the message.
+		if err := out.Emit(ctx, Message{Watermark: &w}); err != nil {
+			return err
+		}
+	}
+	*h = (*h)[:0]
+	return nil
+}

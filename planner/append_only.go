@@ -11,12 +11,14 @@ func AppendOnly(n Node) bool {
 	switch n := n.(type) {
 	case *Scan:
 		return n.Relation.AppendOnly
-	case *Filter, *Project, *HopWindow, *Expand, *Materialize:
+	case *Filter, *Project, *HopWindow, *Expand, *Materialize, *LateFilter:
 		return AppendOnly(n.Inputs()[0])
 	case *HashAgg:
 		return n.EmitOnWindowClose
 	case *TopN:
 		return n.EmitOnWindowClose
+	case *EowcGate:
+		return true
 	case *Join:
 		// An inner join of inserts is inserts; outer joins retract the
 		// NULL-padded rows they replace.

@@ -44,7 +44,7 @@ func PlanStreamWith(rel sql.Rel, opts StreamOptions) (*StreamPlan, error) {
 		err = checkTypes(root)
 	}
 	if err == nil && opts.EmitOnWindowClose {
-		err = emitOnWindowClose(root)
+		root, err = emitOnWindowClose(b, root)
 	}
 	if err != nil {
 		return nil, err

@@ -198,6 +198,12 @@ func (e *explainer) node(depth int, n Node) {
 		e.line(depth, "AsofJoin", "%s", detail)
 		e.node(depth+1, n.Left)
 		e.node(depth+1, n.Right)
+	case *LateFilter:
+		e.line(depth, "LateFilter", "drop rows behind the watermark of %s%s, state_table: %s", colName(n.Input.Columns(), n.TimeCol), e.keySuffix(n), e.name(n.Table))
+		e.node(depth+1, n.Input)
+	case *EowcGate:
+		e.line(depth, "EowcGate", "emit: on window close of %s%s, state_table: %s", colName(n.Input.Columns(), n.TimeCol), e.keySuffix(n), e.name(n.Table))
+		e.node(depth+1, n.Input)
 	case *HopWindow:
 		e.line(depth, "HopWindow", "time: %s, slide: %s, size: %s%s", colName(n.Input.Columns(), n.TimeCol),
 			micros(n.Slide), micros(n.Size), e.keySuffix(n))

@@ -91,33 +91,54 @@ func micros(us int64) *sql.Const {
 
 // emitOnWindowClose makes the aggregation at the top of root emit on
 // window close, or explains why it cannot.
-func emitOnWindowClose(root Node) error {
+func emitOnWindowClose(b *builder, root Node) (Node, error) {
 	n := root
+	var parent Node // the Project or Filter above n, nil at the root
 	for {
 		switch x := n.(type) {
 		case *Project:
-			n = x.Input
+			parent, n = x, x.Input
 			continue
 		case *Filter:
-			n = x.Input
+			parent, n = x, x.Input
 			continue
 		case *HashAgg:
 			if x.WatermarkGroup < 0 {
-				return sqlerr.New(sqlerr.FeatureNotSupported,
+				return nil, sqlerr.New(sqlerr.FeatureNotSupported,
 					"EMIT ON WINDOW CLOSE needs a GROUP BY column that carries a watermark: %s", noWatermark(x)).
 					WithHint("Declare a watermark with WATERMARK FOR in CREATE TABLE or CREATE SOURCE, and group by window_start of TUMBLE or HOP, or window_end of SESSION, over its column.")
 			}
 			x.EmitOnWindowClose = true
-			return nil
+			return root, nil
 		case *TopN:
 			if x.WatermarkTable < 0 {
-				return sqlerr.New(sqlerr.FeatureNotSupported,
+				return nil, sqlerr.New(sqlerr.FeatureNotSupported,
 					"EMIT ON WINDOW CLOSE needs a PARTITION BY (or DISTINCT ON) column that carries a watermark: %s", noWatermark(x))
 			}
 			x.EmitOnWindowClose = true
-			return nil
+			return root, nil
+		case *Window:
+			if !passesWatermark(x.Input, x) {
+				return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+					"EMIT ON WINDOW CLOSE on window functions needs an ascending first ORDER BY column that carries a watermark, "+
+						"and frames that end at the current row (no lead, ntile, percent_rank, cume_dist or FOLLOWING): %s", noWatermark(x))
+			}
+			// Late rows must not reach the window: they would change the
+			// results of rows already emitted.
+			x.Input = &LateFilter{Input: x.Input, TimeCol: x.Order[0].Col, Table: b.table()}
+			x.PassWatermarks = true
+			gate := b.eowcGate(x, x.Order[0].Col)
+			switch p := parent.(type) {
+			case nil:
+				return gate, nil
+			case *Project:
+				p.Input = gate
+			case *Filter:
+				p.Input = gate
+			}
+			return root, nil
 		}
-		return sqlerr.Unsupported("EMIT ON WINDOW CLOSE on a query whose result is not a windowed aggregation or TopN")
+		return nil, sqlerr.Unsupported("EMIT ON WINDOW CLOSE on a query whose result is not a windowed aggregation, window function or TopN")
 	}
 }
 
@@ -142,3 +163,35 @@ func noWatermark(n Node) string {
 	}
 	return fmt.Sprintf("inputs %s have no watermark", strings.Join(names, ", "))
 }
+
+// EowcGate holds its input's rows until the watermark of column TimeCol
+// passes them, then emits each once, as it is then, as an Insert: the output
+// of an operator whose rows are final once the watermark has passed them
+// (window functions over frames ending at the current row), emitted on
+// window close. Its state table Table keeps the pending rows keyed by time
+// and stream key, and the watermark reached.
+type EowcGate struct {
+	Input   Node
+	TimeCol int
+	Table   int
+}
+
+func (n *EowcGate) Columns() []sql.Column { return n.Input.Columns() }
+func (n *EowcGate) StreamKey() []int      { return n.Input.StreamKey() }
+func (n *EowcGate) Inputs() []Node        { return []Node{n.Input} }
+
+func (b *builder) eowcGate(in Node, col int) *EowcGate {
+	return &EowcGate{Input: in, TimeCol: col, Table: b.table()}
+}
+
+// LateFilter drops the rows whose time column is behind its watermark (or
+// NULL) and passes the watermark on; Table keeps the watermark reached.
+type LateFilter struct {
+	Input   Node
+	TimeCol int
+	Table   int
+}
+
+func (n *LateFilter) Columns() []sql.Column { return n.Input.Columns() }
+func (n *LateFilter) StreamKey() []int      { return n.Input.StreamKey() }
+func (n *LateFilter) Inputs() []Node        { return []Node{n.Input} }

@@ -61,6 +61,14 @@ func Watermarks(n Node) []int {
 		if n.WatermarkTable >= 0 {
 			return []int{n.GroupCols[0]}
 		}
+	case *Window:
+		if n.PassWatermarks {
+			return []int{n.Order[0].Col}
+		}
+	case *EowcGate:
+		return []int{n.TimeCol}
+	case *LateFilter:
+		return Watermarks(n.Input)
 	}
 	return nil
 }

@@ -29,6 +29,14 @@ type Window struct {
 	// InputKeyTypes.
 	InputKey      []int
 	InputKeyTypes []types.T
+	// PassWatermarks is set, for EMIT ON WINDOW CLOSE, when the first ORDER
+	// BY column carries a watermark w, ascending, no call's result can
+	// change once w has passed its row (frames end at the current row or
+	// before; no lead, ntile, percent_rank or cume_dist), and a LateFilter
+	// keeps late rows out: later rows sort after every row below w, so the
+	// output's changes after w are all at or above it, and the column's
+	// watermark passes (after the epoch's rows).
+	PassWatermarks bool
 }
 
 // WindowOrder is one ORDER BY key of a Window: an input column.
@@ -225,4 +233,25 @@ func windowCallString(c WindowCall, in []sql.Column) string {
 		s += " " + c.Frame.String()
 	}
 	return s
+}
+
+// passesWatermark reports whether the watermark of n's first ORDER BY
+// column (of in) may pass n: see Window.PassWatermarks.
+func passesWatermark(in Node, n *Window) bool {
+	if len(n.Order) == 0 || n.Order[0].Desc || !hasWatermark(in, n.Order[0].Col) {
+		return false
+	}
+	for _, c := range n.Calls {
+		switch c.Func {
+		case sql.WinLead, sql.WinNtile, sql.WinPercentRank, sql.WinCumeDist:
+			return false
+		case sql.WinRowNumber, sql.WinRank, sql.WinDenseRank, sql.WinLag:
+			continue
+		}
+		switch c.Frame.End.Kind {
+		case sql.BoundFollowing, sql.BoundUnboundedFollowing:
+			return false
+		}
+	}
+	return true
 }
