@@ -124,6 +124,10 @@ func (a *Actor) runMulti(ctx context.Context) error {
 	}
 	aligner := barrier.NewAligner(n, a.Mode)
 	held := make([]bool, n) // forwarder i waits for release
+	// failed is the error that stopped the dataflow: from then on the loop
+	// drops batches but goes on aligning and acknowledging barriers through
+	// the same forwarders (new readers would lose the barriers they hold).
+	var failed error
 	var alignStart time.Time
 	var pending *barrier.Barrier // the barrier being aligned
 	releaseReadable := func() {
@@ -145,8 +149,10 @@ func (a *Actor) runMulti(ctx context.Context) error {
 		stop := false
 		switch {
 		case im.Closed:
-			if err := a.Heads[im.Input].Emit(ctx, Message{EndOfStream: true}); err != nil {
-				return a.fail(ctx, err)
+			if failed == nil {
+				if err := a.Heads[im.Input].Emit(ctx, Message{EndOfStream: true}); err != nil {
+					failed = a.markFailed(err)
+				}
 			}
 			step = aligner.OnClose(im.Input)
 		case im.M.Barrier != nil:
@@ -156,15 +162,23 @@ func (a *Actor) runMulti(ctx context.Context) error {
 				// The first input's barrier of an epoch (in both modes).
 				alignStart = time.Now()
 			}
-			var err error
-			if stop, err = a.deliver(ctx, im.Input, im.M); err != nil {
-				return a.fail(ctx, err)
+			if failed == nil {
+				var err error
+				if stop, err = a.deliverSafe(ctx, im.Input, im.M); err != nil {
+					failed = a.markFailed(err)
+				}
+			} else {
+				// A failed dataflow still aligns and acknowledges barriers,
+				// so that the rest of the system keeps committing.
+				stop = a.stopsAt(b)
 			}
 			pending = b
 			step = aligner.OnBarrier(im.Input, b.Epoch)
 		default:
-			if _, err := a.deliver(ctx, im.Input, im.M); err != nil {
-				return a.fail(ctx, err)
+			if failed != nil {
+				im.M.Release()
+			} else if _, err := a.deliverSafe(ctx, im.Input, im.M); err != nil {
+				failed = a.markFailed(err)
 			}
 		}
 		// An alignment completes with the last input's barrier, or when the
@@ -175,7 +189,7 @@ func (a *Actor) runMulti(ctx context.Context) error {
 			}
 			a.ack(pending)
 			if stop || a.stopsAt(pending) {
-				return nil
+				return failed
 			}
 			pending = nil
 		}
@@ -183,7 +197,7 @@ func (a *Actor) runMulti(ctx context.Context) error {
 			a.Log.Warn("checkpoint alignment abandoned: a later barrier arrived first", "actor", a.ID, "epoch", step.Aborted)
 		}
 		if aligner.AllClosed() {
-			return nil
+			return failed
 		}
 		releaseReadable()
 	}
@@ -232,6 +246,27 @@ func (a *Actor) deliver(ctx context.Context, i int, m Message) (stop bool, err e
 	return stop, a.Heads[i].Emit(ctx, m)
 }
 
+// deliverSafe is deliver with an operator's panic turned into an error.
+func (a *Actor) deliverSafe(ctx context.Context, i int, m Message) (stop bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("exec: actor %d panicked: %v\n%s", a.ID, r, debug.Stack())
+		}
+	}()
+	return a.deliver(ctx, i, m)
+}
+
+// markFailed reports err as the dataflow's failure and returns it.
+func (a *Actor) markFailed(err error) error {
+	if a.Log != nil {
+		a.Log.Error("dataflow actor failed; its view no longer follows its inputs", "actor", a.ID, "err", err)
+	}
+	if a.OnError != nil {
+		a.OnError(err)
+	}
+	return err
+}
+
 func (a *Actor) ack(b *barrier.Barrier) {
 	if a.Ack != nil {
 		a.Ack(b)
@@ -253,12 +288,7 @@ func (a *Actor) stopsAt(b *barrier.Barrier) bool {
 // fail reports err and drains the inputs until the actor is stopped,
 // acknowledging each barrier once it has arrived on every input.
 func (a *Actor) fail(ctx context.Context, err error) error {
-	if a.Log != nil {
-		a.Log.Error("dataflow actor failed; its view no longer follows its inputs", "actor", a.ID, "err", err)
-	}
-	if a.OnError != nil {
-		a.OnError(err)
-	}
+	a.markFailed(err)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	merged := make(chan inputMessage)

@@ -129,3 +129,59 @@ func TestActorClosedInputCountsAsArrived(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// failingMulti fails on its first batch from input 0 (or panics).
+type failingMulti struct {
+	recordingMulti
+	panics bool
+}
+
+func (f *failingMulti) OnBatch(ctx context.Context, input int, b *Batch, out Output) error {
+	if input == 0 {
+		b.Release()
+		if f.panics {
+			panic("boom")
+		}
+		return fmt.Errorf("boom")
+	}
+	return f.recordingMulti.OnBatch(ctx, input, b, out)
+}
+
+// TestActorFailedKeepsAcknowledging checks that a multi-input dataflow that
+// fails (by error or panic) while an input's barrier is held for alignment
+// still acknowledges that epoch and the next ones, so the rest of the system
+// keeps committing.
+func TestActorFailedKeepsAcknowledging(t *testing.T) {
+	for _, panics := range []bool{false, true} {
+		mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+		op := &failingMulti{recordingMulti: recordingMulti{events: make(chan string, 100)}, panics: panics}
+		node := NewMultiNode(op, 2, OutputFunc(func(context.Context, Message) error { return nil }))
+		in := [2]chan Message{make(chan Message, 10), make(chan Message, 10)}
+		acks := make(chan uint64, 10)
+		failed := make(chan error, 1)
+		a := &Actor{ID: 1, Inputs: []<-chan Message{in[0], in[1]}, Heads: []Output{node.Port(0), node.Port(1)},
+			Mode: barrier.ExactlyOnce, Ack: func(b *barrier.Barrier) { acks <- b.Epoch }, OnError: func(err error) { failed <- err }}
+		done := make(chan error, 1)
+		go func() { done <- a.Run(context.Background()) }()
+		in[1] <- Message{Barrier: &barrier.Barrier{Epoch: 1}} // held for alignment
+		in[0] <- rows(mem, 1)                                 // fails
+		if err := <-failed; err == nil {
+			t.Fatal("no failure reported")
+		}
+		in[0] <- Message{Barrier: &barrier.Barrier{Epoch: 1}}
+		in[0] <- rows(mem, 2)
+		in[0] <- Message{Barrier: &barrier.Barrier{Epoch: 2}}
+		in[1] <- Message{Barrier: &barrier.Barrier{Epoch: 2}}
+		for want := uint64(1); want <= 2; want++ {
+			if e := <-acks; e != want {
+				t.Fatalf("panics=%v: ack %d, want %d", panics, e, want)
+			}
+		}
+		close(in[0])
+		close(in[1])
+		if err := <-done; err == nil {
+			t.Fatalf("panics=%v: Run returned no error", panics)
+		}
+		mem.AssertSize(t, 0)
+	}
+}

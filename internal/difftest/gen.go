@@ -1468,7 +1468,7 @@ func (g *gen) view(name string, src *relation, named bool) *relation {
 	g.named, g.unnamed, g.refs = named, false, nil
 	var sel string
 	var outs []expr
-	switch g.intn(5) {
+	switch g.intn(6) {
 	case 0, 1:
 		sel, outs = g.projection(src, false)
 		v.nullableKey = src.nullableKey
@@ -1477,6 +1477,9 @@ func (g *gen) view(name string, src *relation, named bool) *relation {
 		v.nullableKey = true
 	case 3:
 		sel, outs = g.windowed(src)
+		v.nullableKey = src.nullableKey
+	case 4:
+		sel, outs = g.ranked(src)
 		v.nullableKey = src.nullableKey
 	default:
 		sel, outs = g.aggregation(src)

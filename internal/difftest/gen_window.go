@@ -248,3 +248,68 @@ func (g *gen) frame(total bool, order []expr) string {
 	}
 	return f
 }
+
+// ranked returns a group TopN: the rows of src whose rank in their
+// partition, by row_number(), rank() or dense_rank(), passes a bound (rn <=
+// N, rn = 1, rn < N, BETWEEN), which streamsql maintains with a TopN per
+// partition instead of the window operator. row_number() is used only over
+// a total order (see windowed), so that which peer it keeps cannot differ.
+func (g *gen) ranked(src *relation) (string, []expr) {
+	kc := &ectx{cols: src.cols, exact: true, grouping: true}
+	keys := kc.usable()
+	if len(keys) == 0 {
+		return g.windowed(src)
+	}
+	var part []string
+	for n := g.intn(3); n > 0; n-- {
+		part = append(part, pick(g, keys).sql)
+	}
+	var order []string
+	total := len(keys) == len(src.cols) && g.chance(0.6)
+	orderKeys := []expr{pick(g, keys)}
+	if total {
+		orderKeys = nil
+		for _, i := range g.rng.Perm(len(keys)) {
+			orderKeys = append(orderKeys, keys[i])
+		}
+	}
+	for _, k := range orderKeys {
+		order = append(order, k.sql+pick(g, []string{"", " DESC", " NULLS FIRST", " DESC NULLS LAST"}))
+	}
+	fn := pick(g, []string{"rank()", "dense_rank()"})
+	if total && g.chance(0.6) {
+		fn = "row_number()"
+	}
+	spec := "ORDER BY " + strings.Join(order, ", ")
+	if len(part) > 0 {
+		spec = "PARTITION BY " + strings.Join(part, ", ") + " " + spec
+	}
+	n := 1 + g.intn(3)
+	bound := pick(g, []string{
+		"rn <= " + strconv.Itoa(n), "rn < " + strconv.Itoa(n+1), "rn = 1",
+		"rn BETWEEN 2 AND " + strconv.Itoa(n+1), strconv.Itoa(n) + " >= rn",
+	})
+	// The inner query names src's columns x1, x2, ... (src may be a join,
+	// whose columns are qualified).
+	var inner []string
+	var outs []expr
+	var items []string
+	for i, c := range src.cols {
+		alias := "x" + strconv.Itoa(i+1)
+		inner = append(inner, c.sql+" AS "+alias)
+		if g.chance(0.7) || len(outs) == 0 {
+			e := c
+			e.sql = "t." + alias
+			outs = append(outs, e)
+			items = append(items, g.item(e, len(outs)))
+		}
+	}
+	if g.chance(0.7) {
+		rn := expr{sql: "t.rn", t: tBigint, bound: maxRows}
+		outs = append(outs, rn)
+		items = append(items, g.item(rn, len(outs)))
+	}
+	q := "SELECT " + strings.Join(items, ", ") + " FROM (SELECT " + strings.Join(inner, ", ") + ", " + fn + " OVER (" + spec +
+		") AS rn FROM " + src.name + ") AS t WHERE " + bound
+	return q, outs
+}
