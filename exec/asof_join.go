@@ -74,7 +74,8 @@ func (j *AsofJoin) backward() bool { return j.spec.Op == sql.FnGe || j.spec.Op =
 
 // rowKey encodes row i of input s's state key: join key, time, stream key.
 // It returns the key, the length of its join key part and whether the row
-// can match anything (no NULL key or time).
+// can match anything (no NULL key or time). The key is valid until the
+// next call.
 func (j *AsofJoin) rowKey(s int, rec arrow.RecordBatch, i int) ([]byte, int, bool) {
 	j.keyBuf = j.keyBuf[:0]
 	ok := true
@@ -95,7 +96,7 @@ func (j *AsofJoin) rowKey(s int, rec arrow.RecordBatch, i int) ([]byte, int, boo
 		j.seq++
 		j.keyBuf = binary.BigEndian.AppendUint64(j.keyBuf, j.seq)
 	}
-	return append([]byte(nil), j.keyBuf...), jk, ok
+	return j.keyBuf, jk, ok
 }
 
 // timeEnd returns the length of the join key and time part of a state key

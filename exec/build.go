@@ -278,6 +278,12 @@ func emitSystemRows(ctx context.Context, env Env, rel *catalog.Relation, out Out
 	if err != nil {
 		return err
 	}
+	return emitInserts(ctx, out, recs)
+}
+
+// emitInserts emits each of recs, whose references it takes, as a batch of
+// inserts; on error it releases the records not emitted.
+func emitInserts(ctx context.Context, out Output, recs []arrow.RecordBatch) error {
 	for i, rec := range recs {
 		if err := out.Emit(ctx, Message{Batch: NewBatch(rec, nil)}); err != nil {
 			for _, r := range recs[i+1:] {

@@ -80,10 +80,11 @@ func (g *EowcGate) OnWatermark(_ context.Context, w *barrier.Watermark, _ Output
 	return nil
 }
 
-// OnBarrier emits the rows the watermark has passed and forwards it.
+// OnBarrier emits the rows the watermark has passed, as Inserts in time
+// order, deletes them and forwards the watermark.
 func (g *EowcGate) OnBarrier(ctx context.Context, br *barrier.Barrier, out Output) error {
 	if lower, upper, ok := g.wm.finalRange(); ok {
-		if err := g.emitBefore(ctx, lower, upper, out); err != nil {
+		if err := scanRows(ctx, g.mem, g.table, g.types, []KeyRange{{lower, upper}}, out); err != nil {
 			return err
 		}
 		g.table.DeleteRange(lower, upper)
@@ -95,40 +96,6 @@ func (g *EowcGate) OnBarrier(ctx context.Context, br *barrier.Barrier, out Outpu
 	}
 	g.table.Seal(br.Epoch)
 	return err
-}
-
-// emitBefore emits the rows in [lower, upper) of the state as Inserts.
-func (g *EowcGate) emitBefore(ctx context.Context, lower, upper []byte, out Output) error {
-	it, err := g.table.NewIter(lower, upper)
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	bs := newBuilders(g.mem, g.types)
-	defer releaseBuilders(bs)
-	n := 0
-	flush := func() error {
-		if n == 0 {
-			return nil
-		}
-		rec := buildRecord(SchemaOf(g.types), bs, n)
-		n = 0
-		return out.Emit(ctx, Message{Batch: NewBatch(rec, nil)})
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-		if err := g.codec.Decode(it.Value(), bs); err != nil {
-			return err
-		}
-		if n++; n == BatchSize {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if err := it.Error(); err != nil {
-		return err
-	}
-	return flush()
 }
 
 // Close releases nothing: the gate holds no Arrow memory between calls.

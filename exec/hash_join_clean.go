@@ -70,19 +70,6 @@ func (j *HashJoin) initCleaning() error {
 	return nil
 }
 
-func loadVarint(t *state.Table, key []byte, v *int64, valid *bool) error {
-	b, ok, err := t.Get(key)
-	if err != nil || !ok {
-		return err
-	}
-	x, n := binary.Varint(b)
-	if n <= 0 {
-		return errCorruptState
-	}
-	*v, *valid = x, true
-	return nil
-}
-
 // observeWatermark records watermark w of input s on the columns cleaning
 // relies on. A new time watermark drops the rows of the other input it has
 // left behind at once: fast inputs send many watermarks between barriers,

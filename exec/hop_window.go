@@ -47,7 +47,7 @@ func (h *HopWindow) OnBatch(ctx context.Context, b *Batch, out Output) error {
 	ts := b.Rec.Column(h.timeCol).(*array.Timestamp)
 	vals := ts.Values()
 	per := h.size / h.slide
-	h.rows, h.starts, h.ops = h.rows[:0], h.starts[:0], h.ops[:0]
+	h.rows, h.starts, h.ends, h.ops = h.rows[:0], h.starts[:0], h.ends[:0], h.ops[:0]
 	for i := 0; i < b.Len(); i++ {
 		if ts.IsNull(i) {
 			continue
@@ -55,7 +55,9 @@ func (h *HopWindow) OnBatch(ctx context.Context, b *Batch, out Output) error {
 		first := eval.WindowStart(int64(vals[i]), h.slide, h.offset) - (h.size - h.slide)
 		for k := int64(0); k < per; k++ {
 			h.rows = append(h.rows, int32(i))
-			h.starts = append(h.starts, arrow.Timestamp(first+k*h.slide))
+			start := first + k*h.slide
+			h.starts = append(h.starts, arrow.Timestamp(start))
+			h.ends = append(h.ends, arrow.Timestamp(start+h.size))
 			h.ops = append(h.ops, b.Ops[i])
 		}
 	}
@@ -68,9 +70,7 @@ func (h *HopWindow) OnBatch(ctx context.Context, b *Batch, out Output) error {
 	}
 	defer copies.Release()
 	h.startB.AppendValues(h.starts, nil)
-	for _, s := range h.starts {
-		h.endsB.Append(s + arrow.Timestamp(h.size))
-	}
+	h.endsB.AppendValues(h.ends, nil)
 	starts, ends := h.startB.NewArray(), h.endsB.NewArray()
 	cols := append(append([]arrow.Array{}, copies.Columns()...), starts, ends)
 	rec := array.NewRecordBatch(h.schema, cols, int64(len(h.rows)))

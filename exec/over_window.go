@@ -160,42 +160,34 @@ func (r *winReach) frameReach(c *winCall) {
 		// A frame ending n PRECEDING ends before the carried row: the rows
 		// from its end on are added again.
 		if f.End.Kind == sql.BoundPreceding {
-			switch f.Mode {
-			case sql.FrameRows:
-				r.backRows = max(r.backRows, c.endOff)
-			case sql.FrameGroups:
-				r.backGroups = max(r.backGroups, c.endOff)
-			default:
-				r.carryRange = append(r.carryRange, c.endRange)
-			}
+			widen(f.Mode, c.endOff, c.endRange, &r.backRows, &r.backGroups, &r.carryRange)
 		}
 	} else {
 		switch f.Start.Kind {
 		case sql.BoundUnboundedPreceding:
 			r.backAll = true
 		case sql.BoundPreceding:
-			switch f.Mode {
-			case sql.FrameRows:
-				r.backRows = max(r.backRows, c.startOff)
-			case sql.FrameGroups:
-				r.backGroups = max(r.backGroups, c.startOff)
-			default:
-				r.backRange = append(r.backRange, c.startRange)
-			}
+			widen(f.Mode, c.startOff, c.startRange, &r.backRows, &r.backGroups, &r.backRange)
 		}
 	}
 	switch f.End.Kind {
 	case sql.BoundUnboundedFollowing:
 		r.fwdAll = true
 	case sql.BoundFollowing:
-		switch f.Mode {
-		case sql.FrameRows:
-			r.fwdRows = max(r.fwdRows, c.endOff)
-		case sql.FrameGroups:
-			r.fwdGroups = max(r.fwdGroups, c.endOff)
-		default:
-			r.fwdRange = append(r.fwdRange, c.endRange)
-		}
+		widen(f.Mode, c.endOff, c.endRange, &r.fwdRows, &r.fwdGroups, &r.fwdRange)
+	}
+}
+
+// widen extends one side of a reach by a frame bound's offset: in rows,
+// peer groups or a RANGE bound, by the frame's mode.
+func widen(mode sql.FrameMode, off int64, rng *rangeBound, rows, groups *int64, ranges *[]*rangeBound) {
+	switch mode {
+	case sql.FrameRows:
+		*rows = max(*rows, off)
+	case sql.FrameGroups:
+		*groups = max(*groups, off)
+	default:
+		*ranges = append(*ranges, rng)
 	}
 }
 

@@ -184,16 +184,11 @@ func NewSessionWindow(mem memory.Allocator, spec SessionWindowSpec) (*SessionWin
 	s := &SessionWindow{mem: mem, spec: spec, codec: state.NewRowCodec(spec.Types), outTypes: out,
 		schema: SchemaOf(out), width: len(spec.Types)}
 	if spec.Watermark != nil {
-		v, ok, err := spec.Watermark.Get(watermarkKey)
-		if err != nil {
+		if err := loadVarint(spec.Watermark, watermarkKey, &s.wm, &s.wmValid); err != nil {
 			return nil, err
 		}
-		if ok {
-			w, n := binary.Varint(v)
-			if n <= 0 {
-				return nil, errCorruptState
-			}
-			s.wm, s.wmDone, s.wmValid, s.wmSet = w, w, true, true
+		if s.wmValid {
+			s.wmDone, s.wmSet = s.wm, true
 		}
 	}
 	return s, nil
@@ -846,15 +841,7 @@ func (s *SessionWindow) flushInserts(ctx context.Context, out Output) error {
 	}
 	recs := s.insRecs
 	s.insRecs = s.insRecs[:0]
-	for i, rec := range recs {
-		if err := out.Emit(ctx, Message{Batch: NewBatch(rec, nil)}); err != nil {
-			for _, r := range recs[i+1:] {
-				r.Release()
-			}
-			return err
-		}
-	}
-	return nil
+	return emitInserts(ctx, out, recs)
 }
 
 // Close releases the builders and any records not emitted.

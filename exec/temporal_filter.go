@@ -57,6 +57,10 @@ type TemporalFilter struct {
 	bs          []array.Builder
 	ops         []Op
 	keyBuf, val []byte
+	// arena holds the keys and values of the rows advanceChunk moves;
+	// moved, where each one's key ends and its value ends.
+	arena []byte
+	moved [][2]int
 }
 
 const (
@@ -75,17 +79,11 @@ func NewTemporalFilter(mem memory.Allocator, n *planner.TemporalFilter, table *s
 	for _, k := range f.key {
 		f.keyTs = append(f.keyTs, ts[k])
 	}
-	v, ok, err := table.Get([]byte{phaseMeta})
-	if err != nil {
+	if err := loadVarint(table, []byte{phaseMeta}, &f.saved, &f.savedOK); err != nil {
 		return nil, err
 	}
-	if ok {
-		t, k := binary.Varint(v)
-		if k <= 0 {
-			return nil, errCorruptState
-		}
-		f.now = max(f.now, t)
-		f.saved, f.savedOK = t, true
+	if f.savedOK {
+		f.now = max(f.now, f.saved)
 	}
 	return f, nil
 }
@@ -136,12 +134,18 @@ func satSub(a, b int64) int64 {
 
 // stateKey builds the key of row i in phase at time t.
 func (f *TemporalFilter) stateKey(phase byte, t int64, rec arrow.RecordBatch, i int) []byte {
-	f.keyBuf = append(f.keyBuf[:0], phase)
-	f.keyBuf = binary.BigEndian.AppendUint64(f.keyBuf, uint64(t)^(1<<63))
+	f.keyBuf = appendPhaseTime(f.keyBuf[:0], phase, t)
 	for k, c := range f.key {
 		f.keyBuf = state.AppendKey(f.keyBuf, f.keyTs[k], rec.Column(c), i)
 	}
 	return f.keyBuf
+}
+
+// appendPhaseTime appends the key prefix of the rows of phase at time t:
+// the phase, then t big-endian with its sign bit flipped, so that keys sort
+// by time.
+func appendPhaseTime(buf []byte, phase byte, t int64) []byte {
+	return binary.BigEndian.AppendUint64(append(buf, phase), uint64(t)^(1<<63))
 }
 
 // OnBatch places each change by the current time: a visible row is emitted
@@ -212,7 +216,7 @@ func (f *TemporalFilter) OnBarrier(ctx context.Context, br *barrier.Barrier, out
 // retracted, pending rows become visible (or are dropped if their window
 // has passed too).
 func (f *TemporalFilter) advance(ctx context.Context, phase byte, out Output) error {
-	upper := binary.BigEndian.AppendUint64([]byte{phase}, uint64(f.now+1)^(1<<63))
+	upper := appendPhaseTime(nil, phase, f.now+1)
 	if f.now == math.MaxInt64 {
 		upper = []byte{phase + 1}
 	}
@@ -231,36 +235,41 @@ func (f *TemporalFilter) advanceChunk(ctx context.Context, phase byte, upper []b
 	if err != nil {
 		return 0, err
 	}
-	type entry struct{ key, val []byte }
-	var moved []entry
-	for ok := it.First(); ok && len(moved) < BatchSize; ok = it.Next() {
-		moved = append(moved, entry{append([]byte(nil), it.Key()...), append([]byte(nil), it.Value()...)})
+	// The rows are copied out before the state changes under the iterator.
+	f.arena, f.moved = f.arena[:0], f.moved[:0]
+	for ok := it.First(); ok && len(f.moved) < BatchSize; ok = it.Next() {
+		f.arena = append(f.arena, it.Key()...)
+		keyEnd := len(f.arena)
+		f.arena = append(f.arena, it.Value()...)
+		f.moved = append(f.moved, [2]int{keyEnd, len(f.arena)})
 	}
 	err = it.Error()
 	it.Close()
-	if err != nil || len(moved) == 0 {
+	if err != nil || len(f.moved) == 0 {
 		return 0, err
 	}
 	if f.bs == nil {
 		f.bs = newBuilders(f.mem, f.types)
 	}
 	f.ops = f.ops[:0]
-	for _, e := range moved {
-		f.table.Delete(e.key)
-		if len(e.val) < 8 {
+	start := 0
+	for _, m := range f.moved {
+		key, val := f.arena[start:m[0]], f.arena[m[0]:m[1]]
+		start = m[1]
+		f.table.Delete(key)
+		if len(key) < 9 || len(val) < 8 {
 			return 0, errCorruptState
 		}
-		other := int64(binary.BigEndian.Uint64(e.val))
-		row := e.val[8:]
+		row := val[8:]
 		if phase == phasePending {
-			leave := other
+			leave := int64(binary.BigEndian.Uint64(val))
 			if leave <= f.now {
 				continue // its window passed between two barriers
 			}
-			key := append(append([]byte{phaseVisible}, binary.BigEndian.AppendUint64(nil, uint64(leave)^(1<<63))...), e.key[9:]...)
-			enter := int64(binary.BigEndian.Uint64(e.key[1:9]) ^ (1 << 63))
-			f.val = binary.BigEndian.AppendUint64(f.val[:0], uint64(enter))
-			f.table.Put(key, append(f.val, row...))
+			enter := int64(binary.BigEndian.Uint64(key[1:9]) ^ (1 << 63))
+			f.keyBuf = append(appendPhaseTime(f.keyBuf[:0], phaseVisible, leave), key[9:]...)
+			f.val = append(binary.BigEndian.AppendUint64(f.val[:0], uint64(enter)), row...)
+			f.table.Put(f.keyBuf, f.val)
 			f.ops = append(f.ops, Insert)
 		} else {
 			f.ops = append(f.ops, Delete)
@@ -275,7 +284,7 @@ func (f *TemporalFilter) advanceChunk(ctx context.Context, phase byte, upper []b
 			return 0, err
 		}
 	}
-	return len(moved), nil
+	return len(f.moved), nil
 }
 
 // OnWatermark holds w until the barrier (see held): the filter keeps its

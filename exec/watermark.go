@@ -289,6 +289,21 @@ type groupWatermark struct {
 
 var watermarkKey = []byte("wm")
 
+// loadVarint reads the varint under key of t into v, setting valid, if the
+// key is there.
+func loadVarint(t *state.Table, key []byte, v *int64, valid *bool) error {
+	b, ok, err := t.Get(key)
+	if err != nil || !ok {
+		return err
+	}
+	x, n := binary.Varint(b)
+	if n <= 0 {
+		return errCorruptState
+	}
+	*v, *valid = x, true
+	return nil
+}
+
 // newGroupWatermark restores the watermark of input column col (of type t)
 // kept in table.
 func newGroupWatermark(table *state.Table, col int, t types.T) (*groupWatermark, error) {
@@ -315,12 +330,21 @@ func (g *groupWatermark) dropLate(mem memory.Allocator, b *Batch, nullsLate bool
 		return b, nil
 	}
 	col := b.Rec.Column(g.col).(*array.Timestamp)
+	isLate := func(i int) bool {
+		return col.IsNull(i) && nullsLate || col.IsValid(i) && g.valid && int64(col.Value(i)) < g.value
+	}
+	first := 0
+	for first < b.Len() && !isLate(first) {
+		first++
+	}
+	if first == b.Len() {
+		return b, nil // the usual case: nothing is late
+	}
 	keep := make([]int32, 0, b.Len())
 	for i := 0; i < b.Len(); i++ {
-		if col.IsNull(i) && nullsLate || col.IsValid(i) && g.valid && int64(col.Value(i)) < g.value {
-			continue
+		if !isLate(i) {
+			keep = append(keep, int32(i))
 		}
-		keep = append(keep, int32(i))
 	}
 	if n := b.Len() - len(keep); n > 0 && late != nil {
 		late.Add(int64(n))

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"cmp"
 	"math"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
@@ -120,7 +121,7 @@ func (r *rangeBound) inRange(w, v types.Datum) bool {
 		if !ok {
 			return r.sub != r.less
 		}
-		return r.cmp(cmpInt64(wt, sum))
+		return r.cmp(cmp.Compare(wt, sum))
 	case types.Interval:
 		sum, ok := eval.AddInterval(v.Ivl, r.off.Ivl)
 		if !ok {
@@ -139,16 +140,6 @@ func (r *rangeBound) cmp(c int) bool {
 		return c <= 0
 	}
 	return c >= 0
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // inRangeFloat is PostgreSQL's in_range_float8_float8: NaN is above every

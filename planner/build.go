@@ -151,7 +151,7 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		if b.stream && containsNow(r.Pred) {
+		if b.stream && volatile(r.Pred) {
 			return b.temporalFilter(in, r.Pred)
 		}
 		if scan, ok := in.(*Scan); ok && !b.stream {
@@ -215,7 +215,7 @@ func (b *builder) checkExprs(es ...sql.Expr) error {
 		return nil
 	}
 	for _, e := range es {
-		if containsNow(e) {
+		if volatile(e) {
 			return errNowInView()
 		}
 	}

@@ -41,49 +41,21 @@ func pushDown(rel sql.Rel) sql.Rel {
 			return &sql.Project{Input: inner.Input, Exprs: exprs, Cols: r.Cols}
 		}
 		return &sql.Project{Input: in, Exprs: r.Exprs, Cols: r.Cols}
-	case *sql.Aggregate:
-		a := *r
-		a.Input = pushDown(r.Input)
-		return &a
-	case *sql.Window:
-		// Filters above a window stay above it: they see its results.
-		w := *r
-		w.Input = pushDown(r.Input)
-		return &w
-	case *sql.Sort:
-		return &sql.Sort{Input: pushDown(r.Input), Keys: r.Keys}
-	case *sql.Limit:
-		l := *r
-		l.Input = pushDown(r.Input)
-		return &l
-	case *sql.TopN:
-		t := *r
-		t.Input = pushDown(r.Input)
-		return &t
-	case *sql.Expand:
-		return &sql.Expand{Input: pushDown(r.Input), Count: r.Count, Cols: r.Cols}
-	case *sql.HopWindow:
-		h := *r
-		h.Input = pushDown(r.Input)
-		return &h
-	case *sql.AsofJoin:
-		// Filters above an ASOF join stay above it: under it they would
-		// change which right row is the closest.
-		j := *r
-		j.Left, j.Right = pushDown(r.Left), pushDown(r.Right)
-		return &j
-	case *sql.SessionWindow:
-		w := *r
-		w.Input = pushDown(r.Input)
-		return &w
-	case *sql.UnionAll:
-		u := &sql.UnionAll{Cols: r.Cols}
-		for _, in := range r.Inputs {
-			u.Inputs = append(u.Inputs, pushDown(in))
+	default:
+		// Other operators pass the rewrite to their inputs. Filters above
+		// them stay above: above a window or an aggregation they see its
+		// results, under an ASOF join they would change which right row
+		// is the closest.
+		ins := sql.Inputs(rel)
+		if len(ins) == 0 {
+			return rel
 		}
-		return u
+		out := make([]sql.Rel, len(ins))
+		for i, in := range ins {
+			out[i] = pushDown(in)
+		}
+		return sql.WithInputs(rel, out)
 	}
-	return rel
 }
 
 // pushIntoJoin places the conjuncts of a filter above j, and of j's own

@@ -20,7 +20,7 @@ func (b *builder) temporalFilter(in Node, pred sql.Expr) (Node, error) {
 	var ops []string
 	var deltas []int64
 	for _, c := range sql.Conjuncts(pred) {
-		if !containsNow(c) {
+		if !volatile(c) {
 			plain = append(plain, c)
 			continue
 		}
@@ -55,17 +55,6 @@ func isNow(e sql.Expr) bool {
 	return ok && c.Fn == sql.FnNow
 }
 
-func containsNow(e sql.Expr) bool {
-	found := false
-	sql.Walk(e, func(x sql.Expr) bool {
-		if c, ok := x.(*sql.Call); ok && c.Fn == sql.FnNow {
-			found = true
-		}
-		return !found
-	})
-	return found
-}
-
 // temporalBound reads c as e OP now() + delta, with the comparison flipped
 // when now() is on the left.
 func temporalBound(c sql.Expr) (sql.Expr, string, int64, error) {
@@ -78,16 +67,16 @@ func temporalBound(c sql.Expr) (sql.Expr, string, int64, error) {
 		return nil, "", 0, errNowInView()
 	}
 	e, nowSide, op := call.Args[0], call.Args[1], call.Fn
-	if containsNow(e) {
+	if volatile(e) {
 		e, nowSide, op = nowSide, e, flip[op]
 	}
 	// c OP now() - e, an interval compared with an age, is e OP now() - c.
-	if age, ok := nowSide.(*sql.Call); ok && age.Fn == sql.FnSub && isNow(age.Args[0]) && !containsNow(age.Args[1]) {
+	if age, ok := nowSide.(*sql.Call); ok && age.Fn == sql.FnSub && isNow(age.Args[0]) && !volatile(age.Args[1]) {
 		if c, isConst := e.(*sql.Const); isConst && c.T.Kind == types.Interval {
 			e, nowSide = age.Args[1], &sql.Call{Fn: sql.FnSub, Args: []sql.Expr{age.Args[0], c}, T: age.Args[0].Type()}
 		}
 	}
-	if containsNow(e) {
+	if volatile(e) {
 		return nil, "", 0, errNowInView()
 	}
 	delta, ok := nowPlus(nowSide)
@@ -110,7 +99,7 @@ func nowPlus(e sql.Expr) (int64, bool) {
 			return 0, true
 		case e.Fn == sql.FnAdd || e.Fn == sql.FnSub:
 			now, iv := e.Args[0], e.Args[1]
-			if e.Fn == sql.FnAdd && containsNow(iv) {
+			if e.Fn == sql.FnAdd && volatile(iv) {
 				now, iv = iv, now
 			}
 			d, ok := constMicros(iv)

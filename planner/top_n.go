@@ -168,15 +168,7 @@ func (e *explainer) topNDetail(n *TopN) string {
 func sortKeyList(cols []sql.Column, keys []sql.SortKey) string {
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		dir := "ASC"
-		if k.Desc {
-			dir = "DESC"
-		}
-		nulls := "NULLS LAST"
-		if k.NullsFirst {
-			nulls = "NULLS FIRST"
-		}
-		parts[i] = fmt.Sprintf("%s %s %s", cols[k.Column].Name, dir, nulls)
+		parts[i] = cols[k.Column].Name + " " + sql.OrderWords(k.Desc, k.NullsFirst)
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
 }

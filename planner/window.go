@@ -183,15 +183,7 @@ func (e *explainer) window(depth int, n *Window) {
 	}
 	orders := make([]string, len(n.Order))
 	for i, o := range n.Order {
-		dir := "ASC"
-		if o.Desc {
-			dir = "DESC"
-		}
-		nulls := "NULLS LAST"
-		if o.NullsFirst {
-			nulls = "NULLS FIRST"
-		}
-		orders[i] = fmt.Sprintf("%s %s %s", colName(in, o.Col), dir, nulls)
+		orders[i] = colName(in, o.Col) + " " + sql.OrderWords(o.Desc, o.NullsFirst)
 	}
 	calls := make([]string, len(n.Calls))
 	for i, c := range n.Calls {

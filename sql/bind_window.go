@@ -701,15 +701,7 @@ func (s *windowSpec) String() string {
 func windowKeysString(keys []WindowKey) string {
 	os := make([]string, len(keys))
 	for i, k := range keys {
-		dir := "ASC"
-		if k.Desc {
-			dir = "DESC"
-		}
-		nulls := "NULLS LAST"
-		if k.NullsFirst {
-			nulls = "NULLS FIRST"
-		}
-		os[i] = fmt.Sprintf("%s %s %s", k.Expr, dir, nulls)
+		os[i] = k.Expr.String() + " " + OrderWords(k.Desc, k.NullsFirst)
 	}
 	return strings.Join(os, ", ")
 }

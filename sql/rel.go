@@ -146,6 +146,18 @@ type SortKey struct {
 	NullsFirst bool
 }
 
+// OrderWords renders a sort direction as SQL: "ASC NULLS LAST" and so on.
+func OrderWords(desc, nullsFirst bool) string {
+	dir, nulls := "ASC", "NULLS LAST"
+	if desc {
+		dir = "DESC"
+	}
+	if nullsFirst {
+		nulls = "NULLS FIRST"
+	}
+	return dir + " " + nulls
+}
+
 // Limit skips Offset rows and returns at most Count rows (Count < 0: all).
 // WithTies (FETCH FIRST ... WITH TIES) also returns the rows after those
 // that are peers of the last one in the Sort below it.

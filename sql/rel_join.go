@@ -100,3 +100,63 @@ func Inputs(rel Rel) []Rel {
 	}
 	return nil
 }
+
+// WithInputs returns a shallow copy of rel with its inputs, in the order
+// Inputs returns them, replaced by in. rel without inputs is returned as is.
+func WithInputs(rel Rel, in []Rel) Rel {
+	switch r := rel.(type) {
+	case *Filter:
+		c := *r
+		c.Input = in[0]
+		return &c
+	case *Project:
+		c := *r
+		c.Input = in[0]
+		return &c
+	case *Aggregate:
+		c := *r
+		c.Input = in[0]
+		return &c
+	case *Sort:
+		c := *r
+		c.Input = in[0]
+		return &c
+	case *Limit:
+		c := *r
+		c.Input = in[0]
+		return &c
+	case *TopN:
+		c := *r
+		c.Input = in[0]
+		return &c
+	case *Join:
+		c := *r
+		c.Left, c.Right = in[0], in[1]
+		return &c
+	case *UnionAll:
+		c := *r
+		c.Inputs = in
+		return &c
+	case *Expand:
+		c := *r
+		c.Input = in[0]
+		return &c
+	case *HopWindow:
+		c := *r
+		c.Input = in[0]
+		return &c
+	case *AsofJoin:
+		c := *r
+		c.Left, c.Right = in[0], in[1]
+		return &c
+	case *SessionWindow:
+		c := *r
+		c.Input = in[0]
+		return &c
+	case *Window:
+		c := *r
+		c.Input = in[0]
+		return &c
+	}
+	return rel
+}

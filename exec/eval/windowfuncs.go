@@ -27,17 +27,17 @@ func init() {
 }
 
 // tumbleStart returns the start of the window of size that holds ts (both
-// in microseconds), windows being aligned to the Unix epoch plus offset.
+// in microseconds), windows being aligned to the Unix epoch plus offset:
+// date_bin(size, ts, offset), with the window functions' own errors.
 func tumbleStart(ts int64, size, offset types.IntervalValue) (types.Datum, *sqlerr.Error) {
 	if size.Months != 0 || offset.Months != 0 {
 		return types.Null, errWindowMonths
 	}
-	s := int64(size.Days)*microsPerDay + size.Micros
-	if s <= 0 {
+	if int64(size.Days)*microsPerDay+size.Micros <= 0 {
 		return types.Null, errWindowSize
 	}
-	o := int64(offset.Days)*microsPerDay + offset.Micros
-	return types.DInt(WindowStart(ts, s, o)), nil
+	r, err := dateBin(size, ts, int64(offset.Days)*microsPerDay+offset.Micros)
+	return types.DInt(r), err
 }
 
 // WindowStart returns the start of the window of size micros that holds ts,
