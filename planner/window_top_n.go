@@ -50,7 +50,6 @@ func (b *builder) windowTopN(w *sql.Window, pred sql.Expr) (Node, bool, error) {
 	if err != nil {
 		return nil, true, err
 	}
-	width := len(in.Columns())
 	exprs := append(append([]sql.Expr{}, w.PartitionBy...), windowKeyExprs(w.OrderBy)...)
 	in, cols := b.keyColumns(in, exprs)
 	group := cols[:len(w.PartitionBy)]
@@ -64,13 +63,15 @@ func (b *builder) windowTopN(w *sql.Window, pred sql.Expr) (Node, bool, error) {
 		return nil, true, err
 	}
 	var out Node = t
-	if len(in.Columns()) != width {
-		// Drop the computed key columns: the Window's layout is the
-		// input's columns then the rank.
+	if len(t.Columns()) != rankCol+1 {
+		// Back to the Window's layout, its input's columns then the rank,
+		// without the computed key columns and the hidden stream key
+		// columns of the planned input (the projection keeps those it
+		// needs, hidden, after the rank).
 		var keep []sql.Expr
 		var keepCols []sql.Column
 		for i, c := range t.Columns() {
-			if i < width || i == len(t.Columns())-1 {
+			if i < rankCol || i == len(t.Columns())-1 {
 				keep = append(keep, &sql.InputRef{Index: i, T: c.Type, Name: c.Name})
 				keepCols = append(keepCols, c)
 			}
