@@ -245,6 +245,11 @@ func windowClauseName(ctx *exprCtx) string {
 	return ctx.clause
 }
 
+// windowAggregates are the aggregates the window operator computes over
+// frames (first_value and last_value are window functions too).
+var windowAggregates = map[string]bool{AggCount: true, AggSum: true, AggAvg: true, AggMin: true, AggMax: true,
+	WinFirstValue: true, WinLastValue: true}
+
 // windowAggregate resolves an aggregate used as a window function.
 func (b *binder) windowAggregate(rec *windowRecord, name string, f *pg_query.FuncCall) error {
 	c := &rec.call
@@ -252,6 +257,9 @@ func (b *binder) windowAggregate(rec *windowRecord, name string, f *pg_query.Fun
 	if f.AggStar {
 		c.Func, c.T = AggCountStar, types.Int64T
 		return nil
+	}
+	if !windowAggregates[name] {
+		return b.errAt(f.Location, sqlerr.Unsupported("aggregate function %s as a window function", name))
 	}
 	if len(c.Args) != 1 {
 		return b.errAt(f.Location, sqlerr.New(sqlerr.UndefinedFunction, "function %s with %d arguments does not exist", name, len(c.Args)))
