@@ -782,10 +782,7 @@ func (b *binder) bindFromItem(n *pg_query.Node) (Rel, *scope, error) {
 			alias = x.RangeSubselect.Alias.Aliasname
 			colAliases = x.RangeSubselect.Alias.Colnames
 		}
-		sc := &scope{}
-		for _, c := range sub.Columns() {
-			sc.cols = append(sc.cols, scopeCol{table: alias, name: c.Name, t: c.Type, hidden: c.Hidden})
-		}
+		sc := derivedScope(sub, alias)
 		if err := applyColumnAliases(sc, colAliases); err != nil {
 			return nil, nil, err
 		}
@@ -798,6 +795,15 @@ func (b *binder) bindFromItem(n *pg_query.Node) (Rel, *scope, error) {
 		return nil, nil, b.errAt(x.RangeTableSample.Location, sqlerr.Unsupported("TABLESAMPLE"))
 	}
 	return nil, nil, sqlerr.Unsupported("FROM item %s", typeName(n.Node))
+}
+
+// derivedScope is the scope of a subquery in FROM named alias.
+func derivedScope(sub Rel, alias string) *scope {
+	sc := &scope{}
+	for _, c := range sub.Columns() {
+		sc.cols = append(sc.cols, scopeCol{table: alias, name: c.Name, t: c.Type, hidden: c.Hidden})
+	}
+	return sc
 }
 
 // applyColumnAliases renames the visible columns of sc in order.

@@ -115,12 +115,19 @@ func timeWindowUsage(name string) string {
 }
 
 // timeWindowInput binds the relation argument of a time window: the name of
-// a CTE, table, source or materialized view.
+// a CTE, table, source or materialized view, or a parenthesized subquery.
 func (b *binder) timeWindowInput(arg *pg_query.Node, fn, alias string) (Rel, *scope, error) {
+	if sl := arg.GetSubLink(); sl != nil && sl.SubLinkType == pg_query.SubLinkType_EXPR_SUBLINK {
+		sub, err := b.bindQuery(sl.Subselect.GetSelectStmt())
+		if err != nil {
+			return nil, nil, err
+		}
+		return sub, derivedScope(sub, alias), nil
+	}
 	cr := arg.GetColumnRef()
 	if cr == nil || len(cr.Fields) == 0 || len(cr.Fields) > 2 {
 		return nil, nil, b.errAt(exprLocation(arg), sqlerr.New(sqlerr.SyntaxError,
-			"the first argument of %s must name a table, source, materialized view or CTE", strings.ToUpper(fn)))
+			"the first argument of %s must name a table, source, materialized view or CTE, or be a subquery", strings.ToUpper(fn)))
 	}
 	rv := &pg_query.RangeVar{Location: cr.Location, Inh: true}
 	for i, fl := range cr.Fields {
