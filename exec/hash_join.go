@@ -56,7 +56,7 @@ type HashJoinSpec struct {
 	// value is the row's match count (for preserved sides), a visibility flag
 	// and the row.
 	Tables [2]*state.Table
-	// CleanFirstKey and Intervals make an inner join drop the stored rows
+	// CleanFirstKey and Intervals make a join drop the stored rows
 	// no later row can match, by watermark (see hash_join_clean.go);
 	// TimeIndex indexes an input's rows by time for Intervals, Watermark
 	// keeps the watermarks reached, LateRows counts the rows dropped for

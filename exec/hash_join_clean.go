@@ -10,7 +10,8 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// State cleaning of inner joins by watermark.
+// State cleaning of inner and outer joins by watermark (which join types
+// clean, and why that is sound for outer joins: planner.cleansState).
 //
 // Window joins (HashJoinSpec.CleanFirstKey): the first key column carries a
 // watermark on both inputs (window_start of two windowed inputs). Once both

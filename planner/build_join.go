@@ -42,32 +42,36 @@ func (b *builder) join(r *sql.Join) (Node, error) {
 		n.KeyTypes = append(n.KeyTypes, k.Type())
 	}
 	n.WatermarkTable = -1
-	if b.stream && (r.Type == sql.InnerJoin || r.Type == sql.LeftJoin || r.Type == sql.RightJoin) {
+	cleans := b.stream && cleansState(r.Type)
+	var pairs []int // key pairs with watermarks on both inputs
+	if cleans {
 		for p := range leftKeys {
 			if hasWatermark(left, leftKeys[p]) && hasWatermark(right, rightKeys[p]) {
-				n.WatermarkKeys = append(n.WatermarkKeys, p)
+				pairs = append(pairs, p)
 			}
 		}
 	}
-	if b.stream && r.Type == sql.InnerJoin {
-		if len(n.WatermarkKeys) > 0 {
-			// Move the first watermark pair to the front of the join key, so
-			// that the rows it makes final are a prefix of each side's state.
-			p := n.WatermarkKeys[0]
-			moveToFront(n.LeftKeys, p)
-			moveToFront(n.RightKeys, p)
-			moveToFront(n.KeyTypes, p)
-			for i, q := range n.WatermarkKeys {
-				switch {
-				case q == p:
-					n.WatermarkKeys[i] = 0
-				case q < p:
-					n.WatermarkKeys[i] = q + 1
-				}
+	if r.Type != sql.FullJoin {
+		// A full join NULL-pads both sides: no output column forwards them.
+		n.WatermarkKeys = pairs
+	}
+	if len(pairs) > 0 {
+		// Move the first watermark pair to the front of the join key, so
+		// that the rows it makes final are a prefix of each side's state.
+		p := pairs[0]
+		moveToFront(n.LeftKeys, p)
+		moveToFront(n.RightKeys, p)
+		moveToFront(n.KeyTypes, p)
+		for i, q := range n.WatermarkKeys {
+			switch {
+			case q == p:
+				n.WatermarkKeys[i] = 0
+			case q < p:
+				n.WatermarkKeys[i] = q + 1
 			}
-			n.CleanFirstKey = true
-			n.WatermarkTable = b.table()
 		}
+		n.CleanFirstKey = true
+		n.WatermarkTable = b.table()
 	}
 	if r.Cond != nil {
 		n.Cond = sql.Rewrite(r.Cond, func(e sql.Expr) sql.Expr {
@@ -78,7 +82,7 @@ func (b *builder) join(r *sql.Join) (Node, error) {
 		})
 	}
 	n.IndexTables = [2]int{-1, -1}
-	if b.stream && r.Type == sql.InnerJoin {
+	if cleans {
 		n.IntervalBounds = intervalBounds(n.Cond, left, right)
 		for _, ib := range n.IntervalBounds {
 			if n.IndexTables[ib.Clean] < 0 {
@@ -244,7 +248,7 @@ func (b *builder) presentMarker(in Node) Node {
 	exprs = append(exprs, &sql.Const{Value: types.DBool(true), T: types.BoolT})
 	cols = append(cols, sql.Column{Name: "$left", Type: types.BoolT, Hidden: true})
 	key := append(append([]int{}, in.StreamKey()...), len(cols)-1)
-	return &Project{Input: in, Exprs: exprs, Cols: cols, Key: key}
+	return &Project{Input: in, Exprs: exprs, Cols: cols, Key: key, Watermarks: projectWatermarks(in, exprs)}
 }
 
 // nonNullKey reports whether n has a stream key and its columns are never
@@ -298,4 +302,22 @@ func commonWatermarks(ins []Node, width int) []int {
 		}
 	}
 	return cols
+}
+
+// cleansState reports whether a streaming join of type t drops, by
+// watermark, the stored rows no later row can match (hash_join_clean.go).
+// Outer joins may, as inner ones do: a dropped row's pairs and NULL-padded
+// row are final, since no row still to come matches it, and a later delete
+// of it is either late (window joins) or finds every partner it had still
+// stored, as a partner is dropped only once it can match no row still to
+// come, which the delete is (interval joins). A preserved row's match count
+// is recounted from those partners. Semi and anti joins are left out: the
+// null-aware anti join counts every right row, and the others come from
+// subqueries, which carry no time bounds.
+func cleansState(t sql.JoinType) bool {
+	switch t {
+	case sql.InnerJoin, sql.LeftJoin, sql.RightJoin, sql.FullJoin:
+		return true
+	}
+	return false
 }

@@ -5,8 +5,9 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// IntervalBound is a conjunct of an inner join's condition that bounds the
-// time of one input by the other's, both columns carrying watermarks:
+// IntervalBound is a conjunct of a join's condition (ON, for an outer join)
+// that bounds the time of one input by the other's, both columns carrying
+// watermarks:
 //
 //	Clean's time column >= (or >) the other input's time column + Offset
 //
@@ -20,7 +21,7 @@ type IntervalBound struct {
 	Offset int64
 }
 
-// intervalBounds finds the interval bounds of an inner join's condition
+// intervalBounds finds the interval bounds of a join's condition
 // over left and right (Cond over the left columns then the right ones).
 func intervalBounds(cond sql.Expr, left, right Node) []IntervalBound {
 	if cond == nil {

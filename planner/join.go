@@ -24,17 +24,18 @@ type Join struct {
 	// never NULL-padded (both for an inner join, the preserved side's for a
 	// left or right join) carry the smaller one (a join on window_start).
 	WatermarkKeys []int
-	// CleanFirstKey is set for an inner join whose first key pair carries
-	// watermarks (the planner moves such a pair first): the rows whose first
-	// key is below both inputs' watermarks can never match again, so they
-	// are dropped from state, and later ones are late. WatermarkTable (>= 0
+	// CleanFirstKey is set for a join (inner or outer, see cleansState)
+	// whose first key pair carries watermarks (the planner moves such a
+	// pair first): the rows whose first key is below both inputs'
+	// watermarks can never match again, so they are dropped from state, and
+	// later ones are late. WatermarkTable (>= 0
 	// with CleanFirstKey or IntervalBounds) keeps the watermarks reached.
 	CleanFirstKey  bool
 	WatermarkTable int
-	// IntervalBounds are the conjuncts of an inner join's condition that
-	// bound one input's time by the other's (interval joins); IndexTables[s]
-	// is the state table slot indexing input s's rows by time (-1 if no
-	// bound cleans it). They need WatermarkTable.
+	// IntervalBounds are the conjuncts of a join's condition that bound one
+	// input's time by the other's (interval joins); IndexTables[s] is the
+	// state table slot indexing input s's rows by time (-1 if no bound
+	// cleans it). They need WatermarkTable.
 	IntervalBounds []IntervalBound
 	IndexTables    [2]int
 }
