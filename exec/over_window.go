@@ -60,6 +60,7 @@ type OverWindow struct {
 	// keeps them until the barrier's rows are out.
 	passWatermark int
 	held          heldWatermarks
+	clean         owCleaner
 
 	mem   memory.Allocator
 	ectx  *eval.Context
@@ -216,6 +217,9 @@ func NewOverWindow(mem memory.Allocator, ectx *eval.Context, n *planner.Window, 
 	}
 	if n.PassWatermarks {
 		o.passWatermark = n.Order[0].Col
+		if o.reach.cleans() {
+			o.clean = owCleaner{on: true, all: true, unclean: map[string]struct{}{}}
+		}
 	}
 	o.src.o = o
 	return o, nil
@@ -271,6 +275,9 @@ func (o *OverWindow) OnBarrier(ctx context.Context, br *barrier.Barrier, out Out
 		}
 		start = end
 	}
+	if err := o.cleanState(); err != nil {
+		return err
+	}
 	o.changes = o.changes[:0]
 	clear(o.index)
 	o.arena = o.arena[:0]
@@ -290,6 +297,7 @@ func (o *OverWindow) OnBarrier(ctx context.Context, br *barrier.Barrier, out Out
 func (o *OverWindow) OnWatermark(_ context.Context, w *barrier.Watermark, _ Output) error {
 	if o.passWatermark >= 0 && w.Column == o.passWatermark {
 		o.held.hold(w)
+		o.clean.observe(w.Value)
 	}
 	return nil
 }
@@ -298,6 +306,7 @@ func (o *OverWindow) OnWatermark(_ context.Context, w *barrier.Watermark, _ Outp
 // results that changed.
 func (o *OverWindow) partition(changes []owChange) error {
 	part := changes[0].key[:changes[0].partLen]
+	o.clean.touched(part)
 	kmin, kmax := changes[0].key, changes[len(changes)-1].key
 	o.src.reset()
 	kminVals := o.src.decodeInput(changes[0].row)
