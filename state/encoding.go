@@ -187,6 +187,8 @@ func rowFuncs(t types.T) (colEncoder, colDecoder) {
 		return encString, decString
 	case types.Interval:
 		return encInterval, decInterval
+	case types.Array:
+		return arrayRowFuncs(t)
 	}
 	panic("state: no row encoding for " + t.String())
 }
@@ -284,6 +286,8 @@ func appendDatumValue(buf []byte, t types.T, d types.Datum) []byte {
 		return append(buf, d.S...)
 	case types.Interval:
 		return appendIntervalValue(buf, d.Ivl.Months, d.Ivl.Days, d.Ivl.Micros)
+	case types.Array:
+		return appendArrayDatumValue(buf, t, d)
 	}
 	panic("state: no row encoding for " + t.String())
 }
@@ -479,6 +483,8 @@ func decodeDatumValue(buf []byte, t types.T) (types.Datum, []byte, error) {
 	case types.Interval:
 		iv, rest, err := readInterval(buf)
 		return types.DInterval(iv), rest, err
+	case types.Array:
+		return decodeArrayDatumValue(buf, t)
 	}
 	panic("state: no row encoding for " + t.String())
 }

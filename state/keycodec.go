@@ -36,6 +36,10 @@ import (
 //	                        flipped (all values of a column share a scale)
 //	text                    the bytes with 0x00 escaped as 0x00 0xFF, then the
 //	                        terminator 0x00 0x01
+//	array                   per element 0x02 and the element's value
+//	                        encoding, or 0x03 for a NULL element; then 0x01
+//	                        (so a prefix sorts first and NULL elements after
+//	                        values, as PostgreSQL orders arrays)
 //	interval                16 bytes: the span in microseconds as a signed
 //	                        128-bit integer (sign bit flipped), where the span
 //	                        is (months*30 + days) * 86400e6 + micros, which is
@@ -93,6 +97,8 @@ func AppendKey(buf []byte, t types.T, col arrow.Array, i int) []byte {
 	case types.Interval:
 		v := col.(*array.MonthDayNanoInterval).Value(i)
 		return appendKeyInterval(buf, v.Months, v.Days, v.Nanoseconds/1000)
+	case types.Array:
+		return appendKeyArray(buf, t, col.(*array.List), i)
 	}
 	panic("state: no key encoding for " + t.String())
 }
@@ -124,6 +130,8 @@ func AppendKeyDatum(buf []byte, t types.T, d types.Datum) []byte {
 		return appendKeyString(buf, d.S)
 	case types.Interval:
 		return appendKeyInterval(buf, d.Ivl.Months, d.Ivl.Days, d.Ivl.Micros)
+	case types.Array:
+		return appendKeyArrayDatum(buf, t, d)
 	}
 	panic("state: no key encoding for " + t.String())
 }
@@ -143,7 +151,14 @@ func DecodeKey(buf []byte, t types.T, b array.Builder) ([]byte, error) {
 	default:
 		return nil, errCorruptKey
 	}
-	buf = buf[1:]
+	return decodeKeyValue(buf[1:], t, b)
+}
+
+// decodeKeyValue decodes a non-NULL key value of type t (after its marker).
+func decodeKeyValue(buf []byte, t types.T, b array.Builder) ([]byte, error) {
+	if t.Kind == types.Array {
+		return decodeKeyArray(buf, t, b.(*array.ListBuilder))
+	}
 	need := keyWidth(t)
 	if len(buf) < need {
 		return nil, errCorruptKey
@@ -200,7 +215,14 @@ func DecodeKeyDatum(buf []byte, t types.T) (types.Datum, []byte, error) {
 	default:
 		return types.Datum{}, nil, errCorruptKey
 	}
-	buf = buf[1:]
+	return decodeKeyValueDatum(buf[1:], t)
+}
+
+// decodeKeyValueDatum is decodeKeyValue into a datum.
+func decodeKeyValueDatum(buf []byte, t types.T) (types.Datum, []byte, error) {
+	if t.Kind == types.Array {
+		return decodeKeyArrayDatum(buf, t)
+	}
 	need := keyWidth(t)
 	if len(buf) < need {
 		return types.Datum{}, nil, errCorruptKey

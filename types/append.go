@@ -36,6 +36,8 @@ func AppendDatum(b array.Builder, t T, d Datum) {
 		b.Append(arrow.Timestamp(d.I))
 	case *array.MonthDayNanoIntervalBuilder:
 		b.Append(d.Ivl.ToArrow())
+	case *array.ListBuilder:
+		appendListDatum(b, t, d)
 	case *array.NullBuilder:
 		b.AppendNull()
 	default:

@@ -92,6 +92,8 @@ func NewColumnBinaryFormatter(t T, arr arrow.Array) ColumnFormatter {
 	case Interval:
 		vs := arr.(*array.MonthDayNanoInterval).MonthDayNanoIntervalValues()
 		return func(buf []byte, i int) []byte { return appendIntervalBinary(buf, IntervalFromArrow(vs[i])) }
+	case Array:
+		return func(buf []byte, i int) []byte { return appendArrayBinary(buf, t, listDatum(t, arr, i)) }
 	case Unknown:
 		return func(buf []byte, _ int) []byte { return buf }
 	}
@@ -127,6 +129,8 @@ func AppendBinary(buf []byte, t T, d Datum) []byte {
 		return binary.BigEndian.AppendUint64(buf, uint64(d.I-pgEpochMicros))
 	case Interval:
 		return appendIntervalBinary(buf, d.Ivl)
+	case Array:
+		return appendArrayBinary(buf, t, d)
 	}
 	return buf
 }
@@ -252,6 +256,9 @@ func DecodeBinary(t T, b []byte) (Datum, error) {
 		want = 8
 	case Interval:
 		want = 16
+	}
+	if t.Kind == Array {
+		return decodeArrayBinary(t, b)
 	}
 	if want >= 0 && len(b) != want {
 		return Null, binaryFormatError(t)

@@ -65,6 +65,8 @@ func NewColumnFormatter(t T, arr arrow.Array) ColumnFormatter {
 	case Interval:
 		vs := arr.(*array.MonthDayNanoInterval).MonthDayNanoIntervalValues()
 		return func(buf []byte, i int) []byte { return AppendInterval(buf, IntervalFromArrow(vs[i])) }
+	case Array:
+		return func(buf []byte, i int) []byte { return AppendArrayText(buf, t, listDatum(t, arr, i)) }
 	case Unknown:
 		return func(buf []byte, _ int) []byte { return buf }
 	}

@@ -63,6 +63,7 @@ func (iv IntervalValue) span() decimal128.Num {
 //	Numeric                      Dec, at the type's EffectiveScale
 //	Text                         S
 //	Interval                     Ivl
+//	Array                        Arr (the elements; never nil)
 type Datum struct {
 	Null bool
 	I    int64
@@ -70,6 +71,7 @@ type Datum struct {
 	S    string
 	Dec  decimal128.Num
 	Ivl  IntervalValue
+	Arr  []Datum
 }
 
 // Null is the NULL datum.
@@ -115,6 +117,8 @@ func Compare(t T, a, b Datum) int {
 		return cmpOrdered(a.S, b.S)
 	case Interval:
 		return a.Ivl.Compare(b.Ivl)
+	case Array:
+		return CompareArrays(t.ElemT(), a.Arr, b.Arr)
 	}
 	return 0
 }
@@ -174,6 +178,8 @@ func DatumAt(t T, arr arrow.Array, i int) Datum {
 		return DInterval(IntervalFromArrow(arr.(interface {
 			Value(int) arrow.MonthDayNanoInterval
 		}).Value(i)))
+	case Array:
+		return listDatum(t, arr, i)
 	}
 	return Null
 }
@@ -205,6 +211,8 @@ func AppendText(buf []byte, t T, d Datum) []byte {
 		return AppendTimestamp(buf, d.I, true)
 	case Interval:
 		return AppendInterval(buf, d.Ivl)
+	case Array:
+		return AppendArrayText(buf, t, d)
 	}
 	return buf
 }

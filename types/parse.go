@@ -44,6 +44,8 @@ func ParseText(t T, s string) (Datum, error) {
 	case Interval:
 		iv, err := parseInterval(s, "")
 		return DInterval(iv), err
+	case Array:
+		return parseArray(t, s)
 	}
 	return Null, sqlerr.New(sqlerr.InternalError, "no text input for type %s", t)
 }

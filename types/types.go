@@ -45,6 +45,8 @@ const (
 	Timestamp
 	TimestampTZ
 	Interval
+	// Array is a one-dimensional array of T.Elem (see array.go).
+	Array
 )
 
 // NumericScale is the scale of numeric values whose type carries no declared
@@ -65,6 +67,9 @@ type T struct {
 	HasTypmod bool
 	// Width is the declared maximum length of varchar(n); 0 means unbounded.
 	Width int32
+	// Elem is the element kind of an array type; the modifiers above are
+	// then the element's.
+	Elem Kind
 }
 
 // The types without modifiers.
@@ -137,6 +142,8 @@ func (t T) OID() uint32 {
 		return OIDTimestampTZ
 	case Interval:
 		return OIDInterval
+	case Array:
+		return arrayOID(t.Elem)
 	}
 	return OIDText
 }
@@ -208,6 +215,8 @@ func (t T) ArrowType() arrow.DataType {
 		return timestampTZType
 	case Interval:
 		return arrow.FixedWidthTypes.MonthDayNanoInterval
+	case Array:
+		return arrow.ListOf(t.ElemT().ArrowType())
 	case Unknown:
 		return arrow.Null
 	}
@@ -239,8 +248,11 @@ func Identical(a, b T) bool {
 	if a.Kind != b.Kind {
 		return false
 	}
-	if a.Kind == Numeric {
+	switch a.Kind {
+	case Numeric:
 		return a.EffectiveScale() == b.EffectiveScale()
+	case Array:
+		return Identical(a.ElemT(), b.ElemT())
 	}
 	return true
 }
@@ -280,6 +292,8 @@ func (t T) String() string {
 		return "timestamp with time zone"
 	case Interval:
 		return "interval"
+	case Array:
+		return t.arrayString()
 	}
 	return fmt.Sprintf("kind(%d)", t.Kind)
 }
