@@ -55,6 +55,10 @@ func appenderFor(t types.T) appendFunc {
 			}
 			b.(*array.StringBuilder).Append(col.(*array.String).Value(i))
 		}
+	case types.Array:
+		return func(b array.Builder, col arrow.Array, i int) {
+			types.AppendDatum(b, t, types.DatumAt(t, col, i))
+		}
 	}
 	panic(fmt.Sprintf("exec: no appender for %s", t))
 }

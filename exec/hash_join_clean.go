@@ -2,6 +2,7 @@ package exec
 
 import (
 	"encoding/binary"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -102,18 +103,14 @@ func (j *HashJoin) dropLateRows(s int, b *Batch) (*Batch, error) {
 	if keyCol == nil && timeCol == nil {
 		return b, nil
 	}
-	var keep []int32
-	late := 0
-	for i := 0; i < b.Len(); i++ {
-		switch {
-		case keyCol != nil && keyCol.IsValid(i) && int64(keyCol.Value(i)) < j.cleaned:
-			late++
-		case timeCol != nil && timeCol.IsNull(i):
-		case timeCol != nil && j.timeWMValid[s] && int64(timeCol.Value(i)) < j.timeWM[s]:
-			late++
-		default:
-			keep = append(keep, int32(i))
-		}
+	isLate := func(i int) bool {
+		return keyCol != nil && keyCol.IsValid(i) && int64(keyCol.Value(i)) < j.cleaned ||
+			timeCol != nil && timeCol.IsValid(i) && j.timeWMValid[s] && int64(timeCol.Value(i)) < j.timeWM[s]
+	}
+	keep, late := onTime(b.Ops, isLate)
+	if timeCol != nil && timeCol.NullN() > 0 {
+		// Rows without a time match nothing and are not stored.
+		keep = slices.DeleteFunc(keep, func(i int32) bool { return timeCol.IsNull(int(i)) })
 	}
 	if j.spec.LateRows != nil {
 		j.spec.LateRows.Add(int64(late))

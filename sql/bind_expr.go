@@ -119,11 +119,11 @@ func (b *binder) bindExpr(ctx *exprCtx, n *pg_query.Node) (Expr, error) {
 	case *pg_query.Node_RowExpr:
 		return nil, b.errAt(x.RowExpr.Location, sqlerr.Unsupported("row constructors"))
 	case *pg_query.Node_AIndirection:
-		return nil, sqlerr.Unsupported("array subscripts and field selection")
+		return b.bindIndirection(ctx, x.AIndirection)
 	case *pg_query.Node_CollateClause:
 		return nil, b.errAt(x.CollateClause.Location, sqlerr.Unsupported("COLLATE"))
 	case *pg_query.Node_AArrayExpr:
-		return nil, b.errAt(x.AArrayExpr.Location, sqlerr.Unsupported("arrays"))
+		return b.bindArrayExpr(ctx, x.AArrayExpr)
 	case *pg_query.Node_SetToDefault:
 		return nil, b.errAt(x.SetToDefault.Location, sqlerr.Unsupported("DEFAULT in this position"))
 	}
@@ -246,7 +246,15 @@ func (b *binder) bindTypeName(tn *pg_query.TypeName) (types.T, error) {
 		}
 	}
 	if len(tn.ArrayBounds) > 0 {
-		return types.T{}, b.errAt(tn.Location, sqlerr.Unsupported("array types"))
+		// int[], int[][] and integer ARRAY are one type: arrays of any
+		// dimension, as in PostgreSQL (only one-dimensional values exist).
+		elem := *tn
+		elem.ArrayBounds = nil
+		et, err := b.bindTypeName(&elem)
+		if err != nil {
+			return types.T{}, err
+		}
+		return types.ArrayOf(et), nil
 	}
 	if tn.PctType || tn.Setof {
 		return types.T{}, b.errAt(tn.Location, sqlerr.Unsupported("type %s", name))
@@ -342,6 +350,9 @@ func (b *binder) bindTypeCast(ctx *exprCtx, tc *pg_query.TypeCast) (Expr, error)
 			}
 			return &Const{Value: d, T: t}, nil
 		}
+	}
+	if ae := tc.Arg.GetAArrayExpr(); ae != nil && len(ae.Elements) == 0 && t.Kind == types.Array {
+		return &Const{Value: types.DArray(nil), T: t}, nil
 	}
 	arg, err := b.bindExpr(ctx, tc.Arg)
 	if err != nil {
@@ -650,6 +661,14 @@ func (b *binder) commonType(es []Expr, what string, loc int32) (types.T, error) 
 			t, found = et, true
 			continue
 		}
+		if et.Kind == types.Array && t.Kind == types.Array {
+			elem, err := b.commonType([]Expr{&Const{Value: types.Null, T: t.ElemT()}, &Const{Value: types.Null, T: et.ElemT()}}, what, loc)
+			if err != nil {
+				return types.T{}, err
+			}
+			t = types.ArrayOf(elem)
+			continue
+		}
 		if et.Kind == t.Kind {
 			if et.Kind == types.Numeric && !types.Identical(et, t) {
 				t = types.NumericT
@@ -727,6 +746,9 @@ func (b *binder) bindAExpr(ctx *exprCtx, a *pg_query.A_Expr) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
+		if e, err := b.bindArrayOperator(op, l, r, a.Location); e != nil || err != nil {
+			return e, err
+		}
 		if op == "||" {
 			// || accepts any operand that is not an untyped literal by
 			// converting it to text, as PostgreSQL's anynonarray || text does.
@@ -788,7 +810,7 @@ func (b *binder) bindAExpr(ctx *exprCtx, a *pg_query.A_Expr) (Expr, error) {
 		pg_query.A_Expr_Kind_AEXPR_BETWEEN_SYM, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM:
 		return b.bindBetween(ctx, a)
 	case pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL:
-		return nil, b.errAt(a.Location, sqlerr.Unsupported("%s ANY/ALL (array)", op))
+		return b.bindAnyAll(ctx, a, op)
 	case pg_query.A_Expr_Kind_AEXPR_SIMILAR:
 		return nil, b.errAt(a.Location, sqlerr.Unsupported("SIMILAR TO"))
 	}
@@ -1110,6 +1132,9 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 		return b.resolveCommonCall(name, strings.ToUpper(name), args, f.Location)
 	case FnNullIf:
 		return b.resolveCommonCall(name, "NULLIF", args, f.Location)
+	}
+	if IsArrayFunction(name) {
+		return b.bindArrayCall(name, args, f.Location)
 	}
 	if FunctionOverloads(name) == nil {
 		return nil, b.errAt(f.Location, noSuchFunction(name, args))

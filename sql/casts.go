@@ -10,6 +10,9 @@ import "github.com/streamsql/streamsql/types"
 // timestamptz; timestamp and timestamptz to date and to each other; any type to
 // itself (numeric to numeric rescales, text to varchar(n) truncates).
 func CastAllowed(from, to types.T) bool {
+	if from.Kind == types.Array && to.Kind == types.Array {
+		return CastAllowed(from.ElemT(), to.ElemT())
+	}
 	if from.Kind == to.Kind || from.Kind == types.Unknown {
 		return true
 	}
@@ -57,6 +60,9 @@ func numberRank(k types.Kind) int {
 // without an explicit cast (in function and operator arguments), and how far
 // the conversion goes: 0 for the same type, larger for longer conversions.
 func ImplicitCastCost(from, to types.T) (cost int, ok bool) {
+	if from.Kind == types.Array && to.Kind == types.Array {
+		return ImplicitCastCost(from.ElemT(), to.ElemT())
+	}
 	if from.Kind == to.Kind {
 		return 0, true
 	}

@@ -52,6 +52,7 @@ const (
 	WrongObjectType            = "42809"
 	InvalidColumnReference     = "42P10"
 	InvalidTableDefinition     = "42P16"
+	IndeterminateDatatype      = "42P18"
 	InvalidRowCountInLimit     = "2201W"
 	DependentObjectsStillExist = "2BP01"
 	ProtocolViolation          = "08P01"

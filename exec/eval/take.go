@@ -94,8 +94,63 @@ func TakeArray(mem memory.Allocator, arr arrow.Array, rows []int32) (arrow.Array
 		return takeFixed[decimal128.Num](mem, arr, rows), nil
 	case arrow.STRING:
 		return takeStrings(mem, arr, rows), nil
+	case arrow.LIST:
+		return takeLists(mem, arr.(*array.List), rows), nil
 	}
 	return nil, fmt.Errorf("eval: take: unsupported Arrow type %s", arr.DataType())
+}
+
+// takeLists gathers the lists of arr at rows, element by element.
+func takeLists(mem memory.Allocator, arr *array.List, rows []int32) arrow.Array {
+	b := array.NewListBuilder(mem, arr.DataType().(*arrow.ListType).Elem())
+	defer b.Release()
+	vb, vals := b.ValueBuilder(), arr.ListValues()
+	for _, r := range rows {
+		if arr.IsNull(int(r)) {
+			b.AppendNull()
+			continue
+		}
+		b.Append(true)
+		start, end := arr.ValueOffsets(int(r))
+		for j := start; j < end; j++ {
+			appendValueAt(vb, vals, int(j))
+		}
+	}
+	return b.NewArray()
+}
+
+// appendValueAt appends element j of vals (a list's values) to b.
+func appendValueAt(b array.Builder, vals arrow.Array, j int) {
+	if vals.IsNull(j) {
+		b.AppendNull()
+		return
+	}
+	switch v := vals.(type) {
+	case *array.Boolean:
+		b.(*array.BooleanBuilder).Append(v.Value(j))
+	case *array.Int16:
+		b.(*array.Int16Builder).Append(v.Value(j))
+	case *array.Int32:
+		b.(*array.Int32Builder).Append(v.Value(j))
+	case *array.Int64:
+		b.(*array.Int64Builder).Append(v.Value(j))
+	case *array.Float32:
+		b.(*array.Float32Builder).Append(v.Value(j))
+	case *array.Float64:
+		b.(*array.Float64Builder).Append(v.Value(j))
+	case *array.Decimal128:
+		b.(*array.Decimal128Builder).Append(v.Value(j))
+	case *array.String:
+		b.(*array.StringBuilder).Append(v.Value(j))
+	case *array.Date32:
+		b.(*array.Date32Builder).Append(v.Value(j))
+	case *array.Timestamp:
+		b.(*array.TimestampBuilder).Append(v.Value(j))
+	case *array.MonthDayNanoInterval:
+		b.(*array.MonthDayNanoIntervalBuilder).Append(v.Value(j))
+	default:
+		panic(fmt.Sprintf("eval: take: list of %s", vals.DataType()))
+	}
 }
 
 // takeValidity gathers arr's validity at rows, or returns nil if arr has no
@@ -170,6 +225,13 @@ func ConstArray(mem memory.Allocator, t types.T, d types.Datum, n int) arrow.Arr
 			o.appendString(d.S)
 		}
 		return o.finish()
+	case types.Array:
+		b := array.NewBuilder(mem, t.ArrowType())
+		defer b.Release()
+		for i := 0; i < n; i++ {
+			types.AppendDatum(b, t, d)
+		}
+		return b.NewArray()
 	case types.Int16:
 		return fillFixed[int16](mem, t, d, n)
 	case types.Int32, types.Date, types.Float32:

@@ -330,6 +330,7 @@ type colBuilder struct {
 	vals  *memory.Buffer
 	raw   []byte
 	str   *strOut
+	list  array.Builder // arrays
 }
 
 func newColBuilder(mem memory.Allocator, t types.T, n int) *colBuilder {
@@ -337,6 +338,9 @@ func newColBuilder(mem memory.Allocator, t types.T, n int) *colBuilder {
 	switch t.Kind {
 	case types.Text:
 		b.str = newStrOut(mem, n, n*8)
+	case types.Array:
+		b.list = array.NewBuilder(mem, t.ArrowType())
+		b.list.Reserve(n)
 	case types.Bool:
 		b.vals = allocBits(mem, n, false)
 		b.raw = b.vals.Bytes()
@@ -368,6 +372,8 @@ func (b *colBuilder) appendNull() {
 	switch {
 	case b.str != nil:
 		b.str.appendNull(b.mem)
+	case b.list != nil:
+		b.list.AppendNull()
 	default:
 		if b.valid == nil {
 			b.valid = allocBits(b.mem, b.n, true)
@@ -408,6 +414,8 @@ func (b *colBuilder) append(d types.Datum) {
 		*(*arrow.MonthDayNanoInterval)(unsafe.Pointer(&b.raw[i*16])) = d.Ivl.ToArrow()
 	case types.Text:
 		b.str.appendString(d.S)
+	case types.Array:
+		types.AppendDatum(b.list, b.t, d)
 	}
 	b.i++
 }
@@ -418,6 +426,8 @@ func (b *colBuilder) finish() arrow.Array {
 		return array.NewNull(b.n)
 	case b.str != nil:
 		return b.str.finish()
+	case b.list != nil:
+		return b.list.NewArray()
 	}
 	return makeArray(b.t.ArrowType(), b.n, b.valid, b.vals)
 }
@@ -425,6 +435,9 @@ func (b *colBuilder) finish() arrow.Array {
 func (b *colBuilder) release() {
 	if b.str != nil {
 		b.str.release()
+	}
+	if b.list != nil {
+		b.list.Release()
 	}
 	for _, x := range []*memory.Buffer{b.valid, b.vals} {
 		if x != nil {
@@ -516,6 +529,8 @@ func reader(t types.T, arr arrow.Array) func(i int) types.Datum {
 			}
 			return types.DText(v.at(i))
 		}
+	case types.Array:
+		return func(i int) types.Datum { return types.DatumAt(t, arr, i) }
 	}
 	return func(int) types.Datum { return types.Null }
 }
