@@ -38,9 +38,9 @@ type arraySig struct {
 	strict bool
 }
 
-func int4Result(types.T) types.T   { return types.Int32T }
-func textResult(types.T) types.T   { return types.TextT }
-func boolResult(types.T) types.T   { return types.BoolT }
+func int4Result(types.T) types.T    { return types.Int32T }
+func textResult(types.T) types.T    { return types.TextT }
+func boolResult(types.T) types.T    { return types.BoolT }
 func arrayResult(e types.T) types.T { return types.ArrayOf(e) }
 func elemResult(e types.T) types.T  { return e }
 
@@ -95,6 +95,15 @@ func init() {
 // IsArrayFunction reports whether fn is a polymorphic array function,
 // typed by the binder (bindArrayCall) rather than by the overload table.
 func IsArrayFunction(fn string) bool { _, ok := arrayFuncs[fn]; return ok }
+
+// ArrayFunctionNames returns the names of the polymorphic array functions.
+func ArrayFunctionNames() []string {
+	var names []string
+	for n := range arrayFuncs {
+		names = append(names, n)
+	}
+	return names
+}
 
 // ArrayFunctionStrict reports whether array function fn returns NULL for
 // any NULL argument without calling its kernel.

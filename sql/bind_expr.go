@@ -248,9 +248,8 @@ func (b *binder) bindTypeName(tn *pg_query.TypeName) (types.T, error) {
 	if len(tn.ArrayBounds) > 0 {
 		// int[], int[][] and integer ARRAY are one type: arrays of any
 		// dimension, as in PostgreSQL (only one-dimensional values exist).
-		elem := *tn
-		elem.ArrayBounds = nil
-		et, err := b.bindTypeName(&elem)
+		elem := &pg_query.TypeName{Names: tn.Names, Typmods: tn.Typmods, Typemod: tn.Typemod, Location: tn.Location}
+		et, err := b.bindTypeName(elem)
 		if err != nil {
 			return types.T{}, err
 		}

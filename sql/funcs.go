@@ -114,6 +114,11 @@ func init() {
 	def(FnRight, txt, txt, i4)
 	def(FnRepeat, txt, txt, i4)
 	def(FnSplitPart, txt, txt, txt, i4)
+	textArr := types.ArrayOf(txt)
+	def("regexp_match", textArr, txt, txt)
+	def("regexp_match", textArr, txt, txt, txt)
+	def("string_to_array", textArr, txt, txt).Strict = false
+	def("string_to_array", textArr, txt, txt, txt).Strict = false
 	def(FnStartsWith, b, txt, txt)
 	def(FnLPad, txt, txt, i4)
 	def(FnLPad, txt, txt, i4, txt)

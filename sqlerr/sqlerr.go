@@ -53,6 +53,8 @@ const (
 	InvalidColumnReference     = "42P10"
 	InvalidTableDefinition     = "42P16"
 	IndeterminateDatatype      = "42P18"
+	NullValueNotAllowed        = "22004"
+	InvalidRegularExpression   = "2201B"
 	InvalidRowCountInLimit     = "2201W"
 	DependentObjectsStillExist = "2BP01"
 	ProtocolViolation          = "08P01"

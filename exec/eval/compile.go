@@ -192,6 +192,15 @@ func fold(t types.T, fn scalarFn, strict bool, args []node) (node, bool) {
 // kernelFor returns the scalar kernel and overload of fn for argument types
 // args.
 func kernelFor(fn string, args []types.T, result types.T) (scalarFn, *sql.Overload, error) {
+	if sql.IsArrayFunction(fn) {
+		// Typed by the binder: the call's types are the overload.
+		mk := arrayKernels[fn]
+		if mk == nil {
+			return nil, nil, sqlerr.New(sqlerr.UndefinedFunction, "function %s has no evaluator", fn)
+		}
+		o := &sql.Overload{Fn: fn, Args: args, Result: result, Strict: sql.ArrayFunctionStrict(fn, len(args))}
+		return mk(args, result), o, nil
+	}
 	o := resolve(fn, args)
 	if o == nil {
 		return nil, nil, undefinedFunction(fn, args)

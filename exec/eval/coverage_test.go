@@ -24,6 +24,8 @@ func sampleArg(fn string, i int, t types.T) sql.Expr {
 		if i == 1 {
 			return txt("l")
 		}
+	case "regexp_match":
+		return txt([]string{"hello", "(l+)(o)", "i"}[i])
 	case sql.FnTumbleStart:
 		if i > 0 {
 			return ivl([]string{"", "00:10:00", "00:01:30"}[i])
