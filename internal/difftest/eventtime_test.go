@@ -252,15 +252,15 @@ func (h *evHarness) run(steps int) *failure {
 func (h *evHarness) summary() {
 	var frozen []string
 	for _, v := range h.views {
-		if v.win != nil {
-			frozen = append(frozen, "(SELECT count(*) FROM "+v.name+"__frozen)")
+		for _, st := range v.stages {
+			frozen = append(frozen, "(SELECT count(*) FROM "+st.name+"__frozen)")
 		}
 	}
 	n := "0"
 	if len(frozen) > 0 {
 		n = string(h.pg("SELECT " + strings.Join(frozen, " + ")).rows[0][0])
 	}
-	h.t.Logf("views created: %v; rows of final groups at the end: %s; late rows: %d; crashes: %d; pauses: %d",
+	h.t.Logf("views created: %v; rows held behind the watermarks at the end: %s; late rows: %d; crashes: %d; pauses: %d",
 		h.created, n, h.lateTotal, h.crashes, h.pauses)
 }
 
@@ -301,55 +301,61 @@ func (h *evHarness) write(t *evTable, sql string) *failure {
 	return nil
 }
 
-// countLate adds to each windowed aggregation over a table or filter view
+// countLate adds to each stage (see evStage) over a table or filter view
 // the late rows of the statement just run: the changes logged in t__log
-// whose group the aggregation had made final (with EMIT ON WINDOW CLOSE,
-// also those whose group column is NULL).
+// below the stage's threshold (with EMIT ON WINDOW CLOSE, also those whose
+// group column is NULL).
 func (h *evHarness) countLate() {
-	var counted []*evRel
+	var counted []*evStage
+	var paused []bool
 	var qs []string
 	for _, v := range h.views {
-		if v.win == nil || v.win.in == nil {
-			continue
+		for _, st := range v.stages {
+			if st.in == nil {
+				continue
+			}
+			src := h.find(st.src)
+			in := st.in(src.rowsFrom(src.base.name + "__log"))
+			cond := fmt.Sprintf("i.%s < (SELECT th FROM %s__th)", st.g, st.name)
+			if st.nullLate {
+				cond += fmt.Sprintf(" OR i.%s IS NULL", st.g)
+			}
+			qs = append(qs, fmt.Sprintf("(SELECT count(*) FROM (%s) AS i WHERE %s)", in, cond))
+			counted, paused = append(counted, st), append(paused, h.held(v))
 		}
-		src := h.find(v.sources[0])
-		in := v.win.in(src.rowsFrom(src.base.name + "__log"))
-		cond := fmt.Sprintf("i.%s < (SELECT th FROM %s__th)", v.win.g, v.name)
-		if v.eowc {
-			cond += fmt.Sprintf(" OR i.%s IS NULL", v.win.g)
-		}
-		qs = append(qs, fmt.Sprintf("(SELECT count(*) FROM (%s) AS i WHERE %s)", in, cond))
-		counted = append(counted, v)
 	}
 	if len(qs) == 0 {
 		return
 	}
 	res := h.pg("SELECT " + strings.Join(qs, ", "))
-	for i, v := range counted {
+	for i, st := range counted {
 		n, _ := strconv.ParseInt(string(res.rows[0][i]), 10, 64)
-		if h.held(v) {
-			v.win.pending += n
+		if paused[i] {
+			st.pending += n
 		} else {
-			v.win.late += n
+			st.late += n
 		}
 		h.lateTotal += n
 	}
 }
 
-// freeze moves the watermark of each windowed view in vs (in creation
-// order) to its current value, copying the input rows of the groups it
-// makes final into v__frozen. Views held by a pause keep theirs: they see
-// no changes and no watermarks until it ends.
+// freeze moves the threshold of each stage of the views in vs (in creation
+// order, and in each view in stage order) to its current watermark,
+// copying the input rows it passes into the stage's __frozen table. Views
+// held by a pause keep theirs: they see no changes and no watermarks until
+// it ends.
 func (h *evHarness) freeze(vs ...*evRel) {
 	var sb strings.Builder
 	for _, v := range vs {
-		if v.win == nil || h.held(v) {
+		if h.held(v) {
 			continue
 		}
-		fmt.Fprintf(&sb, `INSERT INTO %[1]s__frozen SELECT i.* FROM %[1]s__in AS i WHERE i.%[2]s < (%[3]s) AND (i.%[2]s < (SELECT th FROM %[1]s__th)) IS NOT TRUE;
+		for _, st := range v.stages {
+			fmt.Fprintf(&sb, `INSERT INTO %[1]s__frozen SELECT i.* FROM %[1]s__in AS i WHERE i.%[2]s < (%[3]s) AND (i.%[2]s < (SELECT th FROM %[1]s__th)) IS NOT TRUE;
 DELETE FROM %[1]s__th;
 INSERT INTO %[1]s__th SELECT x FROM (SELECT (%[3]s) AS x) AS q WHERE x IS NOT NULL;
-`, v.name, v.win.g, v.win.th)
+`, st.name, st.g, st.th)
+		}
 	}
 	if sb.Len() > 0 {
 		h.pg(sb.String())
@@ -421,12 +427,14 @@ func (h *evHarness) createView() *failure {
 		kind += " over a temporal filter"
 	}
 	h.created[kind]++
-	if v.eowc && v.win.in != nil {
-		// The backfill's rows of no window are late at once.
-		res := h.pg(fmt.Sprintf("SELECT count(*) FROM %[1]s__in WHERE %[2]s IS NULL", v.name, v.win.g))
-		n, _ := strconv.ParseInt(string(res.rows[0][0]), 10, 64)
-		v.win.late += n
-		h.lateTotal += n
+	for _, st := range v.stages {
+		if st.nullLate && st.in != nil {
+			// The backfill's rows of no window are late at once.
+			res := h.pg(fmt.Sprintf("SELECT count(*) FROM %[1]s__in WHERE %[2]s IS NULL", st.name, st.g))
+			n, _ := strconv.ParseInt(string(res.rows[0][0]), 10, 64)
+			st.late += n
+			h.lateTotal += n
+		}
 	}
 	h.freeze(v)
 	return nil
@@ -517,9 +525,9 @@ func (h *evHarness) pauseOrResume() *failure {
 		for _, w := range h.views {
 			if was[w] && !h.held(w) {
 				freed = append(freed, w)
-				if w.win != nil {
-					w.win.late += w.win.pending
-					w.win.pending = 0
+				for _, st := range w.stages {
+					st.late += st.pending
+					st.pending = 0
 				}
 			}
 		}
@@ -578,8 +586,8 @@ func (h *evHarness) crash(clean bool) *failure {
 	}
 	h.crashes++
 	for _, v := range h.views {
-		if v.win != nil {
-			v.win.late = 0
+		for _, st := range v.stages {
+			st.late = 0
 		}
 	}
 	return nil
@@ -626,7 +634,7 @@ func (h *evHarness) checkAll() *failure {
 				return f
 			}
 		}
-		late = late || v.win != nil && v.win.in != nil
+		late = late || v.counts()
 	}
 	if !late {
 		return nil
@@ -640,10 +648,10 @@ func (h *evHarness) checkAll() *failure {
 		counts[string(row[0])] = string(row[1])
 	}
 	for _, v := range h.views {
-		if v.win == nil || v.win.in == nil || h.held(v) {
+		if !v.counts() || h.held(v) {
 			continue
 		}
-		if want := strconv.FormatInt(v.win.late, 10); counts[v.name] != want {
+		if want := strconv.FormatInt(v.late(), 10); counts[v.name] != want {
 			return &failure{msg: fmt.Sprintf("view %s (%s) counted %s late rows, the model %s\n%s",
 				v.name, v.kind, counts[v.name], want, v.ssCreate())}
 		}
