@@ -608,7 +608,7 @@ func (g *evGen) windowAgg(name string, src *evRel) *evRel {
 		return q
 	}
 	aggs := g.tableAggs()
-	return g.aggregation(name, src, from+where, pgIn, cands, aggs, "a")
+	return g.aggregation(name, src, from+where, pgIn, nil, cands, aggs, "a")
 }
 
 // tableAggs returns 1 to 3 aggregate calls over a table's columns.
@@ -628,10 +628,14 @@ func (g *evGen) tableAggs() []aggItem {
 }
 
 // aggregation builds an aggregation view: streamsql reads from (a FROM
-// clause, with its WHERE), PostgreSQL reads the query in(src.name); cands
+// clause, with its WHERE), PostgreSQL reads the query in(src.name) in the
+// model and plain(src.name) in the batch query (plain nil: in); cands
 // are the group columns, in GROUP BY order after shuffling; the aggregates
 // are named prefix1, prefix2, ...
-func (g *evGen) aggregation(name string, src *evRel, from string, in func(string) string, cands []groupCol, aggs []aggItem, prefix string) *evRel {
+func (g *evGen) aggregation(name string, src *evRel, from string, in, plain func(string) string, cands []groupCol, aggs []aggItem, prefix string) *evRel {
+	if plain == nil {
+		plain = in
+	}
 	groups := slices.Clone(cands)
 	g.rng.Shuffle(len(groups), func(i, j int) { groups[i], groups[j] = groups[j], groups[i] })
 	// The select list: the group columns and the aggregates, interleaved
@@ -682,12 +686,12 @@ func (g *evGen) aggregation(name string, src *evRel, from string, in func(string
 	r := &evRel{name: name, kind: "aggregation", sources: []string{src.name}, temporal: src.temporal}
 	r.ssDef = "SELECT " + strings.Join(ssItems, ", ") + " FROM " + from + tail(ssGroup)
 	agg := func(f string) string { return "SELECT " + strings.Join(pgItems, ", ") + " FROM " + f + tail(pgGroup) }
-	r.pgPlain = agg("(" + in(src.name) + ") AS w")
+	r.pgPlain = agg("(" + plain(src.name) + ") AS w")
 	for _, it := range items {
 		r.cols = append(r.cols, it.col)
 	}
 	if gw == nil {
-		r.oracle = r.pgPlain
+		r.oracle = agg("(" + in(src.name) + ") AS w")
 		r.pgCreate = "CREATE VIEW " + name + " AS " + r.pgPlain
 		r.pgDrop = "DROP VIEW " + name
 		return r
@@ -757,7 +761,7 @@ func (g *evGen) aggOverView(name string, src *evRel) *evRel {
 	for slices.ContainsFunc(src.cols, func(c evCol) bool { return strings.HasPrefix(c.name, prefix) }) {
 		prefix = string(rune(prefix[0] + 1))
 	}
-	r := g.aggregation(name, src, src.name, in, cands, aggs, prefix)
+	r := g.aggregation(name, src, src.name, in, nil, cands, aggs, prefix)
 	if r.win != nil {
 		r.win.in = nil // late rows are counted only over tables
 	}

@@ -21,6 +21,13 @@ import (
 var (
 	evSeedsFlag = flag.Int("eventtime.seeds", 2, "eventtime: number of seeds to run when -seed is not given")
 	evStepsFlag = flag.Int("eventtime.steps", 50, "eventtime: random steps (DML, clock moves, DDL, kills) per seed")
+	// TODO(bug): aggregations over SESSION in FROM over a table with a
+	// watermark diverge from the model after kills and restarts (seed
+	// 619843997, 150 steps: UPDATE t1 SET v = v + 4 WHERE id = 40 on rows
+	// behind the watermark takes 4 off three sessions' sum(v) of SESSION(v1,
+	// ts, 3 seconds, k); seed 619843998: the sessions of two rows are
+	// missing); not reduced yet. Off by default until that is understood.
+	evSessionsFlag = flag.Bool("eventtime.sessions", false, "eventtime: also create aggregations over SESSION in FROM (see the TODO)")
 )
 
 // TestEventTime runs random tables with watermarks, windowed aggregations,
@@ -389,6 +396,15 @@ func (h *evHarness) createView() *failure {
 		}
 		others = append(others, v)
 	}
+	// rows are the relations with a table's columns; stored those of them
+	// that late rows can be counted for (tables and filter views).
+	rows := append(slices.Clone(h.tables), rowLike...)
+	var stored []*evRel
+	for _, r := range rows {
+		if r.rowsFrom != nil {
+			stored = append(stored, r)
+		}
+	}
 	var v *evRel
 	switch n := g.intn(100); {
 	case n < 12 && len(rowLike) > 0:
@@ -412,8 +428,32 @@ func (h *evHarness) createView() *failure {
 			}
 		}
 		v = g.windowJoin(name, a, pick(g.gen, bs))
-	case n < 68:
+	case n < 60:
 		v = g.temporalView(name, pick(g.gen, h.tables))
+	case n < 66:
+		v = g.topN(name, pick(g.gen, rows))
+	case n < 72:
+		v = g.windowTopN(name, pick(g.gen, rows))
+	case n < 79:
+		a := pick(g.gen, stored)
+		v = g.intervalJoin(name, a, pick(g.gen, sameKind(h, stored, a)))
+	case n < 85:
+		if *evSessionsFlag {
+			v = g.sessionAgg(name, pick(g.gen, rows))
+		}
+	case n < 89:
+		v = g.sessionOver(name, pick(g.gen, rows))
+	case n < 95:
+		a := pick(g.gen, rows)
+		var keyed []*evRel
+		for _, t := range sameKind(h, h.tables, a) {
+			if t.table.pk {
+				keyed = append(keyed, t)
+			}
+		}
+		if len(keyed) > 0 {
+			v = g.asofJoin(name, a, pick(g.gen, keyed))
+		}
 	}
 	if v == nil {
 		v = g.windowAgg(name, pick(g.gen, h.tables))
@@ -438,6 +478,17 @@ func (h *evHarness) createView() *failure {
 	}
 	h.freeze(v)
 	return nil
+}
+
+// sameKind returns the relations of rs whose ts has the type of a's.
+func sameKind(h *evHarness, rs []*evRel, a *evRel) []*evRel {
+	var out []*evRel
+	for _, r := range rs {
+		if tsKind(h, r) == tsKind(h, a) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // tsKind says whether the window columns of aggregation v are
