@@ -65,7 +65,9 @@ func (b *builder) sessionWindowRel(r *sql.SessionWindow) (Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := b.sessionWindow(in, r.TimeCol, r.Gap, r.PartitionCols, r.KeepNulls)
+	// KeepNulls marks the sessions of a SESSION WITH GAP frame: window
+	// functions see every row, late or not, so those rely on no watermark.
+	n := b.sessionWindow(in, r.TimeCol, r.Gap, r.PartitionCols, r.KeepNulls, !r.KeepNulls)
 	n.Cols = r.Cols
 	return n, nil
 }
@@ -74,8 +76,10 @@ func (b *builder) sessionWindowRel(r *sql.SessionWindow) (Node, error) {
 // tables: sessions of the rows of each partition (partition, columns of in)
 // by timeCol (a timestamp or timestamptz column of in) with a gap of gap
 // microseconds (positive). keepNulls keeps the rows whose time is NULL, with
-// NULL window_start and window_end, as a window function must.
-func (b *builder) sessionWindow(in Node, timeCol int, gap int64, partition []int, keepNulls bool) *SessionWindow {
+// NULL window_start and window_end, as a window function must. useWatermark
+// lets a watermark on timeCol make rows behind it late and sessions it has
+// passed final (SESSION in FROM); without it every row counts.
+func (b *builder) sessionWindow(in Node, timeCol int, gap int64, partition []int, keepNulls, useWatermark bool) *SessionWindow {
 	t := in.Columns()[timeCol].Type
 	cols := append([]sql.Column(nil), in.Columns()...)
 	cols = append(cols, sql.Column{Name: "window_start", Type: t}, sql.Column{Name: "window_end", Type: t})
@@ -86,7 +90,7 @@ func (b *builder) sessionWindow(in Node, timeCol int, gap int64, partition []int
 		return n
 	}
 	n.Key = in.StreamKey()
-	if hasWatermark(in, timeCol) {
+	if useWatermark && hasWatermark(in, timeCol) {
 		n.Watermark = true
 		n.IndexTable = b.table()
 		n.WatermarkTable = b.table()

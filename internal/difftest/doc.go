@@ -10,8 +10,11 @@
 // rows with numbers compared numerically (compare.go). The test itself lives
 // in difftest_test.go; see its flags for reproducing a seed.
 //
-// TestEventTime (eventtime_test.go, generator in eventtime_gen.go) does the
-// same for watermarks, windows, EMIT ON WINDOW CLOSE and temporal filters,
-// against a model on PostgreSQL that drops late rows exactly as streamsql
-// must, with the barrier clock held by the test and in-process crashes.
+// TestEventTime (eventtime_test.go, generators in eventtime_gen.go and
+// eventtime_views.go) does the same for watermarks, TUMBLE and HOP windows,
+// EMIT ON WINDOW CLOSE, window joins, temporal filters, TopN (global, per
+// group, DISTINCT ON, per window), interval joins, SESSION windows (in FROM
+// and in OVER) and ASOF joins, against a model on PostgreSQL that drops late
+// rows exactly as streamsql must, with the barrier clock held by the test
+// and in-process crashes.
 package difftest

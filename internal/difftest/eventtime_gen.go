@@ -179,23 +179,71 @@ type evRel struct {
 	// nil for other relations.
 	rowsFrom func(table string) string
 
-	// win is set for windowed aggregations.
-	win *evWindowed
+	// stages are the parts of the view that rely on a watermark, in the
+	// order the model moves them (see evStage); win is the one whose
+	// threshold is the view's group column (windowed aggregations and
+	// TopNs), nil for views that have none.
+	stages []*evStage
+	win    *evStage
 }
 
-// evWindowed describes a windowed aggregation.
-type evWindowed struct {
-	// g is the name, in v__in, of the first GROUP BY column that carries a
-	// watermark; th is PostgreSQL's expression of that watermark now.
+// evStage is the model of one operator of a view that relies on a
+// watermark: it drops the changes to rows whose column g is below the
+// watermark th it has reached, and holds the rows it had there. On
+// PostgreSQL it has name__in, the operator's input rows (with g computed);
+// name__th, one row: the threshold reached (none yet: no row); and
+// name__frozen, the input rows below the threshold, copied from name__in
+// when the threshold passed them. The rows the operator holds are then
+// rows(): those of name__frozen and the rows of name__in that are not below
+// the threshold.
+type evStage struct {
+	name string
+	// g is the column, in name__in, the watermark is on; th is
+	// PostgreSQL's expression of the operator's watermark now.
 	g, th string
-	// in gives the aggregation's input rows as a query over a FROM item
-	// in place of the relation it reads; set only for aggregations over a
-	// table or a filter view (late rows are counted for those).
-	in func(from string) string
+	// src is the relation the stage reads, in gives its input rows as a
+	// query over a FROM item in place of src; in is nil when the stage
+	// does not count late rows (its input is not a table or filter view, or
+	// the operator does not drop them).
+	src string
+	in  func(from string) string
+	// nullLate: rows whose g is NULL are late too (emitting on window
+	// close: their window never closes).
+	nullLate bool
 	// late is the model's count of the rows streamsql has dropped as late
 	// since it last started; pending counts those it will drop when the
 	// paused view it depends on resumes.
 	late, pending int64
+}
+
+// rows is the FROM item of the rows the stage's operator holds.
+func (st *evStage) rows() string {
+	return fmt.Sprintf("(SELECT * FROM %[1]s__in AS i WHERE (i.%[2]s < (SELECT th FROM %[1]s__th)) IS NOT TRUE UNION ALL SELECT * FROM %[1]s__frozen)", st.name, st.g)
+}
+
+// create creates the stage's objects on PostgreSQL; in is name__in's query.
+func (st *evStage) create(in string) string {
+	return fmt.Sprintf(`CREATE VIEW %[1]s__in AS %[2]s;
+CREATE TABLE %[1]s__frozen AS SELECT * FROM %[1]s__in WITH NO DATA;
+CREATE TABLE %[1]s__th AS SELECT %[3]s AS th FROM %[1]s__in WITH NO DATA`, st.name, in, st.g)
+}
+
+func (st *evStage) drop() string {
+	return fmt.Sprintf("DROP TABLE %[1]s__frozen, %[1]s__th; DROP VIEW %[1]s__in", st.name)
+}
+
+// counts reports whether the model counts the view's late rows.
+func (r *evRel) counts() bool {
+	return slices.ContainsFunc(r.stages, func(st *evStage) bool { return st.in != nil })
+}
+
+// late is the model's count of the view's late rows.
+func (r *evRel) late() int64 {
+	var n int64
+	for _, st := range r.stages {
+		n += st.late
+	}
+	return n
 }
 
 func (r *evRel) ssCreate() string {
@@ -560,7 +608,7 @@ func (g *evGen) windowAgg(name string, src *evRel) *evRel {
 		return q
 	}
 	aggs := g.tableAggs()
-	return g.aggregation(name, src, from+where, pgIn, cands, aggs, "a")
+	return g.aggregation(name, src, from+where, pgIn, nil, cands, aggs, "a")
 }
 
 // tableAggs returns 1 to 3 aggregate calls over a table's columns.
@@ -580,10 +628,14 @@ func (g *evGen) tableAggs() []aggItem {
 }
 
 // aggregation builds an aggregation view: streamsql reads from (a FROM
-// clause, with its WHERE), PostgreSQL reads the query in(src.name); cands
+// clause, with its WHERE), PostgreSQL reads the query in(src.name) in the
+// model and plain(src.name) in the batch query (plain nil: in); cands
 // are the group columns, in GROUP BY order after shuffling; the aggregates
 // are named prefix1, prefix2, ...
-func (g *evGen) aggregation(name string, src *evRel, from string, in func(string) string, cands []groupCol, aggs []aggItem, prefix string) *evRel {
+func (g *evGen) aggregation(name string, src *evRel, from string, in, plain func(string) string, cands []groupCol, aggs []aggItem, prefix string) *evRel {
+	if plain == nil {
+		plain = in
+	}
 	groups := slices.Clone(cands)
 	g.rng.Shuffle(len(groups), func(i, j int) { groups[i], groups[j] = groups[j], groups[i] })
 	// The select list: the group columns and the aggregates, interleaved
@@ -634,24 +686,25 @@ func (g *evGen) aggregation(name string, src *evRel, from string, in func(string
 	r := &evRel{name: name, kind: "aggregation", sources: []string{src.name}, temporal: src.temporal}
 	r.ssDef = "SELECT " + strings.Join(ssItems, ", ") + " FROM " + from + tail(ssGroup)
 	agg := func(f string) string { return "SELECT " + strings.Join(pgItems, ", ") + " FROM " + f + tail(pgGroup) }
-	r.pgPlain = agg("(" + in(src.name) + ") AS w")
+	r.pgPlain = agg("(" + plain(src.name) + ") AS w")
 	for _, it := range items {
 		r.cols = append(r.cols, it.col)
 	}
 	if gw == nil {
-		r.oracle = r.pgPlain
+		r.oracle = agg("(" + in(src.name) + ") AS w")
 		r.pgCreate = "CREATE VIEW " + name + " AS " + r.pgPlain
 		r.pgDrop = "DROP VIEW " + name
 		return r
 	}
-	w := &evWindowed{g: gw.name, th: gw.wm}
+	w := &evStage{name: name, g: gw.name, th: gw.wm, src: src.name}
 	if src.rowsFrom != nil {
 		w.in = in
 	}
-	r.win = w
 	r.eowc = g.chance(0.4)
+	w.nullLate = r.eowc
+	r.win, r.stages = w, append(r.stages, w)
 	r.col(gw.name).wm = "(SELECT th FROM " + name + "__th)"
-	rows := fmt.Sprintf("(SELECT * FROM %[1]s__in AS i WHERE (i.%[2]s < (SELECT th FROM %[1]s__th)) IS NOT TRUE UNION ALL SELECT * FROM %[1]s__frozen) AS w", name, gw.name)
+	rows := w.rows() + " AS w"
 	if r.eowc {
 		rows = name + "__frozen AS w"
 		r.kind = "aggregation emitting on window close"
@@ -659,11 +712,8 @@ func (g *evGen) aggregation(name string, src *evRel, from string, in func(string
 		r.kind = "windowed aggregation"
 	}
 	r.oracle = agg(rows)
-	r.pgCreate = fmt.Sprintf(`CREATE VIEW %[1]s__in AS %[2]s;
-CREATE TABLE %[1]s__frozen AS SELECT * FROM %[1]s__in WITH NO DATA;
-CREATE TABLE %[1]s__th AS SELECT %[3]s AS th FROM %[1]s__in WITH NO DATA;
-CREATE VIEW %[1]s AS %[4]s`, name, in(src.name), gw.name, r.oracle)
-	r.pgDrop = fmt.Sprintf("DROP VIEW %[1]s; DROP TABLE %[1]s__frozen, %[1]s__th; DROP VIEW %[1]s__in", name)
+	r.pgCreate = w.create(in(src.name)) + ";\nCREATE VIEW " + name + " AS " + r.oracle
+	r.pgDrop = "DROP VIEW " + name + "; " + w.drop()
 	return r
 }
 
@@ -711,7 +761,7 @@ func (g *evGen) aggOverView(name string, src *evRel) *evRel {
 	for slices.ContainsFunc(src.cols, func(c evCol) bool { return strings.HasPrefix(c.name, prefix) }) {
 		prefix = string(rune(prefix[0] + 1))
 	}
-	r := g.aggregation(name, src, src.name, in, cands, aggs, prefix)
+	r := g.aggregation(name, src, src.name, in, nil, cands, aggs, prefix)
 	if r.win != nil {
 		r.win.in = nil // late rows are counted only over tables
 	}

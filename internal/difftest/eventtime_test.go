@@ -21,6 +21,13 @@ import (
 var (
 	evSeedsFlag = flag.Int("eventtime.seeds", 2, "eventtime: number of seeds to run when -seed is not given")
 	evStepsFlag = flag.Int("eventtime.steps", 50, "eventtime: random steps (DML, clock moves, DDL, kills) per seed")
+	// TODO(bug): aggregations over SESSION in FROM over a table with a
+	// watermark diverge from the model after kills and restarts (seed
+	// 619843997, 150 steps: UPDATE t1 SET v = v + 4 WHERE id = 40 on rows
+	// behind the watermark takes 4 off three sessions' sum(v) of SESSION(v1,
+	// ts, 3 seconds, k); seed 619843998: the sessions of two rows are
+	// missing); not reduced yet. Off by default until that is understood.
+	evSessionsFlag = flag.Bool("eventtime.sessions", false, "eventtime: also create aggregations over SESSION in FROM (see the TODO)")
 )
 
 // TestEventTime runs random tables with watermarks, windowed aggregations,
@@ -252,15 +259,15 @@ func (h *evHarness) run(steps int) *failure {
 func (h *evHarness) summary() {
 	var frozen []string
 	for _, v := range h.views {
-		if v.win != nil {
-			frozen = append(frozen, "(SELECT count(*) FROM "+v.name+"__frozen)")
+		for _, st := range v.stages {
+			frozen = append(frozen, "(SELECT count(*) FROM "+st.name+"__frozen)")
 		}
 	}
 	n := "0"
 	if len(frozen) > 0 {
 		n = string(h.pg("SELECT " + strings.Join(frozen, " + ")).rows[0][0])
 	}
-	h.t.Logf("views created: %v; rows of final groups at the end: %s; late rows: %d; crashes: %d; pauses: %d",
+	h.t.Logf("views created: %v; rows held behind the watermarks at the end: %s; late rows: %d; crashes: %d; pauses: %d",
 		h.created, n, h.lateTotal, h.crashes, h.pauses)
 }
 
@@ -301,55 +308,61 @@ func (h *evHarness) write(t *evTable, sql string) *failure {
 	return nil
 }
 
-// countLate adds to each windowed aggregation over a table or filter view
+// countLate adds to each stage (see evStage) over a table or filter view
 // the late rows of the statement just run: the changes logged in t__log
-// whose group the aggregation had made final (with EMIT ON WINDOW CLOSE,
-// also those whose group column is NULL).
+// below the stage's threshold (with EMIT ON WINDOW CLOSE, also those whose
+// group column is NULL).
 func (h *evHarness) countLate() {
-	var counted []*evRel
+	var counted []*evStage
+	var paused []bool
 	var qs []string
 	for _, v := range h.views {
-		if v.win == nil || v.win.in == nil {
-			continue
+		for _, st := range v.stages {
+			if st.in == nil {
+				continue
+			}
+			src := h.find(st.src)
+			in := st.in(src.rowsFrom(src.base.name + "__log"))
+			cond := fmt.Sprintf("i.%s < (SELECT th FROM %s__th)", st.g, st.name)
+			if st.nullLate {
+				cond += fmt.Sprintf(" OR i.%s IS NULL", st.g)
+			}
+			qs = append(qs, fmt.Sprintf("(SELECT count(*) FROM (%s) AS i WHERE %s)", in, cond))
+			counted, paused = append(counted, st), append(paused, h.held(v))
 		}
-		src := h.find(v.sources[0])
-		in := v.win.in(src.rowsFrom(src.base.name + "__log"))
-		cond := fmt.Sprintf("i.%s < (SELECT th FROM %s__th)", v.win.g, v.name)
-		if v.eowc {
-			cond += fmt.Sprintf(" OR i.%s IS NULL", v.win.g)
-		}
-		qs = append(qs, fmt.Sprintf("(SELECT count(*) FROM (%s) AS i WHERE %s)", in, cond))
-		counted = append(counted, v)
 	}
 	if len(qs) == 0 {
 		return
 	}
 	res := h.pg("SELECT " + strings.Join(qs, ", "))
-	for i, v := range counted {
+	for i, st := range counted {
 		n, _ := strconv.ParseInt(string(res.rows[0][i]), 10, 64)
-		if h.held(v) {
-			v.win.pending += n
+		if paused[i] {
+			st.pending += n
 		} else {
-			v.win.late += n
+			st.late += n
 		}
 		h.lateTotal += n
 	}
 }
 
-// freeze moves the watermark of each windowed view in vs (in creation
-// order) to its current value, copying the input rows of the groups it
-// makes final into v__frozen. Views held by a pause keep theirs: they see
-// no changes and no watermarks until it ends.
+// freeze moves the threshold of each stage of the views in vs (in creation
+// order, and in each view in stage order) to its current watermark,
+// copying the input rows it passes into the stage's __frozen table. Views
+// held by a pause keep theirs: they see no changes and no watermarks until
+// it ends.
 func (h *evHarness) freeze(vs ...*evRel) {
 	var sb strings.Builder
 	for _, v := range vs {
-		if v.win == nil || h.held(v) {
+		if h.held(v) {
 			continue
 		}
-		fmt.Fprintf(&sb, `INSERT INTO %[1]s__frozen SELECT i.* FROM %[1]s__in AS i WHERE i.%[2]s < (%[3]s) AND (i.%[2]s < (SELECT th FROM %[1]s__th)) IS NOT TRUE;
+		for _, st := range v.stages {
+			fmt.Fprintf(&sb, `INSERT INTO %[1]s__frozen SELECT i.* FROM %[1]s__in AS i WHERE i.%[2]s < (%[3]s) AND (i.%[2]s < (SELECT th FROM %[1]s__th)) IS NOT TRUE;
 DELETE FROM %[1]s__th;
 INSERT INTO %[1]s__th SELECT x FROM (SELECT (%[3]s) AS x) AS q WHERE x IS NOT NULL;
-`, v.name, v.win.g, v.win.th)
+`, st.name, st.g, st.th)
+		}
 	}
 	if sb.Len() > 0 {
 		h.pg(sb.String())
@@ -383,6 +396,15 @@ func (h *evHarness) createView() *failure {
 		}
 		others = append(others, v)
 	}
+	// rows are the relations with a table's columns; stored those of them
+	// that late rows can be counted for (tables and filter views).
+	rows := append(slices.Clone(h.tables), rowLike...)
+	var stored []*evRel
+	for _, r := range rows {
+		if r.rowsFrom != nil {
+			stored = append(stored, r)
+		}
+	}
 	var v *evRel
 	switch n := g.intn(100); {
 	case n < 12 && len(rowLike) > 0:
@@ -406,8 +428,50 @@ func (h *evHarness) createView() *failure {
 			}
 		}
 		v = g.windowJoin(name, a, pick(g.gen, bs))
-	case n < 68:
+	case n < 60:
 		v = g.temporalView(name, pick(g.gen, h.tables))
+	case n < 66:
+		v = g.topN(name, pick(g.gen, rows))
+	case n < 72:
+		// TODO(bug): a windowed TopN over a table with a primary key loses
+		// the row of a final group whose update moves it to an open one (the
+		// delete is late, the insert is not, and the view keeps one row per
+		// key): CREATE TABLE t (id int PRIMARY KEY, k int, ts timestamp NOT
+		// NULL, WATERMARK FOR ts AS ts); CREATE MATERIALIZED VIEW d AS SELECT
+		// DISTINCT ON (ts) id, k, ts FROM t ORDER BY ts, id; INSERT INTO t
+		// VALUES (1, 1, '2024-01-01 00:00:03'), (2, 1, '2024-01-01
+		// 00:00:10'); UPDATE t SET ts = '2024-01-01 00:00:20' WHERE id = 1;
+		// d lacks (1, 1, 00:00:03) (seeds 92184223, 92184229). Until it is
+		// fixed, windowed TopNs read append-only tables only.
+		var appendOnly []*evRel
+		for _, r := range rows {
+			if r.base.appendOnly || r.col("ts").wm == "" {
+				appendOnly = append(appendOnly, r)
+			}
+		}
+		if len(appendOnly) > 0 {
+			v = g.windowTopN(name, pick(g.gen, appendOnly))
+		}
+	case n < 79:
+		a := pick(g.gen, stored)
+		v = g.intervalJoin(name, a, pick(g.gen, sameKind(h, stored, a)))
+	case n < 85:
+		if *evSessionsFlag {
+			v = g.sessionAgg(name, pick(g.gen, rows))
+		}
+	case n < 89:
+		v = g.sessionOver(name, pick(g.gen, rows))
+	case n < 95:
+		a := pick(g.gen, rows)
+		var keyed []*evRel
+		for _, t := range sameKind(h, h.tables, a) {
+			if t.table.pk {
+				keyed = append(keyed, t)
+			}
+		}
+		if len(keyed) > 0 {
+			v = g.asofJoin(name, a, pick(g.gen, keyed))
+		}
 	}
 	if v == nil {
 		v = g.windowAgg(name, pick(g.gen, h.tables))
@@ -421,15 +485,28 @@ func (h *evHarness) createView() *failure {
 		kind += " over a temporal filter"
 	}
 	h.created[kind]++
-	if v.eowc && v.win.in != nil {
-		// The backfill's rows of no window are late at once.
-		res := h.pg(fmt.Sprintf("SELECT count(*) FROM %[1]s__in WHERE %[2]s IS NULL", v.name, v.win.g))
-		n, _ := strconv.ParseInt(string(res.rows[0][0]), 10, 64)
-		v.win.late += n
-		h.lateTotal += n
+	for _, st := range v.stages {
+		if st.nullLate && st.in != nil {
+			// The backfill's rows of no window are late at once.
+			res := h.pg(fmt.Sprintf("SELECT count(*) FROM %[1]s__in WHERE %[2]s IS NULL", st.name, st.g))
+			n, _ := strconv.ParseInt(string(res.rows[0][0]), 10, 64)
+			st.late += n
+			h.lateTotal += n
+		}
 	}
 	h.freeze(v)
 	return nil
+}
+
+// sameKind returns the relations of rs whose ts has the type of a's.
+func sameKind(h *evHarness, rs []*evRel, a *evRel) []*evRel {
+	var out []*evRel
+	for _, r := range rs {
+		if tsKind(h, r) == tsKind(h, a) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // tsKind says whether the window columns of aggregation v are
@@ -517,9 +594,9 @@ func (h *evHarness) pauseOrResume() *failure {
 		for _, w := range h.views {
 			if was[w] && !h.held(w) {
 				freed = append(freed, w)
-				if w.win != nil {
-					w.win.late += w.win.pending
-					w.win.pending = 0
+				for _, st := range w.stages {
+					st.late += st.pending
+					st.pending = 0
 				}
 			}
 		}
@@ -578,8 +655,8 @@ func (h *evHarness) crash(clean bool) *failure {
 	}
 	h.crashes++
 	for _, v := range h.views {
-		if v.win != nil {
-			v.win.late = 0
+		for _, st := range v.stages {
+			st.late = 0
 		}
 	}
 	return nil
@@ -626,7 +703,7 @@ func (h *evHarness) checkAll() *failure {
 				return f
 			}
 		}
-		late = late || v.win != nil && v.win.in != nil
+		late = late || v.counts()
 	}
 	if !late {
 		return nil
@@ -640,10 +717,10 @@ func (h *evHarness) checkAll() *failure {
 		counts[string(row[0])] = string(row[1])
 	}
 	for _, v := range h.views {
-		if v.win == nil || v.win.in == nil || h.held(v) {
+		if !v.counts() || h.held(v) {
 			continue
 		}
-		if want := strconv.FormatInt(v.win.late, 10); counts[v.name] != want {
+		if want := strconv.FormatInt(v.late(), 10); counts[v.name] != want {
 			return &failure{msg: fmt.Sprintf("view %s (%s) counted %s late rows, the model %s\n%s",
 				v.name, v.kind, counts[v.name], want, v.ssCreate())}
 		}
