@@ -270,7 +270,13 @@ func (h *etHarness) workload() {
 	for _, c := range h.clients {
 		cy.goConn(func(conn *pgx.Conn) error { return c.run(cy, conn) })
 	}
-	cy.goConn(func(conn *pgx.Conn) error { return h.monitor(cy, conn) })
+	var eowc []*etView // the DDL goroutine may change h.views meanwhile
+	for _, v := range h.views {
+		if v.eowc {
+			eowc = append(eowc, v)
+		}
+	}
+	cy.goConn(func(conn *pgx.Conn) error { return h.monitor(cy, conn, eowc) })
 	if ddl != nil {
 		sql := "DROP MATERIALIZED VIEW " + ddl.name
 		if create {
@@ -297,12 +303,9 @@ func (h *etHarness) workload() {
 
 // monitor reads the emit-on-window-close views while the clients write:
 // every row a read has shown must stay (see observeEOWC).
-func (h *etHarness) monitor(cy *cycle, conn *pgx.Conn) error {
+func (h *etHarness) monitor(cy *cycle, conn *pgx.Conn, views []*etView) error {
 	for !cy.stop.Load() {
-		for _, v := range h.views {
-			if !v.eowc {
-				continue
-			}
+		for _, v := range views {
 			rows, err := queryRows(cy.ctx, conn, "SELECT * FROM "+v.name)
 			if err != nil {
 				if cy.killed.Load() {
