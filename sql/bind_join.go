@@ -351,8 +351,10 @@ type queryState struct {
 	// the current one.
 	cteDepth map[string]int
 	depth    int
-	// outer is the scope of the query enclosing a correlated subquery.
-	outer *scope
+	// outer are the scopes of the queries enclosing a subquery, the nearest
+	// first: a column not in the subquery's own scope is looked up in each
+	// in turn and becomes an outerRef.
+	outer []*scope
 }
 
 // lookup finds column col (of relation table, if not empty) in sc. It
