@@ -194,6 +194,16 @@ func (b *binder) bindMarkSubquery(ctx *exprCtx, s *pg_query.SubLink) (Expr, erro
 	return ctx.subs.add(scalarJoin{dep: d}, types.BoolT), nil
 }
 
+func hasScalarRef(e Expr) bool {
+	found := false
+	Walk(e, func(x Expr) bool {
+		_, s := x.(*scalarRef)
+		found = found || s
+		return !found
+	})
+	return found
+}
+
 func hasWinRef(e Expr) bool {
 	found := false
 	Walk(e, func(x Expr) bool {
