@@ -186,7 +186,7 @@ func (b *binder) bindMarkSubquery(ctx *exprCtx, s *pg_query.SubLink) (Expr, erro
 	if y, err = b.coerce(y, t, s.Location); err != nil {
 		return nil, err
 	}
-	xref := &InputRef{Index: len(rel.Columns()) + len(d.domain), T: t, Name: "x"}
+	xref := &InputRef{Index: len(rel.Columns()) + len(d.domain), T: t, Name: "domain" + itoa(int64(len(d.domain)+1))}
 	d.domain = append(d.domain, x)
 	if d.cond, err = b.resolveCall(fn, []Expr{xref, y}, s.Location); err != nil {
 		return nil, err
