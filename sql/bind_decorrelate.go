@@ -225,6 +225,7 @@ func (s *subqueries) add(sj scalarJoin, t types.T) Expr {
 // input's rows; domain are d.domain over input's columns. It returns the
 // join and the value, over the join's columns.
 func (d *dependentSub) join(input Rel, domain []Expr) (Rel, Expr, error) {
+	domain = withTextCompanions(domain)
 	nd := len(domain)
 	sub := d.rel
 	if nd > 0 {
@@ -349,16 +350,36 @@ func seq(from, n int) []int {
 	return out
 }
 
+// withTextCompanions appends to domain the text of each of its intervals.
+// Equal intervals may be spelled differently ('1 mon', '30 days') and a
+// domain value must be matched with exactly the outer rows it stands for:
+// grouped and matched by their text too, they are.
+func withTextCompanions(domain []Expr) []Expr {
+	out := domain
+	for _, e := range domain {
+		if e.Type().Kind == types.Interval {
+			if len(out) == len(domain) {
+				out = append([]Expr(nil), domain...)
+			}
+			out = append(out, &Cast{Arg: e, T: types.TextT})
+		}
+	}
+	return out
+}
+
 // matchNullSafe adds to j the condition that l[i] IS NOT DISTINCT FROM r[i]
-// for every i (l over j's left input, r over its right input): as hash
-// keys l IS NULL = r IS NULL and coalesce(l, v) = coalesce(r, v) for a
-// value v of the type, or, for types whose equal values need not encode
-// alike, in j's condition.
+// for every i (l over j's left input, r over its right input), domain
+// columns: as hash keys l IS NULL = r IS NULL and coalesce(l, v) =
+// coalesce(r, v) for a value v of the type. Intervals are matched by their
+// text companions (withTextCompanions) instead.
 func matchNullSafe(j *Join, l, r []Expr) {
 	nl := len(j.Left.Columns())
 	var rest []Expr
 	for i := range l {
 		t := l[i].Type()
+		if t.Kind == types.Interval {
+			continue
+		}
 		if !KeyCompatible(t, r[i].Type()) {
 			rest = append(rest, &Call{Fn: FnIsNotDistinct, T: types.BoolT, Args: []Expr{l[i], ShiftRefs(r[i], nl)}})
 			continue
