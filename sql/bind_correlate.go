@@ -47,7 +47,8 @@ type correlation struct {
 }
 
 // bindSubquery binds the SELECT of a subquery whose enclosing query's scope
-// is outer (nil: none).
+// is outer (nil: none). It returns errNotCorrelation for a correlated
+// subquery that is not of this form, which bindDependent decorrelates.
 func (b *binder) bindSubquery(s *pg_query.SubLink, outer *scope) (*subqueryRel, error) {
 	sel := s.Subselect.GetSelectStmt()
 	if sel == nil {
@@ -60,17 +61,14 @@ func (b *binder) bindSubquery(s *pg_query.SubLink, outer *scope) (*subqueryRel, 
 		keys, local, aggregates = b.splitCorrelation(sel, outer)
 	}
 	if len(keys) == 0 {
-		rel, err := b.bindUncorrelated(sel, outer, s.Location)
+		rel, err := b.bindUncorrelated(sel, outer)
 		if err != nil {
 			return nil, err
 		}
 		return &subqueryRel{rel: rel, cols: VisibleColumns(rel)}, nil
 	}
-	if sel.LimitCount != nil || sel.LimitOffset != nil {
-		return nil, b.errAt(s.Location, sqlerr.Unsupported("LIMIT or OFFSET in a correlated subquery"))
-	}
-	if sel.HavingClause != nil {
-		return nil, b.errAt(s.Location, sqlerr.Unsupported("HAVING in a correlated subquery"))
+	if sel.LimitCount != nil || sel.LimitOffset != nil || sel.HavingClause != nil {
+		return nil, errNotCorrelation
 	}
 	// The subquery without its correlation, and without ORDER BY, which
 	// does not matter without LIMIT.
@@ -94,13 +92,13 @@ func (b *binder) bindSubquery(s *pg_query.SubLink, outer *scope) (*subqueryRel, 
 			nsel.GroupClause = append(nsel.GroupClause, k.inner)
 		}
 	}
-	rel, err := b.bindUncorrelated(nsel, outer, s.Location)
+	rel, err := b.bindUncorrelated(nsel, outer)
 	if err != nil {
 		return nil, err
 	}
 	if relHasWindow(rel) {
 		// The windows would have to be partitioned by the correlation too.
-		return nil, b.errAt(s.Location, sqlerr.Unsupported("window functions in a correlated subquery"))
+		return nil, errNotCorrelation
 	}
 	sq := &subqueryRel{rel: rel}
 	width := len(rel.Columns()) - len(keys)
@@ -115,7 +113,7 @@ func (b *binder) bindSubquery(s *pg_query.SubLink, outer *scope) (*subqueryRel, 
 	if aggregates && len(sel.GroupClause) == 0 && len(sel.DistinctClause) == 0 {
 		empty, ok := emptyGroupValues(rel, width, len(keys))
 		if !ok {
-			return nil, b.errAt(s.Location, sqlerr.Unsupported("this form of correlated aggregate subquery"))
+			return nil, errNotCorrelation
 		}
 		sq.aggregated, sq.empty = true, empty
 	}
@@ -123,9 +121,10 @@ func (b *binder) bindSubquery(s *pg_query.SubLink, outer *scope) (*subqueryRel, 
 }
 
 // bindUncorrelated binds sel on its own. When it fails for want of a column
-// or table that the outer scope has, the subquery is correlated in a way
-// that is not supported.
-func (b *binder) bindUncorrelated(sel *pg_query.SelectStmt, outer *scope, loc int32) (Rel, error) {
+// or table, and there is an outer scope, the subquery may be correlated
+// otherwise than by equalities: errNotCorrelation sends it to the general
+// decorrelation, which reports the error if there is one.
+func (b *binder) bindUncorrelated(sel *pg_query.SelectStmt, outer *scope) (Rel, error) {
 	saved := b.outer
 	b.outer = nil
 	rel, err := b.bindQuery(sel)
@@ -134,16 +133,7 @@ func (b *binder) bindUncorrelated(sel *pg_query.SelectStmt, outer *scope, loc in
 		return rel, nil
 	}
 	if code := sqlerr.Code(err); outer != nil && (code == sqlerr.UndefinedColumn || code == sqlerr.UndefinedTable) {
-		// With the outer scope visible, the subquery binds (or fails where
-		// outer references are not expected): it is correlated. Otherwise
-		// its own error is the one to report.
-		b.outer = outer
-		_, err = b.bindQuery(sel)
-		b.outer = saved
-		if err == nil || sqlerr.Code(err) == sqlerr.InternalError {
-			return nil, b.errAt(loc, sqlerr.Unsupported(
-				"correlated subqueries other than with equalities between inner and outer columns in their WHERE clause"))
-		}
+		return nil, errNotCorrelation
 	}
 	return nil, err
 }
@@ -165,7 +155,7 @@ func (b *binder) splitCorrelation(sel *pg_query.SelectStmt, outer *scope) ([]cor
 		if err != nil {
 			return err
 		}
-		b.outer = outer
+		b.outer = []*scope{outer}
 		ctx := &exprCtx{scope: sc, clause: "WHERE"}
 		for _, c := range rawConjuncts(sel.WhereClause) {
 			e, err := b.bindExpr(ctx, c)
@@ -204,6 +194,8 @@ func (b *binder) splitCorrelation(sel *pg_query.SelectStmt, outer *scope) ([]cor
 	return keys, local, len(aggs) > 0 || len(sel.GroupClause) > 0 || sel.HavingClause != nil
 }
 
+// errNotCorrelation says that a subquery is correlated otherwise than the
+// equality decorrelation handles; it never reaches the user.
 var errNotCorrelation = sqlerr.New(sqlerr.FeatureNotSupported, "not a correlation")
 
 // correlationKey recognises outer = inner (either way round), where outer

@@ -113,7 +113,7 @@ func (b *binder) bindExpr(ctx *exprCtx, n *pg_query.Node) (Expr, error) {
 		if x.SubLink.SubLinkType == pg_query.SubLinkType_EXPR_SUBLINK {
 			return b.bindScalarSubquery(ctx, x.SubLink)
 		}
-		return nil, b.errAt(x.SubLink.Location, sqlerr.Unsupported("EXISTS, IN and ANY subqueries other than as AND-ed conditions of a SELECT's WHERE"))
+		return b.bindMarkSubquery(ctx, x.SubLink)
 	case *pg_query.Node_ParamRef:
 		return b.bindParamRef(x.ParamRef)
 	case *pg_query.Node_RowExpr:
@@ -174,11 +174,15 @@ func (b *binder) bindColumnRef(ctx *exprCtx, ref *pg_query.ColumnRef) (Expr, err
 	if ambiguous {
 		return nil, b.errAt(ref.Location, sqlerr.New(sqlerr.AmbiguousColumn, "column reference \"%s\" is ambiguous", name))
 	}
-	if found < 0 && b.outer != nil {
-		// A correlated reference to the enclosing query.
-		if i, _, amb := b.outer.lookup(table, col); i >= 0 && !amb {
-			c := b.outer.cols[i]
-			return &outerRef{Index: i, T: c.t, Name: c.name}, nil
+	for d := 0; found < 0 && d < len(b.outer); d++ {
+		// A correlated reference to an enclosing query.
+		i, _, amb := b.outer[d].lookup(table, col)
+		if amb {
+			return nil, b.errAt(ref.Location, sqlerr.New(sqlerr.AmbiguousColumn, "column reference \"%s\" is ambiguous", name))
+		}
+		if i >= 0 {
+			c := b.outer[d].cols[i]
+			return &outerRef{Depth: d + 1, Index: i, T: c.t, Name: c.name}, nil
 		}
 	}
 	if found < 0 {

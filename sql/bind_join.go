@@ -157,19 +157,46 @@ func (b *binder) bindJoinExpr(j *pg_query.JoinExpr) (Rel, *scope, error) {
 		sc.cols[li].usingDup = true
 		sc.cols[nl+ri].usingDup = true
 	}
+	onSubs := &subqueries{}
+	var subCond Expr
 	if j.Quals != nil {
-		on, err := b.bindExpr(&exprCtx{scope: sc, clause: "JOIN conditions"}, j.Quals)
+		on, err := b.bindExpr(&exprCtx{scope: sc, clause: "JOIN conditions", subs: onSubs}, j.Quals)
 		if err != nil {
 			return nil, nil, err
 		}
 		if on, err = b.requireBool(on, "argument of JOIN/ON", exprLocation(j.Quals)); err != nil {
 			return nil, nil, err
 		}
-		conds = append(conds, on)
+		if len(onSubs.joins) > 0 && typ != InnerJoin {
+			return nil, nil, b.errAt(exprLocation(j.Quals), sqlerr.Unsupported("subqueries in the ON condition of an outer join"))
+		}
+		var withSubs []Expr
+		for _, c := range Conjuncts(on) {
+			if hasScalarRef(c) {
+				withSubs = append(withSubs, c)
+			} else {
+				conds = append(conds, c)
+			}
+		}
+		if len(withSubs) > 0 {
+			subCond = conjunction(withSubs)
+		}
 	}
 	splitJoinCondition(join, nl, conjunction(conds))
 	var rel Rel = join
+	if subCond != nil {
+		// An inner join's condition filters the joined rows: the
+		// subqueries join them, and the filter drops their columns.
+		in, resolve, err := joinScalarSubqueries(join, onSubs, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		rel = reorder(&Filter{Input: in, Pred: resolve(subCond)}, seq(0, width(join)))
+	}
 	if loc, ok := fromItemLocation(j.Rarg); ok && b.takeAsof(loc) {
+		if subCond != nil {
+			return nil, nil, b.errAt(loc, sqlerr.Unsupported("subqueries in the ON condition of an ASOF JOIN"))
+		}
 		if len(merged) > 0 {
 			return nil, nil, b.errAt(loc, sqlerr.Unsupported("ASOF JOIN with USING or NATURAL"))
 		}
@@ -351,8 +378,10 @@ type queryState struct {
 	// the current one.
 	cteDepth map[string]int
 	depth    int
-	// outer is the scope of the query enclosing a correlated subquery.
-	outer *scope
+	// outer are the scopes of the queries enclosing a subquery, the nearest
+	// first: a column not in the subquery's own scope is looked up in each
+	// in turn and becomes an outerRef.
+	outer []*scope
 }
 
 // lookup finds column col (of relation table, if not empty) in sc. It

@@ -640,7 +640,8 @@ func (r *groupRewriter) rewriteKey(e Expr) (Expr, error) {
 
 func (r *groupRewriter) rewrite(e Expr, loc int32) (Expr, error) {
 	switch e.(type) {
-	case *scalarRef, *winRef:
+	case *scalarRef, *winRef, *outerRef:
+		// Outer references are constant over the aggregation.
 		// Window calls are rewritten by placeWindows.
 		return e, nil
 	}

@@ -16,15 +16,22 @@ import (
 // correlation key: see bind_correlate.go), and the subquery's value a column.
 
 // outerRef is a reference from a correlated subquery to column Index of the
-// enclosing query's scope. It only lives during binding.
+// scope of the query Depth levels around it (1: the query immediately
+// around it). It only lives during binding.
 type outerRef struct {
+	Depth int
 	Index int
 	T     types.T
 	Name  string
 }
 
-func (e *outerRef) Type() types.T  { return e.T }
-func (e *outerRef) String() string { return "outer." + e.Name }
+func (e *outerRef) Type() types.T { return e.T }
+func (e *outerRef) String() string {
+	if e.Depth > 1 {
+		return "outer" + itoa(int64(e.Depth)) + "." + e.Name
+	}
+	return "outer." + e.Name
+}
 
 // scalarRef stands for the value of scalar subquery Index of the clause
 // being bound until the subqueries are joined in.
@@ -45,10 +52,13 @@ type subqueries struct {
 // most one row per value of rightKeys (one row in all without keys), which
 // match leftKeys over the query's columns; value, over rel's columns, is the
 // subquery's value.
+//
+// A subquery that needs the general decorrelation has dep set instead.
 type scalarJoin struct {
 	rel                 Rel
 	leftKeys, rightKeys []Expr
 	value               Expr
+	dep                 *dependentSub
 }
 
 // bindScalarSubquery binds a scalar subquery and returns the expression
@@ -58,6 +68,9 @@ func (b *binder) bindScalarSubquery(ctx *exprCtx, s *pg_query.SubLink) (Expr, er
 		return nil, b.errAt(s.Location, sqlerr.Unsupported("subqueries in %s", clauseName(ctx)))
 	}
 	sq, err := b.bindSubquery(s, ctx.scope)
+	if err == errNotCorrelation {
+		return b.bindDependentScalar(ctx, s)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -130,28 +143,41 @@ func singleRow(rel Rel) bool {
 // input). It returns the join and a function that replaces the scalarRefs of
 // an expression over input with the subqueries' values.
 func joinScalarSubqueries(input Rel, subs *subqueries, rewriteKey func(Expr) (Expr, error)) (Rel, func(Expr) Expr, error) {
-	starts := make([]int, len(subs.joins))
-	for i, sj := range subs.joins {
-		keys := sj.leftKeys
-		if rewriteKey != nil {
-			keys = make([]Expr, len(sj.leftKeys))
-			for k, e := range sj.leftKeys {
-				var err error
-				if keys[k], err = rewriteKey(e); err != nil {
-					return nil, nil, err
-				}
-			}
-		}
-		starts[i] = len(input.Columns())
-		input = &Join{Type: LeftJoin, Left: input, Right: sj.rel, LeftKeys: keys, RightKeys: sj.rightKeys}
-	}
+	values := make([]Expr, len(subs.joins))
+	// A subquery's keys may hold the value of one collected before it (x
+	// IN (...) where x has a subquery).
 	resolve := func(e Expr) Expr {
 		return Rewrite(e, func(x Expr) Expr {
-			if r, ok := x.(*scalarRef); ok {
-				return ShiftRefs(subs.joins[r.Index].value, starts[r.Index])
+			if r, ok := x.(*scalarRef); ok && values[r.Index] != nil {
+				return values[r.Index]
 			}
 			return x
 		})
+	}
+	for i, sj := range subs.joins {
+		keys := sj.leftKeys
+		if sj.dep != nil {
+			keys = sj.dep.domain
+		}
+		keys = append([]Expr(nil), keys...)
+		for k, e := range keys {
+			if rewriteKey != nil {
+				var err error
+				if e, err = rewriteKey(e); err != nil {
+					return nil, nil, err
+				}
+			}
+			keys[k] = resolve(e)
+		}
+		if sj.dep != nil {
+			var err error
+			if input, values[i], err = sj.dep.join(input, keys); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		values[i] = ShiftRefs(sj.value, len(input.Columns()))
+		input = &Join{Type: LeftJoin, Left: input, Right: sj.rel, LeftKeys: keys, RightKeys: sj.rightKeys}
 	}
 	return input, resolve, nil
 }
@@ -194,16 +220,20 @@ func (b *binder) bindWhereClause(input Rel, sc *scope, where *pg_query.Node) (Re
 	var preds []Expr
 	for _, c := range rawConjuncts(where) {
 		if s, negated := semiJoinSubLink(c); s != nil {
+			var j Rel
 			var err error
 			if s.SubLinkType == pg_query.SubLinkType_EXISTS_SUBLINK {
-				input, err = b.bindExists(input, sc, s, negated)
+				j, err = b.bindExists(input, sc, s, negated)
 			} else {
-				input, err = b.bindQuantified(input, sc, s, negated)
+				j, err = b.bindQuantified(input, sc, s, negated)
 			}
-			if err != nil {
-				return nil, err
+			if err == nil {
+				input = j
+				continue
 			}
-			continue
+			// Not of a form a semi join expresses: the subquery's value
+			// as a column (bind_decorrelate.go), which reports the error
+			// if there is one.
 		}
 		e, err := b.bindExpr(&exprCtx{scope: sc, clause: "WHERE", subs: subs}, c)
 		if err != nil {
@@ -344,7 +374,9 @@ func (b *binder) bindExists(input Rel, sc *scope, s *pg_query.SubLink, negated b
 			if c == nil {
 				continue
 			}
-			b.outer = sc
+			// Only the query immediately around: references further out
+			// need the general decorrelation (bind_decorrelate.go).
+			b.outer = []*scope{sc}
 			e, err := b.bindExpr(&exprCtx{scope: subSc, clause: "WHERE"}, c)
 			b.outer = nil
 			if err != nil || !hasOuterRef(e) {

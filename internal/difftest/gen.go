@@ -1576,32 +1576,69 @@ func (g *gen) setView(name string, a, b *relation, named bool) *relation {
 }
 
 // where returns a WHERE condition over c for a query reading src; now and
-// then it is or has a subquery over one of g.others: [NOT] IN, [NOT]
-// EXISTS correlated on an equality, or a comparison with an uncorrelated
-// scalar subquery.
+// then it is or has a subquery over one of g.others (see subquery), alone,
+// AND-ed, OR-ed or negated.
 func (g *gen) where(c *ectx, src *relation) string {
 	cond := g.expr(c, tBool, 2).sql
 	if len(g.others) == 0 || !g.chance(0.3) {
 		return cond
 	}
 	sub, ok := g.subquery(src)
-	switch {
-	case !ok:
+	if !ok {
 		return cond
-	case g.chance(0.5):
+	}
+	switch g.intn(5) {
+	case 0, 1:
 		return sub
+	case 2:
+		return "(" + cond + " OR " + sub + ")"
+	case 3:
+		return "(NOT " + sub + " AND " + cond + ")"
 	}
 	return "(" + cond + " AND " + sub + ")"
 }
 
-func (g *gen) subquery(src *relation) (string, bool) {
-	o := pick(g, g.others)
-	outer := src.cols
+// subqueryItem returns, now and then, a select-list item with a subquery
+// over one of g.others for a query reading src: a boolean subquery (see
+// subquery) or a count correlated by any comparison.
+func (g *gen) subqueryItem(src *relation) (expr, bool) {
+	if len(g.others) == 0 || !g.chance(0.15) {
+		return expr{}, false
+	}
+	if g.chance(0.5) {
+		if q, ok := g.subquery(src); ok {
+			return expr{sql: q, t: tBool}, true
+		}
+		return expr{}, false
+	}
+	o, outer, inner := g.subqueryScopes(src)
+	a, b, ok := g.joinKeys(outer, inner)
+	if !ok {
+		return expr{}, false
+	}
+	q := "(SELECT count(*) FROM " + o.name + " AS s WHERE " + b.sql + pick(g, []string{" < ", " >= ", " <> ", " = "}) + a.sql + ")"
+	g.refs = append(g.refs, o.name)
+	return expr{sql: q, t: tBigint, bound: 1e9}, true
+}
+
+// subqueryScopes picks the relation a subquery reads and returns it with
+// the columns of the outer relation src and of the subquery, qualified.
+func (g *gen) subqueryScopes(src *relation) (o *relation, outer, inner []expr) {
+	o = pick(g, g.others)
+	outer = src.cols
 	if !strings.Contains(src.name, " ") {
 		// Qualified, so that the subquery's columns do not hide them.
 		outer = qualified(src.name, src.cols)
 	}
-	inner := qualified("s", o.cols)
+	return o, outer, qualified("s", o.cols)
+}
+
+// subquery returns a boolean subquery over one of g.others for a query
+// reading src: [NOT] IN, [NOT] EXISTS correlated on an equality or another
+// comparison, a comparison with an uncorrelated scalar subquery, a count
+// correlated by a comparison, or ANY/ALL correlated by a comparison.
+func (g *gen) subquery(src *relation) (string, bool) {
+	o, outer, inner := g.subqueryScopes(src)
 	a, b, ok := g.joinKeys(outer, inner)
 	if !ok {
 		return "", false
@@ -1624,11 +1661,20 @@ func (g *gen) subquery(src *relation) (string, bool) {
 	}
 	from := " FROM " + o.name + " AS s"
 	var q string
-	switch g.intn(3) {
+	cmp := func() string { return pick(g, []string{" < ", " <= ", " > ", " <> "}) }
+	switch g.intn(6) {
 	case 0:
 		q = "(" + a.sql + pick(g, []string{" IN ", " NOT IN "}) + "(SELECT " + b.sql + from + where(filter) + "))"
 	case 1:
 		q = "(" + pick(g, []string{"EXISTS", "NOT EXISTS"}) + " (SELECT 1" + from + where(b.sql+" = "+a.sql, filter) + "))"
+	case 2:
+		q = "(" + pick(g, []string{"EXISTS", "NOT EXISTS"}) + " (SELECT 1" + from + where(b.sql+cmp()+a.sql, filter) + "))"
+	case 3:
+		q = "((SELECT count(*)" + from + where(b.sql+cmp()+a.sql, filter) + ") " + pick(g, []string{"> 0", ">= 2", "= 0"}) + ")"
+	case 4:
+		// x op ANY/ALL over rows correlated by another comparison: the
+		// x IN/NOT IN of case 0 with NULLs on either side, per outer row.
+		q = "(" + a.sql + cmp() + pick(g, []string{"ANY", "ALL"}) + " (SELECT " + b.sql + from + where(b.sql+cmp()+a.sql, filter) + "))"
 	default:
 		agg := pick(g, []string{"min", "max"})
 		if b.t == tBool {
@@ -1752,6 +1798,11 @@ func (g *gen) projection(src *relation, distinct bool) (string, []expr) {
 		}
 		outs = append(outs, e)
 		items = append(items, g.item(e, i+1))
+	}
+	if e, ok := g.subqueryItem(src); ok {
+		// Named: PostgreSQL names a subquery after its select list.
+		outs = append(outs, e)
+		items = append(items, fmt.Sprintf("%s AS c%d", e.sql, len(outs)))
 	}
 	q := "SELECT "
 	if distinct {
