@@ -131,7 +131,7 @@ func (e *Engine) explain(st sql.Statement) ([]string, error) {
 		}
 		return planner.ExplainBatch(root), nil
 	case *sql.CreateMaterializedView:
-		plan, err := e.planView(st)
+		plan, err := e.planView(st, false)
 		if err != nil {
 			return nil, err
 		}
