@@ -244,7 +244,7 @@ func (g *joinGraph) build(order []int, uses [][]int) sql.Rel {
 		if len(local[i]) == 0 {
 			return g.inputs[i]
 		}
-		return pushDown(&sql.Filter{Input: g.inputs[i], Pred: conjunction(local[i])})
+		return pushFilter(g.inputs[i], conjunction(local[i]))
 	}
 	acc := input(order[0])
 	for p := 1; p < n; p++ {
