@@ -105,6 +105,11 @@ type Relation struct {
 	// AtLeastOnce is set for views created with checkpoint_mode =
 	// 'at_least_once': their multi-input operators do not align barriers.
 	AtLeastOnce bool `json:"at_least_once,omitempty"`
+	// JoinOrder is set for views whose inner joins the planner orders by
+	// their predicates (every view created since join ordering exists);
+	// older views keep FROM order, which their operator state was built
+	// for.
+	JoinOrder bool `json:"join_order,omitempty"`
 }
 
 // Watermark is a relation's event-time watermark: rows whose Column is below

@@ -33,7 +33,7 @@ func (e *Engine) awaitWrite(epoch uint64) error {
 
 // insert runs INSERT: the source query is evaluated first (over the last
 // committed epoch), then its rows are written as one statement.
-func (e *Engine) insert(ctx context.Context, st *sql.Insert, now int64) (int64, error) {
+func (e *Engine) insert(ctx context.Context, st *sql.Insert, q batchQuery) (int64, error) {
 	w, err := e.writer(st.Table)
 	if err != nil {
 		return 0, err
@@ -44,7 +44,7 @@ func (e *Engine) insert(ctx context.Context, st *sql.Insert, now int64) (int64, 
 			r.Release()
 		}
 	}()
-	err = e.runQuery(ctx, st.Source, now, exec.OutputFunc(func(_ context.Context, m exec.Message) error {
+	err = e.runQuery(ctx, st.Source, q, exec.OutputFunc(func(_ context.Context, m exec.Message) error {
 		if m.Batch != nil {
 			recs = append(recs, m.Batch.Rec)
 			m.Batch.Rec = nil

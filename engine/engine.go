@@ -59,6 +59,9 @@ type Options struct {
 	// memory (default exec.DefaultAggCacheGroups); the others are read from
 	// the store when they change.
 	AggCacheGroups int
+	// QueryMemoryLimit is the default query_memory_limit of sessions, in
+	// bytes (default DefaultQueryMemoryLimit(); < 0: no limit).
+	QueryMemoryLimit int64
 	// FS overrides the state store's filesystem (tests inject faults).
 	FS vfs.FS
 	// Clock is the time barriers carry, which is now() in streaming plans
@@ -117,6 +120,12 @@ func Open(opts Options) (*Engine, error) {
 	}
 	if opts.BarrierInterval <= 0 {
 		opts.BarrierInterval = time.Second
+	}
+	switch {
+	case opts.QueryMemoryLimit == 0:
+		opts.QueryMemoryLimit = DefaultQueryMemoryLimit()
+	case opts.QueryMemoryLimit < 0:
+		opts.QueryMemoryLimit = 0
 	}
 	if opts.DataDir == "" {
 		opts.DataDir = ":memory:"

@@ -16,14 +16,29 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
+// batchQuery is what running one batch query needs besides its plan.
+type batchQuery struct {
+	now int64 // now(), microseconds since the Unix epoch
+	// memoryLimit bounds the memory the query holds (bytes; 0: no limit).
+	memoryLimit int64
+}
+
 // batchEnv returns the environment of one batch query: strict expression
-// evaluation and scratch state tables, released by the returned func.
-func (e *Engine) batchEnv(now int64) (exec.Env, func()) {
+// evaluation, scratch state tables and the query's memory budget (none
+// without a limit), released by the returned func.
+func (e *Engine) batchEnv(q batchQuery) (exec.Env, func()) {
 	var ids []state.TableID
 	tables := map[int]*state.Table{}
+	mem := e.mem
+	var budget *exec.Budget
+	if q.memoryLimit > 0 {
+		budget = exec.NewBudget(q.memoryLimit)
+		mem = budget.Allocator(mem)
+	}
 	env := exec.Env{
-		Mem:        e.mem,
-		Eval:       &eval.Context{Mem: e.mem, Strict: true, Now: now},
+		Mem:        mem,
+		Eval:       &eval.Context{Mem: mem, Strict: true, Now: q.now},
+		Budget:     budget,
 		SystemRows: e.systemRows,
 		Table: func(slot int) *state.Table {
 			if t := tables[slot]; t != nil {
@@ -33,6 +48,9 @@ func (e *Engine) batchEnv(now int64) (exec.Env, func()) {
 			ids = append(ids, id)
 			t := e.scratch.Table(id)
 			tables[slot] = t
+			if budget != nil {
+				budget.Track(t)
+			}
 			return t
 		},
 	}
@@ -65,7 +83,7 @@ func walkScans(rel sql.Rel, fn func(*catalog.Relation)) {
 
 // runQuery runs a batch query over the last committed epoch and sends each
 // result batch to out.
-func (e *Engine) runQuery(ctx context.Context, rel sql.Rel, now int64, out exec.Output) error {
+func (e *Engine) runQuery(ctx context.Context, rel sql.Rel, q batchQuery, out exec.Output) error {
 	if err := e.checkViews(rel); err != nil {
 		return err
 	}
@@ -73,7 +91,7 @@ func (e *Engine) runQuery(ctx context.Context, rel sql.Rel, now int64, out exec.
 	if err != nil {
 		return err
 	}
-	env, release := e.batchEnv(now)
+	env, release := e.batchEnv(q)
 	defer release()
 	snap := e.store.Snapshot()
 	defer snap.Release()
@@ -81,7 +99,7 @@ func (e *Engine) runQuery(ctx context.Context, rel sql.Rel, now int64, out exec.
 }
 
 // selectRows runs a SELECT and writes its visible columns to w.
-func (e *Engine) selectRows(ctx context.Context, rel sql.Rel, now int64, w pgwire.ResultWriter) error {
+func (e *Engine) selectRows(ctx context.Context, rel sql.Rel, q batchQuery, w pgwire.ResultWriter) error {
 	cols := rel.Columns()
 	vis := sql.VisibleColumns(rel)
 	desc := make([]pgwire.Column, len(vis))
@@ -97,7 +115,7 @@ func (e *Engine) selectRows(ctx context.Context, rel sql.Rel, now int64, w pgwir
 	}
 	schema := exec.SchemaOf(visTypes)
 	var n int64
-	err := e.runQuery(ctx, rel, now, exec.OutputFunc(func(_ context.Context, m exec.Message) error {
+	err := e.runQuery(ctx, rel, q, exec.OutputFunc(func(_ context.Context, m exec.Message) error {
 		if m.Batch == nil {
 			return nil
 		}
@@ -131,7 +149,7 @@ func (e *Engine) explain(st sql.Statement) ([]string, error) {
 		}
 		return planner.ExplainBatch(root), nil
 	case *sql.CreateMaterializedView:
-		plan, err := e.planView(st)
+		plan, err := e.planView(st, false)
 		if err != nil {
 			return nil, err
 		}

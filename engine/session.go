@@ -73,6 +73,8 @@ var parameters = map[string]*parameter{
 	"max_identifier_length":               {def: "63", readOnly: true, desc: "Shows the maximum identifier length."},
 	"is_superuser":                        {def: "on", readOnly: true, report: true, desc: "Shows whether the current user is a superuser."},
 	"barrier_interval":                    {readOnly: true, desc: "Time between checkpoint barriers (set with --barrier-interval)."},
+	"query_memory_limit": {check: checkMemoryLimit,
+		desc: "Sets the most memory one query may hold (B, kB, MB, GB, TB; 0: no limit); a query that needs more fails with 53200."},
 	"checkpoint_mode": {def: "exactly_once", check: onlyValues("checkpoint_mode", "exactly_once", "at_least_once"),
 		desc: "Barrier alignment of materialized views created in this session: exactly_once aligns, at_least_once never blocks an input (see docs/fault-tolerance.md)."},
 }
@@ -139,12 +141,13 @@ func (s *session) run(ctx context.Context, p *sql.Parsed, w pgwire.ResultWriter)
 
 func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.ResultWriter) error {
 	now := time.Now().UnixMicro()
+	q := batchQuery{now: now, memoryLimit: s.queryMemoryLimit()}
 	e := s.e
 	switch st := st.(type) {
 	case *sql.Select:
-		return e.selectRows(ctx, st.Query, now, w)
+		return e.selectRows(ctx, st.Query, q, w)
 	case *sql.Insert:
-		n, err := e.insert(ctx, st, now)
+		n, err := e.insert(ctx, st, q)
 		if err != nil {
 			return err
 		}
@@ -263,6 +266,8 @@ func (s *session) value(name string) string {
 	switch name {
 	case "barrier_interval":
 		return s.e.opts.BarrierInterval.String()
+	case "query_memory_limit":
+		return exec.FormatBytes(s.e.opts.QueryMemoryLimit)
 	case "checkpoint_mode":
 		if s.e.opts.AtLeastOnce {
 			return "at_least_once"

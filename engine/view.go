@@ -40,9 +40,11 @@ type view struct {
 	failed     atomic.Pointer[error]
 }
 
-// planView binds and plans a view's defining statement.
-func (e *Engine) planView(stmt *sql.CreateMaterializedView) (*planner.StreamPlan, error) {
-	return planner.PlanStreamWith(stmt.Query, planner.StreamOptions{EmitOnWindowClose: stmt.EmitOnWindowClose})
+// planView plans a view's defining statement. keepJoinOrder plans its inner
+// joins in FROM order, for views created before join ordering (see
+// catalog.Relation.JoinOrder).
+func (e *Engine) planView(stmt *sql.CreateMaterializedView, keepJoinOrder bool) (*planner.StreamPlan, error) {
+	return planner.PlanStreamWith(stmt.Query, planner.StreamOptions{EmitOnWindowClose: stmt.EmitOnWindowClose, KeepJoinOrder: keepJoinOrder})
 }
 
 // buildView creates the view's actor (not yet running).
@@ -147,7 +149,7 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 	if !ok {
 		return fmt.Errorf("stored definition is a %s", st.Tag())
 	}
-	plan, err := e.planView(cmv)
+	plan, err := e.planView(cmv, !rel.JoinOrder)
 	if err != nil {
 		return err
 	}
@@ -192,7 +194,7 @@ func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedVie
 	if exists, err := e.nameTaken(stmt.Name, stmt.IfNotExists, w); exists {
 		return err
 	}
-	plan, err := e.planView(stmt)
+	plan, err := e.planView(stmt, false)
 	if err != nil {
 		return err
 	}
@@ -208,6 +210,7 @@ func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedVie
 		SQL:            stmt.SQL,
 		DependsOn:      dependencies(plan.Upstreams),
 		AtLeastOnce:    atLeastOnce,
+		JoinOrder:      true,
 		// Views over this one see its watermarks, and whether it only
 		// inserts.
 		WatermarkColumns: planner.Watermarks(plan.Root),

@@ -29,6 +29,12 @@ type Env struct {
 	// LateRows counts the rows operators drop for arriving behind their
 	// watermark (may be nil).
 	LateRows *atomic.Int64
+	// Batch is set by RunBatch: it feeds every join's right input before
+	// its left input.
+	Batch bool
+	// Budget bounds the memory of a batch query (nil: no bound). Env.Mem
+	// is then its allocator.
+	Budget *Budget
 	// StartTime is now() (microseconds since the Unix epoch) for a new
 	// streaming plan until its first barrier: the time of the last barrier
 	// injected before it started.
@@ -61,6 +67,9 @@ func (d *Dataflow) Close() {
 
 // build wires node n so that its output goes to next.
 func (d *Dataflow) build(env Env, n planner.Node, next Output) error {
+	if env.Budget != nil {
+		next = &budgetCheck{b: env.Budget, next: next}
+	}
 	switch n := n.(type) {
 	case *planner.Scan, *planner.Values, *planner.Series:
 		d.Leaves = append(d.Leaves, n)
@@ -180,7 +189,9 @@ func operator(env Env, n planner.Node) (Operator, error) {
 	case *planner.TopN:
 		return newTopNOperator(env, n)
 	case *planner.Consolidate:
-		return NewConsolidate(env.Mem, planner.Types(n.Columns())), nil
+		c := NewConsolidate(env.Mem, planner.Types(n.Columns()))
+		c.budget = env.Budget
+		return c, nil
 	case *planner.Expand:
 		return NewExpand(env.Mem, n.Count), nil
 	case *planner.HopWindow:
@@ -214,8 +225,11 @@ func newJoinOperator(env Env, n *planner.Join) (*HashJoin, error) {
 		StreamKeys: [2][]int{n.Left.StreamKey(), n.Right.StreamKey()},
 		Tables:     [2]*state.Table{env.Table(n.LeftTable), env.Table(n.RightTable)},
 	}
-	// Batch plans have no stream keys: stored rows get sequence numbers.
+	// Batch plans have no stream keys: stored rows get sequence numbers. A
+	// batch run feeds a join's right input first (RunBatch).
 	spec.Sequence = [2]bool{spec.StreamKeys[0] == nil, spec.StreamKeys[1] == nil}
+	spec.RightFirst = env.Batch
+	spec.Budget = env.Budget
 	if n.Cond != nil {
 		cond, err := eval.Compile(n.Cond)
 		if err != nil {
@@ -301,6 +315,7 @@ func emitInserts(ctx context.Context, out Output, recs []arrow.RecordBatch) erro
 // emit no retractions (plans with right or full outer joins end in a
 // Consolidate operator that cancels the ones they do emit).
 func RunBatch(ctx context.Context, env Env, snap *state.Snapshot, root planner.Node, out Output) error {
+	env.Batch = true
 	d := &Dataflow{}
 	defer d.Close()
 	if err := d.build(env, root, out); err != nil {

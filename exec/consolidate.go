@@ -19,6 +19,8 @@ type Consolidate struct {
 	counts map[string]int64
 	order  []string
 	buf    []byte
+	// budget, if set, counts the distinct rows held (batch queries).
+	budget *Budget
 }
 
 // NewConsolidate returns a Consolidate over rows of the given types.
@@ -35,6 +37,10 @@ func (c *Consolidate) OnBatch(_ context.Context, b *Batch, _ Output) error {
 		n, seen := c.counts[string(c.buf)]
 		if !seen {
 			c.order = append(c.order, string(c.buf))
+			if c.budget != nil {
+				// The key twice (map and order) and their headers.
+				c.budget.Reserve(2*int64(len(c.buf)) + 64)
+			}
 		}
 		if op.IsInsert() {
 			n++
@@ -43,7 +49,7 @@ func (c *Consolidate) OnBatch(_ context.Context, b *Batch, _ Output) error {
 		}
 		c.counts[string(c.buf)] = n
 	}
-	return nil
+	return c.budget.Check(0)
 }
 
 // OnBarrier emits the net rows, in order of first appearance.

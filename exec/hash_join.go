@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -66,6 +67,13 @@ type HashJoinSpec struct {
 	TimeIndex     [2]*state.Table
 	Watermark     *state.Table
 	LateRows      *atomic.Int64
+	// RightFirst is set in batch plans, where the whole right input arrives
+	// before the first left row: left rows are joined and not stored, since
+	// no later right row can probe them.
+	RightFirst bool
+	// Budget, if set, is checked as a batch's candidate pairs accumulate
+	// (a batch query's memory budget).
+	Budget *Budget
 }
 
 // HashJoin is the streaming equi-join of two inputs, retractable on both
@@ -289,15 +297,26 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 				kv := j.arena[k0:len(j.arena):len(j.arena)]
 				klen := len(it.Key())
 				cands = append(cands, candidate{row: pr.row, key: kv[:klen:klen], value: kv[klen:], deg: deg, flags: flags})
+				if len(cands)%budgetStride == 0 {
+					if err := j.checkBudget(cands); err != nil {
+						it.Close()
+						return err
+					}
+				}
 			}
 		}
 		if err := errors.Join(it.Error(), it.Close()); err != nil {
 			return err
 		}
 		cands = j.byRow(cands, n)
-		for _, c := range cands {
+		for q, c := range cands {
 			if err := j.appendPair(pairBs, s, rec, c.row, c.value); err != nil {
 				return err
+			}
+			if (q+1)%budgetStride == 0 {
+				if err := j.checkBudget(cands); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -424,7 +443,9 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 			}
 		}
 		// Store or remove the input row.
-		if ins {
+		if s == 0 && spec.RightFirst {
+			// No right row comes after it.
+		} else if ins {
 			j.valBuf = j.valBuf[:0]
 			rowBytes := j.codecs[s].Append(nil, rec.Columns(), i)
 			j.valBuf = appendStored(j.valBuf, deg, flags, rowBytes)
@@ -471,6 +492,19 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 		return err
 	}
 	return out.Emit(ctx, Message{Batch: NewBatch(outRec, ops)})
+}
+
+// budgetStride is how many candidate pairs a join collects between checks
+// of its budget.
+const budgetStride = 4096
+
+// checkBudget checks the join's budget, counting the batch's candidates and
+// their copied keys and rows, which live outside Arrow buffers.
+func (j *HashJoin) checkBudget(cands []candidate) error {
+	if j.spec.Budget == nil {
+		return nil
+	}
+	return j.spec.Budget.Check(int64(cap(j.arena)) + int64(cap(cands))*int64(unsafe.Sizeof(candidate{})))
 }
 
 // appendPair appends the pair (input row i of side s, stored row of the other

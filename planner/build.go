@@ -29,6 +29,10 @@ type StreamOptions struct {
 	// EmitOnWindowClose makes the view's aggregation emit each window's row
 	// once, when the watermark passes it (EMIT ON WINDOW CLOSE).
 	EmitOnWindowClose bool
+	// KeepJoinOrder plans inner joins in FROM order, as views created
+	// before join ordering were planned (their state tables hold the
+	// inputs of those joins).
+	KeepJoinOrder bool
 }
 
 // PlanStream plans rel as a materialized view.
@@ -39,7 +43,11 @@ func PlanStream(rel sql.Rel) (*StreamPlan, error) {
 // PlanStreamWith plans rel as a materialized view with options.
 func PlanStreamWith(rel sql.Rel, opts StreamOptions) (*StreamPlan, error) {
 	b := &builder{stream: true}
-	root, err := b.build(pushDown(rel))
+	rel = pushDown(rel)
+	if !opts.KeepJoinOrder {
+		rel = orderJoins(rel)
+	}
+	root, err := b.build(rel)
 	if err == nil {
 		err = checkTypes(root)
 	}
@@ -65,7 +73,7 @@ func PlanStreamWith(rel sql.Rel, opts StreamOptions) (*StreamPlan, error) {
 // PlanBatch plans rel as a batch query.
 func PlanBatch(rel sql.Rel) (Node, int, error) {
 	b := &builder{}
-	root, err := b.build(pushDown(rel))
+	root, err := b.build(orderJoins(pushDown(rel)))
 	if err == nil {
 		err = checkTypes(root)
 	}

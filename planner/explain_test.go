@@ -16,6 +16,7 @@ import (
 //	table t (a int, b text)   declare a table (a hidden row id without a primary key)
 //	batch SELECT ...          plan a batch query and print EXPLAIN
 //	stream SELECT ...         plan a materialized view and print EXPLAIN
+//	stream-keep-order SELECT  the same, with the inner joins in FROM order
 //
 // Errors print as "error: ...". Files live in testdata/explain; rewrite
 // expectations with -rewrite.
@@ -51,12 +52,13 @@ func TestExplain(t *testing.T) {
 					return "error: " + err.Error()
 				}
 				return strings.Join(ExplainBatch(root), "\n")
-			case "stream":
+			case "stream", "stream-keep-order":
 				st, err := bindText(cat, "CREATE MATERIALIZED VIEW v AS "+d.Input)
 				if err != nil {
 					return "error: " + err.Error()
 				}
-				p, err := PlanStream(st.(*sql.CreateMaterializedView).Query)
+				opts := StreamOptions{KeepJoinOrder: d.Cmd == "stream-keep-order"}
+				p, err := PlanStreamWith(st.(*sql.CreateMaterializedView).Query, opts)
 				if err != nil {
 					return "error: " + err.Error()
 				}

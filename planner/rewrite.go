@@ -12,20 +12,7 @@ import (
 func pushDown(rel sql.Rel) sql.Rel {
 	switch r := rel.(type) {
 	case *sql.Filter:
-		in := pushDown(r.Input)
-		switch x := in.(type) {
-		case *sql.Join:
-			return pushIntoJoin(x, sql.Conjuncts(r.Pred))
-		case *sql.Project:
-			// Filter the projection's input instead, with the projected
-			// expressions in place of the columns, so that the predicate
-			// reaches the joins below (the merged columns of JOIN USING,
-			// subqueries in FROM).
-			if pred, ok := substitute(r.Pred, x.Exprs); ok {
-				return &sql.Project{Input: pushDown(&sql.Filter{Input: x.Input, Pred: pred}), Exprs: x.Exprs, Cols: x.Cols}
-			}
-		}
-		return &sql.Filter{Input: in, Pred: r.Pred}
+		return pushFilter(pushDown(r.Input), r.Pred)
 	case *sql.Join:
 		j := *r
 		j.Left, j.Right = pushDown(r.Left), pushDown(r.Right)
@@ -58,12 +45,32 @@ func pushDown(rel sql.Rel) sql.Rel {
 	}
 }
 
+// pushFilter places a filter of pred over rel, which has been through
+// pushDown (so its own subtree is not rewritten again: queries joining
+// many tables would take quadratic time).
+func pushFilter(rel sql.Rel, pred sql.Expr) sql.Rel {
+	switch x := rel.(type) {
+	case *sql.Join:
+		return pushIntoJoin(x, sql.Conjuncts(pred))
+	case *sql.Project:
+		// Filter the projection's input instead, with the projected
+		// expressions in place of the columns, so that the predicate reaches
+		// the joins below (the merged columns of JOIN USING, subqueries in
+		// FROM).
+		if p, ok := substitute(pred, x.Exprs); ok {
+			return &sql.Project{Input: pushFilter(x.Input, p), Exprs: x.Exprs, Cols: x.Cols}
+		}
+	}
+	return &sql.Filter{Input: rel, Pred: pred}
+}
+
 // pushIntoJoin places the conjuncts of a filter above j, and of j's own
 // condition, where they belong: a conjunct over one input only filters that
 // input (if the join type allows: not the NULL-padded side of an outer join
 // for a filter above it, not the preserved side for an ON condition), an
 // equality between the inputs becomes a key of an inner join, and the rest
-// stays in the join's condition (inner joins) or in a filter above it.
+// stays in the join's condition (inner joins) or in a filter above it. j's
+// inputs have been through pushDown.
 func pushIntoJoin(j *sql.Join, above []sql.Expr) sql.Rel {
 	nl := len(j.Left.Columns())
 	var leftPreds, rightPreds, cond, remain []sql.Expr
@@ -115,10 +122,10 @@ func pushIntoJoin(j *sql.Join, above []sql.Expr) sql.Rel {
 	out.Cond = conjunction(rest)
 	unhashableKeys(&out, nl)
 	if len(leftPreds) > 0 {
-		out.Left = pushDown(&sql.Filter{Input: out.Left, Pred: conjunction(leftPreds)})
+		out.Left = pushFilter(out.Left, conjunction(leftPreds))
 	}
 	if len(rightPreds) > 0 {
-		out.Right = pushDown(&sql.Filter{Input: out.Right, Pred: conjunction(rightPreds)})
+		out.Right = pushFilter(out.Right, conjunction(rightPreds))
 	}
 	if len(remain) > 0 {
 		return &sql.Filter{Input: &out, Pred: conjunction(remain)}

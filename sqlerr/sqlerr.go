@@ -63,6 +63,7 @@ const (
 	ObjectInUse                = "55006"
 	IOError                    = "58030"
 	DiskFull                   = "53100"
+	OutOfMemory                = "53200"
 	InternalError              = "XX000"
 )
 

@@ -48,6 +48,7 @@ Connect with: psql -h 127.0.0.1 -p 4566 -d dev`,
 	f.IntVar(&opts.checkpointFreq, "checkpoint-frequency", 1, "make every n-th barrier a checkpoint (durable and visible to queries); writes and FLUSH always get one")
 	f.Int64Var(&opts.cacheSize, "cache-size", 64<<20, "bytes of state cached in memory (Pebble block cache); larger state is read from disk")
 	f.IntVar(&opts.aggCacheGroups, "agg-cache-groups", exec.DefaultAggCacheGroups, "groups each streaming aggregation keeps in memory; the others stay in the state store")
+	f.StringVar(&opts.queryMemoryLimit, "query-memory-limit", "", "default query_memory_limit of sessions: the most memory one query may hold (e.g. 2GB; 0: no limit; default a quarter of the machine's memory)")
 	f.StringVar(&opts.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	return cmd
 }

@@ -27,6 +27,7 @@ type serveOptions struct {
 	maxInFlight       int
 	checkpointFreq    int
 	aggCacheGroups    int
+	queryMemoryLimit  string
 	logLevel          string
 }
 
@@ -66,6 +67,15 @@ func serve(ctx context.Context, opts serveOptions) error {
 			return fmt.Errorf("creating data directory: %w", err)
 		}
 	}
+	var memLimit int64 // the default
+	if opts.queryMemoryLimit != "" {
+		if memLimit, err = engine.ParseMemory(opts.queryMemoryLimit); err != nil {
+			return fmt.Errorf("--query-memory-limit: %w", err)
+		}
+		if memLimit == 0 {
+			memLimit = -1 // no limit
+		}
+	}
 	eng, err := engine.Open(engine.Options{
 		DataDir:                opts.dataDir,
 		BarrierInterval:        opts.barrierInterval,
@@ -75,6 +85,7 @@ func serve(ctx context.Context, opts serveOptions) error {
 		MaxInFlightCheckpoints: opts.maxInFlight,
 		CheckpointFrequency:    opts.checkpointFreq,
 		AggCacheGroups:         opts.aggCacheGroups,
+		QueryMemoryLimit:       memLimit,
 		Logger:                 log,
 	})
 	if err != nil {

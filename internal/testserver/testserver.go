@@ -6,6 +6,7 @@ package testserver
 import (
 	"context"
 	"fmt"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"log/slog"
 	"net"
 	"os"
@@ -45,6 +46,8 @@ type Options struct {
 	Crashable bool
 	// Clock, if set, is the time barriers carry (now() in views).
 	Clock func() time.Time
+	// Mem allocates the engine's Arrow memory (default: Go's).
+	Mem memory.Allocator
 }
 
 // Start starts a server; it is stopped at the end of the test.
@@ -67,6 +70,7 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	s := &Server{t: t, DataDir: opts.DataDir, memFS: memFS, opts: engine.Options{
 		Clock:               opts.Clock,
+		Mem:                 opts.Mem,
 		DataDir:             opts.DataDir,
 		BarrierInterval:     opts.BarrierInterval,
 		CheckpointFrequency: opts.CheckpointFrequency,
