@@ -106,9 +106,9 @@ type Relation struct {
 	// 'at_least_once': their multi-input operators do not align barriers.
 	AtLeastOnce bool `json:"at_least_once,omitempty"`
 	// JoinOrder is set for views whose inner joins the planner orders by
-	// their predicates (every view created since join ordering exists);
-	// older views keep FROM order, which their operator state was built
-	// for.
+	// their predicates and whose interval joins key their rows with their
+	// time columns (every view created since join ordering exists); older
+	// views keep the plan their operator state was built for.
 	JoinOrder bool `json:"join_order,omitempty"`
 }
 

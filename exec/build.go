@@ -222,7 +222,7 @@ func newJoinOperator(env Env, n *planner.Join) (*HashJoin, error) {
 		Types:      [2][]types.T{planner.Types(n.Left.Columns()), planner.Types(n.Right.Columns())},
 		Keys:       [2][]int{n.LeftKeys, n.RightKeys},
 		KeyTypes:   n.KeyTypes,
-		StreamKeys: [2][]int{n.Left.StreamKey(), n.Right.StreamKey()},
+		StreamKeys: n.InputKeys,
 		Tables:     [2]*state.Table{env.Table(n.LeftTable), env.Table(n.RightTable)},
 	}
 	// Batch plans have no stream keys: stored rows get sequence numbers. A

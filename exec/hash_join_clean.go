@@ -2,7 +2,7 @@ package exec
 
 import (
 	"encoding/binary"
-	"slices"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -90,8 +90,9 @@ func (j *HashJoin) observeWatermark(s int, w *barrier.Watermark) error {
 
 // dropLateRows returns b without its late rows (b itself if there are
 // none): rows whose first key is below the watermark the state was cleaned
-// up to, and rows whose time is below their input's watermark or NULL
-// (which match nothing) in an interval join.
+// up to, and rows whose time is below their input's watermark in an
+// interval join; also rows without a time there, which match nothing,
+// unless their input is preserved (they still get a NULL-padded row).
 func (j *HashJoin) dropLateRows(s int, b *Batch) (*Batch, error) {
 	var keyCol, timeCol *array.Timestamp
 	if j.cleanedValid {
@@ -103,14 +104,19 @@ func (j *HashJoin) dropLateRows(s int, b *Batch) (*Batch, error) {
 	if keyCol == nil && timeCol == nil {
 		return b, nil
 	}
-	isLate := func(i int) bool {
-		return keyCol != nil && keyCol.IsValid(i) && int64(keyCol.Value(i)) < j.cleaned ||
-			timeCol != nil && timeCol.IsValid(i) && j.timeWMValid[s] && int64(timeCol.Value(i)) < j.timeWM[s]
-	}
-	keep, late := onTime(b.Ops, isLate)
-	if timeCol != nil && timeCol.NullN() > 0 {
-		// Rows without a time match nothing and are not stored.
-		keep = slices.DeleteFunc(keep, func(i int32) bool { return timeCol.IsNull(int(i)) })
+	var keep []int32
+	late := 0
+	keepNull := preserved(j.spec.Type, s)
+	for i := 0; i < b.Len(); i++ {
+		switch {
+		case keyCol != nil && keyCol.IsValid(i) && int64(keyCol.Value(i)) < j.cleaned:
+			late++
+		case timeCol != nil && timeCol.IsNull(i) && !keepNull:
+		case timeCol != nil && timeCol.IsValid(i) && j.timeWMValid[s] && int64(timeCol.Value(i)) < j.timeWM[s]:
+			late++
+		default:
+			keep = append(keep, int32(i))
+		}
 	}
 	if j.spec.LateRows != nil {
 		j.spec.LateRows.Add(int64(late))
@@ -119,13 +125,18 @@ func (j *HashJoin) dropLateRows(s int, b *Batch) (*Batch, error) {
 }
 
 // indexRow adds (or removes) row i of rec, stored under key, to input s's
-// time index.
+// time index. A row without a time (of a preserved input) matches nothing:
+// it is indexed first, to be dropped at the next cleaning.
 func (j *HashJoin) indexRow(s int, rec arrow.RecordBatch, i int, key []byte, insert bool) {
 	idx := j.spec.TimeIndex[s]
 	if idx == nil {
 		return
 	}
-	t := rec.Column(j.timeCol[s]).(*array.Timestamp).Value(i)
+	col := rec.Column(j.timeCol[s]).(*array.Timestamp)
+	t := arrow.Timestamp(math.MinInt64)
+	if col.IsValid(i) {
+		t = col.Value(i)
+	}
 	j.idxBuf = binary.BigEndian.AppendUint64(j.idxBuf[:0], uint64(t)^(1<<63))
 	j.idxBuf = append(j.idxBuf, key...)
 	if insert {

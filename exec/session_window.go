@@ -201,19 +201,16 @@ func (s *SessionWindow) OnBatch(_ context.Context, b *Batch, _ Output) error {
 	ts := s.cols[s.spec.TimeCol].(*array.Timestamp)
 	vals := ts.Values()
 	late := 0
-	oldLate := false // the old half of an update was late (see onTime)
 	for i, op := range b.Ops {
 		if s.spec.Sequence && !op.IsInsert() {
 			return sqlerr.New(sqlerr.InternalError, "exec: SessionWindow without a stream key got a retraction")
 		}
 		null := ts.IsNull(i)
-		isLate := !null && s.wmValid && int64(vals[i]) < s.wm || op == UpdateInsert && oldLate
-		oldLate = op == UpdateDelete && isLate
-		if isLate {
-			late++
+		if null && !s.spec.KeepNulls {
 			continue
 		}
-		if null && !s.spec.KeepNulls {
+		if !null && s.wmValid && int64(vals[i]) < s.wm {
+			late++
 			continue
 		}
 		c := sessionChange{off: len(s.arena), null: null, insert: op.IsInsert()}

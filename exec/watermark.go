@@ -340,32 +340,16 @@ func (g *groupWatermark) dropLate(mem memory.Allocator, b *Batch, nullsLate bool
 	if first == b.Len() {
 		return b, nil // the usual case: nothing is late
 	}
-	keep, n := onTime(b.Ops, isLate)
-	if n > 0 && late != nil {
+	keep := make([]int32, 0, b.Len())
+	for i := 0; i < b.Len(); i++ {
+		if !isLate(i) {
+			keep = append(keep, int32(i))
+		}
+	}
+	if n := b.Len() - len(keep); n > 0 && late != nil {
 		late.Add(int64(n))
 	}
 	return keepRows(mem, b, keep)
-}
-
-// onTime returns the rows of a batch with ops to keep, given which are
-// late, and how many it drops. An update whose old version is late is late
-// as a whole: operators downstream still hold that version under the row's
-// stream key, where the new version could only overwrite it or sit beside
-// it, and views over the same table would disagree about the row. An
-// update whose new version is late only deletes the old one.
-func onTime(ops []Op, late func(i int) bool) (keep []int32, dropped int) {
-	keep = make([]int32, 0, len(ops))
-	oldLate := false
-	for i, op := range ops {
-		l := late(i) || op == UpdateInsert && oldLate
-		oldLate = op == UpdateDelete && l
-		if l {
-			dropped++
-			continue
-		}
-		keep = append(keep, int32(i))
-	}
-	return keep, dropped
 }
 
 // finalRange returns, when the watermark has moved since the final groups

@@ -29,9 +29,11 @@ type StreamOptions struct {
 	// EmitOnWindowClose makes the view's aggregation emit each window's row
 	// once, when the watermark passes it (EMIT ON WINDOW CLOSE).
 	EmitOnWindowClose bool
-	// KeepJoinOrder plans inner joins in FROM order, as views created
-	// before join ordering were planned (their state tables hold the
-	// inputs of those joins).
+	// KeepJoinOrder plans joins as views created before join ordering
+	// were planned, whose state tables were built for that plan: inner
+	// joins in FROM order, interval joins keying their rows without their
+	// time columns (Join.InputKeys), TopNs per window and SESSION keying
+	// their output without the window or time column.
 	KeepJoinOrder bool
 }
 
@@ -42,7 +44,7 @@ func PlanStream(rel sql.Rel) (*StreamPlan, error) {
 
 // PlanStreamWith plans rel as a materialized view with options.
 func PlanStreamWith(rel sql.Rel, opts StreamOptions) (*StreamPlan, error) {
-	b := &builder{stream: true}
+	b := &builder{stream: true, legacyKeys: opts.KeepJoinOrder}
 	rel = pushDown(rel)
 	if !opts.KeepJoinOrder {
 		rel = orderJoins(rel)
@@ -108,10 +110,12 @@ func uniqueNames(cols []sql.Column) []sql.Column {
 }
 
 type builder struct {
-	stream    bool
-	tables    int
-	upstreams []*catalog.Relation
-	leaves    []*Scan
+	stream bool
+	// legacyKeys: see StreamOptions.KeepJoinOrder.
+	legacyKeys bool
+	tables     int
+	upstreams  []*catalog.Relation
+	leaves     []*Scan
 }
 
 func (b *builder) table() int {

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"slices"
+
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
@@ -98,9 +100,18 @@ func (b *builder) join(r *sql.Join) (Node, error) {
 		n.Cols = append(n.Cols, right.Columns()...)
 	}
 	if b.stream {
-		n.Key = append([]int{}, left.StreamKey()...)
+		n.InputKeys = [2][]int{left.StreamKey(), right.StreamKey()}
+		for _, ib := range n.IntervalBounds {
+			for s := range n.InputKeys {
+				if b.legacyKeys {
+					break
+				}
+				n.InputKeys[s] = withColumn(n.InputKeys[s], ib.Cols[s])
+			}
+		}
+		n.Key = append([]int{}, n.InputKeys[0]...)
 		if r.Type.KeepsRight() {
-			for _, k := range right.StreamKey() {
+			for _, k := range n.InputKeys[1] {
 				n.Key = append(n.Key, nl+k)
 			}
 		}
@@ -320,4 +331,12 @@ func cleansState(t sql.JoinType) bool {
 		return true
 	}
 	return false
+}
+
+// withColumn returns key with column c added if it is not in it yet.
+func withColumn(key []int, c int) []int {
+	if slices.Contains(key, c) {
+		return key
+	}
+	return append(slices.Clone(key), c)
 }

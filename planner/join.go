@@ -38,6 +38,13 @@ type Join struct {
 	// cleans it). They need WatermarkTable.
 	IntervalBounds []IntervalBound
 	IndexTables    [2]int
+	// InputKeys identify a stored row of each input (streaming plans): its
+	// stream key, plus the time columns of interval bounds. A row's
+	// versions at different times are then distinct rows: an update whose
+	// old version is late (dropped, so the old one stays) and whose new
+	// version is not must not overwrite the old one, in the join's state
+	// or in the output, whose stream key is made of these keys.
+	InputKeys [2][]int
 }
 
 // Union merges inputs with identical columns (UNION ALL). In a streaming

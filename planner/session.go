@@ -94,6 +94,11 @@ func (b *builder) sessionWindow(in Node, timeCol int, gap int64, partition []int
 		n.Watermark = true
 		n.IndexTable = b.table()
 		n.WatermarkTable = b.table()
+		if !b.legacyKeys {
+			// A row's version behind the watermark (kept: its delete is
+			// late) and a newer one are distinct rows.
+			n.Key = withColumn(n.Key, timeCol)
+		}
 	}
 	return n
 }

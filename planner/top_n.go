@@ -88,6 +88,11 @@ func (b *builder) topN(in Node, group []int, keys []sql.SortKey, offset, limit i
 				n.GroupCols = append([]int(nil), n.GroupCols...)
 				moveToFront(n.GroupCols, i)
 				n.WatermarkTable = b.table()
+				if !b.legacyKeys {
+					// A row's versions in a final group (kept: its delete
+					// is late) and in an open one are distinct rows.
+					n.Key = withColumn(n.Key, n.GroupCols[0])
+				}
 				break
 			}
 		}
