@@ -22,6 +22,8 @@ type kctx struct {
 	like     *likeMatcher
 	// format caches the last parsed to_char/to_timestamp template.
 	format formatCache
+	// re caches the last compiled regular expression.
+	re regexCache
 }
 
 // textResult returns b (built in k.buf) as a text Datum aliasing k.buf.
