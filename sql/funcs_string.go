@@ -20,7 +20,7 @@ const (
 	FnRegexLike     = "regexp_like"
 	FnRegexSubstr   = "regexp_substr"
 
-	FnFormat        = "format"   // format(fmt, args...): %s %I %L %%, positions n$, widths
+	FnFormat        = "format"    // format(fmt, args...): %s %I %L %%, positions n$, widths
 	FnConcatWS      = "concat_ws" // concat_ws(sep, args...): NULL arguments are skipped
 	FnTranslate     = "translate"
 	FnASCII         = "ascii"

@@ -91,8 +91,10 @@ var floatUnary = map[string]float1{
 	sql.FnCbrt: func(x float64) (float64, *sqlerr.Error) { return math.Cbrt(x), nil },
 }
 
-// radiansPerDegree is PostgreSQL's RADIANS_PER_DEGREE.
-const radiansPerDegree = 0.0174532925199432957692
+// radiansPerDegree is PostgreSQL's RADIANS_PER_DEGREE. It is a variable so
+// that products with it round as the C code's do (a Go constant expression
+// such as 30 * radiansPerDegree would be computed exactly).
+var radiansPerDegree = 0.0174532925199432957692
 
 // checkFloat is PostgreSQL's overflow check: an infinite result from a finite
 // argument is an error.

@@ -325,7 +325,9 @@ func init() {
 	reg(sql.FnPower, ts(num, num), numMath2(numPower))
 	reg(sql.FnIntDiv, ts(num, num), func(_ []types.T, result types.T) scalarFn {
 		scale := result.EffectiveScale()
-		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) { return numIntDiv(a[0].Dec, a[1].Dec, scale) }
+		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+			return numIntDiv(a[0].Dec, a[1].Dec, scale)
+		}
 	})
 	reg(sql.FnGcd, ts(num, num), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return numGcd(a[0].Dec, a[1].Dec)

@@ -149,7 +149,7 @@ func overlay(k *kctx, s, r string, start, count int64) (types.Datum, *sqlerr.Err
 }
 
 // appendLiteral appends s quoted as a string literal: quotes doubled, and
-// with backslashes doubled in an E'' literal.
+// with backslashes doubled in an E” literal.
 func appendLiteral(buf []byte, s string) []byte {
 	if strings.IndexByte(s, '\\') >= 0 {
 		buf = append(buf, 'E')
