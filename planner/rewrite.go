@@ -193,7 +193,7 @@ func substitute(e sql.Expr, exprs []sql.Expr) (sql.Expr, bool) {
 func volatile(e sql.Expr) bool {
 	found := false
 	sql.Walk(e, func(x sql.Expr) bool {
-		if c, ok := x.(*sql.Call); ok && c.Fn == sql.FnNow {
+		if c, ok := x.(*sql.Call); ok && (c.Fn == sql.FnNow || sql.Volatile(c.Fn)) {
 			found = true
 		}
 		return !found

@@ -52,7 +52,15 @@ type binder struct {
 	params *paramState
 	// clauses are the streaming dialect's clauses of the statement.
 	clauses []*dialectClause
+	// volatile is the first call of a volatile function (random()), which a
+	// materialized view refuses; nil if none.
+	volatile *volatileUse
 	queryState
+}
+
+type volatileUse struct {
+	fn  string
+	loc int32
 }
 
 // errAt positions e at a node location (a byte offset relative to base).
@@ -303,6 +311,11 @@ func (b *binder) bindCreateTableAs(s *pg_query.CreateTableAsStmt) (Statement, er
 	}
 	if b.hasParams() {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "materialized views may not be defined using bound parameters")
+	}
+	if v := b.volatile; v != nil {
+		// A view keeps its rows up to date by recomputing changed ones; a
+		// value that differs at each computation could not be retracted.
+		return nil, b.errAt(v.loc, sqlerr.Unsupported("%s() in a materialized view (its value differs at each call)", v.fn))
 	}
 	if len(s.Into.ColNames) > 0 {
 		vis := VisibleColumns(rel)

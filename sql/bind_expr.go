@@ -456,7 +456,7 @@ func (b *binder) resolveCall(fn string, args []Expr, loc int32) (Expr, error) {
 	var best *Overload
 	bestCost := -1
 	ambiguous := false
-	for _, o := range FunctionOverloads(fn) {
+	for _, o := range preferMatches(FunctionOverloads(fn), args) {
 		cost, ok := overloadCost(o, args)
 		if !ok {
 			continue
@@ -479,6 +479,57 @@ func (b *binder) resolveCall(fn string, args []Expr, loc int32) (Expr, error) {
 		}
 	}
 	return b.callOverload(best, args, loc)
+}
+
+// preferMatches narrows the overloads that args convert to as PostgreSQL's
+// func_select_candidate does before anything else: it keeps those with the
+// most arguments of exactly the argument's type, then those with the most
+// arguments either exact or of the preferred type of the argument's category
+// (so sqrt(int) is sqrt(double precision), not sqrt(numeric), and
+// power(int, numeric) is power(numeric, numeric)). Untyped arguments count for
+// neither. The cheapest of the survivors is chosen by the caller.
+func preferMatches(os []*Overload, args []Expr) []*Overload {
+	var cands []*Overload
+	for _, o := range os {
+		if _, ok := overloadCost(o, args); ok {
+			cands = append(cands, o)
+		}
+	}
+	if len(cands) < 2 {
+		return cands
+	}
+	exact := func(o *Overload, i int) bool {
+		return args[i].Type().Kind == o.Args[min(i, len(o.Args)-1)].Kind
+	}
+	preferred := func(o *Overload, i int) bool {
+		if exact(o, i) {
+			return true
+		}
+		at := args[i].Type()
+		pt := o.Args[min(i, len(o.Args)-1)]
+		ac, _ := typeCategory(at)
+		pc, pref := typeCategory(pt)
+		return pref && ac == pc && ac != 0
+	}
+	for _, match := range []func(*Overload, int) bool{exact, preferred} {
+		most, kept := -1, cands[:0:0]
+		for _, o := range cands {
+			n := 0
+			for i, a := range args {
+				if a.Type().Kind != types.Unknown && match(o, i) {
+					n++
+				}
+			}
+			switch {
+			case n > most:
+				most, kept = n, append(kept[:0], o)
+			case n == most:
+				kept = append(kept, o)
+			}
+		}
+		cands = kept
+	}
+	return cands
 }
 
 // callOverload converts args to the argument types of o and returns the call.
@@ -625,12 +676,16 @@ func overloadCost(o *Overload, args []Expr) (int, bool) {
 var operatorSymbols = map[string]string{
 	FnAdd: "+", FnSub: "-", FnMul: "*", FnDiv: "/", FnMod: "%", FnEq: "=", FnNe: "<>",
 	FnLt: "<", FnLe: "<=", FnGt: ">", FnGe: ">=", FnConcatOp: "||", FnLike: "~~", FnILike: "~~*",
+	FnRegexMatch: "~", FnRegexIMatch: "~*",
 }
 
 func describeCall(fn string, args []Expr) string {
 	ts := make([]string, len(args))
 	for i, a := range args {
 		ts[i] = a.Type().String()
+	}
+	if fn == FnIntDiv {
+		fn = "div"
 	}
 	if sym, ok := operatorSymbols[fn]; ok {
 		if len(ts) == 1 {
@@ -721,7 +776,7 @@ func opName(names []*pg_query.Node) string {
 var binaryOps = map[string]string{
 	"+": FnAdd, "-": FnSub, "*": FnMul, "/": FnDiv, "%": FnMod,
 	"=": FnEq, "<>": FnNe, "!=": FnNe, "<": FnLt, "<=": FnLe, ">": FnGt, ">=": FnGe,
-	"||": FnConcatOp, "~~": FnLike, "~~*": FnILike,
+	"||": FnConcatOp, "~~": FnLike, "~~*": FnILike, "^": FnPower,
 }
 
 func (b *binder) bindAExpr(ctx *exprCtx, a *pg_query.A_Expr) (Expr, error) {
@@ -738,6 +793,12 @@ func (b *binder) bindAExpr(ctx *exprCtx, a *pg_query.A_Expr) (Expr, error) {
 				return b.resolveCall(FnNeg, []Expr{r}, a.Location)
 			case "+":
 				return r, nil
+			case "@":
+				return b.resolveCall(FnAbs, []Expr{r}, a.Location)
+			case "|/":
+				return b.resolveCall(FnSqrt, []Expr{r}, a.Location)
+			case "||/":
+				return b.resolveCall(FnCbrt, []Expr{r}, a.Location)
 			}
 			return nil, b.errAt(a.Location, sqlerr.Unsupported("prefix operator %s", op))
 		}
@@ -756,6 +817,13 @@ func (b *binder) bindAExpr(ctx *exprCtx, a *pg_query.A_Expr) (Expr, error) {
 			// || accepts any operand that is not an untyped literal by
 			// converting it to text, as PostgreSQL's anynonarray || text does.
 			l, r = b.textOperand(l), b.textOperand(r)
+		}
+		if fn, negate, ok := regexOp(op); ok {
+			call, err := b.resolveCall(fn, []Expr{l, r}, a.Location)
+			if err != nil || !negate {
+				return call, err
+			}
+			return &Call{Fn: FnNot, Args: []Expr{call}, T: types.BoolT}, nil
 		}
 		fn, ok := binaryOps[op]
 		if !ok {
@@ -815,9 +883,43 @@ func (b *binder) bindAExpr(ctx *exprCtx, a *pg_query.A_Expr) (Expr, error) {
 	case pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL:
 		return b.bindAnyAll(ctx, a, op)
 	case pg_query.A_Expr_Kind_AEXPR_SIMILAR:
-		return nil, b.errAt(a.Location, sqlerr.Unsupported("SIMILAR TO"))
+		return b.bindSimilar(ctx, a, op == "!~")
 	}
 	return nil, b.errAt(a.Location, sqlerr.Unsupported("operator %s", op))
+}
+
+// regexOp maps the regular expression match operators to their function and
+// whether the result is negated.
+func regexOp(op string) (fn string, negate, ok bool) {
+	switch op {
+	case "~":
+		return FnRegexMatch, false, true
+	case "~*":
+		return FnRegexIMatch, false, true
+	case "!~":
+		return FnRegexMatch, true, true
+	case "!~*":
+		return FnRegexIMatch, true, true
+	}
+	return "", false, false
+}
+
+// bindSimilar binds x [NOT] SIMILAR TO p [ESCAPE e], which the parser gives
+// as x ~ similar_to_escape(p [, e]) (or !~).
+func (b *binder) bindSimilar(ctx *exprCtx, a *pg_query.A_Expr, negate bool) (Expr, error) {
+	l, err := b.bindExpr(ctx, a.Lexpr)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.bindExpr(ctx, a.Rexpr)
+	if err != nil {
+		return nil, err
+	}
+	call, err := b.resolveCall(FnRegexMatch, []Expr{l, r}, a.Location)
+	if err != nil || !negate {
+		return call, err
+	}
+	return &Call{Fn: FnNot, Args: []Expr{call}, T: types.BoolT}, nil
 }
 
 // textOperand converts a typed non-text operand of || to text.
@@ -1043,7 +1145,7 @@ func (b *binder) bindSQLValueFunction(f *pg_query.SQLValueFunction) (Expr, error
 // functionAliases maps PostgreSQL spellings to streamsql's function names.
 var functionAliases = map[string]string{
 	"char_length": FnLength, "character_length": FnLength, "substring": FnSubstr,
-	"ceiling": FnCeil, "pow": FnPower, "trim": FnTrim, "log10": FnLog10,
+	"ceiling": FnCeil, "pow": FnPower, "trim": FnTrim, "log10": FnLog10, "div": FnIntDiv,
 	"current_timestamp": FnNow, "transaction_timestamp": FnNow, "statement_timestamp": FnNow,
 }
 
@@ -1119,17 +1221,19 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 			args[1] = &Cast{Arg: args[1], T: types.TimestampTZT}
 			args[2] = &Cast{Arg: args[2], T: types.TimestampTZT}
 		}
-	case FnLog10:
-		if len(args) == 2 {
-			return nil, b.errAt(f.Location, sqlerr.Unsupported("log with a base"))
-		}
 	case FnNow:
 		if len(args) != 0 {
 			return nil, b.errAt(f.Location, noSuchFunction(name, args))
 		}
-	case FnConcat:
+	case FnConcat, FnConcatWS:
 		for i, a := range args {
 			args[i] = b.textOperand(a)
+		}
+	case FnFormat:
+		for i, a := range args {
+			if i > 0 {
+				args[i] = b.textOperand(a)
+			}
 		}
 	case FnCoalesce, FnGreatest, FnLeast:
 		return b.resolveCommonCall(name, strings.ToUpper(name), args, f.Location)
@@ -1141,6 +1245,9 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 	}
 	if FunctionOverloads(name) == nil {
 		return nil, b.errAt(f.Location, noSuchFunction(name, args))
+	}
+	if Volatile(name) && b.volatile == nil {
+		b.volatile = &volatileUse{fn: name, loc: f.Location}
 	}
 	return b.resolveCall(name, args, f.Location)
 }

@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -312,15 +311,19 @@ func quantified(any bool, ok func(int) bool) kernelMaker {
 
 // regexpMatch is regexp_match(s, pattern [, flags]): the first match's
 // capture groups (or the whole match when the pattern has none), NULL for
-// no match. Patterns are Go's RE2 syntax, PostgreSQL's for the common
-// cases.
+// no match. Patterns and flags are read as regexp_replace reads them (see
+// regexfuncs.go).
 func regexpMatch(args []types.T, _ types.T) scalarFn {
 	return func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		flags := ""
 		if len(a) == 3 {
 			flags = a[2].S
 		}
-		re, err := k.regexp(a[1].S, flags)
+		f, err := parseReFlags(flags, "regexp_match", false)
+		if err != nil {
+			return types.Null, err
+		}
+		re, err := k.regexFor(a[1].S, f)
 		if err != nil {
 			return types.Null, err
 		}
@@ -373,31 +376,6 @@ func stringToArray(args []types.T, _ types.T) scalarFn {
 		}
 		return types.DArray(out), nil
 	}
-}
-
-// regexp returns the compiled pattern with PostgreSQL's flags (i: case
-// insensitive; c: sensitive, the default), caching the last one.
-func (k *kctx) regexp(pattern, flags string) (*regexp.Regexp, *sqlerr.Error) {
-	if k.re != nil && k.rePat == pattern && k.reFlags == flags {
-		return k.re, nil
-	}
-	prefix := ""
-	for _, f := range flags {
-		switch f {
-		case 'i':
-			prefix = "(?i)"
-		case 'c':
-			prefix = ""
-		default:
-			return nil, sqlerr.New(sqlerr.InvalidParameterValue, "invalid regular expression option: \"%c\"", f)
-		}
-	}
-	re, err := regexp.Compile(prefix + pattern)
-	if err != nil {
-		return nil, sqlerr.New(sqlerr.InvalidRegularExpression, "invalid regular expression: %v", err)
-	}
-	k.re, k.rePat, k.reFlags = re, strings.Clone(pattern), strings.Clone(flags)
-	return re, nil
 }
 
 func init() {

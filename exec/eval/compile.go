@@ -74,7 +74,7 @@ func foldExpr(e sql.Expr) sql.Expr {
 				}
 			}
 		case *sql.Call:
-			all := n.Fn != sql.FnNow
+			all := n.Fn != sql.FnNow && !sql.Volatile(n.Fn)
 			for _, a := range n.Args {
 				_, ok := isConst(a)
 				all = all && ok
@@ -248,7 +248,7 @@ func compileCall(e *sql.Call) (node, error) {
 }
 
 func compileCallNode(fnName string, o *sql.Overload, fn scalarFn, args []node, argTypes []types.T, rt types.T) (node, error) {
-	if fnName != sql.FnNow && foldable(args) {
+	if fnName != sql.FnNow && !sql.Volatile(fnName) && foldable(args) {
 		if n, ok := fold(rt, fn, o.Strict, args); ok {
 			return n, nil
 		}
@@ -269,6 +269,9 @@ func compileCallNode(fnName string, o *sql.Overload, fn scalarFn, args []node, a
 
 // compileFast returns a vectorized node for the hot functions, or nil.
 func compileFast(fnName string, ref scalarFn, args []node, argTypes []types.T, rt types.T) node {
+	if n := compileMathFast(fnName, args, argTypes); n != nil {
+		return n
+	}
 	switch fnName {
 	case sql.FnAdd, sql.FnSub, sql.FnMul, sql.FnDiv, sql.FnMod:
 		if argTypes[0].IsNumeric() && argTypes[0].Kind == argTypes[1].Kind {

@@ -38,6 +38,29 @@ func sampleArg(fn string, i int, t types.T) sql.Expr {
 		if i == 1 && (t.Kind == types.Text) {
 			return txt("FM9990.99")
 		}
+	case sql.FnAsin, sql.FnAcos, sql.FnAsind, sql.FnAcosd, sql.FnAtanh:
+		return f8(0.5)
+	case sql.FnFactorial:
+		return i8(5)
+	case sql.FnLog10:
+		if t.Kind == types.Numeric {
+			return num([]string{"2", "8"}[i])
+		}
+	case sql.FnRegexInstr, sql.FnRegexSubstr, sql.FnRegexCount, sql.FnRegexReplace:
+		if t.Kind == types.Int32 {
+			return i4(1)
+		}
+		if t.Kind == types.Text && i >= 3 || fn == sql.FnRegexCount && i == 3 {
+			return txt("i")
+		}
+	case sql.FnSimilarEscape:
+		if i == 1 {
+			return txt("#")
+		}
+	case sql.FnRegexLike:
+		if i == 2 {
+			return txt("i")
+		}
 	case sql.FnToTimestamp, sql.FnToDate:
 		if t.Kind == types.Text {
 			return txt([]string{"2021-03-04 05:06", "YYYY-MM-DD HH24:MI"}[i])
@@ -93,6 +116,13 @@ func TestEveryOverloadHasAKernel(t *testing.T) {
 			nulls[i] = null(at)
 		}
 		e := &sql.Call{Fn: o.Fn, Args: args, T: o.Result}
+		if sql.Volatile(o.Fn) {
+			// A new value at each call: only its range can be checked.
+			if got, _ := evalScalarText(e, true); got < "0" || got >= "1" {
+				t.Errorf("%s = %s", o.Key(), got)
+			}
+			continue
+		}
 		want, _ := evalScalarText(e, true)
 		if strings.HasPrefix(want, "ERROR") {
 			t.Errorf("%s on samples: %s", o.Key(), want)

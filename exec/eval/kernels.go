@@ -2,7 +2,6 @@ package eval
 
 import (
 	"math"
-	"regexp"
 	"unsafe"
 
 	"github.com/streamsql/streamsql/sql"
@@ -23,9 +22,8 @@ type kctx struct {
 	like     *likeMatcher
 	// format caches the last parsed to_char/to_timestamp template.
 	format formatCache
-	// re caches the last compiled regular expression (see kctx.regexp).
-	re             *regexp.Regexp
-	rePat, reFlags string
+	// re caches the last compiled regular expression.
+	re regexCache
 }
 
 // textResult returns b (built in k.buf) as a text Datum aliasing k.buf.

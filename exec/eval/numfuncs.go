@@ -1,0 +1,349 @@
+package eval
+
+import (
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/cockroachdb/apd/v3"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/sqlerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// The numeric versions of sqrt, exp, ln, log and power are computed with
+// apd (arbitrary precision decimals) to 50 significant digits and rounded
+// half away from zero to the result's scale (NumericScale), so their
+// digits are exact, where PostgreSQL picks a result scale that gives at
+// least 16 significant digits. They allocate; they are not hot paths.
+
+var (
+	errSqrtNegative = sqlerr.New(codeInvalidPowerArg, "cannot take square root of a negative number")
+	errLogZero      = sqlerr.New(codeInvalidLogArg, "cannot take logarithm of zero")
+	errLogNegative  = sqlerr.New(codeInvalidLogArg, "cannot take logarithm of a negative number")
+	errZeroNegPower = sqlerr.New(codeInvalidPowerArg, "zero raised to a negative power is undefined")
+	errComplexPower = sqlerr.New(codeInvalidPowerArg, "a negative number raised to a non-integer power yields a complex result")
+	errFactorialNeg = sqlerr.New(sqlerr.NumericValueOutOfRange, "factorial of a negative number is undefined")
+)
+
+// apdCtx computes with enough digits for a 38-digit result.
+var apdCtx = func() *apd.Context {
+	c := apd.BaseContext.WithPrecision(50)
+	c.Rounding = apd.RoundHalfUp
+	return c
+}()
+
+// toAPD sets d to the numeric n of scale.
+func toAPD(d *apd.Decimal, n decimal128.Num, scale int32) *apd.Decimal {
+	neg, m := magnitude(n)
+	d.Coeff.SetUint64(m.hi)
+	d.Coeff.Lsh(&d.Coeff, 64)
+	var lo apd.BigInt
+	lo.SetUint64(m.lo)
+	d.Coeff.Add(&d.Coeff, &lo)
+	d.Exponent = -scale
+	d.Negative = neg && d.Coeff.Sign() != 0
+	d.Form = apd.Finite
+	return d
+}
+
+// fromAPD rounds d to scale; a result beyond 38 digits is an overflow.
+func fromAPD(d *apd.Decimal, scale int32) (types.Datum, *sqlerr.Error) {
+	var q apd.Decimal
+	if _, err := apdCtx.Quantize(&q, d, -scale); err != nil || q.Form != apd.Finite {
+		return types.Null, errNumericOverflow
+	}
+	c := &q.Coeff
+	if c.BitLen() > 127 {
+		return types.Null, errNumericOverflow
+	}
+	var hi apd.BigInt
+	hi.Rsh(c, 64)
+	var lo apd.BigInt
+	lo.Sub(c, new(apd.BigInt).Lsh(&hi, 64))
+	m := u128{hi: hi.MathBigInt().Uint64(), lo: lo.MathBigInt().Uint64()}
+	if !m.less(maxMag) {
+		return types.Null, errNumericOverflow
+	}
+	return types.DNumeric(fromMagnitude(q.Negative, m)), nil
+}
+
+// numMath1 makes the kernel of a numeric function of one argument computed
+// by f on apd decimals.
+func numMath1(f func(r, x *apd.Decimal) *sqlerr.Error) kernelMaker {
+	return func(args []types.T, result types.T) scalarFn {
+		in, out := args[0].EffectiveScale(), result.EffectiveScale()
+		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+			var x, r apd.Decimal
+			if err := f(&r, toAPD(&x, a[0].Dec, in)); err != nil {
+				return types.Null, err
+			}
+			return fromAPD(&r, out)
+		}
+	}
+}
+
+func apdErr(_ apd.Condition, err error) *sqlerr.Error {
+	if err != nil {
+		return errNumericOverflow
+	}
+	return nil
+}
+
+func numSqrt(r, x *apd.Decimal) *sqlerr.Error {
+	if x.Negative {
+		return errSqrtNegative
+	}
+	return apdErr(apdCtx.Sqrt(r, x))
+}
+
+// expLimit bounds the argument of exp: e^60 is beyond 38 digits, and e^-40
+// rounds to zero at any scale numeric has.
+const expLimit = 60
+
+func numExp(r, x *apd.Decimal) *sqlerr.Error {
+	f, _ := x.Float64()
+	switch {
+	case f > expLimit:
+		return errNumericOverflow
+	case f < -expLimit:
+		r.SetInt64(0)
+		return nil
+	}
+	return apdErr(apdCtx.Exp(r, x))
+}
+
+// logDomain checks the argument of a logarithm.
+func logDomain(x *apd.Decimal) *sqlerr.Error {
+	switch x.Sign() {
+	case 0:
+		return errLogZero
+	case -1:
+		return errLogNegative
+	}
+	return nil
+}
+
+func numLn(r, x *apd.Decimal) *sqlerr.Error {
+	if err := logDomain(x); err != nil {
+		return err
+	}
+	return apdErr(apdCtx.Ln(r, x))
+}
+
+func numLog10(r, x *apd.Decimal) *sqlerr.Error {
+	if err := logDomain(x); err != nil {
+		return err
+	}
+	return apdErr(apdCtx.Log10(r, x))
+}
+
+// numLogBase is log(base, x) = ln(x) / ln(base), checked in that order as
+// PostgreSQL does: the base first, then x, then the division (base 1).
+func numLogBase(r, base, x *apd.Decimal) *sqlerr.Error {
+	var lb, lx apd.Decimal
+	if err := numLn(&lb, base); err != nil {
+		return err
+	}
+	if err := numLn(&lx, x); err != nil {
+		return err
+	}
+	if lb.IsZero() {
+		return errDivByZero
+	}
+	return apdErr(apdCtx.Quo(r, &lx, &lb))
+}
+
+// numPower is PostgreSQL's numeric power: 0^negative and a negative base
+// with a non-integer exponent are errors; results beyond numeric's range
+// overflow and those below its scale are zero.
+func numPower(r, x, y *apd.Decimal) *sqlerr.Error {
+	var frac apd.Decimal
+	if _, err := apdCtx.Rem(&frac, y, apd.New(1, 0)); err != nil {
+		return errNumericOverflow
+	}
+	yInt := frac.IsZero()
+	switch {
+	case x.IsZero():
+		if y.Negative {
+			return errZeroNegPower
+		}
+		if y.IsZero() {
+			r.SetInt64(1)
+		} else {
+			r.SetInt64(0)
+		}
+		return nil
+	case x.Negative && !yInt:
+		return errComplexPower
+	case y.IsZero():
+		r.SetInt64(1)
+		return nil
+	}
+	// Estimate the result's magnitude before computing it.
+	fx, _ := x.Float64()
+	fy, _ := y.Float64()
+	mag := fy * math.Log10(math.Abs(fx))
+	switch {
+	case mag > types.NumericPrecision:
+		return errNumericOverflow
+	case mag < -2*types.NumericPrecision:
+		r.SetInt64(0)
+		return nil
+	}
+	return apdErr(apdCtx.Pow(r, x, y))
+}
+
+// numMath2 makes the kernel of a numeric function of two arguments.
+func numMath2(f func(r, x, y *apd.Decimal) *sqlerr.Error) kernelMaker {
+	return func(args []types.T, result types.T) scalarFn {
+		s0, s1, out := args[0].EffectiveScale(), args[1].EffectiveScale(), result.EffectiveScale()
+		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+			var x, y, r apd.Decimal
+			if err := f(&r, toAPD(&x, a[0].Dec, s0), toAPD(&y, a[1].Dec, s1)); err != nil {
+				return types.Null, err
+			}
+			return fromAPD(&r, out)
+		}
+	}
+}
+
+// The numeric functions below work on mantissas at NumericScale (the
+// evaluator rescales their arguments; see numericScaled).
+
+// numIntDiv is div(a, b): a / b truncated toward zero.
+func numIntDiv(a, b decimal128.Num, scale int32) (types.Datum, *sqlerr.Error) {
+	if b.Sign() == 0 {
+		return types.Null, errDivByZero
+	}
+	na, ma := magnitude(a)
+	nb, mb := magnitude(b)
+	q, _ := divmod256([4]uint64{ma.lo, ma.hi}, mb)
+	p := mul128(u128{hi: q[1], lo: q[0]}, pow10[scale])
+	m, ok := fitsNumeric(p)
+	if !ok {
+		return types.Null, errNumericOverflow
+	}
+	return types.DNumeric(fromMagnitude(na != nb && !m.isZero(), m)), nil
+}
+
+// gcd128 is Euclid's algorithm on magnitudes.
+func gcd128(a, b u128) u128 {
+	for !b.isZero() {
+		_, r := divmod256([4]uint64{a.lo, a.hi}, b)
+		a, b = b, r
+	}
+	return a
+}
+
+// numGcd is gcd of two numerics of one scale (non-negative).
+func numGcd(a, b decimal128.Num) (types.Datum, *sqlerr.Error) {
+	_, ma := magnitude(a)
+	_, mb := magnitude(b)
+	return types.DNumeric(fromMagnitude(false, gcd128(ma, mb))), nil
+}
+
+// numLcm is lcm of two numerics of one scale: |a| / gcd * |b| as mantissas.
+func numLcm(a, b decimal128.Num) (types.Datum, *sqlerr.Error) {
+	_, ma := magnitude(a)
+	_, mb := magnitude(b)
+	if ma.isZero() || mb.isZero() {
+		return types.DNumeric(decimal128.Num{}), nil
+	}
+	q, _ := divmod256([4]uint64{ma.lo, ma.hi}, gcd128(ma, mb))
+	m, ok := fitsNumeric(mul128(u128{hi: q[1], lo: q[0]}, mb))
+	if !ok {
+		return types.Null, errNumericOverflow
+	}
+	return types.DNumeric(fromMagnitude(false, m)), nil
+}
+
+// numWidthBucket is width_bucket on numerics of one scale, computed exactly.
+func numWidthBucket(op, b1, b2 decimal128.Num, count int64) (types.Datum, *sqlerr.Error) {
+	switch c := b1.Cmp(b2); {
+	case count <= 0:
+		return types.Null, errBucketCount
+	case c == 0:
+		return types.Null, errBucketEqual
+	case c > 0:
+		// Reversed bounds count from b1 down.
+		op, b1, b2 = op.Negate(), b1.Negate(), b2.Negate()
+	}
+	switch {
+	case op.Less(b1):
+		return types.DInt(0), nil
+	case !op.Less(b2):
+		if count == math.MaxInt32 {
+			return types.Null, errInt4Range
+		}
+		return types.DInt(count + 1), nil
+	}
+	// op - b1 and b2 - b1 are below 2 * 10^38: they fit 128 bits unsigned.
+	_, mop := magnitude(op)
+	_, m1 := magnitude(b1)
+	_, m2 := magnitude(b2)
+	sub := func(x, y decimal128.Num, mx, my u128) u128 {
+		nx, ny := x.Sign() < 0, y.Sign() < 0
+		switch {
+		case !nx && !ny:
+			return mx.sub(my)
+		case nx && ny:
+			return my.sub(mx)
+		}
+		return mx.add(my) // x >= 0 > y
+	}
+	num := sub(op, b1, mop, m1)
+	den := sub(b2, b1, m2, m1)
+	q, _ := divmod256(mul128(num, u128{lo: uint64(count)}), den)
+	return types.DInt(int64(q[0]) + 1), nil
+}
+
+// numFactorial is factorial(n) as a numeric of scale.
+func numFactorial(n int64, scale int32) (types.Datum, *sqlerr.Error) {
+	if n < 0 {
+		return types.Null, errFactorialNeg
+	}
+	limit := pow10[types.NumericPrecision-scale]
+	p := u128{lo: 1}
+	for i := int64(2); i <= n; i++ {
+		m, ok := fitsNumeric(mul128(p, u128{lo: uint64(i)}))
+		if !ok || !m.less(limit) {
+			return types.Null, errNumericOverflow
+		}
+		p = m
+	}
+	m, _ := fitsNumeric(mul128(p, pow10[scale]))
+	return types.DNumeric(fromMagnitude(false, m)), nil
+}
+
+func init() {
+	num, i4, i8 := types.NumericT, types.Int32T, types.Int64T
+	reg(sql.FnSqrt, ts(num), numMath1(numSqrt))
+	reg(sql.FnExp, ts(num), numMath1(numExp))
+	reg(sql.FnLn, ts(num), numMath1(numLn))
+	reg(sql.FnLog10, ts(num), numMath1(numLog10))
+	reg(sql.FnLog10, ts(num, num), numMath2(numLogBase))
+	reg(sql.FnPower, ts(num, num), numMath2(numPower))
+	reg(sql.FnIntDiv, ts(num, num), func(_ []types.T, result types.T) scalarFn {
+		scale := result.EffectiveScale()
+		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+			return numIntDiv(a[0].Dec, a[1].Dec, scale)
+		}
+	})
+	reg(sql.FnGcd, ts(num, num), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+		return numGcd(a[0].Dec, a[1].Dec)
+	}))
+	reg(sql.FnLcm, ts(num, num), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+		return numLcm(a[0].Dec, a[1].Dec)
+	}))
+	reg(sql.FnWidthBucket, ts(num, num, num, i4), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+		return numWidthBucket(a[0].Dec, a[1].Dec, a[2].Dec, a[3].I)
+	}))
+	reg(sql.FnFactorial, ts(i8), func(_ []types.T, result types.T) scalarFn {
+		scale := result.EffectiveScale()
+		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) { return numFactorial(a[0].I, scale) }
+	})
+	// Their arguments share NumericScale.
+	for _, fn := range []string{sql.FnIntDiv, sql.FnGcd, sql.FnLcm, sql.FnWidthBucket} {
+		numericScaled[fn] = true
+	}
+}
