@@ -77,6 +77,32 @@ var parameters = map[string]*parameter{
 		desc: "Sets the most memory one query may hold (B, kB, MB, GB, TB; 0: no limit); a query that needs more fails with 53200."},
 	"checkpoint_mode": {def: "exactly_once", check: onlyValues("checkpoint_mode", "exactly_once", "at_least_once"),
 		desc: "Barrier alignment of materialized views created in this session: exactly_once aligns, at_least_once never blocks an input (see docs/fault-tolerance.md)."},
+	// The streaming dialect's session settings, accepted so that scripts
+	// written for it run; what they ask for is streamsql's behaviour anyway
+	// or has no counterpart yet.
+	"rw_implicit_flush": {def: "true", check: boolValue("rw_implicit_flush"),
+		desc: "Accepted for compatibility: every write is visible to the views when it is acknowledged."},
+	"streaming_parallelism": {def: "default",
+		desc: "Accepted for compatibility: each materialized view runs as one dataflow."},
+	"query_mode": {def: "auto", check: onlyValues("query_mode", "auto", "local", "distributed"),
+		desc: "Accepted for compatibility: batch queries run in the server process."},
+	"visibility_mode": {def: "default", check: onlyValues("visibility_mode", "default", "checkpoint", "all"),
+		desc: "Accepted for compatibility: queries see the last checkpoint, which every write triggers."},
+	"streaming_rate_limit": {def: "default", desc: "Accepted for compatibility: sources and backfills are not rate limited."},
+	"backfill_rate_limit":  {def: "default", desc: "Accepted for compatibility: backfills are not rate limited."},
+}
+
+// boolValue accepts PostgreSQL's spellings of a boolean parameter.
+func boolValue(name string) func(string) (string, error) {
+	return func(v string) (string, error) {
+		switch strings.ToLower(strings.Trim(strings.TrimSpace(v), "'")) {
+		case "true", "on", "yes", "1", "t":
+			return "true", nil
+		case "false", "off", "no", "0", "f":
+			return "false", nil
+		}
+		return "", sqlerr.New(sqlerr.InvalidParameterValue, "parameter \"%s\" requires a Boolean value", name)
+	}
 }
 
 // displayNames are the spellings SHOW uses for parameters with mixed case.

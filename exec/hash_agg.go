@@ -482,7 +482,9 @@ func (a *HashAgg) outputRow(slot int32) ([]byte, error) {
 		}
 		a.datums = append(a.datums, d)
 	}
-	return a.outCodec.AppendDatums(nil, a.datums), nil
+	// Never nil: a global aggregation without aggregates (SELECT 42
+	// HAVING true) has a row of no columns.
+	return a.outCodec.AppendDatums([]byte{}, a.datums), nil
 }
 
 // persist writes the group's state and remembers its emitted row; an empty

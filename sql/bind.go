@@ -47,6 +47,10 @@ type binder struct {
 	// litLoc is the location of each string literal, where errors parsing
 	// it as some type are reported (as PostgreSQL does).
 	litLoc map[*Const]int32
+	// defaulted maps the text constants defaultType made of untyped
+	// literals to those literals: a set operation gives them the other
+	// side's type instead, as PostgreSQL does (SELECT 1 UNION SELECT '2').
+	defaulted map[*Const]*Const
 	// params are the statement's query parameters; nil when it has none
 	// (the simple query protocol), where $n is an error.
 	params *paramState

@@ -439,12 +439,45 @@ func (b *binder) defaultType(e Expr) Expr {
 		return b.defaultParamType(p)
 	}
 	if c, ok := e.(*Const); ok && c.T.Kind == types.Unknown {
+		t := &Const{Value: c.Value, T: types.TextT}
 		if c.Value.Null {
-			return &Const{Value: types.Null, T: types.TextT}
+			t.Value = types.Null
 		}
-		return &Const{Value: c.Value, T: types.TextT}
+		if b.defaulted == nil {
+			b.defaulted = map[*Const]*Const{}
+		}
+		b.defaulted[t] = c
+		return t
 	}
 	return e
+}
+
+// untypedColumn returns the untyped literal that column col of rel, a
+// projection, was made of by defaultType.
+func (b *binder) untypedColumn(rel Rel, col int) (*Const, bool) {
+	p, ok := rel.(*Project)
+	if !ok {
+		return nil, false
+	}
+	c, ok := p.Exprs[col].(*Const)
+	if !ok {
+		return nil, false
+	}
+	lit, ok := b.defaulted[c]
+	return lit, ok
+}
+
+// retypeUntyped gives column col of rel, an untyped literal (see
+// untypedColumn), type t: the literal is read as a t.
+func (b *binder) retypeUntyped(rel Rel, col int, lit *Const, t types.T) error {
+	e, err := b.castTo(lit, t, -1, false)
+	if err != nil {
+		return err
+	}
+	p := rel.(*Project)
+	p.Exprs[col] = e
+	p.Cols[col].Type = t
+	return nil
 }
 
 // resolveCall picks the overload of fn that fits args with the cheapest
@@ -922,13 +955,28 @@ func (b *binder) bindSimilar(ctx *exprCtx, a *pg_query.A_Expr, negate bool) (Exp
 	return &Call{Fn: FnNot, Args: []Expr{call}, T: types.BoolT}, nil
 }
 
-// textOperand converts a typed non-text operand of || to text.
+// textOperand converts a typed non-text operand of || to text, by a cast
+// (PostgreSQL's anynonarray || text casts: true || 'a' is truea).
 func (b *binder) textOperand(e Expr) Expr {
 	t := e.Type()
 	if t.Kind == types.Unknown || t.Kind == types.Text {
 		return e
 	}
 	return &Cast{Arg: e, T: types.TextT}
+}
+
+// outputText converts a typed non-text argument of concat, concat_ws or
+// format to text by its type's output function, as PostgreSQL does: a
+// boolean is t or f there, not the true or false of a cast.
+func (b *binder) outputText(e Expr) Expr {
+	switch e.Type().Kind {
+	case types.Bool:
+		return &Case{Whens: []When{
+			{Cond: e, Then: &Const{Value: types.DText("t"), T: types.TextT}},
+			{Cond: &Call{Fn: FnNot, Args: []Expr{e}, T: types.BoolT}, Then: &Const{Value: types.DText("f"), T: types.TextT}},
+		}, Else: &Const{Value: types.Null, T: types.TextT}, T: types.TextT}
+	}
+	return b.textOperand(e)
 }
 
 func (b *binder) bindInList(ctx *exprCtx, a *pg_query.A_Expr, negate bool) (Expr, error) {
@@ -1227,12 +1275,12 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 		}
 	case FnConcat, FnConcatWS:
 		for i, a := range args {
-			args[i] = b.textOperand(a)
+			args[i] = b.outputText(a)
 		}
 	case FnFormat:
 		for i, a := range args {
 			if i > 0 {
-				args[i] = b.textOperand(a)
+				args[i] = b.outputText(a)
 			}
 		}
 	case FnCoalesce, FnGreatest, FnLeast:

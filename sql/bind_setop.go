@@ -34,6 +34,9 @@ func (b *binder) bindSetOp(sel *pg_query.SelectStmt) (Rel, error) {
 	var cols []Column
 	var lexprs, rexprs []Expr
 	for i := range lv {
+		if err := b.retypeUntypedPair(left, right, lv[i], rv[i]); err != nil {
+			return nil, err
+		}
 		l := Expr(&InputRef{Index: lv[i], T: lc[lv[i]].Type, Name: lc[lv[i]].Name})
 		r := Expr(&InputRef{Index: rv[i], T: rc[rv[i]].Type, Name: rc[rv[i]].Name})
 		t, err := b.commonType([]Expr{l, r}, opName, -1)
@@ -110,4 +113,18 @@ func (b *binder) bindSetOp(sel *pg_query.SelectStmt) (Rel, error) {
 		rel = &Project{Input: filtered, Exprs: groupBy, Cols: cols}
 	}
 	return b.bindSortLimit(sel, rel, nil, nil)
+}
+
+// retypeUntypedPair gives an untyped literal column of one side of a set
+// operation the type of the other side's column, when that one is typed.
+func (b *binder) retypeUntypedPair(left, right Rel, lcol, rcol int) error {
+	llit, lok := b.untypedColumn(left, lcol)
+	rlit, rok := b.untypedColumn(right, rcol)
+	switch {
+	case lok && !rok:
+		return b.retypeUntyped(left, lcol, llit, right.Columns()[rcol].Type)
+	case rok && !lok:
+		return b.retypeUntyped(right, rcol, rlit, left.Columns()[lcol].Type)
+	}
+	return nil
 }

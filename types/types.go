@@ -313,7 +313,7 @@ func FromName(name string, mods []int32) (t T, ok bool) {
 		return Int64T, true
 	case "float4", "real":
 		return Float32T, true
-	case "float8", "double precision", "float":
+	case "float8", "double precision", "double", "float":
 		return Float64T, true
 	case "numeric", "decimal":
 		switch len(mods) {
