@@ -862,6 +862,7 @@ func (b *binder) bindAExpr(ctx *exprCtx, a *pg_query.A_Expr) (Expr, error) {
 		if !ok {
 			return nil, b.errAt(a.Location, sqlerr.Unsupported("operator %s", op))
 		}
+		l, r = widenReal(l, r)
 		return b.resolveCall(fn, []Expr{l, r}, a.Location)
 	case pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_ILIKE:
 		l, err := b.bindExpr(ctx, a.Lexpr)
@@ -1298,4 +1299,26 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 		b.volatile = &volatileUse{fn: name, loc: f.Location}
 	}
 	return b.resolveCall(name, args, f.Location)
+}
+
+// widenReal converts both operands of a binary operator to double
+// precision when one is real and the other another number type:
+// PostgreSQL has cross-type real/double operators and prefers double
+// precision, so 1.1::numeric < 1.1::real compares as doubles (true) and
+// 1 + 1.5::real is double precision.
+func widenReal(l, r Expr) (Expr, Expr) {
+	lt, rt := l.Type(), r.Type()
+	mixed := func(a, b types.T) bool {
+		return a.Kind == types.Float32 && b.IsNumeric() && b.Kind != types.Float32
+	}
+	if !mixed(lt, rt) && !mixed(rt, lt) {
+		return l, r
+	}
+	widen := func(e Expr) Expr {
+		if e.Type().Kind == types.Float64 {
+			return e
+		}
+		return &Cast{Arg: e, T: types.Float64T}
+	}
+	return widen(l), widen(r)
 }
