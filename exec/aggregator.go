@@ -323,38 +323,55 @@ func (a *decimalSumAgg) loadState(buf []byte, slot int32) ([]byte, error) {
 // floatSumAgg is sum and avg over real and double precision, accumulated in
 // float64. Retractions subtract, so long-running sums can differ from a
 // fresh batch computation in the last bits, as in every streaming system.
+// NaN and infinite values are counted apart (special), not added, so that
+// the sum is finite again once they are deleted.
 type floatSumAgg struct {
 	avg     bool
 	resultT types.T
 	sum     []float64
 	n       []int64
+	special [][3]int64 // NaN, +Infinity, -Infinity
 }
 
 func (a *floatSumAgg) grow(n int) {
 	for len(a.sum) < n {
 		a.sum = append(a.sum, 0)
 		a.n = append(a.n, 0)
+		a.special = append(a.special, [3]int64{})
 	}
 }
-func (a *floatSumAgg) reset(slot int32) { a.sum[slot], a.n[slot] = 0, 0 }
+func (a *floatSumAgg) reset(slot int32) {
+	a.sum[slot], a.n[slot], a.special[slot] = 0, 0, [3]int64{}
+}
 func (a *floatSumAgg) update(col arrow.Array, slots []int32, signs []int8) error {
 	switch c := col.(type) {
 	case *array.Float32:
-		sumFloats(a.sum, a.n, c.Float32Values(), col, slots, signs)
+		sumFloats(a, c.Float32Values(), col, slots, signs)
 	case *array.Float64:
-		sumFloats(a.sum, a.n, c.Float64Values(), col, slots, signs)
+		sumFloats(a, c.Float64Values(), col, slots, signs)
 	default:
 		return fmt.Errorf("exec: sum over %s", col.DataType())
 	}
 	return nil
 }
 
-func sumFloats[T float32 | float64](sum []float64, n []int64, vals []T, col arrow.Array, slots []int32, signs []int8) {
+func sumFloats[T float32 | float64](a *floatSumAgg, vals []T, col arrow.Array, slots []int32, signs []int8) {
 	bits, off, all := validity(col)
 	for i, s := range signs {
-		if s != 0 && (all || bitutil.BitIsSet(bits, off+i)) {
-			sum[slots[i]] += float64(s) * float64(vals[i])
-			n[slots[i]] += int64(s)
+		if s == 0 || !(all || bitutil.BitIsSet(bits, off+i)) {
+			continue
+		}
+		slot, v := slots[i], float64(vals[i])
+		a.n[slot] += int64(s)
+		switch {
+		case v-v == 0: // finite
+			a.sum[slot] += float64(s) * v
+		case v != v:
+			a.special[slot][0] += int64(s)
+		case v > 0:
+			a.special[slot][1] += int64(s)
+		default:
+			a.special[slot][2] += int64(s)
 		}
 	}
 }
@@ -365,6 +382,14 @@ func (a *floatSumAgg) result(slot int32) (types.Datum, error) {
 		return types.Null, nil
 	}
 	v := a.sum[slot]
+	switch sp := a.special[slot]; {
+	case sp[0] > 0 || sp[1] > 0 && sp[2] > 0:
+		v = math.NaN()
+	case sp[1] > 0:
+		v = math.Inf(1)
+	case sp[2] > 0:
+		v = math.Inf(-1)
+	}
 	if a.avg {
 		v /= float64(a.n[slot])
 	}
@@ -373,16 +398,40 @@ func (a *floatSumAgg) result(slot int32) (types.Datum, error) {
 	}
 	return types.DFloat(v), nil
 }
+// floatSpecialMark, in place of the sum, says that the special counts
+// follow the sum and count; states without NaN or infinite values keep the
+// plain layout (sum, count), which older states have.
+const floatSpecialMark = 0x7ff8_5350_4543_0001 // a NaN no arithmetic makes
+
 func (a *floatSumAgg) appendState(buf []byte, slot int32) []byte {
+	sp := a.special[slot]
+	if sp == [3]int64{} {
+		buf = binary.BigEndian.AppendUint64(buf, math.Float64bits(a.sum[slot]))
+		return binary.AppendVarint(buf, a.n[slot])
+	}
+	buf = binary.BigEndian.AppendUint64(buf, floatSpecialMark)
 	buf = binary.BigEndian.AppendUint64(buf, math.Float64bits(a.sum[slot]))
-	return binary.AppendVarint(buf, a.n[slot])
+	buf = binary.AppendVarint(buf, a.n[slot])
+	for _, c := range sp {
+		buf = binary.AppendVarint(buf, c)
+	}
+	return buf
 }
 func (a *floatSumAgg) loadState(buf []byte, slot int32) ([]byte, error) {
 	if len(buf) < 8 {
 		return nil, errCorruptState
 	}
-	a.sum[slot] = math.Float64frombits(binary.BigEndian.Uint64(buf))
-	return loadVarints(buf[8:], &a.n[slot])
+	a.special[slot] = [3]int64{}
+	if binary.BigEndian.Uint64(buf) != floatSpecialMark {
+		a.sum[slot] = math.Float64frombits(binary.BigEndian.Uint64(buf))
+		return loadVarints(buf[8:], &a.n[slot])
+	}
+	if len(buf) < 16 {
+		return nil, errCorruptState
+	}
+	a.sum[slot] = math.Float64frombits(binary.BigEndian.Uint64(buf[8:]))
+	sp := &a.special[slot]
+	return loadVarints(buf[16:], &a.n[slot], &sp[0], &sp[1], &sp[2])
 }
 
 // intervalSumAgg is sum and avg over intervals. As PostgreSQL adds intervals
