@@ -397,3 +397,23 @@ func TestSubqueryJoins(t *testing.T) {
 		}
 	}
 }
+
+// TestResultColumnNames checks output column names against PostgreSQL's
+// (FigureColname), as psql and drivers show them.
+func TestResultColumnNames(t *testing.T) {
+	st, err := bindOne(t, testCatalog(), "SELECT 1 + 1, length(s), CASE WHEN true THEN 1 END, a::bigint, 1::int, "+
+		"coalesce(a, 2), ARRAY[a], (ARRAY[a])[1], EXISTS (SELECT 1), (SELECT a AS inner_a), greatest(a, 2), nullif(a, 2), "+
+		"count(*), max(a), a IS NULL, 'x' FROM t GROUP BY a, s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := st.(*Select).Query
+	var got []string
+	for _, i := range VisibleColumns(rel) {
+		got = append(got, rel.Columns()[i].Name)
+	}
+	want := "?column? length case a int4 coalesce array array exists inner_a greatest nullif count max ?column? ?column?"
+	if s := strings.Join(got, " "); s != want {
+		t.Errorf("columns %s\n   want %s", s, want)
+	}
+}
