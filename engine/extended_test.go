@@ -335,7 +335,7 @@ func TestExtendedProtocolMessages(t *testing.T) {
 			break
 		}
 	}
-	want := "parsed|params [23]|columns k:23 v:1043|bound|1:v1|2:v2|3:v3|4:v4|suspended|5:v5|6:v6|7:v7|8:v8|suspended|9:v9|10:v10|SELECT 2|SELECT 0|ready"
+	want := "parsed|params [23]|columns k:23 v:25|bound|1:v1|2:v2|3:v3|4:v4|suspended|5:v5|6:v6|7:v7|8:v8|suspended|9:v9|10:v10|SELECT 2|SELECT 0|ready"
 	if g := strings.Join(got, "|"); g != want {
 		t.Errorf("portal:\n got %s\nwant %s", g, want)
 	}
@@ -389,14 +389,14 @@ func TestExtendedProtocolMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(sd.ParamOIDs) != "[23 1043]" || len(sd.Fields) != 0 {
+	if fmt.Sprint(sd.ParamOIDs) != "[23 25]" || len(sd.Fields) != 0 {
 		t.Errorf("INSERT parameters %v, fields %v", sd.ParamOIDs, sd.Fields)
 	}
 	sd, err = pc.Prepare(ctx, "types2", "SELECT $1::numeric(10,2), $2, k FROM t WHERE v = $3 LIMIT $4", []uint32{0, 20})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(sd.ParamOIDs) != "[1700 20 1043 20]" || len(sd.Fields) != 3 || sd.Fields[0].TypeModifier != 10<<16|2+4 || sd.Fields[1].DataTypeOID != 20 {
+	if fmt.Sprint(sd.ParamOIDs) != "[1700 20 25 20]" || len(sd.Fields) != 3 || sd.Fields[0].TypeModifier != 10<<16|2+4 || sd.Fields[1].DataTypeOID != 20 {
 		t.Errorf("SELECT parameters %v, fields %+v", sd.ParamOIDs, sd.Fields)
 	}
 

@@ -56,8 +56,8 @@ func TestExtendedQueryBasics(t *testing.T) {
 		&pgproto3.Execute{},
 		&pgproto3.Sync{},
 	)
-	c.expect("1", "t [23 25 20]", "T $1:23:4:-1:0 $2:1043:-1:-1:0 $3:20:8:-1:0",
-		"2", "T $1:23:4:-1:0 $2:1043:-1:-1:0 $3:20:8:-1:0",
+	c.expect("1", "t [23 25 20]", "T $1:23:4:-1:0 $2:25:-1:-1:0 $3:20:8:-1:0",
+		"2", "T $1:23:4:-1:0 $2:25:-1:-1:0 $3:20:8:-1:0",
 		"D 42| hi |NULL", "C SELECT 1", "Z I")
 
 	// The statement is used again; the unnamed portal is replaced.

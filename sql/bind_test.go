@@ -301,11 +301,11 @@ func TestJoinUsingColumns(t *testing.T) {
 		cols  string // visible output columns, name:type
 		err   string // SQLSTATE
 	}{
-		{query: "SELECT * FROM l JOIN r USING (k)", cols: "k:bigint id:integer v:character varying id:integer w:character varying"},
-		{query: "SELECT * FROM l NATURAL JOIN r", cols: "id:integer k:bigint v:character varying w:character varying"},
+		{query: "SELECT * FROM l JOIN r USING (k)", cols: "k:bigint id:integer v:text id:integer w:text"},
+		{query: "SELECT * FROM l NATURAL JOIN r", cols: "id:integer k:bigint v:text w:text"},
 		{query: "SELECT k, l.k, r.k FROM l FULL JOIN r USING (k)", cols: "k:bigint k:integer k:bigint"},
-		{query: "SELECT l.* FROM l JOIN r USING (k)", cols: "id:integer k:integer v:character varying"},
-		{query: "SELECT j.* FROM (l JOIN r USING (id)) AS j", cols: "id:integer k:integer v:character varying k:bigint w:character varying"},
+		{query: "SELECT l.* FROM l JOIN r USING (k)", cols: "id:integer k:integer v:text"},
+		{query: "SELECT j.* FROM (l JOIN r USING (id)) AS j", cols: "id:integer k:integer v:text k:bigint w:text"},
 		{query: "SELECT l.k FROM (l JOIN r USING (id)) AS j", err: sqlerr.UndefinedTable},
 		{query: "SELECT id FROM l JOIN r USING (k)", err: sqlerr.AmbiguousColumn},
 		{query: "SELECT * FROM l JOIN r USING (nope)", err: sqlerr.UndefinedColumn},

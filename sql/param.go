@@ -143,15 +143,12 @@ func (b *binder) bindParamRef(ref *pg_query.ParamRef) (Expr, error) {
 }
 
 // resolveParam gives the untyped parameter p the type its context needs, t
-// without modifiers (a parameter stored into a varchar(3) column is text;
-// the assignment cast applies the limit), and returns the parameter as an
+// without modifiers (a parameter stored into a varchar(3) column is
+// character varying; the assignment cast applies the limit), and returns the parameter as an
 // expression of that type. A second, different type for the same parameter
 // is error 42P08, as in PostgreSQL.
 func (b *binder) resolveParam(p *Param, t types.T, loc int32) (Expr, error) {
-	base := types.T{Kind: t.Kind}
-	if t.Kind == types.Numeric {
-		base = types.NumericT
-	}
+	base := types.WithoutTypmod(t)
 	ps := b.params
 	switch cur := ps.types[p.Index]; {
 	case cur.Kind == types.Unknown:

@@ -67,6 +67,10 @@ type T struct {
 	HasTypmod bool
 	// Width is the declared maximum length of varchar(n); 0 means unbounded.
 	Width int32
+	// Varchar marks a text type declared character varying (without a
+	// length): it is named and described on the wire as such, where other
+	// text is text. Values and operations are the same.
+	Varchar bool
 	// Elem is the element kind of an array type; the modifiers above are
 	// then the element's.
 	Elem Kind
@@ -88,6 +92,20 @@ var (
 	TimestampTZT = T{Kind: TimestampTZ}
 	IntervalT    = T{Kind: Interval}
 )
+
+// WithoutTypmod returns t without its modifiers: numeric(p,s) is numeric,
+// varchar(n) character varying; an array's element loses its modifiers.
+func WithoutTypmod(t T) T {
+	switch t.Kind {
+	case Numeric:
+		return NumericT
+	case Text:
+		return T{Kind: Text, Varchar: t.Varchar || t.Width > 0}
+	case Array:
+		return ArrayOf(WithoutTypmod(t.ElemT()))
+	}
+	return T{Kind: t.Kind}
+}
 
 // NumericOf returns numeric(p,s).
 func NumericOf(p, s int32) T {
@@ -130,10 +148,10 @@ func (t T) OID() uint32 {
 	case Float64:
 		return OIDFloat8
 	case Text:
-		if t.Width > 0 {
+		if t.Width > 0 || t.Varchar {
 			return OIDVarchar
 		}
-		return OIDVarchar
+		return OIDText
 	case Date:
 		return OIDDate
 	case Timestamp:
@@ -283,7 +301,10 @@ func (t T) String() string {
 		if t.Width > 0 {
 			return fmt.Sprintf("character varying(%d)", t.Width)
 		}
-		return "character varying"
+		if t.Varchar {
+			return "character varying"
+		}
+		return "text"
 	case Date:
 		return "date"
 	case Timestamp:
@@ -325,11 +346,13 @@ func FromName(name string, mods []int32) (t T, ok bool) {
 			p, s := mods[0], mods[1]
 			return NumericOf(p, s), p >= 1 && p <= NumericPrecision && s >= 0 && s <= p
 		}
-	case "varchar", "character varying", "text", "string", "bpchar", "char", "character":
+	case "text", "string":
+		return TextT, true
+	case "varchar", "character varying", "bpchar", "char", "character":
 		if len(mods) == 1 {
 			return T{Kind: Text, Width: mods[0]}, true
 		}
-		return TextT, true
+		return T{Kind: Text, Varchar: true}, true
 	case "date":
 		return DateT, true
 	case "timestamp", "timestamp without time zone":
