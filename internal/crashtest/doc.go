@@ -87,9 +87,7 @@
 // one seed unless -seeds is given), -clients the concurrency, -binary tests a given executable,
 // -server-race builds the server with the race detector, -keep keeps data
 // directories and logs (a failing seed always keeps them), -strict-errors
-// turns on a check that is off while its bug is open, -et-late-moves lets
-// TestEventTimeCrashRecovery move late rows to in-time ones (off while the
-// join's handling of them is open; see the flag). For example:
+// turns on a check that is off while its bug is open. For example:
 //
 //	go test ./internal/crashtest -run TestCrashRecovery -seed=42 -cycles=20 -v
 //

@@ -379,9 +379,9 @@ func (c *etClient) insert(t int) etStmt {
 
 // change makes an update of v (kind 0), an update of ts to a new in-time
 // one (kind 1) or a delete (kind 2) of one of the client's et_b rows whose
-// fate is certain, or returns false if it finds none. Moving a late row in
-// time (kind 1 of a late row: a late UpdateDelete, dropped, and an in-time
-// UpdateInsert) needs -et-late-moves.
+// fate is certain, or returns false if it finds none. Kind 1 of a late row
+// moves it in time: a late UpdateDelete, dropped, and an in-time
+// UpdateInsert, so the operators keyed by time hold both versions.
 func (c *etClient) change(kind int) (etStmt, bool) {
 	rows := c.acked.sortedB()
 	if len(rows) == 0 {
@@ -389,7 +389,7 @@ func (c *etClient) change(kind int) (etStmt, bool) {
 	}
 	old := rows[c.rng.IntN(len(rows))]
 	fate := c.clock.fate(c.id, tabB, old.ts)
-	if fate == etUnsure || fate == etLate && kind == 1 && !*flagLateMoves {
+	if fate == etUnsure {
 		return etStmt{}, false
 	}
 	if fate == etLate {
