@@ -65,10 +65,13 @@ func (b *binder) bindDistinctOn(ctx *exprCtx, targets []target, items []*pg_quer
 // checkOrder applies PostgreSQL's rule that DISTINCT ON expressions match
 // the initial ORDER BY expressions: the ORDER BY items that are DISTINCT ON
 // items come first, and if ORDER BY has other items, every DISTINCT ON item
-// is among those first ones (42P10 otherwise). It returns the ORDER BY keys
-// that order the rows within a DISTINCT ON group: those after the first
-// ones.
+// is among those first ones (42P10 otherwise). As in PostgreSQL, an ORDER BY
+// item that repeats an earlier one (the same output column, in any
+// direction) is dropped first: it cannot order rows that the earlier one
+// leaves tied. It returns the ORDER BY keys that order the rows within a
+// DISTINCT ON group: those after the first ones.
 func (d *distinctOn) checkOrder(b *binder, keys []SortKey) ([]SortKey, error) {
+	keys = dropRepeatedKeys(keys)
 	errAt := func(col int) error {
 		loc := int32(-1)
 		for i, c := range d.cols {
@@ -108,6 +111,28 @@ func (d *distinctOn) checkOrder(b *binder, keys []SortKey) ([]SortKey, error) {
 		}
 	}
 	return keys[lead:], nil
+}
+
+// dropRepeatedKeys returns keys without the keys on a column an earlier key
+// orders by, in a new slice if it drops any.
+func dropRepeatedKeys(keys []SortKey) []SortKey {
+	var out []SortKey
+	for i, k := range keys {
+		repeated := false
+		for _, e := range keys[:i] {
+			repeated = repeated || e.Column == k.Column
+		}
+		switch {
+		case repeated && out == nil:
+			out = append([]SortKey(nil), keys[:i]...)
+		case !repeated && out != nil:
+			out = append(out, k)
+		}
+	}
+	if out == nil {
+		return keys
+	}
+	return out
 }
 
 // topN keeps the first row, in within-group order, of each DISTINCT ON group

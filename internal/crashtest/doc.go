@@ -59,11 +59,13 @@
 //     aggregation, a running sum OVER a window and a plain aggregation; views
 //     that do not depend on lateness are created and dropped during the run.
 //     Clients insert into both tables with event time moving forward, one
-//     row in six late, and update (v, or ts to a new in-time one) and delete
-//     et_b rows, late or in time. The clients make only changes whose fate is
-//     certain (etClock): in time when no watermark they can meet is above
-//     their ts, late when the watermark of the committed rows already closes
-//     every window holding it; the model keeps, besides the tables, the
+//     row in six late, and update (v, or ts to a new in-time one, also of a
+//     late row) and delete et_b rows, late or in time. The clients make only
+//     changes whose fate is certain (etClock): in time when no watermark they
+//     can meet is above their ts, late when the watermark of the committed
+//     rows is above it and already closes every window holding it; some times
+//     are chosen at those edges, within a millisecond of the bounds. The
+//     model keeps, besides the tables, the
 //     effective rows (inserted in time, not deleted in time). The kill modes
 //     and server arguments are those of TestSourceCrashRecovery. After every
 //     restart each client's rows must equal its acknowledged writes plus a
@@ -87,9 +89,7 @@
 // one seed unless -seeds is given), -clients the concurrency, -binary tests a given executable,
 // -server-race builds the server with the race detector, -keep keeps data
 // directories and logs (a failing seed always keeps them), -strict-errors
-// turns on a check that is off while its bug is open, -et-late-moves lets
-// TestEventTimeCrashRecovery move late rows to in-time ones (off while the
-// join's handling of them is open; see the flag). For example:
+// turns on a check that is off while its bug is open. For example:
 //
 //	go test ./internal/crashtest -run TestCrashRecovery -seed=42 -cycles=20 -v
 //

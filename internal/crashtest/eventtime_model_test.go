@@ -24,8 +24,8 @@ import (
 // watermark at the moment the change reaches them, which the clients do not
 // observe. So the clients only make changes whose fate is certain (etClock):
 // a change is in time if no watermark it can meet is above its ts, and late
-// if the watermark of the committed rows is already far enough above its ts
-// that every window holding it has closed. The model keeps, besides the
+// if the watermark of the committed rows is already above its ts and has
+// closed every window holding it (etLateBound). The model keeps, besides the
 // tables, the effective rows: the row versions inserted in time and not
 // deleted in time, which are what the windowed operators hold.
 const (
@@ -38,10 +38,6 @@ const (
 
 	// etDelay is the delay of both watermarks (in microseconds, as ts).
 	etDelay = int64(10 * time.Second / time.Microsecond)
-	// etSpan bounds how far after a row's ts the end of a window holding
-	// it can be, over every view (the HOP size): a change whose ts is at
-	// least etSpan below the watermark is late for every window.
-	etSpan = int64(6 * time.Second / time.Microsecond)
 	// etKeys is the number of values of k.
 	etKeys = 6
 )
@@ -124,6 +120,24 @@ func (m *etModel) sortedB() []etRow {
 	return rows
 }
 
+// etLateBound is the ts below which a change to table t is late for every
+// operator of the views that rely on t's watermark w: the interval join and
+// SESSION drop the changes below w; a TUMBLE of 5 s (et_tumble_b, the
+// emit-on-window-close views) those of the windows whose start is below
+// date_bin('5 s', w), which end at or before w; et_a's HOP of 2 s by 6 s
+// those of the windows whose start is below the watermark of its
+// window_start, date_bin('2 s', w) - 4 s. A change at or above the bound but
+// below w is late for some operators and maybe not for others (a HOP drops a
+// row from some of its windows only): the clients make no such change.
+func etLateBound(t int, w int64) int64 {
+	s := int64(time.Second / time.Microsecond)
+	bin := func(size int64) int64 { return w - ((w%size)+size)%size }
+	if t == tabA {
+		return min(bin(2*s)-4*s, bin(5*s))
+	}
+	return bin(5 * s)
+}
+
 // etFate is what the windowed operators do with a change.
 type etFate int
 
@@ -136,7 +150,7 @@ const (
 // etClock is the event time of the clients' changes, shared by them. It
 // decides, as a change is made, whether its fate is certain:
 //
-//   - late: its ts is at least etSpan below the watermark of the committed
+//   - late: its ts is below etLateBound of the watermark of the committed
 //     rows (committed - etDelay). Watermarks never go back, also across
 //     restarts, so the watermark the change meets is at least that.
 //   - in time: its ts is at or above the watermark of every insert made
@@ -155,6 +169,8 @@ type etClock struct {
 	// open is, per client (index client id - 1) and table, the smallest ts
 	// of the changes it has in flight (math.MaxInt64: none).
 	open [][2]int64
+	// edgeLate and edgeInTime count the times chosen at the edges.
+	edgeLate, edgeInTime int
 }
 
 func newETClock(clients int) *etClock {
@@ -210,7 +226,7 @@ func (k *etClock) lateBelow(t int) int64 {
 	if k.committed[t] == 0 {
 		return math.MinInt64
 	}
-	return k.committed[t] - etDelay - etSpan
+	return etLateBound(t, k.committed[t]-etDelay)
 }
 
 // fate decides the fate of a change by client c to a row of table t with
@@ -231,13 +247,18 @@ func (k *etClock) fate(c int64, t int, ts int64) etFate {
 
 // inTime returns the time of a new in-time insert into t by client c,
 // about the latest one (up to a second behind or ahead of it: event time
-// moves about a quarter of a second per insert), and records it as in
-// flight.
+// moves about a quarter of a second per insert) or, one time in ten, at the
+// edge: within a millisecond above the watermark of every insert made, the
+// lowest time that is certain to be in time. It records it as in flight.
 func (k *etClock) inTime(c int64, t int, rng *rand.Rand) int64 {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	ms := int64(time.Millisecond / time.Microsecond)
 	ts := k.sent[t] + (rng.Int64N(2001)-1000)*ms
+	if rng.IntN(10) == 0 {
+		ts = k.sent[t] - etDelay + rng.Int64N(ms)
+		k.edgeInTime++
+	}
 	ts = max(ts, k.sent[t]-etDelay)
 	ts = min(ts, k.ceiling(t))
 	k.open[c-1][t] = min(k.open[c-1][t], ts)
@@ -246,7 +267,9 @@ func (k *etClock) inTime(c int64, t int, rng *rand.Rand) int64 {
 }
 
 // late returns the time of a late insert into t, up to 30 s below the
-// late bound, or false while nothing is committed.
+// late bound or, one time in three, within a millisecond below it (the
+// last microsecond of a window just closed, or just behind the watermark),
+// or false while nothing is committed.
 func (k *etClock) late(t int, rng *rand.Rand) (int64, bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -254,7 +277,12 @@ func (k *etClock) late(t int, rng *rand.Rand) (int64, bool) {
 	if below == math.MinInt64 {
 		return 0, false
 	}
-	return below - 1 - rng.Int64N(30_000)*int64(time.Millisecond/time.Microsecond), true
+	ms := int64(time.Millisecond / time.Microsecond)
+	if rng.IntN(3) == 0 {
+		k.edgeLate++
+		return below - 1 - rng.Int64N(ms), true
+	}
+	return below - 1 - rng.Int64N(30_000)*ms, true
 }
 
 // lateBound returns the late bound of t (false while nothing is committed).
@@ -379,9 +407,9 @@ func (c *etClient) insert(t int) etStmt {
 
 // change makes an update of v (kind 0), an update of ts to a new in-time
 // one (kind 1) or a delete (kind 2) of one of the client's et_b rows whose
-// fate is certain, or returns false if it finds none. Moving a late row in
-// time (kind 1 of a late row: a late UpdateDelete, dropped, and an in-time
-// UpdateInsert) needs -et-late-moves.
+// fate is certain, or returns false if it finds none. Kind 1 of a late row
+// moves it in time: a late UpdateDelete, dropped, and an in-time
+// UpdateInsert, so the operators keyed by time hold both versions.
 func (c *etClient) change(kind int) (etStmt, bool) {
 	rows := c.acked.sortedB()
 	if len(rows) == 0 {
@@ -389,7 +417,7 @@ func (c *etClient) change(kind int) (etStmt, bool) {
 	}
 	old := rows[c.rng.IntN(len(rows))]
 	fate := c.clock.fate(c.id, tabB, old.ts)
-	if fate == etUnsure || fate == etLate && kind == 1 && !*flagLateMoves {
+	if fate == etUnsure {
 		return etStmt{}, false
 	}
 	if fate == etLate {

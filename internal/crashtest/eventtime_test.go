@@ -459,10 +459,10 @@ func (h *etHarness) logETStats() {
 		inTimeCh += c.inTimeChanges
 	}
 	h.t.Logf("seed %d: %d cycles %v, %d during startup, %d starts; %d of %d statements acknowledged; %d late rows "+
-		"inserted, %d late and %d in-time updates and deletes of et_b; %d read-your-writes checks; %d monitor reads, "+
-		"%d view checks; et_eowc_b has %d windows; event time reached %s (et_a) %s (et_b)",
+		"inserted, %d late and %d in-time updates and deletes of et_b; times at the edges: %d late, %d in time; "+
+		"%d read-your-writes checks; %d monitor reads, %d view checks; et_eowc_b has %d windows; event time reached %s (et_a) %s (et_b)",
 		h.seed, h.stats.cycles, h.etStats.cycleKinds, h.stats.startupKills, h.starts, n.ackedStatements, n.statements,
-		lateIns, lateCh, inTimeCh, n.checks, h.etStats.polls, h.etStats.checks, h.etStats.eowcRows,
+		lateIns, lateCh, inTimeCh, h.clock.edgeLate, h.clock.edgeInTime, n.checks, h.etStats.polls, h.etStats.checks, h.etStats.eowcRows,
 		fmtTS(h.clock.sent[tabA]), fmtTS(h.clock.sent[tabB]))
 }
 

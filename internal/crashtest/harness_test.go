@@ -31,16 +31,6 @@ var (
 	// finish at shutdown.
 	flagStrictErrors = flag.Bool("strict-errors", true,
 		"fail when a statement the server answered with an error was applied anyway")
-	// An UPDATE that moves a late row of a table with a watermark to an
-	// in-time ts reaches the operators as a late delete, which they drop,
-	// and an in-time insert of the same stream key. A join keeps one row
-	// per stream key, so the insert replaces the version whose delete was
-	// dropped: the join then differs from the join of the rows the
-	// watermark let in (the old version's pairs stay, later rows no longer
-	// match it). TestEventTimeCrashRecovery makes such updates only with
-	// this flag while that is open.
-	flagLateMoves = flag.Bool("et-late-moves", false,
-		"TestEventTimeCrashRecovery: also update the ts of late rows to in-time ones")
 	flagKeep = flag.Bool("keep", false, "keep data directories and server logs (they are always kept when a seed fails)")
 )
 

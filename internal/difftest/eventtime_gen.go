@@ -48,8 +48,10 @@ import (
 // the watermark at its first barrier, and holds its final groups' rows as
 // of its creation. A paused view keeps its inputs' changes and holds back
 // their watermarks until it resumes, then applies them by the watermark it
-// had: while a view or one of its inputs is paused, the model leaves its
-// watermark alone and does not compare it.
+// had: while a view or one of its inputs is paused, the model does not
+// compare it and leaves alone the watermarks of its stages held by the pause
+// (those of the paused view, and those reading a paused view; a stage of a
+// view over a paused one that reads a table goes on, as streamsql's does).
 
 // evBase is the event time the test starts at.
 var evBase = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -692,7 +694,7 @@ func (g *evGen) aggregation(name string, src *evRel, from string, in, plain func
 	}
 	if gw == nil {
 		r.oracle = agg("(" + in(src.name) + ") AS w")
-		r.pgCreate = "CREATE VIEW " + name + " AS " + r.pgPlain
+		r.pgCreate = "CREATE VIEW " + name + " AS " + r.oracle
 		r.pgDrop = "DROP VIEW " + name
 		return r
 	}

@@ -21,20 +21,19 @@ import (
 var rowCols = []string{"id", "k", "s", "v", "f", "ts"}
 
 // sortKey returns a random sort key over a row's columns, and the order
-// that follows it with every other column, making it total. The columns of
-// part (a DISTINCT ON list) are left out of the order.
-//
-// TODO(bug): streamsql refuses a DISTINCT ON column repeated later in
-// ORDER BY (42P10), which PostgreSQL accepts as redundant: SELECT DISTINCT
-// ON (g) g, v FROM e ORDER BY g, v, g.
+// that follows it with every other column, making it total. The key is not
+// a column of part (a DISTINCT ON or PARTITION BY list), which would order
+// nothing; the total order repeats part's columns, as a DISTINCT ON's ORDER
+// BY does after its initial part (redundant keys, dropped).
 func (g *evGen) sortKey(part string) (key, total string) {
-	skip := func(c string) bool { return slices.Contains(strings.Split(part, ", "), c) }
-	cands := slices.DeleteFunc([]string{"v", "v", "f", "ts", "s", "k", "id"}, skip)
+	cands := slices.DeleteFunc([]string{"v", "v", "f", "ts", "s", "k", "id"}, func(c string) bool {
+		return slices.Contains(strings.Split(part, ", "), c)
+	})
 	col := pick(g.gen, cands)
 	key = col + pick(g.gen, []string{"", "", " DESC", " NULLS FIRST", " DESC NULLS LAST"})
 	rest := []string{key}
 	for _, c := range rowCols {
-		if c != col && !skip(c) {
+		if c != col {
 			rest = append(rest, c)
 		}
 	}
