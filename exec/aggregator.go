@@ -398,6 +398,7 @@ func (a *floatSumAgg) result(slot int32) (types.Datum, error) {
 	}
 	return types.DFloat(v), nil
 }
+
 // floatSpecialMark, in place of the sum, says that the special counts
 // follow the sum and count; states without NaN or infinite values keep the
 // plain layout (sum, count), which older states have.
