@@ -282,10 +282,10 @@ func (e *Engine) checkReplaceView(old, rel *catalog.Relation) error {
 // dropOrder returns targets and everything that depends on them, dependents
 // first (the order to drop them in), and PostgreSQL's DETAIL lines for the
 // dependents that are not targets themselves ("view v depends on table t"),
-// in the order PostgreSQL lists them.
+// in the order they are found, as PostgreSQL lists them.
 func (e *Engine) dropOrder(targets, named []*catalog.Relation, path []string) ([]*catalog.Relation, []string) {
 	var order []*catalog.Relation
-	line := map[uint32]string{}
+	var lines []string
 	seen := map[uint32]bool{}
 	var visit func(r *catalog.Relation)
 	visit = func(r *catalog.Relation) {
@@ -295,7 +295,7 @@ func (e *Engine) dropOrder(targets, named []*catalog.Relation, path []string) ([
 				continue
 			}
 			if !slices.ContainsFunc(targets, func(t *catalog.Relation) bool { return t.ID == d.ID }) {
-				line[d.ID] = fmt.Sprintf("%s depends on %s", e.describe(path, d), e.describe(path, r))
+				lines = append(lines, fmt.Sprintf("%s depends on %s", e.describe(path, d), e.describe(path, r)))
 			}
 			visit(d)
 		}
@@ -304,13 +304,6 @@ func (e *Engine) dropOrder(targets, named []*catalog.Relation, path []string) ([
 	for _, r := range targets {
 		if !seen[r.ID] {
 			visit(r)
-		}
-	}
-	// PostgreSQL reports them in the reverse of the order it drops them.
-	var lines []string
-	for i := len(order) - 1; i >= 0; i-- {
-		if l, ok := line[order[i].ID]; ok {
-			lines = append(lines, l)
 		}
 	}
 	return order, lines
