@@ -1,6 +1,6 @@
-// Package catalog describes the relations streamsql knows: tables and
+// Package catalog describes the relations streamsql knows: tables, views and
 // materialized views, their columns and keys, the state tables that hold
-// them, and how views depend on each other.
+// them, the schemas they are in, and how views depend on each other.
 //
 // The Catalog is an in-memory index guarded by a lock; the engine persists
 // every Relation (as JSON, see Encode) in the catalog state table inside the
@@ -11,6 +11,7 @@ package catalog
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -33,6 +34,9 @@ const (
 	// reads it runs its own reader, which records its position in the view's
 	// state at each checkpoint and resumes from it after a restart.
 	Source
+	// View is a plain view: a stored query, bound in place of its name
+	// wherever it is read. It has no state and no dataflow of its own.
+	View
 )
 
 func (k Kind) String() string {
@@ -45,6 +49,8 @@ func (k Kind) String() string {
 		return "system table"
 	case Source:
 		return "source"
+	case View:
+		return "view"
 	}
 	return fmt.Sprintf("kind(%d)", k)
 }
@@ -63,10 +69,13 @@ type Column struct {
 	NotNull bool `json:"not_null,omitempty"`
 }
 
-// Relation is a table or a materialized view.
+// Relation is a table, view, materialized view, source or system table.
 type Relation struct {
-	ID      uint32   `json:"id"`
-	Name    string   `json:"name"`
+	ID   uint32 `json:"id"`
+	Name string `json:"name"`
+	// Schema is the schema the relation is in. Entries stored before
+	// schemas existed have none and are in Public (see Decode).
+	Schema  string   `json:"schema,omitempty"`
 	Kind    Kind     `json:"kind"`
 	Columns []Column `json:"columns"`
 	// Key lists the columns that identify a row (the primary key, the hidden
@@ -77,13 +86,21 @@ type Relation struct {
 	PrimaryKey bool `json:"primary_key,omitempty"`
 	// StateTable holds the relation's rows, keyed by Key.
 	StateTable uint32 `json:"state_table"`
-	// SQL is the text of a view's defining query.
+	// SQL is the text of a view's defining statement.
 	SQL string `json:"sql,omitempty"`
+	// Refs are the relations a view's defining statement names, each with
+	// the position of its name in SQL: binding the statement again (at a
+	// restart, or a plain view where it is read) resolves each name to the
+	// same relation, whatever the search path or the relations created since.
+	// Views stored before Refs existed have none; their names are resolved
+	// in Public, and their DependsOn are their references.
+	Refs []Ref `json:"refs,omitempty"`
 	// OperatorTables are the state tables of a view's operators in plan order
 	// (excluding StateTable); rebuilding the same plan on restart assigns them
 	// to the same operators.
 	OperatorTables []uint32 `json:"operator_tables,omitempty"`
-	// DependsOn lists the relations a view reads.
+	// DependsOn lists the relations a materialized view's dataflow reads
+	// (plain views it names are replaced by what they read).
 	DependsOn []uint32 `json:"depends_on,omitempty"`
 	// Options are a source's connector options (WITH (...)).
 	Options map[string]string `json:"options,omitempty"`
@@ -111,6 +128,31 @@ type Relation struct {
 	// views keep the plan their operator state was built for.
 	JoinOrder bool `json:"join_order,omitempty"`
 }
+
+// Ref is a relation named in a view's defining statement: the byte offset
+// of the name in the statement's text, and the relation's id.
+type Ref struct {
+	Loc int32  `json:"loc"`
+	ID  uint32 `json:"id"`
+}
+
+// Uses returns the ids of the relations a view's definition names directly:
+// the relations it depends on for DROP.
+func (r *Relation) Uses() []uint32 {
+	if len(r.Refs) == 0 {
+		return r.DependsOn
+	}
+	ids := make([]uint32, 0, len(r.Refs))
+	for _, ref := range r.Refs {
+		if !slices.Contains(ids, ref.ID) {
+			ids = append(ids, ref.ID)
+		}
+	}
+	return ids
+}
+
+// QualifiedName is the relation's name with its schema: "s.t".
+func (r *Relation) QualifiedName() string { return r.Schema + "." + r.Name }
 
 // Watermark is a relation's event-time watermark: rows whose Column is below
 // the largest value of Expr seen so far are late. Expr is SQL text over the
@@ -160,33 +202,171 @@ func Decode(b []byte) (*Relation, error) {
 	if err := json.Unmarshal(b, r); err != nil {
 		return nil, fmt.Errorf("catalog: corrupt relation entry: %w", err)
 	}
+	if r.Schema == "" {
+		r.Schema = Public
+	}
 	return r, nil
 }
 
-// Catalog indexes relations by name and id. It is safe for concurrent use.
-// Relations are immutable once added: a change replaces the entry.
+// Schema is a namespace of relations (CREATE SCHEMA). Public and PgCatalog
+// always exist and are not stored.
+type Schema struct {
+	ID   uint32 `json:"id"`
+	Name string `json:"name"`
+}
+
+const (
+	// Public is the default schema: where names are created and found
+	// unless the search path says otherwise, and where the relations of
+	// catalogs from before schemas live.
+	Public = "public"
+	// PgCatalog holds the system tables. It is searched before the search
+	// path unless the path names it, as in PostgreSQL.
+	PgCatalog = "pg_catalog"
+)
+
+// Encode returns the persistent form of s.
+func (s *Schema) Encode() ([]byte, error) { return json.Marshal(s) }
+
+// DecodeSchema parses the persistent form of a schema.
+func DecodeSchema(b []byte) (*Schema, error) {
+	s := &Schema{}
+	if err := json.Unmarshal(b, s); err != nil {
+		return nil, fmt.Errorf("catalog: corrupt schema entry: %w", err)
+	}
+	return s, nil
+}
+
+// Catalog indexes relations by schema and name, and by id, and holds the
+// schemas. It is safe for concurrent use. Relations are immutable once
+// added: a change replaces the entry.
 type Catalog struct {
-	mu     sync.RWMutex
-	byName map[string]*Relation
-	byID   map[uint32]*Relation
+	mu      sync.RWMutex
+	byName  map[qualName]*Relation
+	byID    map[uint32]*Relation
+	schemas map[string]*Schema
 }
 
-// New returns an empty catalog.
+type qualName struct{ schema, name string }
+
+// New returns a catalog with only the built-in schemas.
 func New() *Catalog {
-	return &Catalog{byName: map[string]*Relation{}, byID: map[uint32]*Relation{}}
+	return &Catalog{
+		byName: map[qualName]*Relation{},
+		byID:   map[uint32]*Relation{},
+		schemas: map[string]*Schema{
+			Public:    {Name: Public},
+			PgCatalog: {Name: PgCatalog},
+		},
+	}
 }
 
-// NormalizeName folds a possibly schema-qualified name to the catalog's key:
-// the public schema is the only schema, so "public.t" is "t".
-func NormalizeName(name string) string {
-	return strings.TrimPrefix(name, "public.")
-}
-
-// Lookup returns the relation named name, or nil.
+// Lookup returns the relation named name, or nil. name is "schema.name" or
+// an unqualified name, looked up in pg_catalog and then public.
 func (c *Catalog) Lookup(name string) *Relation {
+	if schema, rel, ok := strings.Cut(name, "."); ok {
+		return c.LookupIn(schema, rel)
+	}
+	return c.Resolve(nil, name)
+}
+
+// LookupIn returns the relation name in schema, or nil.
+func (c *Catalog) LookupIn(schema, name string) *Relation {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.byName[NormalizeName(name)]
+	return c.byName[qualName{schema, name}]
+}
+
+// Resolve returns the relation an unqualified name means under a search
+// path: the first found in pg_catalog (unless the path names it) and then
+// in each schema of path in order; nil if there is none. A nil path is
+// public alone.
+func (c *Catalog) Resolve(path []string, name string) *Relation {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, schema := range effectivePath(path) {
+		if r := c.byName[qualName{schema, name}]; r != nil {
+			return r
+		}
+	}
+	return nil
+}
+
+// effectivePath is the list of schemas an unqualified name is looked up in.
+func effectivePath(path []string) []string {
+	if path == nil {
+		path = []string{Public}
+	}
+	if slices.Contains(path, PgCatalog) {
+		return path
+	}
+	return append([]string{PgCatalog}, path...)
+}
+
+// CreationSchema returns the schema unqualified names are created in under
+// a search path: its first schema that exists; "" if none does.
+func (c *Catalog) CreationSchema(path []string) string {
+	if path == nil {
+		path = []string{Public}
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, s := range path {
+		if c.schemas[s] != nil {
+			return s
+		}
+	}
+	return ""
+}
+
+// Visible reports whether r is what its unqualified name means under path.
+func (c *Catalog) Visible(path []string, r *Relation) bool {
+	return c.Resolve(path, r.Name) == r
+}
+
+// Schema returns the schema named name, or nil.
+func (c *Catalog) Schema(name string) *Schema {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.schemas[name]
+}
+
+// AddSchema adds s.
+func (c *Catalog) AddSchema(s *Schema) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.schemas[s.Name] = s
+}
+
+// RemoveSchema removes the schema named name. Its relations must have been
+// removed.
+func (c *Catalog) RemoveSchema(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.schemas, name)
+}
+
+// Schemas returns every schema, ordered by name.
+func (c *Catalog) Schemas() []*Schema {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]*Schema, 0, len(c.schemas))
+	for _, s := range c.schemas {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// InSchema returns the relations in schema, ordered by id.
+func (c *Catalog) InSchema(schema string) []*Relation {
+	var out []*Relation
+	for _, r := range c.All() {
+		if r.Schema == schema {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // ByID returns the relation with id, or nil.
@@ -196,14 +376,17 @@ func (c *Catalog) ByID(id uint32) *Relation {
 	return c.byID[id]
 }
 
-// Add adds or replaces r.
+// Add adds or replaces r. A relation without a schema goes to public.
 func (c *Catalog) Add(r *Relation) {
+	if r.Schema == "" {
+		r.Schema = Public
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old := c.byID[r.ID]; old != nil {
-		delete(c.byName, old.Name)
+		delete(c.byName, qualName{old.Schema, old.Name})
 	}
-	c.byName[r.Name] = r
+	c.byName[qualName{r.Schema, r.Name}] = r
 	c.byID[r.ID] = r
 }
 
@@ -212,7 +395,7 @@ func (c *Catalog) Remove(id uint32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if r := c.byID[id]; r != nil {
-		delete(c.byName, r.Name)
+		delete(c.byName, qualName{r.Schema, r.Name})
 		delete(c.byID, id)
 	}
 }
@@ -230,15 +413,12 @@ func (c *Catalog) All() []*Relation {
 	return rs
 }
 
-// Dependents returns the views that read relation id directly.
+// Dependents returns the views whose definitions name relation id.
 func (c *Catalog) Dependents(id uint32) []*Relation {
 	var deps []*Relation
 	for _, r := range c.All() {
-		for _, d := range r.DependsOn {
-			if d == id {
-				deps = append(deps, r)
-				break
-			}
+		if slices.Contains(r.Uses(), id) {
+			deps = append(deps, r)
 		}
 	}
 	return deps

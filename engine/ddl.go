@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/catalog"
@@ -16,10 +17,14 @@ type notifier interface {
 	Notice(severity, code, message string) error
 }
 
-// nameTaken reports whether a relation called name exists, and what CREATE
-// then returns: with IF NOT EXISTS a notice and no error, else 42P07.
-func (e *Engine) nameTaken(name string, ifNotExists bool, w notifier) (bool, error) {
-	if e.cat.Lookup(name) == nil {
+// nameTaken reports whether a relation called name exists in schema, and
+// what CREATE then returns: with IF NOT EXISTS a notice and no error, else
+// 42P07. A schema dropped since the statement was bound is 3F000.
+func (e *Engine) nameTaken(schema, name string, ifNotExists bool, w notifier) (bool, error) {
+	if err := e.checkSchema(schema); err != nil {
+		return true, err
+	}
+	if e.cat.LookupIn(schema, name) == nil {
 		return false, nil
 	}
 	if ifNotExists {
@@ -33,12 +38,13 @@ func (e *Engine) nameTaken(name string, ifNotExists bool, w notifier) (bool, err
 func (e *Engine) createTable(ctx context.Context, stmt *sql.CreateTable, w notifier) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
-	if exists, err := e.nameTaken(stmt.Name, stmt.IfNotExists, w); exists {
+	if exists, err := e.nameTaken(stmt.Schema, stmt.Name, stmt.IfNotExists, w); exists {
 		return err
 	}
 	ids := e.catSrc.allocIDs(3)
 	rel := &catalog.Relation{
 		ID:         ids[0],
+		Schema:     stmt.Schema,
 		Name:       stmt.Name,
 		Kind:       catalog.Table,
 		Columns:    stmt.Columns,
@@ -87,15 +93,24 @@ func (e *Engine) createTable(ctx context.Context, stmt *sql.CreateTable, w notif
 	return nil
 }
 
-// drop drops tables or views, refusing (unless CASCADE) while other views
-// depend on them.
+// drop drops tables, views or sources, refusing (unless CASCADE) while
+// other views depend on them.
 func (e *Engine) drop(ctx context.Context, stmt *sql.Drop, w notifier) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
 	var rels []*catalog.Relation
 	for _, name := range stmt.Names {
-		rel := e.cat.Lookup(name)
-		if rel == nil {
+		rel, err := e.resolve(stmt.Path, name)
+		if err != nil {
+			if stmt.IfExists {
+				if err := w.Notice("NOTICE", sqlerr.InvalidSchemaName, fmt.Sprintf("schema \"%s\" does not exist, skipping", name.Schema)); err != nil {
+					return err
+				}
+				continue
+			}
+			return err
+		}
+		if rel == nil || rel.Kind == catalog.SystemTable {
 			kind := stmt.Kind.String()
 			if stmt.IfExists {
 				if err := w.Notice("NOTICE", sqlerr.UndefinedTable, fmt.Sprintf("%s \"%s\" does not exist, skipping", kind, name)); err != nil {
@@ -106,57 +121,24 @@ func (e *Engine) drop(ctx context.Context, stmt *sql.Drop, w notifier) error {
 			return sqlerr.New(sqlerr.UndefinedTable, "%s \"%s\" does not exist", kind, name)
 		}
 		if rel.Kind != stmt.Kind {
-			return sqlerr.New(sqlerr.WrongObjectType, "\"%s\" is not a %s", name, stmt.Kind).
+			return sqlerr.New(sqlerr.WrongObjectType, "\"%s\" is not a %s", name.Name, stmt.Kind).
 				WithHint("Use DROP %s to remove a %s.", dropKeyword(rel.Kind), rel.Kind)
 		}
-		rels = append(rels, rel)
-	}
-	// Collect dependents, deepest first.
-	var order []*catalog.Relation
-	seen := map[uint32]bool{}
-	var visit func(r *catalog.Relation) error
-	visit = func(r *catalog.Relation) error {
-		if seen[r.ID] {
-			return nil
-		}
-		seen[r.ID] = true
-		for _, d := range e.cat.Dependents(r.ID) {
-			if !stmt.Cascade && !contains(rels, d) {
-				return sqlerr.New(sqlerr.DependentObjectsStillExist, "cannot drop %s %s because other objects depend on it", r.Kind, r.Name).
-					WithHint("Use DROP ... CASCADE to drop the dependent objects too.")
-			}
-			if err := visit(d); err != nil {
-				return err
-			}
-		}
-		order = append(order, r)
-		return nil
-	}
-	for _, r := range rels {
-		if err := visit(r); err != nil {
-			return err
+		if !contains(rels, rel) {
+			rels = append(rels, rel)
 		}
 	}
-	for _, r := range order {
-		if stmt.Cascade && !contains(rels, r) {
-			if err := w.Notice("NOTICE", "00000", fmt.Sprintf("drop cascades to %s %s", r.Kind, r.Name)); err != nil {
-				return err
-			}
+	order, lines := e.dropOrder(rels, rels, stmt.Path)
+	if len(lines) > 0 && !stmt.Cascade {
+		msg := "cannot drop desired object(s) because other objects depend on them"
+		if len(rels) == 1 {
+			msg = fmt.Sprintf("cannot drop %s because other objects depend on it", e.describe(stmt.Path, rels[0]))
 		}
-		var err error
-		switch r.Kind {
-		case catalog.Table:
-			err = e.dropTable(ctx, r)
-		case catalog.Source:
-			err = e.dropSource(ctx, r)
-		default:
-			err = e.dropView(ctx, r)
-		}
-		if err != nil {
-			return err
-		}
+		return sqlerr.New(sqlerr.DependentObjectsStillExist, "%s", msg).
+			WithDetail(strings.Join(lines, "\n")).
+			WithHint("Use DROP ... CASCADE to drop the dependent objects too.")
 	}
-	return nil
+	return e.dropRelations(ctx, order, rels, stmt.Path, w)
 }
 
 func dropKeyword(k catalog.Kind) string {
@@ -165,6 +147,8 @@ func dropKeyword(k catalog.Kind) string {
 		return "TABLE"
 	case catalog.Source:
 		return "SOURCE"
+	case catalog.View:
+		return "VIEW"
 	}
 	return "MATERIALIZED VIEW"
 }

@@ -349,6 +349,9 @@ func (e *Engine) loadCatalog() error {
 	} else if ok {
 		e.catSrc.nextID = binary.BigEndian.Uint32(v)
 	}
+	if err := e.loadSchemas(snap); err != nil {
+		return err
+	}
 	it, err := snap.NewIter(catalogTable, relPrefix, state.PrefixEnd(relPrefix))
 	if err != nil {
 		return err
@@ -409,12 +412,17 @@ func (e *Engine) restoreDataflows() error {
 	return nil
 }
 
-// relationNames lists the names of relations of kind, sorted.
+// relationNames lists the names of relations of kind, sorted; names
+// outside public are qualified with their schema.
 func (e *Engine) relationNames(kind catalog.Kind) []string {
 	var names []string
 	for _, r := range e.cat.All() {
 		if r.Kind == kind {
-			names = append(names, r.Name)
+			if r.Schema == catalog.Public {
+				names = append(names, r.Name)
+			} else {
+				names = append(names, r.QualifiedName())
+			}
 		}
 	}
 	sort.Strings(names)

@@ -111,7 +111,10 @@ var displayNames = map[string]string{"datestyle": "DateStyle", "intervalstyle": 
 // session implements pgwire.Session. Its methods (and those of its prepared
 // statements and portals) are called from one goroutine.
 type session struct {
-	e      *Engine
+	e *Engine
+	// user is the user name the client connected as ("$user" in the
+	// search path).
+	user   string
 	params map[string]string
 	inTx   bool
 	// seq counts the statements the session has run (see portal.Run).
@@ -119,7 +122,7 @@ type session struct {
 }
 
 func newSession(e *Engine, startup map[string]string) *session {
-	s := &session{e: e, params: map[string]string{}}
+	s := &session{e: e, user: startup["user"], params: map[string]string{}}
 	if v, ok := startup["application_name"]; ok {
 		s.params["application_name"] = v
 	}
@@ -157,7 +160,7 @@ func (s *session) Query(ctx context.Context, text string, w pgwire.ResultWriter)
 // server down.
 func (s *session) run(ctx context.Context, p *sql.Parsed, w pgwire.ResultWriter) (err error) {
 	defer s.recoverPanic(&err)
-	st, err := sql.Bind(s.e.cat, p)
+	st, err := sql.BindIn(s.e.cat, s.searchPath(), p)
 	if err != nil {
 		return err
 	}
@@ -206,8 +209,20 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		if err := e.createSource(ctx, st, w); err != nil {
 			return err
 		}
+	case *sql.CreateView:
+		if err := e.createPlainView(st); err != nil {
+			return err
+		}
+	case *sql.CreateSchema:
+		if err := e.createSchema(st, w); err != nil {
+			return err
+		}
+	case *sql.DropSchema:
+		if err := e.dropSchema(ctx, st, w); err != nil {
+			return err
+		}
 	case *sql.DropSource:
-		d := &sql.Drop{Kind: catalog.Source, Names: []string{st.Name}, IfExists: st.IfExists, Cascade: st.Cascade}
+		d := &sql.Drop{Kind: catalog.Source, Names: []sql.ObjectName{st.Name}, IfExists: st.IfExists, Cascade: st.Cascade, Path: st.Path}
 		if err := e.drop(ctx, d, w); err != nil {
 			return err
 		}

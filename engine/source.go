@@ -36,11 +36,12 @@ func newGenerator(rel *catalog.Relation) (*datagen.Generator, error) {
 func (e *Engine) createSource(ctx context.Context, stmt *sql.CreateSource, w notifier) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
-	if exists, err := e.nameTaken(stmt.Name, stmt.IfNotExists, w); exists {
+	if exists, err := e.nameTaken(stmt.Schema, stmt.Name, stmt.IfNotExists, w); exists {
 		return err
 	}
 	rel := &catalog.Relation{
 		ID:      e.catSrc.allocIDs(1)[0],
+		Schema:  stmt.Schema,
 		Name:    stmt.Name,
 		Kind:    catalog.Source,
 		Columns: append(append([]catalog.Column(nil), stmt.Columns...), catalog.Column{Name: catalog.RowIDColumn, Type: types.Int64T, Hidden: true, NotNull: true}),

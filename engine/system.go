@@ -33,6 +33,8 @@ var systemTables = []systemTable{
 				{Name: "expression_errors", Type: types.Int64T},
 				{Name: "late_rows", Type: types.Int64T},
 				{Name: "status", Type: types.TextT},
+				{Name: "schema", Type: types.TextT},
+				{Name: "kind", Type: types.TextT},
 			},
 		},
 		rows: (*Engine).viewRows,
@@ -144,6 +146,7 @@ func (e *Engine) registerSystemTables() {
 	for i, st := range systemTables {
 		st.rel.ID = systemIDBase + uint32(i)
 		st.rel.Kind = catalog.SystemTable
+		st.rel.Schema = catalog.PgCatalog
 		e.cat.Add(st.rel)
 	}
 }
@@ -202,10 +205,16 @@ func appendDatum(b array.Builder, t types.T, d types.Datum) {
 }
 
 // viewRows lists the materialized views with their expression error and
-// late row counts (since the server started) and status.
+// late row counts (since the server started) and status, and the plain
+// views (without those).
 func (e *Engine) viewRows() ([][]types.Datum, error) {
 	var rows [][]types.Datum
 	for _, r := range e.cat.All() {
+		if r.Kind == catalog.View {
+			rows = append(rows, []types.Datum{types.DText(r.Name), types.DText(r.SQL), types.Null, types.Null, types.Null,
+				types.DText(r.Schema), types.DText(r.Kind.String())})
+			continue
+		}
 		if r.Kind != catalog.MaterializedView {
 			continue
 		}
@@ -222,7 +231,8 @@ func (e *Engine) viewRows() ([][]types.Datum, error) {
 				status = "failed: " + (*p).Error()
 			}
 		}
-		rows = append(rows, []types.Datum{types.DText(r.Name), types.DText(r.SQL), types.DInt(errs), types.DInt(late), types.DText(status)})
+		rows = append(rows, []types.Datum{types.DText(r.Name), types.DText(r.SQL), types.DInt(errs), types.DInt(late), types.DText(status),
+			types.DText(r.Schema), types.DText(r.Kind.String())})
 	}
 	return rows, nil
 }

@@ -141,7 +141,7 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 	if err != nil || len(parsed) != 1 {
 		return fmt.Errorf("stored definition does not parse: %v", err)
 	}
-	st, err := sql.Bind(e.cat, parsed[0])
+	st, err := sql.BindStored(e.cat, rel.Refs, parsed[0])
 	if err != nil {
 		return err
 	}
@@ -191,7 +191,7 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedView, atLeastOnce bool, w notifier) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
-	if exists, err := e.nameTaken(stmt.Name, stmt.IfNotExists, w); exists {
+	if exists, err := e.nameTaken(stmt.Schema, stmt.Name, stmt.IfNotExists, w); exists {
 		return err
 	}
 	plan, err := e.planView(stmt, false)
@@ -201,6 +201,7 @@ func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedVie
 	ids := e.catSrc.allocIDs(3 + plan.Tables)
 	rel := &catalog.Relation{
 		ID:             ids[0],
+		Schema:         stmt.Schema,
 		Name:           stmt.Name,
 		Kind:           catalog.MaterializedView,
 		Key:            plan.Root.Key,
@@ -209,6 +210,7 @@ func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedVie
 		OperatorTables: ids[3:],
 		SQL:            stmt.SQL,
 		DependsOn:      dependencies(plan.Upstreams),
+		Refs:           stmt.Refs,
 		AtLeastOnce:    atLeastOnce,
 		JoinOrder:      true,
 		// Views over this one see its watermarks, and whether it only
@@ -380,7 +382,10 @@ func (e *Engine) openReaders(v *view) error {
 func (e *Engine) alterViewPause(ctx context.Context, st *sql.AlterViewPause, w notifier) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
-	rel := e.cat.Lookup(st.Name)
+	rel, err := e.resolve(st.Path, st.Name)
+	if err != nil {
+		return err
+	}
 	if rel == nil || rel.Kind != catalog.MaterializedView {
 		return sqlerr.New(sqlerr.UndefinedTable, "materialized view \"%s\" does not exist", st.Name)
 	}

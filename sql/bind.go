@@ -14,7 +14,12 @@ import (
 // same query string creates only if it is bound after that one runs, so the
 // engine binds each statement just before executing it.
 func Bind(cat *catalog.Catalog, p *Parsed) (Statement, error) {
-	b := &binder{cat: cat, full: p.full, base: p.base, text: p.Text, clauses: p.clauses}
+	return bind(&binder{cat: cat}, p)
+}
+
+// bind binds p with b, which holds the catalog and how names are resolved.
+func bind(b *binder, p *Parsed) (Statement, error) {
+	b.full, b.base, b.text, b.clauses, b.textStart = p.full, p.base, p.Text, p.clauses, textStart(p)
 	for _, c := range p.clauses {
 		c.used = false // a prepared statement is bound again for every execution
 	}
@@ -26,6 +31,14 @@ func Bind(cat *catalog.Catalog, p *Parsed) (Statement, error) {
 	case *createSourceSyntax:
 		b.base = p.start
 		st, err = b.bindCreateSource(cs)
+	case *DropSource:
+		d := *cs
+		d.Path = b.path
+		st = &d
+	case *AlterViewPause:
+		a := *cs
+		a.Path = b.path
+		st = &a
 	default:
 		st = p.custom
 	}
@@ -40,10 +53,21 @@ func Bind(cat *catalog.Catalog, p *Parsed) (Statement, error) {
 
 // binder holds the state of binding one statement.
 type binder struct {
-	cat  *catalog.Catalog
-	full string
-	base int
-	text string
+	cat *catalog.Catalog
+	// path is the search path unqualified names are resolved in (nil:
+	// public); pins, when binding a stored definition, the relation each
+	// name at a byte offset of text resolved to when it was created.
+	path []string
+	pins map[int32]uint32
+	// refs records the relations the statement names (see lookup).
+	refs []catalog.Ref
+	// viewDepth is the nesting of plain views being expanded.
+	viewDepth int
+	full      string
+	base      int
+	text      string
+	// textStart is the byte offset of text in full.
+	textStart int
 	// litLoc is the location of each string literal, where errors parsing
 	// it as some type are reported (as PostgreSQL does).
 	litLoc map[*Const]int32
@@ -122,6 +146,8 @@ func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 			return &ShowRelations{Kind: catalog.Table}, nil
 		case "sources":
 			return &ShowRelations{Kind: catalog.Source}, nil
+		case "views":
+			return &ShowRelations{Kind: catalog.View}, nil
 		}
 		return &ShowVar{Name: name}, nil
 	case *pg_query.Node_TransactionStmt:
@@ -135,7 +161,9 @@ func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 		}
 		return nil, b.errAt(s.TransactionStmt.Location, sqlerr.Unsupported("%s", strings.TrimPrefix(s.TransactionStmt.Kind.String(), "TRANS_STMT_")))
 	case *pg_query.Node_ViewStmt:
-		return nil, sqlerr.Unsupported("CREATE VIEW (use CREATE MATERIALIZED VIEW)")
+		return b.bindCreateView(s.ViewStmt)
+	case *pg_query.Node_CreateSchemaStmt:
+		return b.bindCreateSchema(s.CreateSchemaStmt)
 	case *pg_query.Node_CheckPointStmt:
 		return &Checkpoint{}, nil
 	}
@@ -165,40 +193,19 @@ func typeName(v any) string {
 	return strings.TrimPrefix(strings.Replace(strings.TrimPrefix(sprintType(v), "*"), "pg_query.Node_", "", 1), "")
 }
 
-func relationName(rv *pg_query.RangeVar) (string, error) {
-	if rv.Catalogname != "" {
-		return "", sqlerr.Unsupported("cross-database references")
-	}
-	if rv.Schemaname != "" && rv.Schemaname != "public" {
-		return "", sqlerr.New(sqlerr.InvalidCatalogName, "schema \"%s\" does not exist", rv.Schemaname)
-	}
-	return rv.Relname, nil
-}
-
-func (b *binder) lookup(rv *pg_query.RangeVar) (*catalog.Relation, error) {
-	name, err := relationName(rv)
-	if err != nil {
-		return nil, b.errAt(rv.Location, sqlerr.Wrap(err))
-	}
-	rel := b.cat.Lookup(name)
-	if rel == nil {
-		return nil, b.errAt(rv.Location, sqlerr.New(sqlerr.UndefinedTable, "relation \"%s\" does not exist", name))
-	}
-	return rel, nil
-}
-
 func (b *binder) bindCreateTable(s *pg_query.CreateStmt) (Statement, error) {
-	name, err := relationName(s.Relation)
+	qname, err := b.creationName(s.Relation)
 	if err != nil {
-		return nil, b.errAt(s.Relation.Location, sqlerr.Wrap(err))
+		return nil, err
 	}
+	name := qname.Name
 	if s.Relation.Relpersistence == "t" {
 		return nil, b.errAt(s.Relation.Location, sqlerr.Unsupported("temporary tables"))
 	}
 	if len(s.InhRelations) > 0 || s.Partspec != nil || s.OfTypename != nil {
 		return nil, b.errAt(s.Relation.Location, sqlerr.Unsupported("table inheritance and partitioning"))
 	}
-	ct := &CreateTable{Name: name, IfNotExists: s.IfNotExists}
+	ct := &CreateTable{Schema: qname.Schema, Name: name, IfNotExists: s.IfNotExists}
 	seen := map[string]bool{}
 	var pkNames []string
 	var pkLoc int32
@@ -298,9 +305,9 @@ func (b *binder) bindCreateTableAs(s *pg_query.CreateTableAsStmt) (Statement, er
 	if s.Objtype != pg_query.ObjectType_OBJECT_MATVIEW {
 		return nil, sqlerr.Unsupported("CREATE TABLE AS (create a table, then INSERT ... SELECT)")
 	}
-	name, err := relationName(s.Into.Rel)
+	name, err := b.creationName(s.Into.Rel)
 	if err != nil {
-		return nil, b.errAt(s.Into.Rel.Location, sqlerr.Wrap(err))
+		return nil, err
 	}
 	if s.Into.SkipData {
 		return nil, sqlerr.Unsupported("WITH NO DATA")
@@ -336,7 +343,8 @@ func (b *binder) bindCreateTableAs(s *pg_query.CreateTableAsStmt) (Statement, er
 		return nil, err
 	}
 	eowc := b.takeClause(clauseEmitOnWindowClose) != nil
-	return &CreateMaterializedView{Name: name, IfNotExists: s.IfNotExists, Query: rel, SQL: b.text, EmitOnWindowClose: eowc}, nil
+	return &CreateMaterializedView{Schema: name.Schema, Name: name.Name, IfNotExists: s.IfNotExists, Query: rel, SQL: b.text,
+		EmitOnWindowClose: eowc, Refs: b.refs}, nil
 }
 
 // renameColumns returns rel with its output columns renamed.
@@ -363,12 +371,21 @@ func checkDuplicateNames(rel Rel) error {
 }
 
 func (b *binder) bindDrop(s *pg_query.DropStmt) (Statement, error) {
-	d := &Drop{IfExists: s.MissingOk, Cascade: s.Behavior == pg_query.DropBehavior_DROP_CASCADE}
+	cascade := s.Behavior == pg_query.DropBehavior_DROP_CASCADE
+	d := &Drop{IfExists: s.MissingOk, Cascade: cascade, Path: b.path}
 	switch s.RemoveType {
 	case pg_query.ObjectType_OBJECT_TABLE:
 		d.Kind = catalog.Table
 	case pg_query.ObjectType_OBJECT_MATVIEW:
 		d.Kind = catalog.MaterializedView
+	case pg_query.ObjectType_OBJECT_VIEW:
+		d.Kind = catalog.View
+	case pg_query.ObjectType_OBJECT_SCHEMA:
+		ds := &DropSchema{IfExists: s.MissingOk, Cascade: cascade, Path: b.path}
+		for _, o := range s.Objects {
+			ds.Names = append(ds.Names, o.GetString_().Sval)
+		}
+		return ds, nil
 	default:
 		return nil, sqlerr.Unsupported("DROP %s", strings.TrimPrefix(s.RemoveType.String(), "OBJECT_"))
 	}
@@ -377,7 +394,14 @@ func (b *binder) bindDrop(s *pg_query.DropStmt) (Statement, error) {
 		for _, item := range o.GetList().GetItems() {
 			parts = append(parts, item.GetString_().Sval)
 		}
-		d.Names = append(d.Names, catalog.NormalizeName(strings.Join(parts, ".")))
+		switch len(parts) {
+		case 1:
+			d.Names = append(d.Names, ObjectName{Name: parts[0]})
+		case 2:
+			d.Names = append(d.Names, ObjectName{Schema: parts[0], Name: parts[1]})
+		default:
+			return nil, sqlerr.Unsupported("cross-database references")
+		}
 	}
 	return d, nil
 }
@@ -394,6 +418,12 @@ func (b *binder) bindSet(s *pg_query.VariableSetStmt) (Statement, error) {
 			}
 			switch v := c.Val.(type) {
 			case *pg_query.A_Const_Sval:
+				if name == "search_path" {
+					// A list of names: each kept quoted as needed, as
+					// PostgreSQL stores it.
+					vals = append(vals, QuoteIdent(v.Sval.Sval))
+					continue
+				}
 				vals = append(vals, v.Sval.Sval)
 			case *pg_query.A_Const_Ival:
 				vals = append(vals, itoa(int64(v.Ival.Ival)))
@@ -432,6 +462,9 @@ func (b *binder) bindInsert(s *pg_query.InsertStmt) (Statement, error) {
 	table, err := b.lookup(s.Relation)
 	if err != nil {
 		return nil, err
+	}
+	if table.Kind == catalog.View {
+		return nil, b.errAt(s.Relation.Location, viewNotUpdatable("insert into", table))
 	}
 	if table.Kind != catalog.Table {
 		return nil, b.errAt(s.Relation.Location, sqlerr.New(sqlerr.WrongObjectType, "cannot insert into %s \"%s\"", table.Kind, table.Name))
@@ -578,6 +611,9 @@ func (b *binder) dmlTable(rv *pg_query.RangeVar, verb string) (*catalog.Relation
 	if err != nil {
 		return nil, nil, err
 	}
+	if table.Kind == catalog.View {
+		return nil, nil, b.errAt(rv.Location, viewNotUpdatable(verb, table))
+	}
 	if table.Kind != catalog.Table {
 		return nil, nil, b.errAt(rv.Location, sqlerr.New(sqlerr.WrongObjectType, "cannot %s %s \"%s\"", verb, table.Kind, table.Name))
 	}
@@ -670,4 +706,15 @@ func (b *binder) bindDelete(s *pg_query.DeleteStmt) (Statement, error) {
 		return nil, err
 	}
 	return &Delete{Table: table, Where: where}, nil
+}
+
+// objectNotInPrerequisiteState is SQLSTATE 55000.
+const objectNotInPrerequisiteState = "55000"
+
+// viewNotUpdatable is the error of DML on a plain view: PostgreSQL's for a
+// view that is not automatically updatable (streamsql's never are).
+func viewNotUpdatable(verb string, view *catalog.Relation) *sqlerr.Error {
+	return sqlerr.New(objectNotInPrerequisiteState, "cannot %s view \"%s\"", verb, view.Name).
+		WithDetail("Views are not automatically updatable in streamsql.").
+		WithHint("Write to the tables the view reads.")
 }

@@ -763,6 +763,9 @@ func (b *binder) bindFromItem(n *pg_query.Node) (Rel, *scope, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		if rel.Kind == catalog.View {
+			return b.expandView(rel, x.RangeVar)
+		}
 		alias := ""
 		var colAliases []*pg_query.Node
 		if x.RangeVar.Alias != nil {

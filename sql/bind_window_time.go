@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"github.com/streamsql/streamsql/catalog"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -150,6 +151,9 @@ func (b *binder) timeWindowInput(arg *pg_query.Node, fn, alias string) (Rel, *sc
 	rel, err := b.lookup(rv)
 	if err != nil {
 		return nil, nil, err
+	}
+	if rel.Kind == catalog.View {
+		return b.expandView(rel, rv)
 	}
 	return &Scan{Relation: rel, Alias: alias}, b.tableScope(rel, alias), nil
 }

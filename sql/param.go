@@ -78,12 +78,18 @@ type paramState struct {
 // The statement must not be executed: it is for its result columns only
 // (Params stand where the values will be).
 func Prepare(cat *catalog.Catalog, p *Parsed, declared []types.T) (st Statement, paramTypes []types.T, err error) {
+	return PrepareIn(cat, nil, p, declared)
+}
+
+// PrepareIn is Prepare with unqualified names resolved in searchPath (see
+// BindIn).
+func PrepareIn(cat *catalog.Catalog, searchPath []string, p *Parsed, declared []types.T) (st Statement, paramTypes []types.T, err error) {
 	ps := &paramState{types: append([]types.T(nil), declared...)}
 	ps.referenced = make([]bool, len(ps.types))
 	if p.custom != nil {
-		st, err = Bind(cat, p)
+		st, err = BindIn(cat, searchPath, p)
 	} else {
-		b := &binder{cat: cat, full: p.full, base: p.base, text: p.Text, params: ps}
+		b := &binder{cat: cat, path: searchPath, full: p.full, base: p.base, text: p.Text, textStart: textStart(p), params: ps}
 		st, err = b.bindStatement(p.node)
 	}
 	if err != nil {
@@ -102,14 +108,20 @@ func Prepare(cat *catalog.Catalog, p *Parsed, declared []types.T) (st Statement,
 // (types.Null for NULL; text for an UnknownT parameter). Every reference to a
 // parameter becomes a Const.
 func BindParams(cat *catalog.Catalog, p *Parsed, paramTypes []types.T, values []types.Datum) (Statement, error) {
+	return BindParamsIn(cat, nil, p, paramTypes, values)
+}
+
+// BindParamsIn is BindParams with unqualified names resolved in searchPath
+// (see BindIn).
+func BindParamsIn(cat *catalog.Catalog, searchPath []string, p *Parsed, paramTypes []types.T, values []types.Datum) (Statement, error) {
 	if len(values) != len(paramTypes) {
 		return nil, sqlerr.New(sqlerr.InternalError, "sql: %d parameter values for %d parameters", len(values), len(paramTypes))
 	}
 	if p.custom != nil {
-		return Bind(cat, p)
+		return BindIn(cat, searchPath, p)
 	}
 	ps := &paramState{types: paramTypes, exec: true, values: values, referenced: make([]bool, len(paramTypes))}
-	b := &binder{cat: cat, full: p.full, base: p.base, text: p.Text, params: ps}
+	b := &binder{cat: cat, path: searchPath, full: p.full, base: p.base, text: p.Text, textStart: textStart(p), params: ps}
 	return b.bindStatement(p.node)
 }
 

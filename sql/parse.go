@@ -157,11 +157,26 @@ func parseCustom(words []string) Statement {
 		return &ShowRelations{Kind: catalog.Table}
 	case len(words) == 3 && words[0] == "show" && words[1] == "materialized" && words[2] == "views":
 		return &ShowRelations{Kind: catalog.MaterializedView}
-	case len(words) == 5 && words[0] == "alter" && words[1] == "materialized" && words[2] == "view" &&
-		(words[4] == "pause" || words[4] == "resume"):
-		return &AlterViewPause{Name: catalog.NormalizeName(strings.Trim(words[3], `"`)), Pause: words[4] == "pause"}
+	case len(words) >= 5 && words[0] == "alter" && words[1] == "materialized" && words[2] == "view":
+		name, rest := customName(words[3:])
+		if len(rest) == 1 && (rest[0] == "pause" || rest[0] == "resume") {
+			return &AlterViewPause{Name: name, Pause: rest[0] == "pause"}
+		}
 	}
 	return nil
+}
+
+// customName reads a possibly schema-qualified name from the start of the
+// tokens of a custom statement, and returns the tokens after it.
+func customName(words []string) (ObjectName, []string) {
+	if len(words) == 0 {
+		return ObjectName{}, nil
+	}
+	unquote := func(w string) string { return strings.ReplaceAll(strings.Trim(w, `"`), `""`, `"`) }
+	if len(words) >= 3 && words[1] == "." {
+		return ObjectName{Schema: unquote(words[0]), Name: unquote(words[2])}, words[3:]
+	}
+	return ObjectName{Name: unquote(words[0])}, words[1:]
 }
 
 // syntaxError converts a pg_query error into a 42601 error positioned in the

@@ -44,8 +44,10 @@ func (b *binder) bindSavepointCall(sel *pg_query.SelectStmt) (st Statement, ok b
 // AlterViewPause is ALTER MATERIALIZED VIEW name PAUSE | RESUME: a paused
 // view keeps its state and its inputs' changes and catches up on resume.
 type AlterViewPause struct {
-	Name  string
+	Name  ObjectName
 	Pause bool
+	// Path is the session's search path.
+	Path []string
 }
 
 func (s *AlterViewPause) Tag() string { return "ALTER MATERIALIZED VIEW" }

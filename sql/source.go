@@ -12,6 +12,7 @@ import (
 // (connector = '...', option = value, ...): a relation whose rows come from a
 // connector instead of DML. Option names may be dotted (fields.id.kind).
 type CreateSource struct {
+	Schema      string
 	Name        string
 	IfNotExists bool
 	Columns     []catalog.Column
@@ -24,9 +25,11 @@ type CreateSource struct {
 
 // DropSource is DROP SOURCE [IF EXISTS] name [CASCADE].
 type DropSource struct {
-	Name     string
+	Name     ObjectName
 	IfExists bool
 	Cascade  bool
+	// Path is the session's search path.
+	Path []string
 }
 
 func (*CreateSource) Tag() string { return "CREATE SOURCE" }
@@ -128,7 +131,7 @@ func (b *binder) bindCreateSource(s *createSourceSyntax) (Statement, error) {
 	if s.options["connector"] == "" {
 		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "CREATE SOURCE needs the option connector")
 	}
-	return &CreateSource{Name: ct.Name, IfNotExists: ct.IfNotExists, Columns: ct.Columns, Options: s.options,
+	return &CreateSource{Schema: ct.Schema, Name: ct.Name, IfNotExists: ct.IfNotExists, Columns: ct.Columns, Options: s.options,
 		Watermark: ct.Watermark, AppendOnly: ct.AppendOnly}, nil
 }
 
@@ -143,14 +146,14 @@ func parseDropSource(words []string) (Statement, error) {
 	if len(w) == 0 {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "DROP SOURCE needs a name")
 	}
-	d.Name = catalog.NormalizeName(strings.Trim(w[0], `"`))
+	d.Name, w = customName(w)
 	switch {
-	case len(w) == 1:
-	case len(w) == 2 && w[1] == "cascade":
+	case len(w) == 0:
+	case len(w) == 1 && w[0] == "cascade":
 		d.Cascade = true
-	case len(w) == 2 && w[1] == "restrict":
+	case len(w) == 1 && w[0] == "restrict":
 	default:
-		return nil, sqlerr.New(sqlerr.SyntaxError, "syntax error at or near \"%s\"", w[1])
+		return nil, sqlerr.New(sqlerr.SyntaxError, "syntax error at or near \"%s\"", w[0])
 	}
 	return d, nil
 }

@@ -10,6 +10,9 @@ type Statement interface {
 
 // CreateTable is CREATE TABLE.
 type CreateTable struct {
+	// Schema is the schema the table is created in (the search path's
+	// choice for an unqualified name).
+	Schema      string
 	Name        string
 	IfNotExists bool
 	Columns     []catalog.Column
@@ -23,6 +26,7 @@ type CreateTable struct {
 
 // CreateMaterializedView is CREATE MATERIALIZED VIEW name AS query.
 type CreateMaterializedView struct {
+	Schema      string
 	Name        string
 	IfNotExists bool
 	Query       Rel
@@ -31,14 +35,19 @@ type CreateMaterializedView struct {
 	// EmitOnWindowClose: each window's row is emitted once, final, when the
 	// watermark passes the window's end.
 	EmitOnWindowClose bool
+	// Refs are the relations the query names (see catalog.Relation.Refs).
+	Refs []catalog.Ref
 }
 
-// Drop is DROP TABLE or DROP MATERIALIZED VIEW.
+// Drop is DROP TABLE, VIEW, MATERIALIZED VIEW or SOURCE.
 type Drop struct {
 	Kind     catalog.Kind
-	Names    []string
+	Names    []ObjectName
 	IfExists bool
 	Cascade  bool
+	// Path is the session's search path, in which unqualified names are
+	// looked up.
+	Path []string
 }
 
 // Insert is INSERT INTO table [(columns)] VALUES ... | SELECT ...
@@ -118,8 +127,13 @@ type Empty struct{}
 func (*CreateTable) Tag() string            { return "CREATE TABLE" }
 func (*CreateMaterializedView) Tag() string { return "CREATE MATERIALIZED VIEW" }
 func (s *Drop) Tag() string {
-	if s.Kind == catalog.Table {
+	switch s.Kind {
+	case catalog.Table:
 		return "DROP TABLE"
+	case catalog.View:
+		return "DROP VIEW"
+	case catalog.Source:
+		return "DROP SOURCE"
 	}
 	return "DROP MATERIALIZED VIEW"
 }
