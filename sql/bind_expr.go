@@ -1163,7 +1163,7 @@ func funcName(names []*pg_query.Node) string {
 }
 
 var unsupportedAggregates = map[string]bool{
-	"array_agg": true, "json_agg": true, "jsonb_agg": true, "percentile_cont": true,
+	"json_agg": true, "jsonb_agg": true, "percentile_cont": true,
 	"percentile_disc": true, "mode": true, "bit_and": true, "bit_or": true,
 }
 
