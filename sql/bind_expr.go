@@ -49,6 +49,10 @@ type exprCtx struct {
 	// set while binding a window function's arguments.
 	wins     *windowCollector
 	inWindow bool
+	// srfs, when not nil, collects the arguments of set-returning calls
+	// (the select list): each call is replaced by an srfRef. When nil,
+	// they are an error naming clause.
+	srfs *[]Expr
 }
 
 // aggRef stands for aggregate Index of the enclosing query until the binder
@@ -1179,6 +1183,9 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 	}
 	if aggregateNames[name] {
 		return b.bindAggregate(ctx, name, f)
+	}
+	if name == fnUnnest {
+		return b.bindSRF(ctx, f)
 	}
 	if unsupportedAggregates[name] {
 		return nil, b.errAt(f.Location, sqlerr.Unsupported("aggregate function %s", name))
