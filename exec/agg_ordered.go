@@ -18,8 +18,9 @@ import (
 // 0x01), so the two kinds of entries never collide.
 const valueSetTag = 0xFF
 
-// orderedAgg is string_agg, first_value and last_value: aggregates whose
-// result depends on the order of their input, given by the call's ORDER BY.
+// orderedAgg is string_agg, array_agg, first_value and last_value:
+// aggregates whose result depends on the order of their input, given by the
+// call's ORDER BY. string_agg skips NULL values; the others keep them.
 //
 // In a streaming aggregation each group's input rows are kept in the value
 // set, one entry per row: key group key, valueSetTag, the row's ORDER BY key
@@ -29,13 +30,16 @@ const valueSetTag = 0xFF
 // string_agg the delimiter). An insert is a Put and a retraction a Delete,
 // with no read. A group touched in an epoch is recomputed at the barrier
 // from its entries in key order: first_value and last_value read one entry
-// (one seek), string_agg all of them. Rows with equal ORDER BY keys are
-// ordered by their stream keys.
+// (one seek), string_agg and array_agg all of them. Rows with equal ORDER BY
+// keys (all rows, without an ORDER BY) are ordered by their stream keys;
+// distinct values by value, NULL last, as PostgreSQL sorts them (array_agg
+// is the DISTINCT aggregate that sees NULL).
 //
 // In a batch query (insert-only, no value set) the entries are kept in
 // memory: the best one so far for first_value and last_value, all of them
-// for string_agg, sorted when the result is read (equal keys keep their
-// input order).
+// for string_agg and array_agg, sorted when the result is read (equal keys
+// keep their input order, as in PostgreSQL). A DISTINCT call has a value set
+// in batch queries too, and so takes the streaming path.
 type orderedAgg struct {
 	fn       string
 	distinct bool
@@ -57,6 +61,8 @@ type orderedAgg struct {
 	// mem holds each group's entries in a batch query.
 	mem   [][]memEntry
 	arena []byte
+	// elems collects array_agg's elements while a result is computed.
+	elems []types.Datum
 
 	keyBuf, valBuf, strBuf []byte
 	cols                   []arrow.Array
@@ -151,7 +157,12 @@ func (a *orderedAgg) update(col arrow.Array, slots []int32, signs []int8) error 
 		a.keyBuf = append(a.keyBuf, valueSetTag)
 		a.keyBuf = a.appendOrderKey(a.keyBuf, i)
 		if a.distinct {
-			a.keyBuf = state.AppendKey(a.keyBuf, a.argType, col, i)
+			if a.fn == sql.AggArrayAgg && col.IsNull(i) {
+				// After every value's key (which starts with 0x01).
+				a.keyBuf = append(a.keyBuf, 0x02)
+			} else {
+				a.keyBuf = state.AppendKey(a.keyBuf, a.argType, col, i)
+			}
 		} else {
 			a.keyBuf = append(a.keyBuf, a.rowKey(i)...)
 		}
@@ -169,7 +180,7 @@ func (a *orderedAgg) update(col arrow.Array, slots []int32, signs []int8) error 
 func (a *orderedAgg) keepInMemory(slot int32) {
 	es := a.mem[slot]
 	switch {
-	case a.fn == sql.AggStringAgg || len(es) == 0:
+	case a.fn == sql.AggStringAgg || a.fn == sql.AggArrayAgg || len(es) == 0:
 		a.mem[slot] = append(es, memEntry{key: a.store(a.keyBuf), val: a.store(a.valBuf)})
 	case a.fn == sql.AggFirstValue && bytes.Compare(a.keyBuf, es[0].key) < 0,
 		a.fn == sql.AggLastValue && bytes.Compare(a.keyBuf, es[0].key) > 0:
@@ -218,10 +229,10 @@ func (a *orderedAgg) recompute(slot int32) error {
 	a.cur[slot] = types.Null
 	if a.set == nil {
 		es := a.mem[slot]
-		if a.fn == sql.AggStringAgg {
+		if a.fn == sql.AggStringAgg || a.fn == sql.AggArrayAgg {
 			slices.SortStableFunc(es, func(x, y memEntry) int { return bytes.Compare(x.key, y.key) })
 		}
-		a.strBuf = a.strBuf[:0]
+		a.strBuf, a.elems = a.strBuf[:0], a.elems[:0]
 		for k, e := range es {
 			if err := a.fold(slot, k == 0, e.val); err != nil {
 				return err
@@ -236,7 +247,7 @@ func (a *orderedAgg) recompute(slot int32) error {
 		return err
 	}
 	defer it.Close()
-	a.strBuf = a.strBuf[:0]
+	a.strBuf, a.elems = a.strBuf[:0], a.elems[:0]
 	switch a.fn {
 	case sql.AggFirstValue:
 		if it.First() {
@@ -262,11 +273,16 @@ func (a *orderedAgg) recompute(slot int32) error {
 }
 
 // fold adds an entry's value to the result being computed: for string_agg
-// the value, preceded by its delimiter unless it is the first; for the
-// others the value itself.
+// the value, preceded by its delimiter unless it is the first; for
+// array_agg the value as the next element; for the others the value itself.
 func (a *orderedAgg) fold(slot int32, first bool, val []byte) error {
 	if err := a.codec.DecodeDatums(val, a.vals); err != nil {
 		return err
+	}
+	if a.fn == sql.AggArrayAgg {
+		a.elems = append(a.elems, a.vals[0])
+		a.cur[slot] = types.DArray(nil) // not NULL: a value was seen
+		return nil
 	}
 	if a.fn != sql.AggStringAgg {
 		a.cur[slot] = a.vals[0]
@@ -281,8 +297,12 @@ func (a *orderedAgg) fold(slot int32, first bool, val []byte) error {
 }
 
 func (a *orderedAgg) finish(slot int32) {
-	if a.fn == sql.AggStringAgg && !a.cur[slot].Null {
+	switch {
+	case a.cur[slot].Null:
+	case a.fn == sql.AggStringAgg:
 		a.cur[slot] = types.DText(string(a.strBuf))
+	case a.fn == sql.AggArrayAgg:
+		a.cur[slot] = types.DArray(slices.Clone(a.elems))
 	}
 }
 

@@ -63,11 +63,14 @@ func retractCalls() ([]sql.AggCall, []int, []int) {
 		{Func: sql.AggStringAgg, T: types.TextT, Distinct: true, ExtraArgs: sep(9), OrderBy: []sql.AggOrder{{Expr: ref(6)}}},
 		{Func: sql.AggCount, T: types.Int64T, Distinct: true},
 		{Func: sql.AggStddevSamp, T: types.NumericT, Distinct: true},
+		{Func: sql.AggArrayAgg, T: types.ArrayOf(types.Int64T), OrderBy: []sql.AggOrder{{Expr: ref(7)}}},
+		{Func: sql.AggArrayAgg, T: types.ArrayOf(types.TextT), Distinct: true},
 	}
-	args := []int{-1, 5, 5, 2, 3, 4, 6, 6, 2, 2, 6, 2, 2}
+	args := []int{-1, 5, 5, 2, 3, 4, 6, 6, 2, 2, 6, 2, 2, 2, 6}
 	// string_agg(DISTINCT s) FILTER (WHERE b), count(DISTINCT v) FILTER
-	// (WHERE b), stddev_samp(DISTINCT v) FILTER (WHERE b).
-	filters := []int{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 10, 10, 10}
+	// (WHERE b), stddev_samp(DISTINCT v) FILTER (WHERE b), array_agg(v
+	// ORDER BY o), array_agg(DISTINCT s) FILTER (WHERE b).
+	filters := []int{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 10, 10, 10, -1, 10}
 	return calls, args, filters
 }
 
@@ -315,8 +318,9 @@ func recomputeRetract(rows []retractRow) map[int64]string {
 		var vs, cents, distinctV []*big.Rat
 		var fs []float64
 		var trues, falses int
-		var strs, distinctS []string
+		var strs, distinctS, allV []string
 		first, last := "NULL", "NULL"
+		filtered, filteredNullS := false, false
 		seenV, seenS, hashes := map[int64]bool{}, map[string]bool{}, map[int64]bool{}
 		for _, r := range rs {
 			if r.v != nil {
@@ -339,7 +343,14 @@ func recomputeRetract(rows []retractRow) map[int64]string {
 			if r.s != nil {
 				strs = append(strs, *r.s)
 			}
+			if r.v != nil {
+				allV = append(allV, fmt.Sprint(*r.v))
+			} else {
+				allV = append(allV, "NULL")
+			}
 			if r.b != nil && *r.b {
+				filtered = true
+				filteredNullS = filteredNullS || r.s == nil
 				if r.s != nil && !seenS[*r.s] {
 					seenS[*r.s] = true
 					distinctS = append(distinctS, *r.s)
@@ -368,6 +379,16 @@ func recomputeRetract(rows []retractRow) map[int64]string {
 		cols = append(cols, exactVariance(vs, true, false), exactVariance(cents, false, true), floatVarSamp(fs))
 		cols = append(cols, joinOrNull(strs, ","), first, last, fmt.Sprint(hllOf(hashes)))
 		cols = append(cols, joinOrNull(distinctS, "|"), fmt.Sprint(len(distinctV)), exactVariance(distinctV, true, true))
+		// array_agg keeps NULLs: DISTINCT sorts them last.
+		cols = append(cols, "{"+strings.Join(allV, ",")+"}")
+		if !filtered {
+			cols = append(cols, "NULL")
+		} else {
+			if filteredNullS {
+				distinctS = append(distinctS, "NULL")
+			}
+			cols = append(cols, "{"+strings.Join(distinctS, ",")+"}")
+		}
 		out[g] = strings.Join(cols, " ")
 	}
 	return out

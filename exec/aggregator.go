@@ -27,7 +27,8 @@ type aggregator interface {
 	reset(slot int32)
 	// update applies row i of col to group slots[i] with sign signs[i]
 	// (+1 add, -1 retract, 0 skip). NULL values are skipped by every
-	// aggregate but count(*), which gets a nil col.
+	// aggregate but count(*), which gets a nil col, and array_agg,
+	// first_value and last_value, which keep them.
 	update(col arrow.Array, slots []int32, signs []int8) error
 	// prepare brings the results of the dirty slots up to date before result
 	// is read (min and max rescan their value sets here).
@@ -67,7 +68,7 @@ func newAggregator(call sql.AggCall, argType types.T, valueSet *state.Table, gro
 		return &boolAgg{or: call.Func == sql.AggBoolOr}, nil
 	case sql.AggStddev, sql.AggStddevSamp, sql.AggStddevPop, sql.AggVariance, sql.AggVarSamp, sql.AggVarPop:
 		return newVarianceAgg(call.Func, argType)
-	case sql.AggStringAgg, sql.AggFirstValue, sql.AggLastValue:
+	case sql.AggStringAgg, sql.AggArrayAgg, sql.AggFirstValue, sql.AggLastValue:
 		return newOrderedAgg(call, argType, valueSet, groupKey, rowKey), nil
 	case sql.AggApproxCountDistinct:
 		return &approxDistinctAgg{t: argType, set: valueSet, groupKey: groupKey}, nil

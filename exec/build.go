@@ -194,6 +194,8 @@ func operator(env Env, n planner.Node) (Operator, error) {
 		return c, nil
 	case *planner.Expand:
 		return NewExpand(env.Mem, n.Count), nil
+	case *planner.Unnest:
+		return NewUnnest(env.Mem, planner.Types(n.Input.Columns()), n.Before, n.Arrays, n.After, n.Outer), nil
 	case *planner.HopWindow:
 		h := NewHopWindow(env.Mem, planner.Types(n.Input.Columns()), n.TimeCol, n.Slide, n.Size, n.Offset)
 		if len(n.Watermarks) > 0 {

@@ -330,6 +330,8 @@ func (a *HashAgg) distinctSigns(k int, col arrow.Array, signs []int8) ([]int8, e
 	set := a.spec.ValueSets[k]
 	t := a.spec.ArgTypes[k]
 	bits, off, all := validity(col)
+	// array_agg(DISTINCT x) has NULL among its values.
+	all = all || a.spec.Calls[k].Func == sql.AggArrayAgg
 	for i, s := range signs {
 		if s == 0 || !(all || bitutil.BitIsSet(bits, off+i)) {
 			continue

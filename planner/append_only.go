@@ -11,7 +11,7 @@ func AppendOnly(n Node) bool {
 	switch n := n.(type) {
 	case *Scan:
 		return n.Relation.AppendOnly
-	case *Filter, *Project, *HopWindow, *Expand, *Materialize, *LateFilter:
+	case *Filter, *Project, *HopWindow, *Expand, *Unnest, *Materialize, *LateFilter:
 		return AppendOnly(n.Inputs()[0])
 	case *HashAgg:
 		return n.EmitOnWindowClose

@@ -193,6 +193,8 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 		return b.asofJoin(r)
 	case *sql.SessionWindow:
 		return b.sessionWindowRel(r)
+	case *sql.Unnest:
+		return b.unnest(r)
 	case *sql.Expand:
 		in, err := b.build(r.Input)
 		if err != nil {

@@ -173,6 +173,17 @@ func (e *explainer) node(depth int, n Node) {
 		for _, in := range n.Ins {
 			e.node(depth+1, in)
 		}
+	case *Unnest:
+		var arrays []string
+		for _, a := range n.Arrays {
+			arrays = append(arrays, colName(n.Input.Columns(), a))
+		}
+		outer := ""
+		if n.Outer {
+			outer = ", outer"
+		}
+		e.line(depth, "Unnest", "arrays: %s%s%s", strings.Join(arrays, ", "), outer, e.keySuffix(n))
+		e.node(depth+1, n.Input)
 	case *Expand:
 		e.line(depth, "Expand", "copies: %s%s", colName(n.Input.Columns(), n.Count), e.keySuffix(n))
 		e.node(depth+1, n.Input)

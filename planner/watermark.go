@@ -36,6 +36,15 @@ func Watermarks(n Node) []int {
 		}
 	case *Expand:
 		return Watermarks(n.Input)
+	case *Unnest:
+		// The columns before the elements keep their places.
+		var cols []int
+		for _, c := range Watermarks(n.Input) {
+			if c < len(n.Before) {
+				cols = append(cols, c)
+			}
+		}
+		return cols
 	case *Materialize:
 		return Watermarks(n.Input)
 	case *HopWindow:

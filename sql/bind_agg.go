@@ -1,6 +1,8 @@
 package sql
 
 import (
+	"strings"
+
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
@@ -12,7 +14,7 @@ var aggregateNames = map[string]bool{
 	AggStddev: true, AggStddevSamp: true, AggStddevPop: true,
 	AggVariance: true, AggVarSamp: true, AggVarPop: true,
 	AggStringAgg: true, AggFirstValue: true, AggLastValue: true,
-	AggApproxCountDistinct: true,
+	AggApproxCountDistinct: true, AggArrayAgg: true,
 }
 
 // bindAggregate binds an aggregate call and records it in ctx.aggs.
@@ -79,6 +81,8 @@ func (b *binder) bindAggArgs(ctx *exprCtx, name string, f *pg_query.FuncCall) ([
 	for i, a := range args {
 		switch {
 		case a.Type().Kind != types.Unknown:
+		case name == AggArrayAgg:
+			return nil, b.errAt(f.Location, notUnique(name, args))
 		case name == AggBoolAnd || name == AggBoolOr || name == AggEvery:
 			if args[i], err = b.castTo(a, types.BoolT, f.Location, false); err != nil {
 				return nil, err
@@ -146,6 +150,17 @@ func (b *binder) bindAggOrder(ctx *exprCtx, call *AggCall, f *pg_query.FuncCall)
 	return nil
 }
 
+// notUnique is PostgreSQL's error for a call of a polymorphic function
+// whose only argument is an untyped literal.
+func notUnique(name string, args []Expr) *sqlerr.Error {
+	ts := make([]string, len(args))
+	for i, a := range args {
+		ts[i] = a.Type().String()
+	}
+	return sqlerr.New(sqlerr.AmbiguousFunction, "function %s(%s) is not unique", name, strings.Join(ts, ", ")).
+		WithHint("Could not choose a best candidate function. You might need to add explicit type casts.")
+}
+
 // sameAsSome reports whether e is the same expression as one of args.
 func sameAsSome(e Expr, args []Expr) bool {
 	for _, a := range args {
@@ -205,6 +220,14 @@ func aggResultType(fn string, t types.T) (types.T, error) {
 		}
 	case AggStringAgg:
 		return types.TextT, nil
+	case AggArrayAgg:
+		switch t.Kind {
+		case types.Unknown:
+		case types.Array:
+			return types.T{}, sqlerr.Unsupported("array_agg over arrays (multidimensional arrays)")
+		default:
+			return types.ArrayOf(t), nil
+		}
 	case AggMin, AggMax, AggFirstValue, AggLastValue:
 		if t.Kind != types.Unknown {
 			return t, nil

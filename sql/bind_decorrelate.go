@@ -437,6 +437,8 @@ func nodeExprs(rel Rel) []Expr {
 		return out
 	case *GenerateSeries:
 		return []Expr{r.Start, r.Stop, r.Step}
+	case *Unnest:
+		return r.Arrays
 	case *AsofJoin:
 		return append(append([]Expr{r.LeftTime, r.RightTime}, r.LeftKeys...), r.RightKeys...)
 	case *Window:

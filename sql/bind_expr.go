@@ -49,6 +49,10 @@ type exprCtx struct {
 	// set while binding a window function's arguments.
 	wins     *windowCollector
 	inWindow bool
+	// srfs, when not nil, collects the arguments of set-returning calls
+	// (the select list): each call is replaced by an srfRef. When nil,
+	// they are an error naming clause.
+	srfs *[]Expr
 }
 
 // aggRef stands for aggregate Index of the enclosing query until the binder
@@ -1212,7 +1216,7 @@ func funcName(names []*pg_query.Node) string {
 }
 
 var unsupportedAggregates = map[string]bool{
-	"array_agg": true, "json_agg": true, "jsonb_agg": true, "percentile_cont": true,
+	"json_agg": true, "jsonb_agg": true, "percentile_cont": true,
 	"percentile_disc": true, "mode": true, "bit_and": true, "bit_or": true,
 }
 
@@ -1228,6 +1232,9 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 	}
 	if aggregateNames[name] {
 		return b.bindAggregate(ctx, name, f)
+	}
+	if name == fnUnnest {
+		return b.bindSRF(ctx, f)
 	}
 	if unsupportedAggregates[name] {
 		return nil, b.errAt(f.Location, sqlerr.Unsupported("aggregate function %s", name))

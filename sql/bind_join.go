@@ -67,6 +67,15 @@ func (b *binder) bindFrom(items []*pg_query.Node) (Rel, *scope, error) {
 		return nil, nil, err
 	}
 	for _, item := range items[1:] {
+		if rf := item.GetRangeFunction(); rf != nil {
+			if calls := unnestCalls(rf); calls != nil {
+				// A function in FROM sees the items before it (LATERAL).
+				if rel, sc, err = b.bindUnnest(rf, calls, rel, sc); err != nil {
+					return nil, nil, err
+				}
+				continue
+			}
+		}
 		right, rsc, err := b.bindFromItem(item)
 		if err != nil {
 			return nil, nil, err
@@ -99,6 +108,11 @@ func (b *binder) bindJoinExpr(j *pg_query.JoinExpr) (Rel, *scope, error) {
 	left, lsc, err := b.bindFromItem(j.Larg)
 	if err != nil {
 		return nil, nil, err
+	}
+	if rf := j.Rarg.GetRangeFunction(); rf != nil {
+		if calls := unnestCalls(rf); calls != nil {
+			return b.joinUnnest(j, typ, rf, calls, left, lsc)
+		}
 	}
 	right, rsc, err := b.bindFromItem(j.Rarg)
 	if err != nil {

@@ -100,7 +100,8 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx := &exprCtx{scope: sc, aggs: &aggs, clause: "SELECT", subs: selectSubs, wins: wins}
+	var srfs []Expr
+	ctx := &exprCtx{scope: sc, aggs: &aggs, clause: "SELECT", subs: selectSubs, wins: wins, srfs: &srfs}
 	targets, err := b.bindTargets(ctx, sc, sel.TargetList)
 	if err != nil {
 		return nil, err
@@ -208,6 +209,26 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 			targets[i].expr = resolve(targets[i].expr)
 		}
 		resolveSubs = resolve
+	}
+	if len(srfs) > 0 {
+		if wins.used() {
+			return nil, sqlerr.Unsupported("set-returning functions together with window functions")
+		}
+		rewrite := func(e Expr) (Expr, error) {
+			var err error
+			if rewriteWindow != nil {
+				if e, err = rewriteWindow(e, -1); err != nil {
+					return nil, err
+				}
+			}
+			if resolveSubs != nil {
+				e = resolveSubs(e)
+			}
+			return e, nil
+		}
+		if input, err = placeSRFs(input, srfs, rewrite, targets); err != nil {
+			return nil, err
+		}
 	}
 	if wins.used() {
 		if input, err = b.placeWindows(input, wins, rewriteWindow, resolveSubs, targets); err != nil {
@@ -645,9 +666,10 @@ func (r *groupRewriter) rewriteKey(e Expr) (Expr, error) {
 
 func (r *groupRewriter) rewrite(e Expr, loc int32) (Expr, error) {
 	switch e.(type) {
-	case *scalarRef, *winRef, *outerRef:
+	case *scalarRef, *winRef, *outerRef, *srfRef:
 		// Outer references are constant over the aggregation.
-		// Window calls are rewritten by placeWindows.
+		// Window calls are rewritten by placeWindows, set-returning
+		// calls by placeSRFs.
 		return e, nil
 	}
 	if a, ok := e.(*aggRef); ok {
@@ -842,6 +864,9 @@ func countVisible(sc *scope) int {
 }
 
 func (b *binder) bindRangeFunction(rf *pg_query.RangeFunction) (Rel, *scope, error) {
+	if calls := unnestCalls(rf); calls != nil {
+		return b.bindUnnest(rf, calls, nil, nil)
+	}
 	if len(rf.Functions) == 1 && !rf.IsRowsfrom {
 		if f := rf.Functions[0].GetList().GetItems()[0].GetFuncCall(); f != nil && isTimeWindow(funcName(f.Funcname)) {
 			return b.bindTimeWindow(rf, f, funcName(f.Funcname))

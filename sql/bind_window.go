@@ -394,7 +394,7 @@ func constantExpr(e Expr) bool {
 	ok := true
 	Walk(e, func(x Expr) bool {
 		switch x.(type) {
-		case *InputRef, *aggRef, *outerRef, *scalarRef, *winRef:
+		case *InputRef, *aggRef, *outerRef, *scalarRef, *winRef, *srfRef:
 			ok = false
 		case *Call:
 			if x.(*Call).Fn == FnNow {

@@ -90,6 +90,8 @@ func relKindName(r Rel) string {
 		return "INTERSECT ALL or EXCEPT ALL"
 	case *GenerateSeries:
 		return "generate_series"
+	case *Unnest:
+		return "unnest"
 	case *AsofJoin:
 		return "ASOF joins"
 	case *HopWindow, *SessionWindow:

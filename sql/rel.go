@@ -99,6 +99,10 @@ const (
 	// approx_count_distinct(x): an estimate of count(DISTINCT x) from a
 	// HyperLogLog sketch (see docs/decisions.md).
 	AggApproxCountDistinct = "approx_count_distinct"
+	// array_agg(x [ORDER BY ...]): the values, NULLs included, as an
+	// array, in the ORDER BY's order (see exec.orderedAgg for the order
+	// without one).
+	AggArrayAgg = "array_agg"
 )
 
 // AggCall is one aggregate function call.
@@ -106,7 +110,8 @@ type AggCall struct {
 	Func string
 	// Arg is over the Aggregate's input; nil for count(*).
 	Arg Expr
-	// Distinct aggregates see each distinct non-NULL value of Arg once per group.
+	// Distinct aggregates see each distinct non-NULL value of Arg once per
+	// group (array_agg sees NULL once too).
 	Distinct bool
 	// Filter, if not nil, is a boolean expression over the input: only rows for
 	// which it is true are aggregated (FILTER (WHERE ...)).
@@ -130,7 +135,7 @@ type AggOrder struct {
 // OrderSensitive reports whether the result of aggregate fn depends on the
 // order of its input.
 func OrderSensitive(fn string) bool {
-	return fn == AggStringAgg || fn == AggFirstValue || fn == AggLastValue
+	return fn == AggStringAgg || fn == AggFirstValue || fn == AggLastValue || fn == AggArrayAgg
 }
 
 // Sort orders its input; it appears only at the top of batch queries.

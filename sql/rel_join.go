@@ -89,6 +89,8 @@ func Inputs(rel Rel) []Rel {
 		return r.Inputs
 	case *Expand:
 		return []Rel{r.Input}
+	case *Unnest:
+		return []Rel{r.Input}
 	case *HopWindow:
 		return []Rel{r.Input}
 	case *AsofJoin:
@@ -138,6 +140,10 @@ func WithInputs(rel Rel, in []Rel) Rel {
 		c.Inputs = in
 		return &c
 	case *Expand:
+		c := *r
+		c.Input = in[0]
+		return &c
+	case *Unnest:
 		c := *r
 		c.Input = in[0]
 		return &c

@@ -42,6 +42,7 @@ const (
 	InsufficientPrivilege      = "42501"
 	UndefinedColumn            = "42703"
 	UndefinedFunction          = "42883"
+	AmbiguousFunction          = "42725"
 	UndefinedTable             = "42P01"
 	UndefinedObject            = "42704"
 	DuplicateTable             = "42P07"

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/types"
@@ -255,4 +256,39 @@ func fillFixed[T any](mem memory.Allocator, t types.T, d types.Datum, n int) arr
 		out[i] = v
 	}
 	return makeArray(t.ArrowType(), n, valid, buf)
+}
+
+// TakeArrayOrNull is TakeArray where an index of -1 gives a NULL: it takes
+// index 0 in its place and clears the row's validity bit. arr may be empty
+// when every index is -1.
+func TakeArrayOrNull(mem memory.Allocator, arr arrow.Array, rows []int32) (arrow.Array, error) {
+	if !slices.Contains(rows, -1) {
+		return TakeArray(mem, arr, rows)
+	}
+	n := len(rows)
+	if arr.Len() == 0 {
+		return array.MakeArrayOfNull(mem, arr.DataType(), n), nil
+	}
+	fixed := make([]int32, n)
+	for i, r := range rows {
+		fixed[i] = max(r, 0)
+	}
+	taken, err := TakeArray(mem, arr, fixed)
+	if err != nil {
+		return nil, err
+	}
+	defer taken.Release()
+	valid := allocBits(mem, n, false)
+	defer valid.Release()
+	vb := valid.Bytes()
+	for i, r := range rows {
+		if r >= 0 && taken.IsValid(i) {
+			bitutil.SetBit(vb, i)
+		}
+	}
+	d := taken.Data()
+	bufs := append([]*memory.Buffer{valid}, d.Buffers()[1:]...)
+	data := array.NewData(d.DataType(), n, bufs, d.Children(), array.UnknownNullCount, 0)
+	defer data.Release()
+	return array.MakeFromData(data), nil
 }

@@ -1,0 +1,229 @@
+package sql
+
+import (
+	"fmt"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/sqlerr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// unnest, the set-returning function over arrays: in FROM (bindUnnest),
+// with several arguments, ROWS FROM (unnest(a), unnest(b)), WITH
+// ORDINALITY and column aliases, over the columns of the FROM items before
+// it; and in the select list (bindSRF), where each call stands for an
+// element column of an Unnest placed over the query's input (after its
+// aggregation) by placeSRFs.
+
+const fnUnnest = "unnest"
+
+// srfRef stands for set-returning call Index of the select list until
+// placeSRFs replaces it with the element column of the query's Unnest.
+type srfRef struct {
+	Index int
+	T     types.T
+}
+
+func (e *srfRef) Type() types.T  { return e.T }
+func (e *srfRef) String() string { return fmt.Sprintf("srf#%d", e.Index) }
+
+// unnestCalls returns the unnest calls of a function in FROM, or nil when
+// it is not (only) unnest: unnest(...) or ROWS FROM (unnest(...), ...).
+func unnestCalls(rf *pg_query.RangeFunction) []*pg_query.FuncCall {
+	var calls []*pg_query.FuncCall
+	for _, item := range rf.Functions {
+		items := item.GetList().GetItems()
+		if len(items) == 0 {
+			return nil
+		}
+		f := items[0].GetFuncCall()
+		if f == nil || funcName(f.Funcname) != fnUnnest {
+			return nil
+		}
+		calls = append(calls, f)
+	}
+	return calls
+}
+
+// unnestArg checks that a bound argument of unnest is an array.
+func (b *binder) unnestArg(a Expr, args []Expr, loc int32) error {
+	switch a.Type().Kind {
+	case types.Array:
+		return nil
+	case types.Unknown:
+		return b.errAt(loc, notUnique(fnUnnest, args))
+	}
+	return b.errAt(loc, noSuchFunction(fnUnnest, args))
+}
+
+// bindUnnest binds unnest in FROM after the items left (nil when it is the
+// first), whose scope lsc its arguments see, and returns the Unnest over
+// left with the scope of both.
+func (b *binder) bindUnnest(rf *pg_query.RangeFunction, calls []*pg_query.FuncCall, left Rel, lsc *scope) (Rel, *scope, error) {
+	if left == nil {
+		left, lsc = &Values{Rows: [][]Expr{{}}}, &scope{}
+	}
+	ctx := &exprCtx{scope: lsc, clause: "functions in FROM"}
+	var arrays []Expr
+	for _, f := range calls {
+		if f.AggDistinct || f.AggStar || f.AggFilter != nil || len(f.AggOrder) > 0 || f.Over != nil {
+			return nil, nil, b.errAt(f.Location, sqlerr.New(sqlerr.WrongObjectType, "unnest is not an aggregate function"))
+		}
+		args, err := b.bindExprs(ctx, f.Args)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(args) == 0 || (len(args) > 1 && rf.IsRowsfrom) {
+			return nil, nil, b.errAt(f.Location, noSuchFunction(fnUnnest, args))
+		}
+		for _, a := range args {
+			if err := b.unnestArg(a, args, f.Location); err != nil {
+				return nil, nil, err
+			}
+		}
+		arrays = append(arrays, args...)
+	}
+	alias := ""
+	var colAliases []*pg_query.Node
+	if rf.Alias != nil {
+		alias, colAliases = rf.Alias.Aliasname, rf.Alias.Colnames
+	}
+	names := make([]string, len(arrays))
+	for i := range names {
+		names[i] = fnUnnest
+		if alias != "" && len(arrays) == 1 {
+			// A one-column function takes its table alias as column name.
+			names[i] = alias
+		}
+	}
+	ordName := "ordinality"
+	if len(colAliases) > len(arrays)+boolInt(rf.Ordinality) {
+		return nil, nil, b.errAt(calls[0].Location, sqlerr.New(sqlerr.InvalidColumnReference,
+			"table \"%s\" has %d columns available but %d columns specified", alias, len(arrays)+boolInt(rf.Ordinality), len(colAliases)))
+	}
+	for i, a := range colAliases {
+		if i < len(arrays) {
+			names[i] = a.GetString_().Sval
+		} else {
+			ordName = a.GetString_().Sval
+		}
+	}
+	table := alias
+	if table == "" {
+		table = fnUnnest
+	}
+	u := newUnnest(left, arrays, names, ordName, rf.Ordinality)
+	sc := &scope{cols: append([]scopeCol(nil), lsc.cols...)}
+	for _, c := range u.Cols[len(lsc.cols):] {
+		sc.cols = append(sc.cols, scopeCol{table: table, name: c.Name, t: c.Type, hidden: c.Hidden})
+	}
+	return u, sc, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// bindSRF binds a set-returning call (unnest) in the select list.
+func (b *binder) bindSRF(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) {
+	name := funcName(f.Funcname)
+	switch {
+	case ctx.inAgg:
+		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.FeatureNotSupported, "aggregate function calls cannot contain set-returning function calls").
+			WithHint("You might be able to move the set-returning function into a LATERAL FROM item."))
+	case ctx.inWindow:
+		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.FeatureNotSupported, "window function calls cannot contain set-returning function calls").
+			WithHint("You might be able to move the set-returning function into a LATERAL FROM item."))
+	case ctx.srfs == nil:
+		clause := ctx.clause
+		if clause == "" {
+			clause = "this context"
+		}
+		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.FeatureNotSupported, "set-returning functions are not allowed in %s", clause))
+	}
+	if f.AggDistinct || f.AggStar || f.AggFilter != nil || len(f.AggOrder) > 0 {
+		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.WrongObjectType, "%s is not an aggregate function", name))
+	}
+	inner := *ctx
+	inner.srfs = nil
+	inner.clause = "arguments of set-returning functions"
+	args, err := b.bindExprs(&inner, f.Args)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) != 1 {
+		return nil, b.errAt(f.Location, noSuchFunction(name, args))
+	}
+	if err := b.unnestArg(args[0], args, f.Location); err != nil {
+		return nil, err
+	}
+	*ctx.srfs = append(*ctx.srfs, args[0])
+	return &srfRef{Index: len(*ctx.srfs) - 1, T: args[0].Type().ElemT()}, nil
+}
+
+// placeSRFs puts the Unnest of the select list's set-returning calls srfs
+// (over the FROM scope; rewrite maps them over input, the aggregation's
+// output) over input and points the targets' srfRefs at its element
+// columns.
+func placeSRFs(input Rel, srfs []Expr, rewrite func(Expr) (Expr, error), targets []target) (Rel, error) {
+	arrays := make([]Expr, len(srfs))
+	names := make([]string, len(srfs))
+	for i, e := range srfs {
+		var err error
+		if arrays[i], err = rewrite(e); err != nil {
+			return nil, err
+		}
+		names[i] = fnUnnest
+	}
+	u := newUnnest(input, arrays, names, "ordinality", false)
+	base := len(input.Columns())
+	for i := range targets {
+		targets[i].expr = Rewrite(targets[i].expr, func(x Expr) Expr {
+			if r, ok := x.(*srfRef); ok {
+				return &InputRef{Index: base + r.Index, T: r.T, Name: fnUnnest}
+			}
+			return x
+		})
+	}
+	return u, nil
+}
+
+// joinUnnest binds left JOIN unnest(...) ON cond: the function sees left's
+// columns (LATERAL). An inner join filters the Unnest's rows by cond; a
+// left join is supported with ON true, keeping rows without elements.
+func (b *binder) joinUnnest(j *pg_query.JoinExpr, typ JoinType, rf *pg_query.RangeFunction, calls []*pg_query.FuncCall, left Rel, lsc *scope) (Rel, *scope, error) {
+	loc := calls[0].Location
+	switch {
+	case j.IsNatural || len(j.UsingClause) > 0:
+		return nil, nil, b.errAt(loc, sqlerr.Unsupported("USING or NATURAL joins with a function in FROM"))
+	case j.Alias != nil:
+		return nil, nil, b.errAt(loc, sqlerr.Unsupported("an alias on a join with a function in FROM"))
+	case typ != InnerJoin && typ != LeftJoin:
+		return nil, nil, b.errAt(loc, sqlerr.Unsupported("%s joins with a function in FROM", typ))
+	}
+	rel, sc, err := b.bindUnnest(rf, calls, left, lsc)
+	if err != nil {
+		return nil, nil, err
+	}
+	if j.Quals == nil {
+		return rel, sc, nil
+	}
+	on, err := b.bindExpr(&exprCtx{scope: sc, clause: "JOIN conditions"}, j.Quals)
+	if err != nil {
+		return nil, nil, err
+	}
+	if on, err = b.requireBool(on, "argument of JOIN/ON", exprLocation(j.Quals)); err != nil {
+		return nil, nil, err
+	}
+	if typ == LeftJoin {
+		if c, ok := on.(*Const); !ok || c.Value.Null || c.Value.I == 0 {
+			return nil, nil, b.errAt(exprLocation(j.Quals), sqlerr.Unsupported("LEFT JOIN with a function in FROM on a condition other than true"))
+		}
+		rel.(*Unnest).Outer = true
+		return rel, sc, nil
+	}
+	return &Filter{Input: rel, Pred: on}, sc, nil
+}
