@@ -19,7 +19,7 @@ type notifier interface {
 // nameTaken reports whether a relation called name exists, and what CREATE
 // then returns: with IF NOT EXISTS a notice and no error, else 42P07.
 func (e *Engine) nameTaken(name string, ifNotExists bool, w notifier) (bool, error) {
-	if e.cat.Lookup(name) == nil {
+	if rel, _ := e.cat.LookupIndex(name); e.cat.Lookup(name) == nil && rel == nil {
 		return false, nil
 	}
 	if ifNotExists {
@@ -192,6 +192,9 @@ func (e *Engine) dropTable(ctx context.Context, rel *catalog.Relation) error {
 			tw.mu.Unlock()
 			e.catSrc.delete(rel.ID)
 			e.cleanup.add(tw.table)
+			for _, x := range tw.indexes {
+				e.cleanup.add(x.table)
+			}
 			if tw.wmTable != nil {
 				e.cleanup.add(tw.wmTable)
 			}
