@@ -127,6 +127,29 @@ type Relation struct {
 	// time columns (every view created since join ordering exists); older
 	// views keep the plan their operator state was built for.
 	JoinOrder bool `json:"join_order,omitempty"`
+	// Indexes are a table's secondary indexes (CREATE INDEX).
+	Indexes []Index `json:"indexes,omitempty"`
+}
+
+// Index is a secondary index of a table: its state table holds one entry
+// per row, keyed by the index columns then the table's key (so entries are
+// unique and lead back to their row), valued by the INCLUDE columns. The
+// table writes a row's entries in the same epoch as the row.
+type Index struct {
+	Name    string `json:"name"`
+	Columns []int  `json:"columns"`
+	// Desc records DESC columns. Entries are stored in ascending order
+	// whatever the direction: lookups do not depend on it.
+	Desc       []bool `json:"desc,omitempty"`
+	Include    []int  `json:"include,omitempty"`
+	StateTable uint32 `json:"state_table"`
+}
+
+// WithIndexes returns a copy of r with the given indexes.
+func (r *Relation) WithIndexes(idx []Index) *Relation {
+	c := *r
+	c.Indexes = idx
+	return &c
 }
 
 // Ref is a relation named in a view's defining statement: the byte offset
@@ -367,6 +390,27 @@ func (c *Catalog) InSchema(schema string) []*Relation {
 		}
 	}
 	return out
+}
+
+// NormalizeName is the name an index is known by: indexes are not in
+// schemas yet (one namespace), and public.i names i.
+func NormalizeName(name string) string {
+	return strings.TrimPrefix(name, "public.")
+}
+
+// LookupIndex returns the index named name and its table, or nils.
+func (c *Catalog) LookupIndex(name string) (*Relation, *Index) {
+	name = NormalizeName(name)
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, r := range c.byID {
+		for i := range r.Indexes {
+			if r.Indexes[i].Name == name {
+				return r, &r.Indexes[i]
+			}
+		}
+	}
+	return nil, nil
 }
 
 // ByID returns the relation with id, or nil.

@@ -24,7 +24,7 @@ func (e *Engine) nameTaken(schema, name string, ifNotExists bool, w notifier) (b
 	if err := e.checkSchema(schema); err != nil {
 		return true, err
 	}
-	if e.cat.LookupIn(schema, name) == nil {
+	if rel, _ := e.cat.LookupIndex(name); e.cat.LookupIn(schema, name) == nil && rel == nil {
 		return false, nil
 	}
 	if ifNotExists {
@@ -176,6 +176,9 @@ func (e *Engine) dropTable(ctx context.Context, rel *catalog.Relation) error {
 			tw.mu.Unlock()
 			e.catSrc.delete(rel.ID)
 			e.cleanup.add(tw.table)
+			for _, x := range tw.indexes {
+				e.cleanup.add(x.table)
+			}
 			if tw.wmTable != nil {
 				e.cleanup.add(tw.wmTable)
 			}

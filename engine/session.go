@@ -205,6 +205,14 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		if err := e.drop(ctx, st, w); err != nil {
 			return err
 		}
+	case *sql.CreateIndex:
+		if err := e.createIndex(ctx, st, w); err != nil {
+			return err
+		}
+	case *sql.DropIndex:
+		if err := e.dropIndex(ctx, st, w); err != nil {
+			return err
+		}
 	case *sql.CreateSource:
 		if err := e.createSource(ctx, st, w); err != nil {
 			return err

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 
@@ -46,8 +47,102 @@ type tableWriter struct {
 	wmSaved   bool
 	wmSavedAt int64
 
+	// indexes are the table's secondary indexes, written with its rows.
+	indexes []*tableIndex
+
 	keyBuf []byte
 	valBuf []byte
+}
+
+// tableIndex is a secondary index a table writer maintains: for every row,
+// an entry keyed by the row's index columns then its key, valued by its
+// INCLUDE columns.
+type tableIndex struct {
+	def   catalog.Index
+	table *state.Table
+	incl  *state.RowCodec
+}
+
+func (w *tableWriter) openIndex(def catalog.Index) *tableIndex {
+	ts := make([]types.T, len(def.Include))
+	for i, c := range def.Include {
+		ts[i] = w.types[c]
+	}
+	return &tableIndex{def: def, table: w.e.store.Table(state.TableID(def.StateTable)), incl: state.NewRowCodec(ts)}
+}
+
+// indexEntry returns the key and value of row i's entry in x; they are valid
+// until the next call.
+func (w *tableWriter) indexEntry(x *tableIndex, rec arrow.RecordBatch, i int) (key, val []byte) {
+	w.keyBuf = w.keyBuf[:0]
+	for _, c := range x.def.Columns {
+		w.keyBuf = state.AppendKey(w.keyBuf, w.types[c], rec.Column(c), i)
+	}
+	for _, k := range w.rel.Key {
+		w.keyBuf = state.AppendKey(w.keyBuf, w.types[k], rec.Column(k), i)
+	}
+	cols := make([]arrow.Array, len(x.def.Include))
+	for j, c := range x.def.Include {
+		cols[j] = rec.Column(c)
+	}
+	w.valBuf = x.incl.Append(w.valBuf[:0], cols, i)
+	return w.keyBuf, w.valBuf
+}
+
+// putIndexes writes the index entries of every row of rec.
+func (w *tableWriter) putIndexes(rec arrow.RecordBatch) {
+	for _, x := range w.indexes {
+		for i := 0; i < int(rec.NumRows()); i++ {
+			x.table.Put(w.indexEntry(x, rec, i))
+		}
+	}
+}
+
+// deleteIndexes deletes the index entries of every row of rec.
+func (w *tableWriter) deleteIndexes(rec arrow.RecordBatch) {
+	for _, x := range w.indexes {
+		for i := 0; i < int(rec.NumRows()); i++ {
+			k, _ := w.indexEntry(x, rec, i)
+			x.table.Delete(k)
+		}
+	}
+}
+
+// addIndex builds index def over the table's rows and maintains it from
+// now on; rel is the table's catalog entry with the index. On error nothing
+// is kept. The caller holds mu.
+func (w *tableWriter) addIndex(rel *catalog.Relation, def catalog.Index) error {
+	x := w.openIndex(def)
+	build := exec.OutputFunc(func(_ context.Context, m exec.Message) error {
+		if m.Batch == nil {
+			return nil
+		}
+		defer m.Batch.Release()
+		for i := 0; i < int(m.Batch.Rec.NumRows()); i++ {
+			x.table.Put(w.indexEntry(x, m.Batch.Rec, i))
+		}
+		return nil
+	})
+	if err := exec.ScanTable(w.e.ctx, w.e.mem, w.table, w.types, build); err != nil {
+		x.table.Clear()
+		return err
+	}
+	w.rel = rel
+	w.indexes = append(w.indexes, x)
+	return nil
+}
+
+// dropIndex stops maintaining the index named name and returns its state
+// table; rel is the table's catalog entry without it. The caller holds mu.
+func (w *tableWriter) dropIndex(rel *catalog.Relation, name string) *state.Table {
+	w.rel = rel
+	for i, x := range w.indexes {
+		if x.def.Name == name {
+			w.indexes = slices.Delete(w.indexes, i, i+1)
+			return x.table
+		}
+	}
+	return nil
 }
 
 func newTableWriter(e *Engine, rel *catalog.Relation) (*tableWriter, error) {
@@ -63,6 +158,9 @@ func newTableWriter(e *Engine, rel *catalog.Relation) (*tableWriter, error) {
 	}
 	if err := w.openWatermark(); err != nil {
 		return nil, err
+	}
+	for _, def := range rel.Indexes {
+		w.indexes = append(w.indexes, w.openIndex(def))
 	}
 	if !rel.PrimaryKey {
 		w.rowID = rel.Key[0]
@@ -92,6 +190,9 @@ func (w *tableWriter) Inject(ctx context.Context, b *barrier.Barrier) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.table.Seal(b.Epoch)
+	for _, x := range w.indexes {
+		x.table.Seal(b.Epoch)
+	}
 	w.sealed = b.Epoch
 	if err := w.emitWatermark(ctx, b.Epoch); err != nil {
 		return err
@@ -268,6 +369,7 @@ func (w *tableWriter) insert(recs []arrow.RecordBatch) (epoch uint64, n int64, e
 			w.valBuf = w.codec.Append(w.valBuf[:0], cols, i)
 			w.table.Put(w.key(rec, i), w.valBuf)
 		}
+		w.putIndexes(rec)
 		n += int64(rows)
 		rec.Retain()
 		b := exec.NewBatch(rec, nil)
@@ -366,9 +468,22 @@ func (w *tableWriter) modify(ectx *eval.Context, where sql.Expr, set map[int]sql
 		}
 		return nil
 	})
-	// A WHERE that pins the primary key reads only its rows.
+	// A WHERE that pins the primary key reads only its rows; else one that
+	// an index narrows reads the rows the index finds.
 	scan := exec.ScanTable
-	if ranges, ok := exec.KeyRanges(planner.PinnedKey(where, w.rel.Key, w.types), w.rel.Key, w.types); ok {
+	ranges, ok := exec.KeyRanges(planner.PinnedKey(where, w.rel.Key, w.types), w.rel.Key, w.types)
+	if !ok {
+		if l := planner.ChooseIndex(where, w.rel); l != nil {
+			for _, x := range w.indexes {
+				if x.def.Name == l.Index.Name {
+					if ranges, ok, err = exec.IndexRowRanges(x.table, l, w.rel); err != nil {
+						return 0, 0, err
+					}
+				}
+			}
+		}
+	}
+	if ok {
 		scan = func(ctx context.Context, mem memory.Allocator, t *state.Table, ts []types.T, out exec.Output) error {
 			return exec.ScanTableRanges(ctx, mem, t, ts, ranges, out)
 		}
@@ -420,6 +535,7 @@ func (w *tableWriter) modify(ectx *eval.Context, where sql.Expr, set map[int]sql
 		for i := 0; i < int(r.NumRows()); i++ {
 			w.table.Delete(w.key(r, i))
 		}
+		w.deleteIndexes(r)
 	}
 	for _, r := range news {
 		cols := r.Columns()
@@ -427,6 +543,7 @@ func (w *tableWriter) modify(ectx *eval.Context, where sql.Expr, set map[int]sql
 			w.valBuf = w.codec.Append(w.valBuf[:0], cols, i)
 			w.table.Put(w.key(r, i), w.valBuf)
 		}
+		w.putIndexes(r)
 	}
 	for k, old := range olds {
 		var b *exec.Batch

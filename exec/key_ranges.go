@@ -21,20 +21,27 @@ const maxKeyRanges = 4096
 // predicate reports the error). The ranges are sorted and disjoint; rows in
 // them must still be checked against the predicate.
 func KeyRanges(pinned [][]sql.Expr, key []int, ts []types.T) (ranges []KeyRange, ok bool) {
-	if len(pinned) == 0 {
+	prefixes, n := keyPrefixes(pinned, key, ts)
+	if n == 0 {
 		return nil, false
 	}
-	prefixes := [][]byte{nil}
+	for _, pre := range prefixes {
+		ranges = append(ranges, KeyRange{Lower: pre, Upper: state.PrefixEnd(pre)})
+	}
+	return ranges, true
+}
+
+// keyPrefixes returns the sorted, distinct key prefixes of the first n
+// pinned columns (key are their indexes, ts the relation's column types):
+// every combination of their constants. n stops short of len(pinned) at a
+// column whose constants fail to evaluate or that would make more than
+// maxKeyRanges prefixes; with n = 0 the only prefix is the empty one.
+func keyPrefixes(pinned [][]sql.Expr, key []int, ts []types.T) (prefixes [][]byte, n int) {
+	prefixes = [][]byte{nil}
 	for p, consts := range pinned {
 		t := ts[key[p]]
 		vals, ok := constValues(consts)
-		if !ok {
-			if p == 0 {
-				return nil, false
-			}
-			break
-		}
-		if len(prefixes)*len(vals) > maxKeyRanges {
+		if !ok || len(prefixes)*len(vals) > maxKeyRanges {
 			break
 		}
 		next := make([][]byte, 0, len(prefixes)*len(vals))
@@ -44,13 +51,11 @@ func KeyRanges(pinned [][]sql.Expr, key []int, ts []types.T) (ranges []KeyRange,
 			}
 		}
 		prefixes = next
+		n++
 	}
 	slices.SortFunc(prefixes, bytes.Compare)
 	prefixes = slices.CompactFunc(prefixes, bytes.Equal)
-	for _, pre := range prefixes {
-		ranges = append(ranges, KeyRange{Lower: pre, Upper: state.PrefixEnd(pre)})
-	}
-	return ranges, true
+	return prefixes, n
 }
 
 // constValues evaluates constant expressions, dropping NULLs (= NULL matches

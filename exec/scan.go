@@ -38,7 +38,8 @@ func ScanSnapshot(ctx context.Context, mem memory.Allocator, snap *state.Snapsho
 }
 
 // scanLeaf emits the rows of a batch plan's scan from snap: only those with
-// the keys its filter pins (Scan.Lookup), if it pins any.
+// the keys its filter pins (Scan.Lookup), if it pins any, or else those its
+// index lookup finds (Scan.Index).
 func scanLeaf(ctx context.Context, mem memory.Allocator, snap *state.Snapshot, scan *planner.Scan, out Output) error {
 	rel := scan.Relation
 	var ranges []KeyRange
@@ -46,6 +47,15 @@ func scanLeaf(ctx context.Context, mem memory.Allocator, snap *state.Snapshot, s
 		ranges = r
 		if ranges == nil {
 			ranges = []KeyRange{}
+		}
+	} else if scan.Index != nil {
+		idx := snapshotTable{snap: snap, id: state.TableID(scan.Index.Index.StateTable)}
+		r, ok, err := IndexRowRanges(idx, scan.Index, rel)
+		if err != nil {
+			return err
+		}
+		if ok {
+			ranges = r
 		}
 	}
 	return scanRows(ctx, mem, snapshotTable{snap: snap, id: state.TableID(rel.StateTable)}, rel.Types(), ranges, out)

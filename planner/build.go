@@ -168,6 +168,9 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 		}
 		if scan, ok := in.(*Scan); ok && !b.stream {
 			scan.Lookup = PinnedKey(r.Pred, scan.Relation.Key, scan.Relation.Types())
+			if len(scan.Lookup) == 0 {
+				scan.Index = ChooseIndex(r.Pred, scan.Relation)
+			}
 		}
 		return &Filter{Input: in, Pred: r.Pred}, nil
 	case *sql.Project:

@@ -75,6 +75,16 @@ func (e *explainer) node(depth int, n Node) {
 			}
 			lookup = ", key lookup: [" + strings.Join(names, ", ") + "]"
 		}
+		if l := n.Index; l != nil {
+			var names []string
+			for _, c := range l.Index.Columns[:len(l.Eq)] {
+				names = append(names, n.Relation.Columns[c].Name)
+			}
+			lookup = ", index lookup: " + l.Index.Name + " [" + strings.Join(names, ", ") + "]"
+			if l.Ranged() {
+				lookup += ", range: " + n.Relation.Columns[l.Index.Columns[len(l.Eq)]].Name
+			}
+		}
 		e.line(depth, "Scan", "%s: %s, columns: %s%s", n.Relation.Kind, n.Relation.Name, colList(n.Cols), lookup)
 	case *Values:
 		e.line(depth, "Values", "rows: %d, columns: %s", len(n.Rows), colList(n.Cols))

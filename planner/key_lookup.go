@@ -16,18 +16,7 @@ func PinnedKey(pred sql.Expr, key []int, ts []types.T) [][]sql.Expr {
 	if pred == nil {
 		return nil
 	}
-	var conjuncts []sql.Expr
-	var split func(e sql.Expr)
-	split = func(e sql.Expr) {
-		if c, ok := e.(*sql.Call); ok && c.Fn == sql.FnAnd {
-			for _, a := range c.Args {
-				split(a)
-			}
-			return
-		}
-		conjuncts = append(conjuncts, e)
-	}
-	split(pred)
+	conjuncts := splitAnd(pred, nil)
 	var pinned [][]sql.Expr
 	for _, col := range key {
 		consts := pinnedBy(conjuncts, col, ts[col])
@@ -37,6 +26,17 @@ func PinnedKey(pred sql.Expr, key []int, ts []types.T) [][]sql.Expr {
 		pinned = append(pinned, consts)
 	}
 	return pinned
+}
+
+// splitAnd appends the conjuncts of e to dst.
+func splitAnd(e sql.Expr, dst []sql.Expr) []sql.Expr {
+	if c, ok := e.(*sql.Call); ok && c.Fn == sql.FnAnd {
+		for _, a := range c.Args {
+			dst = splitAnd(a, dst)
+		}
+		return dst
+	}
+	return append(dst, e)
 }
 
 // pinnedBy returns the constants of the first conjunct that pins column col

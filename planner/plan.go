@@ -36,6 +36,9 @@ type Scan struct {
 	// the first key columns to (PinnedKey): the scan reads only those keys
 	// (the Filter still applies).
 	Lookup [][]sql.Expr
+	// Index is, in a batch plan whose Filter pins none of the key, the
+	// secondary index the scan reads the rows through (ChooseIndex), or nil.
+	Index *IndexLookup
 }
 
 // Values produces constant rows (batch plans only).

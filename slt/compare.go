@@ -71,8 +71,11 @@ func (r queryResult) key(mode sortMode) string {
 // whitespace) or, as classic sqllogictest writes them, one value per line.
 // A query with more than one column uses the second layout when every
 // expected line has fewer words than the query has columns, which no row
-// line can have. Words are compared with whitespace normalized, so values
-// that contain spaces still compare in the row layout.
+// line can have, or when there are exactly rows*columns expected lines:
+// values that contain spaces ("table tn4 row 83") make the word count
+// ambiguous, the line count is not. Words are compared with whitespace
+// normalized, so values that contain spaces still compare in the row
+// layout.
 func compareResult(rec *record, res queryResult) string {
 	cols := len(rec.types)
 	if len(rec.expected) == 1 {
@@ -82,10 +85,12 @@ func compareResult(rec *record, res queryResult) string {
 	}
 
 	valueLayout := cols > 1 && len(rec.expected) > 0
-	for _, l := range rec.expected {
-		if len(strings.Fields(l)) >= cols {
-			valueLayout = false
-			break
+	if valueLayout && len(rec.expected) != len(res)*cols {
+		for _, l := range rec.expected {
+			if len(strings.Fields(l)) >= cols {
+				valueLayout = false
+				break
+			}
 		}
 	}
 

@@ -46,6 +46,12 @@ func TestCompareResult(t *testing.T) {
 		{"valuesort wrong", "IT", valueSort, "1|2|3|NULL|x|x", rows, false},
 		{"single column", "I", noSort, "1|2", queryResult{{"1"}, {"2"}}, true},
 		{"value with spaces", "TI", noSort, "a b 1", queryResult{{"a  b", "1"}}, true},
+		// One value per line, values with as many words as columns.
+		{"values with spaces", "IT", rowSort, "2|t row 2|1|t row 1", queryResult{{"1", "t row 1"}, {"2", "t row 2"}}, true},
+		{"values with spaces, wrong value", "IT", rowSort, "2|t row 2|1|t row 3", queryResult{{"1", "t row 1"}, {"2", "t row 2"}}, false},
+		{"values with spaces, rows", "TT", noSort, "a b|c d", queryResult{{"a", "b"}, {"c", "d"}}, true},
+		{"values with spaces, one row", "TT", noSort, "a b|c d", queryResult{{"a b", "c d"}}, true},
+		{"values with spaces, row missing", "TT", noSort, "a b|c d", queryResult{{"a", "b"}}, false},
 		{"no rows expected", "I", noSort, "", queryResult{}, true},
 		{"no rows expected, some returned", "I", noSort, "", queryResult{{"1"}}, false},
 		{"rows expected, none returned", "I", noSort, "1", queryResult{}, false},

@@ -64,7 +64,7 @@
 // whitespace, or, as classic sqllogictest writes them, one value per line
 // (rows*columns lines). A query with two or more columns is read in the
 // second layout when every expected line has fewer words than the query has
-// columns. NULL is written NULL and the empty string (empty); every other
+// columns, or when there are exactly rows*columns expected lines. NULL is written NULL and the empty string (empty); every other
 // value is the server's text output unchanged. Whitespace runs compare
 // equal, so values may contain spaces. Classic hashed results, a single line
 // "N values hashing to MD5", are checked against the MD5 of the values,

@@ -116,6 +116,8 @@ func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 		return b.bindCreateTableAs(s.CreateTableAsStmt)
 	case *pg_query.Node_DropStmt:
 		return b.bindDrop(s.DropStmt)
+	case *pg_query.Node_IndexStmt:
+		return b.bindCreateIndex(s.IndexStmt)
 	case *pg_query.Node_InsertStmt:
 		return b.bindInsert(s.InsertStmt)
 	case *pg_query.Node_UpdateStmt:
@@ -386,6 +388,19 @@ func (b *binder) bindDrop(s *pg_query.DropStmt) (Statement, error) {
 			ds.Names = append(ds.Names, o.GetString_().Sval)
 		}
 		return ds, nil
+	case pg_query.ObjectType_OBJECT_INDEX:
+		if s.Concurrent {
+			return nil, sqlerr.Unsupported("DROP INDEX CONCURRENTLY")
+		}
+		di := &DropIndex{IfExists: s.MissingOk}
+		for _, o := range s.Objects {
+			var parts []string
+			for _, item := range o.GetList().GetItems() {
+				parts = append(parts, item.GetString_().Sval)
+			}
+			di.Names = append(di.Names, catalog.NormalizeName(strings.Join(parts, ".")))
+		}
+		return di, nil
 	default:
 		return nil, sqlerr.Unsupported("DROP %s", strings.TrimPrefix(s.RemoveType.String(), "OBJECT_"))
 	}

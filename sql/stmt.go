@@ -50,6 +50,25 @@ type Drop struct {
 	Path []string
 }
 
+// CreateIndex is CREATE INDEX [IF NOT EXISTS] [name] ON table (columns)
+// [INCLUDE (columns)].
+type CreateIndex struct {
+	// Name is empty when the statement names no index (the engine then
+	// chooses one as PostgreSQL does).
+	Name        string
+	IfNotExists bool
+	Table       *catalog.Relation
+	Columns     []int
+	Desc        []bool
+	Include     []int
+}
+
+// DropIndex is DROP INDEX [IF EXISTS] names.
+type DropIndex struct {
+	Names    []string
+	IfExists bool
+}
+
 // Insert is INSERT INTO table [(columns)] VALUES ... | SELECT ...
 type Insert struct {
 	Table *catalog.Relation
@@ -137,6 +156,8 @@ func (s *Drop) Tag() string {
 	}
 	return "DROP MATERIALIZED VIEW"
 }
+func (*CreateIndex) Tag() string   { return "CREATE INDEX" }
+func (*DropIndex) Tag() string     { return "DROP INDEX" }
 func (*Insert) Tag() string        { return "INSERT" }
 func (*Update) Tag() string        { return "UPDATE" }
 func (*Delete) Tag() string        { return "DELETE" }

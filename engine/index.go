@@ -1,0 +1,160 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/streamsql/streamsql/barrier"
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/sqlerr"
+)
+
+// maxIdentifierLength is PostgreSQL's NAMEDATALEN - 1.
+const maxIdentifierLength = 63
+
+// createIndex builds a secondary index of a table. The index is built from
+// the table's rows between two barriers, under the table's write lock, and
+// its entries and catalog entry commit in the same epoch; from then on every
+// write of the table writes the index in the write's epoch. It returns once
+// that epoch is committed: queries planned afterwards use the index.
+func (e *Engine) createIndex(ctx context.Context, st *sql.CreateIndex, w notifier) error {
+	e.ddlMu.Lock()
+	defer e.ddlMu.Unlock()
+	rel := e.cat.ByID(st.Table.ID)
+	if rel == nil {
+		return sqlerr.New(sqlerr.UndefinedTable, "relation \"%s\" does not exist", st.Table.Name)
+	}
+	switch rel.Kind {
+	case catalog.Table:
+	case catalog.MaterializedView:
+		return sqlerr.Unsupported("indexes on materialized views")
+	default:
+		return sqlerr.New(sqlerr.WrongObjectType, "cannot create index on %s \"%s\"", rel.Kind, rel.Name)
+	}
+	name := st.Name
+	if name == "" {
+		name = e.indexName(rel, st.Columns)
+	} else if exists, err := e.nameTaken(rel.Schema, name, st.IfNotExists, w); exists {
+		return err
+	}
+	e.mu.Lock()
+	tw := e.tables[rel.ID]
+	e.mu.Unlock()
+	def := catalog.Index{
+		Name:       name,
+		Columns:    st.Columns,
+		Include:    st.Include,
+		StateTable: e.catSrc.allocIDs(1)[0],
+	}
+	if slices.Contains(st.Desc, true) {
+		def.Desc = st.Desc
+	}
+	withIndex := rel.WithIndexes(append(slices.Clip(rel.Indexes), def))
+	var buildErr error
+	epoch := e.coord.Schedule(barrier.Change{
+		AfterInject: func(uint64) {
+			tw.mu.Lock()
+			defer tw.mu.Unlock()
+			if err := tw.checkLive(); err != nil {
+				buildErr = err
+				return
+			}
+			if buildErr = tw.addIndex(withIndex, def); buildErr != nil {
+				return
+			}
+			buildErr = e.catSrc.put(withIndex)
+		},
+	})
+	if err := e.coord.WaitInjected(e.ctx, epoch); err != nil {
+		return err
+	}
+	if buildErr != nil {
+		return buildErr
+	}
+	if err := e.awaitCommit(e.ctx, epoch+1); err != nil {
+		return err
+	}
+	e.cat.Add(withIndex)
+	return nil
+}
+
+// indexName chooses the name PostgreSQL gives an unnamed index: the table
+// and column names joined by _, then _idx, then a number if taken.
+func (e *Engine) indexName(rel *catalog.Relation, cols []int) string {
+	parts := []string{rel.Name}
+	for _, c := range cols {
+		parts = append(parts, rel.Columns[c].Name)
+	}
+	base := strings.Join(parts, "_")
+	for n := 0; ; n++ {
+		suffix := "_idx"
+		if n > 0 {
+			suffix += strconv.Itoa(n)
+		}
+		name := base
+		if len(name)+len(suffix) > maxIdentifierLength {
+			name = name[:maxIdentifierLength-len(suffix)]
+		}
+		name += suffix
+		if other, _ := e.cat.LookupIndex(name); other == nil && e.cat.Lookup(name) == nil {
+			return name
+		}
+	}
+}
+
+// dropIndex drops indexes: queries stop using each at once, and its table
+// stops writing it and its entries are deleted at the next barrier.
+func (e *Engine) dropIndex(ctx context.Context, st *sql.DropIndex, w notifier) error {
+	e.ddlMu.Lock()
+	defer e.ddlMu.Unlock()
+	for _, name := range st.Names {
+		rel, idx := e.cat.LookupIndex(name)
+		if rel == nil {
+			if r := e.cat.Lookup(name); r != nil {
+				return sqlerr.New(sqlerr.WrongObjectType, "\"%s\" is not an index", name).
+					WithHint("Use DROP %s to remove a %s.", dropKeyword(r.Kind), r.Kind)
+			}
+			if st.IfExists {
+				if err := w.Notice("NOTICE", "00000", fmt.Sprintf("index \"%s\" does not exist, skipping", name)); err != nil {
+					return err
+				}
+				continue
+			}
+			return sqlerr.New(sqlerr.UndefinedObject, "index \"%s\" does not exist", name)
+		}
+		var rest []catalog.Index
+		for _, x := range rel.Indexes {
+			if x.Name != idx.Name {
+				rest = append(rest, x)
+			}
+		}
+		without := rel.WithIndexes(rest)
+		e.cat.Add(without)
+		e.mu.Lock()
+		tw := e.tables[rel.ID]
+		e.mu.Unlock()
+		var putErr error
+		epoch := e.coord.Schedule(barrier.Change{
+			AfterInject: func(uint64) {
+				tw.mu.Lock()
+				t := tw.dropIndex(without, name)
+				tw.mu.Unlock()
+				if t != nil {
+					e.cleanup.add(t)
+				}
+				putErr = e.catSrc.put(without)
+			},
+		})
+		if err := e.awaitCommit(e.ctx, epoch+1); err != nil {
+			return err
+		}
+		if putErr != nil {
+			return putErr
+		}
+	}
+	return nil
+}
