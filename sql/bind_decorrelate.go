@@ -399,7 +399,11 @@ func isNull(e Expr) Expr { return &Call{Fn: FnIsNull, T: types.BoolT, Args: []Ex
 
 // orZero is coalesce(e, v) for the zero value v of e's type.
 func orZero(e Expr) Expr {
-	return &Call{Fn: FnCoalesce, T: e.Type(), Args: []Expr{e, &Const{Value: types.Datum{}, T: e.Type()}}}
+	zero := types.Datum{}
+	if e.Type().Kind == types.Array {
+		zero = types.DArray(nil)
+	}
+	return &Call{Fn: FnCoalesce, T: e.Type(), Args: []Expr{e, &Const{Value: zero, T: e.Type()}}}
 }
 
 // walkRelExprs calls fn with every expression of rel and of its inputs.

@@ -487,6 +487,9 @@ func (b *binder) retypeUntyped(rel Rel, col int, lit *Const, t types.T) error {
 // resolveCall picks the overload of fn that fits args with the cheapest
 // implicit conversions and returns the call with its arguments converted.
 func (b *binder) resolveCall(fn string, args []Expr, loc int32) (Expr, error) {
+	if e, ok := b.nullSafeArrayCall(fn, args, loc); ok {
+		return e, nil
+	}
 	if o := untypedOperandOverload(fn, args); o != nil {
 		return b.callOverload(o, args, loc)
 	}
@@ -1328,4 +1331,20 @@ func widenReal(l, r Expr) (Expr, Expr) {
 		return &Cast{Arg: e, T: types.Float64T}
 	}
 	return widen(l), widen(r)
+}
+
+// nullSafeArrayCall types IS [NOT] NULL, IS [NOT] DISTINCT FROM, coalesce
+// and nullif over arrays (already of one type, see resolveCommonCall),
+// which the overload table does not list; ok is false for other calls.
+func (b *binder) nullSafeArrayCall(fn string, args []Expr, loc int32) (Expr, bool) {
+	if len(args) == 0 || args[0].Type().Kind != types.Array {
+		return nil, false
+	}
+	switch fn {
+	case FnIsNull, FnIsNotNull, FnIsDistinct, FnIsNotDistinct:
+		return &Call{Fn: fn, Args: args, T: types.BoolT}, true
+	case FnCoalesce, FnNullIf:
+		return &Call{Fn: fn, Args: args, T: args[0].Type()}, true
+	}
+	return nil, false
 }

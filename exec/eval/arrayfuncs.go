@@ -138,6 +138,46 @@ var arrayKernels = map[string]kernelMaker{
 	"all_ge":             quantified(false, func(c int) bool { return c >= 0 }),
 }
 
+// nullSafeArrayKernel returns the kernel of the type-generic functions
+// (IS [NOT] NULL, IS [NOT] DISTINCT FROM, coalesce, nullif) over arrays, or
+// nil if fn is not one or its arguments are not arrays. They are not strict.
+func nullSafeArrayKernel(fn string, args []types.T) scalarFn {
+	if len(args) == 0 || args[0].Kind != types.Array {
+		return nil
+	}
+	et := args[0].ElemT()
+	same := func(x, y types.Datum) bool {
+		return x.Null == y.Null && (x.Null || types.CompareArrays(et, x.Arr, y.Arr) == 0)
+	}
+	switch fn {
+	case sql.FnIsNull, sql.FnIsNotNull:
+		null := fn == sql.FnIsNull
+		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) { return types.DBool(a[0].Null == null), nil }
+	case sql.FnIsDistinct, sql.FnIsNotDistinct:
+		distinct := fn == sql.FnIsDistinct
+		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+			return types.DBool(same(a[0], a[1]) != distinct), nil
+		}
+	case sql.FnCoalesce:
+		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+			for _, d := range a {
+				if !d.Null {
+					return d, nil
+				}
+			}
+			return types.Null, nil
+		}
+	case sql.FnNullIf:
+		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+			if !a[0].Null && !a[1].Null && same(a[0], a[1]) {
+				return types.Null, nil
+			}
+			return a[0], nil
+		}
+	}
+	return nil
+}
+
 // dimFn is a function of an array and a dimension, NULL for a dimension
 // the array does not have.
 func dimFn(f func(arr []types.Datum) types.Datum) kernelMaker {

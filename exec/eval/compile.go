@@ -192,6 +192,9 @@ func fold(t types.T, fn scalarFn, strict bool, args []node) (node, bool) {
 // kernelFor returns the scalar kernel and overload of fn for argument types
 // args.
 func kernelFor(fn string, args []types.T, result types.T) (scalarFn, *sql.Overload, error) {
+	if k := nullSafeArrayKernel(fn, args); k != nil {
+		return k, &sql.Overload{Fn: fn, Args: args, Result: result}, nil
+	}
 	if sql.IsArrayFunction(fn) {
 		// Typed by the binder: the call's types are the overload.
 		mk := arrayKernels[fn]
@@ -287,6 +290,9 @@ func compileFast(fnName string, ref scalarFn, args []node, argTypes []types.T, r
 	case sql.FnEq, sql.FnNe, sql.FnLt, sql.FnLe, sql.FnGt, sql.FnGe:
 		return newCmpNode(fnName, argTypes[0], argTypes[1], args[0], args[1], ref)
 	case sql.FnIsDistinct, sql.FnIsNotDistinct:
+		if argTypes[0].Kind == types.Array {
+			return nil // the datum kernel compares arrays
+		}
 		if eq := newCmpNode(sql.FnEq, argTypes[0], argTypes[1], args[0], args[1], nil); eq != nil {
 			return &distinctNode{eq: eq.(*cmpNode), distinct: fnName == sql.FnIsDistinct}
 		}
@@ -295,6 +301,9 @@ func compileFast(fnName string, ref scalarFn, args []node, argTypes []types.T, r
 	case sql.FnNot, sql.FnIsNull, sql.FnIsNotNull, sql.FnIsTrue, sql.FnIsFalse:
 		return &unaryBoolNode{fn: fnName, arg: args[0]}
 	case sql.FnCoalesce:
+		if rt.Kind == types.Array {
+			return nil // the datum kernel builds lists
+		}
 		return &coalesceNode{t: rt, args: args}
 	case sql.FnLike, sql.FnILike:
 		if k, ok := asConst(args[1]); ok && !k.d.Null {
