@@ -152,7 +152,9 @@ func nullSafeArrayKernel(fn string, args []types.T) scalarFn {
 	switch fn {
 	case sql.FnIsNull, sql.FnIsNotNull:
 		null := fn == sql.FnIsNull
-		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) { return types.DBool(a[0].Null == null), nil }
+		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+			return types.DBool(a[0].Null == null), nil
+		}
 	case sql.FnIsDistinct, sql.FnIsNotDistinct:
 		distinct := fn == sql.FnIsDistinct
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
