@@ -243,29 +243,33 @@ func accumulateFloats[T float32 | float64](a *floatVarianceAgg, vals []T, col ar
 		if s == 0 || !(all || bitutil.BitIsSet(bits, off+i)) {
 			continue
 		}
-		slot, x := slots[i], float64(vals[i])
-		switch {
-		case math.IsNaN(x) || math.IsInf(x, 0):
-			a.nonFinite[slot] += int64(s)
-		case s > 0:
-			n0 := float64(a.n[slot])
-			a.n[slot]++
-			n := float64(a.n[slot])
-			a.sx[slot] += x
-			if n0 > 0 {
-				tmp := x*n - a.sx[slot]
-				a.sxx[slot] += tmp * tmp / (n * n0)
-			}
-		case a.n[slot] <= 1:
-			a.n[slot]--
-			a.sx[slot], a.sxx[slot] = 0, 0
-		default:
-			n := float64(a.n[slot])
+		a.add(slots[i], s, float64(vals[i]))
+	}
+}
+
+// add adds (s = 1) or retracts (s = -1) x.
+func (a *floatVarianceAgg) add(slot int32, s int8, x float64) {
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		a.nonFinite[slot] += int64(s)
+	case s > 0:
+		n0 := float64(a.n[slot])
+		a.n[slot]++
+		n := float64(a.n[slot])
+		a.sx[slot] += x
+		if n0 > 0 {
 			tmp := x*n - a.sx[slot]
-			a.sxx[slot] = max(a.sxx[slot]-tmp*tmp/(n*(n-1)), 0)
-			a.sx[slot] -= x
-			a.n[slot]--
+			a.sxx[slot] += tmp * tmp / (n * n0)
 		}
+	case a.n[slot] <= 1:
+		a.n[slot]--
+		a.sx[slot], a.sxx[slot] = 0, 0
+	default:
+		n := float64(a.n[slot])
+		tmp := x*n - a.sx[slot]
+		a.sxx[slot] = max(a.sxx[slot]-tmp*tmp/(n*(n-1)), 0)
+		a.sx[slot] -= x
+		a.n[slot]--
 	}
 }
 

@@ -116,6 +116,9 @@ func winTestConfigs() map[string]*planner.Window {
 				withParam(wcall(sql.WinNthValue, colV, dflt, i64), 2),
 				countFiltered,
 				wcall(sql.AggSum, colV, frame(sql.FrameGroups, foll(intOff(1)), foll(intOff(2)), sql.ExcludeTies), num),
+				wcall(sql.AggBoolOr, colFlag, frame(sql.FrameRows, prec(intOff(1)), foll(intOff(1)), 0), types.BoolT),
+				wcall(sql.AggStddevSamp, colV, frame(sql.FrameRows, prec(intOff(2)), curRow, 0), num),
+				wcall(sql.AggArrayAgg, colV, frame(sql.FrameRange, prec(intOff(1)), curRow, 0), types.ArrayOf(i64)),
 			},
 		},
 		"desc": {
@@ -136,6 +139,9 @@ func winTestConfigs() map[string]*planner.Window {
 			Order: []planner.WindowOrder{asc},
 			Calls: []planner.WindowCall{
 				wcall(sql.AggSum, colV, dflt, num),
+				wcall(sql.AggBoolAnd, colFlag, dflt, types.BoolT),
+				wcall(sql.AggVarPop, colV, dflt, num),
+				wcall(sql.AggArrayAgg, colV, frame(sql.FrameRows, unbPrec, curRow, 0), types.ArrayOf(i64)),
 				wcall(sql.AggCount, colV, frame(sql.FrameRows, unbPrec, curRow, 0), i64),
 				wcall(sql.AggMax, colV, frame(sql.FrameGroups, unbPrec, foll(intOff(1)), 0), i64),
 				wcall(sql.AggAvg, colV, frame(sql.FrameRange, unbPrec, foll(intOff(1)), 0), num),

@@ -76,6 +76,8 @@ type winCall struct {
 	// the row read); paramNull is set when it is NULL.
 	param     int64
 	paramNull bool
+	// sep is string_agg's separator (its Param).
+	sep string
 	// startOff and endOff are ROWS and GROUPS offsets; startRange and
 	// endRange the RANGE bounds with offsets.
 	startOff, endOff     int64
@@ -112,7 +114,7 @@ func compileWindow(ectx *eval.Context, n *planner.Window) (*winSpec, error) {
 			if err != nil {
 				return nil, err
 			}
-			c.param, c.paramNull = d.I, d.Null
+			c.param, c.paramNull, c.sep = d.I, d.Null, d.S
 		}
 		switch {
 		case sql.IsRanking(pc.Func):
@@ -238,7 +240,7 @@ func newWinEval(spec *winSpec, ectx *eval.Context) (*winEval, error) {
 		if c.kind != kindFrame || c.direct {
 			continue
 		}
-		acc, err := newFrameAcc(c.Func, c.ArgType, c.T, c.IgnoreNulls, c.param)
+		acc, err := newFrameAcc(c.Func, c.ArgType, c.T, c.IgnoreNulls, c.param, c.sep)
 		if err != nil {
 			return nil, err
 		}

@@ -35,8 +35,9 @@ type frameAcc interface {
 }
 
 // newFrameAcc returns the accumulator of frame function fn over arguments
-// of type argT with results of type resultT; n is nth_value's n.
-func newFrameAcc(fn string, argT, resultT types.T, ignoreNulls bool, n int64) (frameAcc, error) {
+// of type argT with results of type resultT; n is nth_value's n, sep
+// string_agg's separator.
+func newFrameAcc(fn string, argT, resultT types.T, ignoreNulls bool, n int64, sep string) (frameAcc, error) {
 	switch fn {
 	case sql.AggCountStar:
 		return &countAcc{star: true}, nil
@@ -62,6 +63,9 @@ func newFrameAcc(fn string, argT, resultT types.T, ignoreNulls bool, n int64) (f
 		return &nthAcc{n: n, ignoreNulls: ignoreNulls, codec: state.NewRowCodec([]types.T{argT})}, nil
 	case sql.WinLastValue:
 		return &lastAcc{ignoreNulls: ignoreNulls, codec: state.NewRowCodec([]types.T{argT})}, nil
+	}
+	if acc, err := newOtherFrameAcc(fn, argT, resultT, sep); acc != nil || err != nil {
+		return acc, err
 	}
 	return nil, sqlerr.Unsupported("window function %s(%s)", fn, argT)
 }

@@ -114,7 +114,7 @@ func (b *builder) window(r *sql.Window) (Node, error) {
 			if !isNullConst(c.Args[2]) {
 				wc.DefaultCol = col(c.Args[2])
 			}
-		case sql.WinNthValue:
+		case sql.WinNthValue, sql.AggStringAgg:
 			wc.ArgCol, wc.ArgType = col(c.Args[0]), c.Args[0].Type()
 			wc.Param = c.Args[1]
 		default:

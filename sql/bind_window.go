@@ -248,7 +248,9 @@ func windowClauseName(ctx *exprCtx) string {
 // windowAggregates are the aggregates the window operator computes over
 // frames (first_value and last_value are window functions too).
 var windowAggregates = map[string]bool{AggCount: true, AggSum: true, AggAvg: true, AggMin: true, AggMax: true,
-	WinFirstValue: true, WinLastValue: true}
+	WinFirstValue: true, WinLastValue: true, AggBoolAnd: true, AggBoolOr: true, AggEvery: true,
+	AggStddev: true, AggStddevSamp: true, AggStddevPop: true, AggVariance: true, AggVarSamp: true, AggVarPop: true,
+	AggArrayAgg: true, AggStringAgg: true}
 
 // windowAggregate resolves an aggregate used as a window function.
 func (b *binder) windowAggregate(rec *windowRecord, name string, f *pg_query.FuncCall) error {
@@ -261,6 +263,9 @@ func (b *binder) windowAggregate(rec *windowRecord, name string, f *pg_query.Fun
 	if !windowAggregates[name] {
 		return b.errAt(f.Location, sqlerr.Unsupported("aggregate function %s as a window function", name))
 	}
+	if name == AggStringAgg {
+		return b.windowStringAgg(c, f)
+	}
 	if len(c.Args) != 1 {
 		return b.errAt(f.Location, sqlerr.New(sqlerr.UndefinedFunction, "function %s with %d arguments does not exist", name, len(c.Args)))
 	}
@@ -269,6 +274,26 @@ func (b *binder) windowAggregate(rec *windowRecord, name string, f *pg_query.Fun
 	if c.T, err = aggResultType(name, c.Args[0].Type()); err != nil {
 		return b.errAt(f.Location, err.(*sqlerr.Error))
 	}
+	return nil
+}
+
+// windowStringAgg resolves string_agg(value, separator) over a window: text
+// values and a constant separator.
+func (b *binder) windowStringAgg(c *WindowCall, f *pg_query.FuncCall) error {
+	if len(c.Args) != 2 {
+		return b.errAt(f.Location, sqlerr.New(sqlerr.UndefinedFunction, "function string_agg with %d arguments does not exist", len(c.Args)))
+	}
+	for i := range c.Args {
+		a, err := b.coerce(b.defaultType(c.Args[i]), types.TextT, f.Location)
+		if err != nil {
+			return err
+		}
+		c.Args[i] = a
+	}
+	if _, ok := c.Args[1].(*Const); !ok {
+		return b.errAt(f.Location, sqlerr.Unsupported("string_agg as a window function with a separator that is not a constant"))
+	}
+	c.T = types.TextT
 	return nil
 }
 

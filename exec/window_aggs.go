@@ -1,0 +1,152 @@
+package exec
+
+import (
+	"encoding/binary"
+	"strings"
+
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Frame accumulators (frameAcc) of the aggregates beyond count, sum, avg,
+// min and max: bool_and/bool_or/every, the variances and standard
+// deviations (the grouped aggregation's exact and float accumulators, on
+// one slot), and array_agg and string_agg, which have no inverse and are
+// recomputed when a frame's start moves, as PostgreSQL does.
+
+// newOtherFrameAcc returns the accumulator of aggregate fn, or nil if fn is
+// none of these. sep is string_agg's separator.
+func newOtherFrameAcc(fn string, argT, resultT types.T, sep string) (frameAcc, error) {
+	switch fn {
+	case sql.AggBoolAnd, sql.AggEvery, sql.AggBoolOr:
+		return &boolAcc{or: fn == sql.AggBoolOr}, nil
+	case sql.AggStddev, sql.AggStddevSamp, sql.AggStddevPop, sql.AggVariance, sql.AggVarSamp, sql.AggVarPop:
+		agg, err := newVarianceAgg(fn, argT)
+		if err != nil {
+			return nil, err
+		}
+		agg.grow(1)
+		return &varianceAcc{agg: agg, argT: argT}, nil
+	case sql.AggArrayAgg:
+		return &listAcc{codec: state.NewRowCodec([]types.T{resultT})}, nil
+	case sql.AggStringAgg:
+		return &listAcc{text: true, sep: sep, codec: state.NewRowCodec([]types.T{types.ArrayOf(types.TextT)})}, nil
+	}
+	return nil, nil
+}
+
+// boolAcc is bool_and (every) and bool_or: counts of true and false values.
+type boolAcc struct {
+	or   bool
+	t, f int64
+}
+
+func (a *boolAcc) reset() { a.t, a.f = 0, 0 }
+func (a *boolAcc) add(d types.Datum) {
+	switch {
+	case d.Null:
+	case d.I != 0:
+		a.t++
+	default:
+		a.f++
+	}
+}
+func (a *boolAcc) remove(d types.Datum) {
+	switch {
+	case d.Null:
+	case d.I != 0:
+		a.t--
+	default:
+		a.f--
+	}
+}
+func (a *boolAcc) invertible() bool { return true }
+func (a *boolAcc) result() (types.Datum, error) {
+	switch {
+	case a.t+a.f == 0:
+		return types.Null, nil
+	case a.or:
+		return types.DBool(a.t > 0), nil
+	}
+	return types.DBool(a.f == 0), nil
+}
+func (a *boolAcc) appendState(buf []byte) []byte {
+	return binary.AppendVarint(binary.AppendVarint(buf, a.t), a.f)
+}
+func (a *boolAcc) loadState(buf []byte) ([]byte, error) { return loadVarints(buf, &a.t, &a.f) }
+
+// varianceAcc runs a variance aggregator on its slot 0.
+type varianceAcc struct {
+	agg  aggregator
+	argT types.T
+}
+
+func (a *varianceAcc) reset()               { a.agg.reset(0) }
+func (a *varianceAcc) add(d types.Datum)    { a.update(d, 1) }
+func (a *varianceAcc) remove(d types.Datum) { a.update(d, -1) }
+func (a *varianceAcc) invertible() bool     { return true }
+func (a *varianceAcc) update(d types.Datum, s int8) {
+	if d.Null {
+		return
+	}
+	switch agg := a.agg.(type) {
+	case *floatVarianceAgg:
+		agg.add(0, s, d.F)
+	case *exactVarianceAgg:
+		if a.argT.Kind == types.Numeric {
+			agg.add(0, s, d.Dec.HighBits(), d.Dec.LowBits())
+		} else {
+			agg.add(0, s, d.I>>63, uint64(d.I))
+		}
+	}
+}
+func (a *varianceAcc) result() (types.Datum, error)     { return a.agg.result(0) }
+func (a *varianceAcc) appendState(buf []byte) []byte     { return a.agg.appendState(buf, 0) }
+func (a *varianceAcc) loadState(b []byte) ([]byte, error) { return a.agg.loadState(b, 0) }
+
+// listAcc is array_agg (every value, NULLs too) and string_agg (the
+// non-NULL values joined by sep; NULL if there are none), in frame order.
+type listAcc struct {
+	text  bool
+	sep   string
+	vals  []types.Datum
+	codec *state.RowCodec // of the values as one array
+}
+
+func (a *listAcc) reset() { a.vals = a.vals[:0] }
+func (a *listAcc) add(d types.Datum) {
+	if a.text && d.Null {
+		return
+	}
+	a.vals = append(a.vals, d)
+}
+func (a *listAcc) remove(types.Datum) {}
+func (a *listAcc) invertible() bool   { return false }
+func (a *listAcc) result() (types.Datum, error) {
+	if len(a.vals) == 0 {
+		return types.Null, nil
+	}
+	if !a.text {
+		return types.DArray(append([]types.Datum(nil), a.vals...)), nil
+	}
+	var b strings.Builder
+	for i, v := range a.vals {
+		if i > 0 {
+			b.WriteString(a.sep)
+		}
+		b.WriteString(v.S)
+	}
+	return types.DText(b.String()), nil
+}
+func (a *listAcc) appendState(buf []byte) []byte {
+	return appendDatumState(buf, a.codec, types.DArray(a.vals))
+}
+func (a *listAcc) loadState(buf []byte) ([]byte, error) {
+	d, rest, err := loadDatumState(buf, a.codec)
+	if err != nil {
+		return nil, err
+	}
+	a.vals = append(a.vals[:0], d.Arr...)
+	return rest, nil
+}
