@@ -101,8 +101,8 @@ func (a *varianceAcc) update(d types.Datum, s int8) {
 		}
 	}
 }
-func (a *varianceAcc) result() (types.Datum, error)     { return a.agg.result(0) }
-func (a *varianceAcc) appendState(buf []byte) []byte     { return a.agg.appendState(buf, 0) }
+func (a *varianceAcc) result() (types.Datum, error)       { return a.agg.result(0) }
+func (a *varianceAcc) appendState(buf []byte) []byte      { return a.agg.appendState(buf, 0) }
 func (a *varianceAcc) loadState(b []byte) ([]byte, error) { return a.agg.loadState(b, 0) }
 
 // listAcc is array_agg (every value, NULLs too) and string_agg (the
