@@ -140,6 +140,7 @@ func winTestConfigs() map[string]*planner.Window {
 			Calls: []planner.WindowCall{
 				wcall(sql.AggSum, colV, dflt, num),
 				wcall(sql.AggBoolAnd, colFlag, dflt, types.BoolT),
+				wcall(sql.AggApproxCountDistinct, colV, frame(sql.FrameRows, prec(intOff(2)), curRow, 0), i64),
 				wcall(sql.AggVarPop, colV, dflt, num),
 				wcall(sql.AggArrayAgg, colV, frame(sql.FrameRows, unbPrec, curRow, 0), types.ArrayOf(i64)),
 				wcall(sql.AggCount, colV, frame(sql.FrameRows, unbPrec, curRow, 0), i64),

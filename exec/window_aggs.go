@@ -2,6 +2,7 @@ package exec
 
 import (
 	"encoding/binary"
+	"slices"
 	"strings"
 
 	"github.com/streamsql/streamsql/sql"
@@ -12,8 +13,9 @@ import (
 // Frame accumulators (frameAcc) of the aggregates beyond count, sum, avg,
 // min and max: bool_and/bool_or/every, the variances and standard
 // deviations (the grouped aggregation's exact and float accumulators, on
-// one slot), and array_agg and string_agg, which have no inverse and are
-// recomputed when a frame's start moves, as PostgreSQL does.
+// one slot), approx_count_distinct (exact over a frame), and array_agg and
+// string_agg, which have no inverse and are recomputed when a frame's start
+// moves, as PostgreSQL does.
 
 // newOtherFrameAcc returns the accumulator of aggregate fn, or nil if fn is
 // none of these. sep is string_agg's separator.
@@ -32,6 +34,8 @@ func newOtherFrameAcc(fn string, argT, resultT types.T, sep string) (frameAcc, e
 		return &listAcc{codec: state.NewRowCodec([]types.T{resultT})}, nil
 	case sql.AggStringAgg:
 		return &listAcc{text: true, sep: sep, codec: state.NewRowCodec([]types.T{types.ArrayOf(types.TextT)})}, nil
+	case sql.AggApproxCountDistinct:
+		return &distinctCountAcc{argT: argT, counts: map[string]int64{}}, nil
 	}
 	return nil, nil
 }
@@ -149,4 +153,77 @@ func (a *listAcc) loadState(buf []byte) ([]byte, error) {
 	}
 	a.vals = append(a.vals[:0], d.Arr...)
 	return rest, nil
+}
+
+// distinctCountAcc is approx_count_distinct over a frame, computed exactly:
+// the number of distinct non-NULL values, from a count per value's key
+// encoding (so removing a value is exact).
+type distinctCountAcc struct {
+	argT   types.T
+	counts map[string]int64
+	keyBuf []byte
+}
+
+func (a *distinctCountAcc) reset() { clear(a.counts) }
+func (a *distinctCountAcc) key(d types.Datum) string {
+	a.keyBuf = state.AppendKeyDatum(a.keyBuf[:0], a.argT, d)
+	return string(a.keyBuf)
+}
+func (a *distinctCountAcc) add(d types.Datum) {
+	if !d.Null {
+		a.counts[a.key(d)]++
+	}
+}
+func (a *distinctCountAcc) remove(d types.Datum) {
+	if d.Null {
+		return
+	}
+	k := a.key(d)
+	if a.counts[k]--; a.counts[k] <= 0 {
+		delete(a.counts, k)
+	}
+}
+func (a *distinctCountAcc) invertible() bool { return true }
+func (a *distinctCountAcc) result() (types.Datum, error) {
+	return types.DInt(int64(len(a.counts))), nil
+}
+
+// appendState writes the values' keys and counts, in key order so that
+// equal states encode alike.
+func (a *distinctCountAcc) appendState(buf []byte) []byte {
+	keys := make([]string, 0, len(a.counts))
+	for k := range a.counts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	buf = binary.AppendUvarint(buf, uint64(len(keys)))
+	for _, k := range keys {
+		buf = binary.AppendUvarint(buf, uint64(len(k)))
+		buf = append(buf, k...)
+		buf = binary.AppendVarint(buf, a.counts[k])
+	}
+	return buf
+}
+func (a *distinctCountAcc) loadState(buf []byte) ([]byte, error) {
+	clear(a.counts)
+	n, k := binary.Uvarint(buf)
+	if k <= 0 {
+		return nil, errCorruptState
+	}
+	buf = buf[k:]
+	for ; n > 0; n-- {
+		l, k := binary.Uvarint(buf)
+		if k <= 0 || uint64(len(buf)-k) < l {
+			return nil, errCorruptState
+		}
+		key := string(buf[k : k+int(l)])
+		buf = buf[k+int(l):]
+		var c int64
+		var err error
+		if buf, err = loadVarints(buf, &c); err != nil {
+			return nil, err
+		}
+		a.counts[key] = c
+	}
+	return buf, nil
 }

@@ -250,7 +250,7 @@ func windowClauseName(ctx *exprCtx) string {
 var windowAggregates = map[string]bool{AggCount: true, AggSum: true, AggAvg: true, AggMin: true, AggMax: true,
 	WinFirstValue: true, WinLastValue: true, AggBoolAnd: true, AggBoolOr: true, AggEvery: true,
 	AggStddev: true, AggStddevSamp: true, AggStddevPop: true, AggVariance: true, AggVarSamp: true, AggVarPop: true,
-	AggArrayAgg: true, AggStringAgg: true}
+	AggArrayAgg: true, AggStringAgg: true, AggApproxCountDistinct: true}
 
 // windowAggregate resolves an aggregate used as a window function.
 func (b *binder) windowAggregate(rec *windowRecord, name string, f *pg_query.FuncCall) error {
