@@ -1,18 +1,12 @@
 package exec
 
 import (
-	"context"
 	"fmt"
 	"math/rand"
-	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/streamsql/streamsql/barrier"
-	"github.com/streamsql/streamsql/exec/eval"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
-	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -74,43 +68,8 @@ func TestOverWindowCleanRandom(t *testing.T) {
 }
 
 func runOverWindowClean(t *testing.T, w *planner.Window, seed int64, steps int) {
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
 	rng := rand.New(rand.NewSource(seed))
-	ectx := &eval.Context{Mem: mem, Strict: true}
-	store, err := state.Open(":memory:", state.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	w.Table = 1
-	outTypes := planner.Types(w.Cols)
-	var op *OverWindow
-	start := func() {
-		if op != nil {
-			op.Close()
-		}
-		if op, err = NewOverWindow(mem, ectx, w, store.Table(1)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	start()
-	defer func() { op.Close() }()
-	got := map[string]int{}
-	collect := OutputFunc(func(_ context.Context, m Message) error {
-		if m.Batch == nil {
-			return nil
-		}
-		defer m.Release()
-		for i, row := range formatRows(m.Batch, outTypes, false) {
-			if m.Batch.Ops[i].IsInsert() {
-				got[row]++
-			} else if got[row]--; got[row] == 0 {
-				delete(got, row)
-			}
-		}
-		return nil
-	})
+	run := newWinRun(t, w)
 	var rows []*winTestRow
 	wm := int64(0)
 	newValues := func(r *winTestRow) {
@@ -122,7 +81,6 @@ func runOverWindowClean(t *testing.T, w *planner.Window, seed int64, steps int) 
 		}
 		r.d, r.flag = types.Null, types.Null
 	}
-	epoch := uint64(0)
 	for step := 0; step < steps; step++ {
 		var batch []*winTestRow
 		var ops []Op
@@ -158,37 +116,18 @@ func runOverWindowClean(t *testing.T, w *planner.Window, seed int64, steps int) 
 				batch, ops = append(batch, &old, &c), append(ops, UpdateDelete, UpdateInsert)
 			}
 		}
-		if err := op.OnBatch(context.Background(), winTestBatch(mem, batch, ops), collect); err != nil {
-			t.Fatal(err)
-		}
+		run.batch(batch, ops)
 		if rng.Intn(3) > 0 && step != steps-1 {
 			continue
 		}
 		wm += rng.Int63n(3)
-		if err := op.OnWatermark(context.Background(), &barrier.Watermark{Column: colO, Value: wm}, collect); err != nil {
-			t.Fatal(err)
-		}
-		epoch++
-		if err := op.OnBarrier(context.Background(), &barrier.Barrier{Epoch: epoch}, collect); err != nil {
-			t.Fatalf("seed %d epoch %d: %v", seed, epoch, err)
-		}
-		if rng.Intn(2) == 0 {
-			if _, err := store.Commit(epoch); err != nil {
-				t.Fatal(err)
-			}
-			if rng.Intn(3) == 0 {
-				start()
-			}
-		}
-		want := batchWindow(t, mem, ectx, w, rows)
-		if g, wnt := multiset(got), strings.Join(want, "\n"); g != wnt {
-			t.Fatalf("seed %d epoch %d: streaming and batch differ:\n%s", seed, epoch, rowDiff(strings.Split(g, "\n"), want))
-		}
+		run.watermark(colO, wm)
+		run.barrier(rng, rows)
 	}
 	// Behind the watermark each of the 3 partitions keeps at most the few
 	// rows the calls reach back to (4 for ROWS 4 PRECEDING; RANGE and
 	// GROUPS offsets of 2 over o values at most a few apart).
-	live, stored := 0, countKeys(t, store.Table(1))
+	live, stored := 0, countKeys(t, run.store.Table(1))
 	for _, r := range rows {
 		if r.exists {
 			live++

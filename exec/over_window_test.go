@@ -214,48 +214,8 @@ func TestOverWindowRandom(t *testing.T) {
 }
 
 func runOverWindowRandom(t *testing.T, w *planner.Window, seed int64, steps int) {
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
 	rng := rand.New(rand.NewSource(seed))
-	ectx := &eval.Context{Mem: mem, Strict: true}
-	store, err := state.Open(":memory:", state.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	w.Table = 1
-	outTypes := planner.Types(w.Cols)
-	var op *OverWindow
-	start := func() {
-		if op != nil {
-			op.Close()
-		}
-		if op, err = NewOverWindow(mem, ectx, w, store.Table(1)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	start()
-	defer func() { op.Close() }()
-	got := map[string]int{}
-	collect := OutputFunc(func(_ context.Context, m Message) error {
-		if m.Batch == nil {
-			return nil
-		}
-		defer m.Release()
-		for i, row := range formatRows(m.Batch, outTypes, false) {
-			if m.Batch.Ops[i].IsInsert() {
-				got[row]++
-				continue
-			}
-			if got[row] == 0 {
-				return fmt.Errorf("retraction of a row not emitted: %s", row)
-			}
-			if got[row]--; got[row] == 0 {
-				delete(got, row)
-			}
-		}
-		return nil
-	})
+	run := newWinRun(t, w)
 	var rows []*winTestRow
 	randDatum := func(nullPct int, f func() types.Datum) types.Datum {
 		if rng.Intn(100) < nullPct {
@@ -270,7 +230,6 @@ func runOverWindowRandom(t *testing.T, w *planner.Window, seed int64, steps int)
 		r.d = randDatum(10, func() types.Datum { return types.DInt(19000 + rng.Int63n(10)) })
 		r.flag = randDatum(10, func() types.Datum { return types.DBool(rng.Intn(2) == 0) })
 	}
-	epoch := uint64(0)
 	for step := 0; step < steps; step++ {
 		var batch []*winTestRow
 		var ops []Op
@@ -308,28 +267,108 @@ func runOverWindowRandom(t *testing.T, w *planner.Window, seed int64, steps int)
 				batch, ops = append(batch, &old, &c), append(ops, UpdateDelete, UpdateInsert)
 			}
 		}
-		if err := op.OnBatch(context.Background(), winTestBatch(mem, batch, ops), collect); err != nil {
-			t.Fatal(err)
-		}
+		run.batch(batch, ops)
 		if rng.Intn(3) > 0 && step != steps-1 {
 			continue
 		}
-		epoch++
-		if err := op.OnBarrier(context.Background(), &barrier.Barrier{Epoch: epoch}, collect); err != nil {
-			t.Fatalf("seed %d epoch %d: %v", seed, epoch, err)
+		run.barrier(rng, rows)
+	}
+}
+
+// winRun drives a streaming OverWindow over an in-memory store for the
+// random tests: it keeps the multiset of rows emitted so far, commits and
+// restarts from committed state at random barriers, and checks after each
+// barrier that the emitted rows equal the batch operator's result.
+type winRun struct {
+	t       *testing.T
+	mem     *memory.CheckedAllocator
+	ectx    *eval.Context
+	store   *state.Store
+	w       *planner.Window
+	op      *OverWindow
+	got     map[string]int
+	collect Output
+	epoch   uint64
+}
+
+func newWinRun(t *testing.T, w *planner.Window) *winRun {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	store, err := state.Open(":memory:", state.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Table = 1
+	r := &winRun{t: t, mem: mem, ectx: &eval.Context{Mem: mem, Strict: true}, store: store, w: w, got: map[string]int{}}
+	outTypes := planner.Types(w.Cols)
+	r.collect = OutputFunc(func(_ context.Context, m Message) error {
+		if m.Batch == nil {
+			return nil
 		}
-		if rng.Intn(2) == 0 {
-			if _, err := store.Commit(epoch); err != nil {
-				t.Fatal(err)
+		defer m.Release()
+		for i, row := range formatRows(m.Batch, outTypes, false) {
+			if m.Batch.Ops[i].IsInsert() {
+				r.got[row]++
+				continue
 			}
-			if rng.Intn(3) == 0 {
-				start()
+			if r.got[row] == 0 {
+				return fmt.Errorf("retraction of a row not emitted: %s", row)
+			}
+			if r.got[row]--; r.got[row] == 0 {
+				delete(r.got, row)
 			}
 		}
-		want := batchWindow(t, mem, ectx, w, rows)
-		if g, wnt := multiset(got), strings.Join(want, "\n"); g != wnt {
-			t.Fatalf("seed %d epoch %d: streaming and batch differ:\n%s", seed, epoch, rowDiff(strings.Split(g, "\n"), want))
+		return nil
+	})
+	r.start()
+	t.Cleanup(func() {
+		r.op.Close()
+		store.Close()
+		mem.AssertSize(t, 0)
+	})
+	return r
+}
+
+// start (re)creates the operator over the store's committed state.
+func (r *winRun) start() {
+	if r.op != nil {
+		r.op.Close()
+	}
+	var err error
+	if r.op, err = NewOverWindow(r.mem, r.ectx, r.w, r.store.Table(1)); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *winRun) batch(rows []*winTestRow, ops []Op) {
+	if err := r.op.OnBatch(context.Background(), winTestBatch(r.mem, rows, ops), r.collect); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *winRun) watermark(col int, v int64) {
+	if err := r.op.OnWatermark(context.Background(), &barrier.Watermark{Column: col, Value: v}, r.collect); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// barrier ends an epoch, maybe commits and restarts, and compares the
+// emitted rows with the batch result over rows.
+func (r *winRun) barrier(rng *rand.Rand, rows []*winTestRow) {
+	r.epoch++
+	if err := r.op.OnBarrier(context.Background(), &barrier.Barrier{Epoch: r.epoch}, r.collect); err != nil {
+		r.t.Fatalf("epoch %d: %v", r.epoch, err)
+	}
+	if rng.Intn(2) == 0 {
+		if _, err := r.store.Commit(r.epoch); err != nil {
+			r.t.Fatal(err)
 		}
+		if rng.Intn(3) == 0 {
+			r.start()
+		}
+	}
+	want := batchWindow(r.t, r.mem, r.ectx, r.w, rows)
+	if g, wnt := multiset(r.got), strings.Join(want, "\n"); g != wnt {
+		r.t.Fatalf("epoch %d: streaming and batch differ:\n%s", r.epoch, rowDiff(strings.Split(g, "\n"), want))
 	}
 }
 
