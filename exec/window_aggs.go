@@ -165,22 +165,26 @@ type distinctCountAcc struct {
 }
 
 func (a *distinctCountAcc) reset() { clear(a.counts) }
-func (a *distinctCountAcc) key(d types.Datum) string {
+// key encodes d into keyBuf; map accesses by string(keyBuf) copy the key
+// only when they insert it.
+func (a *distinctCountAcc) key(d types.Datum) {
 	a.keyBuf = state.AppendKeyDatum(a.keyBuf[:0], a.argT, d)
-	return string(a.keyBuf)
 }
 func (a *distinctCountAcc) add(d types.Datum) {
 	if !d.Null {
-		a.counts[a.key(d)]++
+		a.key(d)
+		a.counts[string(a.keyBuf)]++
 	}
 }
 func (a *distinctCountAcc) remove(d types.Datum) {
 	if d.Null {
 		return
 	}
-	k := a.key(d)
-	if a.counts[k]--; a.counts[k] <= 0 {
-		delete(a.counts, k)
+	a.key(d)
+	if n := a.counts[string(a.keyBuf)] - 1; n > 0 {
+		a.counts[string(a.keyBuf)] = n
+	} else {
+		delete(a.counts, string(a.keyBuf))
 	}
 }
 func (a *distinctCountAcc) invertible() bool { return true }
