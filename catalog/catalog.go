@@ -73,6 +73,10 @@ type Column struct {
 type Relation struct {
 	ID   uint32 `json:"id"`
 	Name string `json:"name"`
+	// Database is the database the relation is in; entries stored before
+	// databases existed have none and are in DefaultDatabase (see Decode).
+	// System tables have none: they are in every database.
+	Database string `json:"database,omitempty"`
 	// Schema is the schema the relation is in. Entries stored before
 	// schemas existed have none and are in Public (see Decode).
 	Schema  string   `json:"schema,omitempty"`
@@ -228,6 +232,9 @@ func Decode(b []byte) (*Relation, error) {
 	if r.Schema == "" {
 		r.Schema = Public
 	}
+	if r.Database == "" {
+		r.Database = DefaultDatabase
+	}
 	return r, nil
 }
 
@@ -236,6 +243,9 @@ func Decode(b []byte) (*Relation, error) {
 type Schema struct {
 	ID   uint32 `json:"id"`
 	Name string `json:"name"`
+	// Database is the database the schema is in (DefaultDatabase for
+	// entries stored before databases existed).
+	Database string `json:"database,omitempty"`
 }
 
 const (
@@ -257,32 +267,55 @@ func DecodeSchema(b []byte) (*Schema, error) {
 	if err := json.Unmarshal(b, s); err != nil {
 		return nil, fmt.Errorf("catalog: corrupt schema entry: %w", err)
 	}
+	if s.Database == "" {
+		s.Database = DefaultDatabase
+	}
 	return s, nil
 }
 
-// Catalog indexes relations by schema and name, and by id, and holds the
-// schemas. It is safe for concurrent use. Relations are immutable once
-// added: a change replaces the entry.
+// Catalog indexes relations by database, schema and name, and by id, and
+// holds the databases and schemas. A Catalog value is a handle on one
+// database (In returns a handle on another): names are created and found in
+// its database, while ids, All and Dependents span every database. Handles
+// are safe for concurrent use; they share one index. Relations are
+// immutable once added: a change replaces the entry.
 type Catalog struct {
-	mu      sync.RWMutex
-	byName  map[qualName]*Relation
-	byID    map[uint32]*Relation
-	schemas map[string]*Schema
+	idx *index
+	db  string
 }
 
-type qualName struct{ schema, name string }
+type index struct {
+	mu        sync.RWMutex
+	byName    map[qualName]*Relation
+	byID      map[uint32]*Relation
+	schemas   map[schemaName]*Schema
+	databases map[string]*Database
+}
 
-// New returns a catalog with only the built-in schemas.
+// qualName is a relation's name in its database. System tables have no
+// database: they are in every database's pg_catalog.
+type qualName struct{ db, schema, name string }
+
+type schemaName struct{ db, name string }
+
+// New returns a catalog holding only the default database and its built-in
+// schemas, as a handle on the default database.
 func New() *Catalog {
-	return &Catalog{
-		byName: map[qualName]*Relation{},
-		byID:   map[uint32]*Relation{},
-		schemas: map[string]*Schema{
-			Public:    {Name: Public},
-			PgCatalog: {Name: PgCatalog},
-		},
-	}
+	c := &Catalog{idx: &index{
+		byName:    map[qualName]*Relation{},
+		byID:      map[uint32]*Relation{},
+		schemas:   map[schemaName]*Schema{},
+		databases: map[string]*Database{},
+	}, db: DefaultDatabase}
+	c.AddDatabase(&Database{Name: DefaultDatabase})
+	return c
 }
+
+// In returns a handle on database db (which need not exist).
+func (c *Catalog) In(db string) *Catalog { return &Catalog{idx: c.idx, db: db} }
+
+// DatabaseName is the name of the handle's database.
+func (c *Catalog) DatabaseName() string { return c.db }
 
 // Lookup returns the relation named name, or nil. name is "schema.name" or
 // an unqualified name, looked up in pg_catalog and then public.
@@ -295,9 +328,19 @@ func (c *Catalog) Lookup(name string) *Relation {
 
 // LookupIn returns the relation name in schema, or nil.
 func (c *Catalog) LookupIn(schema, name string) *Relation {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.byName[qualName{schema, name}]
+	c.idx.mu.RLock()
+	defer c.idx.mu.RUnlock()
+	return c.lookupLocked(schema, name)
+}
+
+func (c *Catalog) lookupLocked(schema, name string) *Relation {
+	if r := c.idx.byName[qualName{c.db, schema, name}]; r != nil {
+		return r
+	}
+	if schema == PgCatalog {
+		return c.idx.byName[qualName{"", schema, name}]
+	}
+	return nil
 }
 
 // Resolve returns the relation an unqualified name means under a search
@@ -305,10 +348,10 @@ func (c *Catalog) LookupIn(schema, name string) *Relation {
 // in each schema of path in order; nil if there is none. A nil path is
 // public alone.
 func (c *Catalog) Resolve(path []string, name string) *Relation {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
+	c.idx.mu.RLock()
+	defer c.idx.mu.RUnlock()
 	for _, schema := range effectivePath(path) {
-		if r := c.byName[qualName{schema, name}]; r != nil {
+		if r := c.lookupLocked(schema, name); r != nil {
 			return r
 		}
 	}
@@ -332,10 +375,10 @@ func (c *Catalog) CreationSchema(path []string) string {
 	if path == nil {
 		path = []string{Public}
 	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
+	c.idx.mu.RLock()
+	defer c.idx.mu.RUnlock()
 	for _, s := range path {
-		if c.schemas[s] != nil {
+		if c.idx.schemas[schemaName{c.db, s}] != nil {
 			return s
 		}
 	}
@@ -349,33 +392,38 @@ func (c *Catalog) Visible(path []string, r *Relation) bool {
 
 // Schema returns the schema named name, or nil.
 func (c *Catalog) Schema(name string) *Schema {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.schemas[name]
+	c.idx.mu.RLock()
+	defer c.idx.mu.RUnlock()
+	return c.idx.schemas[schemaName{c.db, name}]
 }
 
-// AddSchema adds s.
+// AddSchema adds s; a schema without a database goes to the handle's.
 func (c *Catalog) AddSchema(s *Schema) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.schemas[s.Name] = s
+	if s.Database == "" {
+		s.Database = c.db
+	}
+	c.idx.mu.Lock()
+	defer c.idx.mu.Unlock()
+	c.idx.schemas[schemaName{s.Database, s.Name}] = s
 }
 
 // RemoveSchema removes the schema named name. Its relations must have been
 // removed.
 func (c *Catalog) RemoveSchema(name string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.schemas, name)
+	c.idx.mu.Lock()
+	defer c.idx.mu.Unlock()
+	delete(c.idx.schemas, schemaName{c.db, name})
 }
 
-// Schemas returns every schema, ordered by name.
+// Schemas returns the schemas of the handle's database, ordered by name.
 func (c *Catalog) Schemas() []*Schema {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	out := make([]*Schema, 0, len(c.schemas))
-	for _, s := range c.schemas {
-		out = append(out, s)
+	c.idx.mu.RLock()
+	defer c.idx.mu.RUnlock()
+	var out []*Schema
+	for k, s := range c.idx.schemas {
+		if k.db == c.db {
+			out = append(out, s)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -385,7 +433,7 @@ func (c *Catalog) Schemas() []*Schema {
 func (c *Catalog) InSchema(schema string) []*Relation {
 	var out []*Relation
 	for _, r := range c.All() {
-		if r.Schema == schema {
+		if r.Database == c.db && r.Schema == schema {
 			out = append(out, r)
 		}
 	}
@@ -401,9 +449,12 @@ func NormalizeName(name string) string {
 // LookupIndex returns the index named name and its table, or nils.
 func (c *Catalog) LookupIndex(name string) (*Relation, *Index) {
 	name = NormalizeName(name)
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	for _, r := range c.byID {
+	c.idx.mu.RLock()
+	defer c.idx.mu.RUnlock()
+	for _, r := range c.idx.byID {
+		if r.Database != c.db {
+			continue
+		}
 		for i := range r.Indexes {
 			if r.Indexes[i].Name == name {
 				return r, &r.Indexes[i]
@@ -415,42 +466,49 @@ func (c *Catalog) LookupIndex(name string) (*Relation, *Index) {
 
 // ByID returns the relation with id, or nil.
 func (c *Catalog) ByID(id uint32) *Relation {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.byID[id]
+	c.idx.mu.RLock()
+	defer c.idx.mu.RUnlock()
+	return c.idx.byID[id]
 }
 
-// Add adds or replaces r. A relation without a schema goes to public.
+// Add adds or replaces r. A relation without a schema goes to public; one
+// without a database to the handle's, except system tables, which are in
+// every database.
 func (c *Catalog) Add(r *Relation) {
 	if r.Schema == "" {
 		r.Schema = Public
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if old := c.byID[r.ID]; old != nil {
-		delete(c.byName, qualName{old.Schema, old.Name})
+	if r.Database == "" && r.Kind != SystemTable {
+		r.Database = c.db
 	}
-	c.byName[qualName{r.Schema, r.Name}] = r
-	c.byID[r.ID] = r
+	c.idx.mu.Lock()
+	defer c.idx.mu.Unlock()
+	if old := c.idx.byID[r.ID]; old != nil {
+		delete(c.idx.byName, old.qualName())
+	}
+	c.idx.byName[r.qualName()] = r
+	c.idx.byID[r.ID] = r
 }
+
+func (r *Relation) qualName() qualName { return qualName{r.Database, r.Schema, r.Name} }
 
 // Remove removes the relation with id.
 func (c *Catalog) Remove(id uint32) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if r := c.byID[id]; r != nil {
-		delete(c.byName, qualName{r.Schema, r.Name})
-		delete(c.byID, id)
+	c.idx.mu.Lock()
+	defer c.idx.mu.Unlock()
+	if r := c.idx.byID[id]; r != nil {
+		delete(c.idx.byName, r.qualName())
+		delete(c.idx.byID, id)
 	}
 }
 
-// All returns every relation ordered by id (creation order), so that views
-// come after the relations they depend on.
+// All returns every relation of every database ordered by id (creation
+// order), so that views come after the relations they depend on.
 func (c *Catalog) All() []*Relation {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	rs := make([]*Relation, 0, len(c.byID))
-	for _, r := range c.byID {
+	c.idx.mu.RLock()
+	defer c.idx.mu.RUnlock()
+	rs := make([]*Relation, 0, len(c.idx.byID))
+	for _, r := range c.idx.byID {
 		rs = append(rs, r)
 	}
 	sort.Slice(rs, func(i, j int) bool { return rs[i].ID < rs[j].ID })

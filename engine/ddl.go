@@ -20,11 +20,11 @@ type notifier interface {
 // nameTaken reports whether a relation called name exists in schema, and
 // what CREATE then returns: with IF NOT EXISTS a notice and no error, else
 // 42P07. A schema dropped since the statement was bound is 3F000.
-func (e *Engine) nameTaken(schema, name string, ifNotExists bool, w notifier) (bool, error) {
-	if err := e.checkSchema(schema); err != nil {
+func (e *Engine) nameTaken(cat *catalog.Catalog, schema, name string, ifNotExists bool, w notifier) (bool, error) {
+	if err := e.checkSchema(cat, schema); err != nil {
 		return true, err
 	}
-	if rel, _ := e.cat.LookupIndex(name); e.cat.LookupIn(schema, name) == nil && rel == nil {
+	if rel, _ := cat.LookupIndex(name); cat.LookupIn(schema, name) == nil && rel == nil {
 		return false, nil
 	}
 	if ifNotExists {
@@ -35,14 +35,15 @@ func (e *Engine) nameTaken(schema, name string, ifNotExists bool, w notifier) (b
 
 // createTable creates a table; it returns once the catalog entry is
 // committed.
-func (e *Engine) createTable(ctx context.Context, stmt *sql.CreateTable, w notifier) error {
+func (e *Engine) createTable(ctx context.Context, cat *catalog.Catalog, stmt *sql.CreateTable, w notifier) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
-	if exists, err := e.nameTaken(stmt.Schema, stmt.Name, stmt.IfNotExists, w); exists {
+	if exists, err := e.nameTaken(cat, stmt.Schema, stmt.Name, stmt.IfNotExists, w); exists {
 		return err
 	}
 	ids := e.catSrc.allocIDs(3)
 	rel := &catalog.Relation{
+		Database:   cat.DatabaseName(),
 		ID:         ids[0],
 		Schema:     stmt.Schema,
 		Name:       stmt.Name,
@@ -89,18 +90,18 @@ func (e *Engine) createTable(ctx context.Context, stmt *sql.CreateTable, w notif
 	if err := e.awaitCommit(e.ctx, epoch+1); err != nil {
 		return err
 	}
-	e.cat.Add(rel)
+	cat.Add(rel)
 	return nil
 }
 
 // drop drops tables, views or sources, refusing (unless CASCADE) while
 // other views depend on them.
-func (e *Engine) drop(ctx context.Context, stmt *sql.Drop, w notifier) error {
+func (e *Engine) drop(ctx context.Context, cat *catalog.Catalog, stmt *sql.Drop, w notifier) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
 	var rels []*catalog.Relation
 	for _, name := range stmt.Names {
-		rel, err := e.resolve(stmt.Path, name)
+		rel, err := e.resolve(cat, stmt.Path, name)
 		if err != nil {
 			if stmt.IfExists {
 				if err := w.Notice("NOTICE", sqlerr.InvalidSchemaName, fmt.Sprintf("schema \"%s\" does not exist, skipping", name.Schema)); err != nil {
@@ -128,17 +129,17 @@ func (e *Engine) drop(ctx context.Context, stmt *sql.Drop, w notifier) error {
 			rels = append(rels, rel)
 		}
 	}
-	order, lines := e.dropOrder(rels, rels, stmt.Path)
+	order, lines := e.dropOrder(cat, rels, rels, stmt.Path)
 	if len(lines) > 0 && !stmt.Cascade {
 		msg := "cannot drop desired object(s) because other objects depend on them"
 		if len(rels) == 1 {
-			msg = fmt.Sprintf("cannot drop %s because other objects depend on it", e.describe(stmt.Path, rels[0]))
+			msg = fmt.Sprintf("cannot drop %s because other objects depend on it", e.describe(cat, stmt.Path, rels[0]))
 		}
 		return sqlerr.New(sqlerr.DependentObjectsStillExist, "%s", msg).
 			WithDetail(strings.Join(lines, "\n")).
 			WithHint("Use DROP ... CASCADE to drop the dependent objects too.")
 	}
-	return e.dropRelations(ctx, order, rels, stmt.Path, w)
+	return e.dropRelations(ctx, cat, order, rels, stmt.Path, w)
 }
 
 func dropKeyword(k catalog.Kind) string {

@@ -25,6 +25,7 @@ import (
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/pgwire"
+	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/state"
 )
 
@@ -87,6 +88,10 @@ type Engine struct {
 	// ddlMu serialises DDL statements.
 	ddlMu sync.Mutex
 
+	// dbSessions counts the sessions connected to each database.
+	dbSessionsMu sync.Mutex
+	dbSessions   map[string]int
+
 	mu     sync.Mutex
 	tables map[uint32]*tableWriter
 	views  map[uint32]*view
@@ -140,16 +145,17 @@ func Open(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{
-		opts:    opts,
-		log:     opts.Logger,
-		mem:     opts.Mem,
-		store:   store,
-		scratch: scratch,
-		cat:     catalog.New(),
-		tables:  map[uint32]*tableWriter{},
-		views:   map[uint32]*view{},
-		started: time.Now(),
-		failed:  make(chan struct{}),
+		opts:       opts,
+		log:        opts.Logger,
+		mem:        opts.Mem,
+		store:      store,
+		scratch:    scratch,
+		cat:        catalog.New(),
+		dbSessions: map[string]int{},
+		tables:     map[uint32]*tableWriter{},
+		views:      map[uint32]*view{},
+		started:    time.Now(),
+		failed:     make(chan struct{}),
 	}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	e.catSrc = &catalogSource{table: store.Table(catalogTable)}
@@ -276,6 +282,10 @@ func (e *Engine) CommittedEpoch() uint64 { return e.coord.Committed() }
 
 // Connect opens a session.
 func (e *Engine) Connect(ctx context.Context, params map[string]string) (pgwire.Session, error) {
+	if e.cat.Database(params["database"]) == nil {
+		return nil, sqlerr.New(sqlerr.InvalidCatalogName, "database \"%s\" does not exist", params["database"])
+	}
+	e.sessionOpened(params["database"])
 	return newSession(e, params), nil
 }
 
@@ -349,6 +359,9 @@ func (e *Engine) loadCatalog() error {
 	} else if ok {
 		e.catSrc.nextID = binary.BigEndian.Uint32(v)
 	}
+	if err := e.loadDatabases(snap); err != nil {
+		return err
+	}
 	if err := e.loadSchemas(snap); err != nil {
 		return err
 	}
@@ -414,9 +427,9 @@ func (e *Engine) restoreDataflows() error {
 
 // relationNames lists the names of relations of kind, sorted; names
 // outside public are qualified with their schema.
-func (e *Engine) relationNames(kind catalog.Kind) []string {
+func (e *Engine) relationNames(cat *catalog.Catalog, kind catalog.Kind) []string {
 	var names []string
-	for _, r := range e.cat.All() {
+	for _, r := range cat.InDatabase() {
 		if r.Kind == kind {
 			if r.Schema == catalog.Public {
 				names = append(names, r.Name)

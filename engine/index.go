@@ -21,10 +21,10 @@ const maxIdentifierLength = 63
 // its entries and catalog entry commit in the same epoch; from then on every
 // write of the table writes the index in the write's epoch. It returns once
 // that epoch is committed: queries planned afterwards use the index.
-func (e *Engine) createIndex(ctx context.Context, st *sql.CreateIndex, w notifier) error {
+func (e *Engine) createIndex(ctx context.Context, cat *catalog.Catalog, st *sql.CreateIndex, w notifier) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
-	rel := e.cat.ByID(st.Table.ID)
+	rel := cat.ByID(st.Table.ID)
 	if rel == nil {
 		return sqlerr.New(sqlerr.UndefinedTable, "relation \"%s\" does not exist", st.Table.Name)
 	}
@@ -37,8 +37,8 @@ func (e *Engine) createIndex(ctx context.Context, st *sql.CreateIndex, w notifie
 	}
 	name := st.Name
 	if name == "" {
-		name = e.indexName(rel, st.Columns)
-	} else if exists, err := e.nameTaken(rel.Schema, name, st.IfNotExists, w); exists {
+		name = e.indexName(cat, rel, st.Columns)
+	} else if exists, err := e.nameTaken(cat, rel.Schema, name, st.IfNotExists, w); exists {
 		return err
 	}
 	e.mu.Lock()
@@ -78,13 +78,13 @@ func (e *Engine) createIndex(ctx context.Context, st *sql.CreateIndex, w notifie
 	if err := e.awaitCommit(e.ctx, epoch+1); err != nil {
 		return err
 	}
-	e.cat.Add(withIndex)
+	cat.Add(withIndex)
 	return nil
 }
 
 // indexName chooses the name PostgreSQL gives an unnamed index: the table
 // and column names joined by _, then _idx, then a number if taken.
-func (e *Engine) indexName(rel *catalog.Relation, cols []int) string {
+func (e *Engine) indexName(cat *catalog.Catalog, rel *catalog.Relation, cols []int) string {
 	parts := []string{rel.Name}
 	for _, c := range cols {
 		parts = append(parts, rel.Columns[c].Name)
@@ -100,7 +100,7 @@ func (e *Engine) indexName(rel *catalog.Relation, cols []int) string {
 			name = name[:maxIdentifierLength-len(suffix)]
 		}
 		name += suffix
-		if other, _ := e.cat.LookupIndex(name); other == nil && e.cat.Lookup(name) == nil {
+		if other, _ := cat.LookupIndex(name); other == nil && cat.Lookup(name) == nil {
 			return name
 		}
 	}
@@ -108,13 +108,13 @@ func (e *Engine) indexName(rel *catalog.Relation, cols []int) string {
 
 // dropIndex drops indexes: queries stop using each at once, and its table
 // stops writing it and its entries are deleted at the next barrier.
-func (e *Engine) dropIndex(ctx context.Context, st *sql.DropIndex, w notifier) error {
+func (e *Engine) dropIndex(ctx context.Context, cat *catalog.Catalog, st *sql.DropIndex, w notifier) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
 	for _, name := range st.Names {
-		rel, idx := e.cat.LookupIndex(name)
+		rel, idx := cat.LookupIndex(name)
 		if rel == nil {
-			if r := e.cat.Lookup(name); r != nil {
+			if r := cat.Lookup(name); r != nil {
 				return sqlerr.New(sqlerr.WrongObjectType, "\"%s\" is not an index", name).
 					WithHint("Use DROP %s to remove a %s.", dropKeyword(r.Kind), r.Kind)
 			}
@@ -133,7 +133,7 @@ func (e *Engine) dropIndex(ctx context.Context, st *sql.DropIndex, w notifier) e
 			}
 		}
 		without := rel.WithIndexes(rest)
-		e.cat.Add(without)
+		cat.Add(without)
 		e.mu.Lock()
 		tw := e.tables[rel.ID]
 		e.mu.Unlock()

@@ -21,6 +21,8 @@ type batchQuery struct {
 	now int64 // now(), microseconds since the Unix epoch
 	// memoryLimit bounds the memory the query holds (bytes; 0: no limit).
 	memoryLimit int64
+	// cat is the session's database, whose relations system tables list.
+	cat *catalog.Catalog
 }
 
 // batchEnv returns the environment of one batch query: strict expression
@@ -39,7 +41,7 @@ func (e *Engine) batchEnv(q batchQuery) (exec.Env, func()) {
 		Mem:        mem,
 		Eval:       &eval.Context{Mem: mem, Strict: true, Now: q.now},
 		Budget:     budget,
-		SystemRows: e.systemRows,
+		SystemRows: func(rel *catalog.Relation) ([]arrow.RecordBatch, error) { return e.systemRows(q.cat, rel) },
 		Table: func(slot int) *state.Table {
 			if t := tables[slot]; t != nil {
 				return t

@@ -79,31 +79,31 @@ func (e *Engine) commitCatalogChange(change func() error) error {
 }
 
 // createSchema is CREATE SCHEMA.
-func (e *Engine) createSchema(st *sql.CreateSchema, w notifier) error {
+func (e *Engine) createSchema(cat *catalog.Catalog, st *sql.CreateSchema, w notifier) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
-	if e.cat.Schema(st.Name) != nil {
+	if cat.Schema(st.Name) != nil {
 		if st.IfNotExists {
 			return w.Notice("NOTICE", sqlerr.DuplicateSchema, fmt.Sprintf("schema \"%s\" already exists, skipping", st.Name))
 		}
 		return sqlerr.New(sqlerr.DuplicateSchema, "schema \"%s\" already exists", st.Name)
 	}
-	s := &catalog.Schema{ID: e.catSrc.allocIDs(1)[0], Name: st.Name}
+	s := &catalog.Schema{ID: e.catSrc.allocIDs(1)[0], Name: st.Name, Database: cat.DatabaseName()}
 	if err := e.commitCatalogChange(func() error { return e.catSrc.putSchema(s) }); err != nil {
 		return err
 	}
-	e.cat.AddSchema(s)
+	cat.AddSchema(s)
 	return nil
 }
 
 // dropSchema is DROP SCHEMA: refused (2BP01) while the schema holds
 // relations, unless CASCADE, which drops them and whatever depends on them.
-func (e *Engine) dropSchema(ctx context.Context, st *sql.DropSchema, w notifier) error {
+func (e *Engine) dropSchema(ctx context.Context, cat *catalog.Catalog, st *sql.DropSchema, w notifier) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
 	var schemas []*catalog.Schema
 	for _, name := range st.Names {
-		s := e.cat.Schema(name)
+		s := cat.Schema(name)
 		if s == nil {
 			if st.IfExists {
 				if err := w.Notice("NOTICE", sqlerr.InvalidSchemaName, fmt.Sprintf("schema \"%s\" does not exist, skipping", name)); err != nil {
@@ -121,34 +121,34 @@ func (e *Engine) dropSchema(ctx context.Context, st *sql.DropSchema, w notifier)
 	var targets []*catalog.Relation
 	var lines []string
 	for _, s := range schemas {
-		for _, r := range e.cat.InSchema(s.Name) {
+		for _, r := range cat.InSchema(s.Name) {
 			targets = append(targets, r)
-			lines = append(lines, fmt.Sprintf("%s depends on schema %s", e.describe(st.Path, r), s.Name))
+			lines = append(lines, fmt.Sprintf("%s depends on schema %s", e.describe(cat, st.Path, r), s.Name))
 		}
 	}
-	order, deps := e.dropOrder(targets, nil, st.Path)
+	order, deps := e.dropOrder(cat, targets, nil, st.Path)
 	lines = append(lines, deps...)
 	if len(targets) > 0 && !st.Cascade {
 		return sqlerr.New(sqlerr.DependentObjectsStillExist, "cannot drop schema %s because other objects depend on it", schemas[0].Name).
 			WithDetail(strings.Join(lines, "\n")).
 			WithHint("Use DROP ... CASCADE to drop the dependent objects too.")
 	}
-	if err := e.dropRelations(ctx, order, nil, st.Path, w); err != nil {
+	if err := e.dropRelations(ctx, cat, order, nil, st.Path, w); err != nil {
 		return err
 	}
 	for _, s := range schemas {
 		if err := e.commitCatalogChange(func() error { e.catSrc.deleteSchema(s.ID); return nil }); err != nil {
 			return err
 		}
-		e.cat.RemoveSchema(s.Name)
+		cat.RemoveSchema(s.Name)
 	}
 	return nil
 }
 
 // describe names a relation in a message as PostgreSQL does: its kind and
 // its name, qualified unless the search path finds it by its name alone.
-func (e *Engine) describe(path []string, r *catalog.Relation) string {
-	if e.cat.Visible(path, r) {
+func (e *Engine) describe(cat *catalog.Catalog, path []string, r *catalog.Relation) string {
+	if cat.Visible(path, r) {
 		return fmt.Sprintf("%s %s", r.Kind, r.Name)
 	}
 	return fmt.Sprintf("%s %s", r.Kind, r.QualifiedName())
@@ -157,20 +157,20 @@ func (e *Engine) describe(path []string, r *catalog.Relation) string {
 // resolve finds the relation a DDL statement names: a qualified name in its
 // schema (3F000 if that does not exist), an unqualified one on the search
 // path. It returns nil if there is none.
-func (e *Engine) resolve(path []string, n sql.ObjectName) (*catalog.Relation, error) {
+func (e *Engine) resolve(cat *catalog.Catalog, path []string, n sql.ObjectName) (*catalog.Relation, error) {
 	if n.Schema == "" {
-		return e.cat.Resolve(path, n.Name), nil
+		return cat.Resolve(path, n.Name), nil
 	}
-	if e.cat.Schema(n.Schema) == nil {
+	if cat.Schema(n.Schema) == nil {
 		return nil, sqlerr.New(sqlerr.InvalidSchemaName, "schema \"%s\" does not exist", n.Schema)
 	}
-	return e.cat.LookupIn(n.Schema, n.Name), nil
+	return cat.LookupIn(n.Schema, n.Name), nil
 }
 
 // checkSchema fails with 3F000 if schema was dropped since the statement
 // was bound.
-func (e *Engine) checkSchema(schema string) error {
-	if e.cat.Schema(schema) == nil {
+func (e *Engine) checkSchema(cat *catalog.Catalog, schema string) error {
+	if cat.Schema(schema) == nil {
 		return sqlerr.New(sqlerr.InvalidSchemaName, "schema \"%s\" does not exist", schema)
 	}
 	return nil
@@ -178,21 +178,22 @@ func (e *Engine) checkSchema(schema string) error {
 
 // createPlainView is CREATE [OR REPLACE] VIEW: the view's catalog entry
 // (its statement, columns and the relations it names) is all there is.
-func (e *Engine) createPlainView(st *sql.CreateView) error {
+func (e *Engine) createPlainView(cat *catalog.Catalog, st *sql.CreateView) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
-	if err := e.checkSchema(st.Name.Schema); err != nil {
+	if err := e.checkSchema(cat, st.Name.Schema); err != nil {
 		return err
 	}
 	rel := &catalog.Relation{
-		Schema:  st.Name.Schema,
-		Name:    st.Name.Name,
-		Kind:    catalog.View,
-		Columns: st.Columns,
-		SQL:     st.SQL,
-		Refs:    st.Refs,
+		Database: cat.DatabaseName(),
+		Schema:   st.Name.Schema,
+		Name:     st.Name.Name,
+		Kind:     catalog.View,
+		Columns:  st.Columns,
+		SQL:      st.SQL,
+		Refs:     st.Refs,
 	}
-	if old := e.cat.LookupIn(st.Name.Schema, st.Name.Name); old != nil {
+	if old := cat.LookupIn(st.Name.Schema, st.Name.Name); old != nil {
 		if !st.Replace {
 			return sqlerr.New(sqlerr.DuplicateTable, "relation \"%s\" already exists", st.Name.Name)
 		}
@@ -207,14 +208,14 @@ func (e *Engine) createPlainView(st *sql.CreateView) error {
 		rel.ID = e.catSrc.allocIDs(1)[0]
 	}
 	for _, id := range rel.Uses() {
-		if r := e.cat.ByID(id); r == nil {
+		if r := cat.ByID(id); r == nil {
 			return sqlerr.New(sqlerr.UndefinedTable, "relation %d the view reads was dropped", id)
 		}
 	}
 	if err := e.commitCatalogChange(func() error { return e.catSrc.put(rel) }); err != nil {
 		return err
 	}
-	e.cat.Add(rel)
+	cat.Add(rel)
 	return nil
 }
 
@@ -283,19 +284,19 @@ func (e *Engine) checkReplaceView(old, rel *catalog.Relation) error {
 // first (the order to drop them in), and PostgreSQL's DETAIL lines for the
 // dependents that are not targets themselves ("view v depends on table t"),
 // in the order they are found, as PostgreSQL lists them.
-func (e *Engine) dropOrder(targets, named []*catalog.Relation, path []string) ([]*catalog.Relation, []string) {
+func (e *Engine) dropOrder(cat *catalog.Catalog, targets, named []*catalog.Relation, path []string) ([]*catalog.Relation, []string) {
 	var order []*catalog.Relation
 	var lines []string
 	seen := map[uint32]bool{}
 	var visit func(r *catalog.Relation)
 	visit = func(r *catalog.Relation) {
 		seen[r.ID] = true
-		for _, d := range e.cat.Dependents(r.ID) {
+		for _, d := range cat.Dependents(r.ID) {
 			if seen[d.ID] {
 				continue
 			}
 			if !slices.ContainsFunc(targets, func(t *catalog.Relation) bool { return t.ID == d.ID }) {
-				lines = append(lines, fmt.Sprintf("%s depends on %s", e.describe(path, d), e.describe(path, r)))
+				lines = append(lines, fmt.Sprintf("%s depends on %s", e.describe(cat, path, d), e.describe(cat, path, r)))
 			}
 			visit(d)
 		}
@@ -311,10 +312,10 @@ func (e *Engine) dropOrder(targets, named []*catalog.Relation, path []string) ([
 
 // dropRelations drops order (dependents first); the relations not in named
 // are announced as cascaded.
-func (e *Engine) dropRelations(ctx context.Context, order, named []*catalog.Relation, path []string, w notifier) error {
+func (e *Engine) dropRelations(ctx context.Context, cat *catalog.Catalog, order, named []*catalog.Relation, path []string, w notifier) error {
 	for _, r := range order {
 		if !slices.ContainsFunc(named, func(n *catalog.Relation) bool { return n.ID == r.ID }) {
-			if err := w.Notice("NOTICE", "00000", "drop cascades to "+e.describe(path, r)); err != nil {
+			if err := w.Notice("NOTICE", "00000", "drop cascades to "+e.describe(cat, path, r)); err != nil {
 				return err
 			}
 		}

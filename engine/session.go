@@ -114,7 +114,9 @@ type session struct {
 	e *Engine
 	// user is the user name the client connected as ("$user" in the
 	// search path).
-	user   string
+	user string
+	// cat is the catalog of the database the session connected to.
+	cat    *catalog.Catalog
 	params map[string]string
 	inTx   bool
 	// seq counts the statements the session has run (see portal.Run).
@@ -122,7 +124,7 @@ type session struct {
 }
 
 func newSession(e *Engine, startup map[string]string) *session {
-	s := &session{e: e, user: startup["user"], params: map[string]string{}}
+	s := &session{e: e, user: startup["user"], cat: e.cat.In(startup["database"]), params: map[string]string{}}
 	if v, ok := startup["application_name"]; ok {
 		s.params["application_name"] = v
 	}
@@ -136,7 +138,7 @@ func (s *session) TxStatus() byte {
 	return 'I'
 }
 
-func (s *session) Close() {}
+func (s *session) Close() { s.e.sessionClosed(s.cat.DatabaseName()) }
 
 // Query runs each statement of text in order.
 func (s *session) Query(ctx context.Context, text string, w pgwire.ResultWriter) error {
@@ -160,7 +162,10 @@ func (s *session) Query(ctx context.Context, text string, w pgwire.ResultWriter)
 // server down.
 func (s *session) run(ctx context.Context, p *sql.Parsed, w pgwire.ResultWriter) (err error) {
 	defer s.recoverPanic(&err)
-	st, err := sql.BindIn(s.e.cat, s.searchPath(), p)
+	if err := s.checkDatabase(); err != nil {
+		return err
+	}
+	st, err := sql.BindIn(s.cat, s.searchPath(), p)
 	if err != nil {
 		return err
 	}
@@ -170,7 +175,7 @@ func (s *session) run(ctx context.Context, p *sql.Parsed, w pgwire.ResultWriter)
 
 func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.ResultWriter) error {
 	now := time.Now().UnixMicro()
-	q := batchQuery{now: now, memoryLimit: s.queryMemoryLimit()}
+	q := batchQuery{now: now, memoryLimit: s.queryMemoryLimit(), cat: s.cat}
 	e := s.e
 	switch st := st.(type) {
 	case *sql.Select:
@@ -194,44 +199,52 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		}
 		return w.Complete(fmt.Sprintf("DELETE %d", n))
 	case *sql.CreateTable:
-		if err := e.createTable(ctx, st, w); err != nil {
+		if err := e.createTable(ctx, s.cat, st, w); err != nil {
 			return err
 		}
 	case *sql.CreateMaterializedView:
-		if err := e.createView(ctx, st, s.value("checkpoint_mode") == "at_least_once", w); err != nil {
+		if err := e.createView(ctx, s.cat, st, s.value("checkpoint_mode") == "at_least_once", w); err != nil {
 			return err
 		}
 	case *sql.Drop:
-		if err := e.drop(ctx, st, w); err != nil {
+		if err := e.drop(ctx, s.cat, st, w); err != nil {
 			return err
 		}
 	case *sql.CreateIndex:
-		if err := e.createIndex(ctx, st, w); err != nil {
+		if err := e.createIndex(ctx, s.cat, st, w); err != nil {
 			return err
 		}
 	case *sql.DropIndex:
-		if err := e.dropIndex(ctx, st, w); err != nil {
+		if err := e.dropIndex(ctx, s.cat, st, w); err != nil {
 			return err
 		}
 	case *sql.CreateSource:
-		if err := e.createSource(ctx, st, w); err != nil {
+		if err := e.createSource(ctx, s.cat, st, w); err != nil {
 			return err
 		}
 	case *sql.CreateView:
-		if err := e.createPlainView(st); err != nil {
+		if err := e.createPlainView(s.cat, st); err != nil {
+			return err
+		}
+	case *sql.CreateDatabase:
+		if err := e.createDatabase(st); err != nil {
+			return err
+		}
+	case *sql.DropDatabase:
+		if err := e.dropDatabase(ctx, s, st, w); err != nil {
 			return err
 		}
 	case *sql.CreateSchema:
-		if err := e.createSchema(st, w); err != nil {
+		if err := e.createSchema(s.cat, st, w); err != nil {
 			return err
 		}
 	case *sql.DropSchema:
-		if err := e.dropSchema(ctx, st, w); err != nil {
+		if err := e.dropSchema(ctx, s.cat, st, w); err != nil {
 			return err
 		}
 	case *sql.DropSource:
 		d := &sql.Drop{Kind: catalog.Source, Names: []sql.ObjectName{st.Name}, IfExists: st.IfExists, Cascade: st.Cascade, Path: st.Path}
-		if err := e.drop(ctx, d, w); err != nil {
+		if err := e.drop(ctx, s.cat, d, w); err != nil {
 			return err
 		}
 	case *sql.Explain:
@@ -247,11 +260,11 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 	case *sql.Savepoint:
 		return e.savepoint(ctx, st, w)
 	case *sql.AlterViewPause:
-		if err := e.alterViewPause(ctx, st, w); err != nil {
+		if err := e.alterViewPause(ctx, s.cat, st, w); err != nil {
 			return err
 		}
 	case *sql.ShowRelations:
-		return writeTextColumn(w, e, "Name", e.relationNames(st.Kind), fmt.Sprintf("SHOW %d", len(e.relationNames(st.Kind))))
+		return writeTextColumn(w, e, "Name", e.relationNames(s.cat, st.Kind), fmt.Sprintf("SHOW %d", len(e.relationNames(s.cat, st.Kind))))
 	case *sql.SetVar:
 		if err := s.set(st, w); err != nil {
 			return err

@@ -33,19 +33,20 @@ func newGenerator(rel *catalog.Relation) (*datagen.Generator, error) {
 
 // createSource creates a source; it returns once its catalog entry is
 // committed. Nothing runs until a view reads it.
-func (e *Engine) createSource(ctx context.Context, stmt *sql.CreateSource, w notifier) error {
+func (e *Engine) createSource(ctx context.Context, cat *catalog.Catalog, stmt *sql.CreateSource, w notifier) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
-	if exists, err := e.nameTaken(stmt.Schema, stmt.Name, stmt.IfNotExists, w); exists {
+	if exists, err := e.nameTaken(cat, stmt.Schema, stmt.Name, stmt.IfNotExists, w); exists {
 		return err
 	}
 	rel := &catalog.Relation{
-		ID:      e.catSrc.allocIDs(1)[0],
-		Schema:  stmt.Schema,
-		Name:    stmt.Name,
-		Kind:    catalog.Source,
-		Columns: append(append([]catalog.Column(nil), stmt.Columns...), catalog.Column{Name: catalog.RowIDColumn, Type: types.Int64T, Hidden: true, NotNull: true}),
-		Options: stmt.Options,
+		Database: cat.DatabaseName(),
+		ID:       e.catSrc.allocIDs(1)[0],
+		Schema:   stmt.Schema,
+		Name:     stmt.Name,
+		Kind:     catalog.Source,
+		Columns:  append(append([]catalog.Column(nil), stmt.Columns...), catalog.Column{Name: catalog.RowIDColumn, Type: types.Int64T, Hidden: true, NotNull: true}),
+		Options:  stmt.Options,
 		// Sources only insert rows.
 		AppendOnly: true,
 		Watermark:  stmt.Watermark,
@@ -62,7 +63,7 @@ func (e *Engine) createSource(ctx context.Context, stmt *sql.CreateSource, w not
 	if catErr != nil {
 		return catErr
 	}
-	e.cat.Add(rel)
+	cat.Add(rel)
 	return nil
 }
 

@@ -19,8 +19,14 @@ import (
 const systemIDBase = 0xFFFF0000
 
 type systemTable struct {
-	rel  *catalog.Relation
-	rows func(e *Engine) ([][]types.Datum, error)
+	rel *catalog.Relation
+	// rows computes the table's rows as a session of database cat sees them.
+	rows func(e *Engine, cat *catalog.Catalog) ([][]types.Datum, error)
+}
+
+// global adapts the rows of a table that is the same in every database.
+func global(rows func(*Engine) ([][]types.Datum, error)) func(*Engine, *catalog.Catalog) ([][]types.Datum, error) {
+	return func(e *Engine, _ *catalog.Catalog) ([][]types.Datum, error) { return rows(e) }
 }
 
 var systemTables = []systemTable{
@@ -54,7 +60,7 @@ var systemTables = []systemTable{
 				{Name: "error", Type: types.TextT},
 			},
 		},
-		rows: (*Engine).checkpointRows,
+		rows: global((*Engine).checkpointRows),
 	},
 	{
 		rel: &catalog.Relation{
@@ -65,7 +71,7 @@ var systemTables = []systemTable{
 				{Name: "alignment_ms", Type: types.Float64T},
 			},
 		},
-		rows: (*Engine).alignmentRows,
+		rows: global((*Engine).alignmentRows),
 	},
 	{
 		rel: &catalog.Relation{
@@ -79,7 +85,7 @@ var systemTables = []systemTable{
 				{Name: "path", Type: types.TextT},
 			},
 		},
-		rows: (*Engine).savepointRows,
+		rows: global((*Engine).savepointRows),
 	},
 	{
 		rel: &catalog.Relation{
@@ -98,7 +104,7 @@ var systemTables = []systemTable{
 // stateTableRows lists every state table of every table and view with its
 // number of keys at the committed epoch. It reads every table: a diagnostic,
 // costly on large states.
-func (e *Engine) stateTableRows() ([][]types.Datum, error) {
+func (e *Engine) stateTableRows(cat *catalog.Catalog) ([][]types.Datum, error) {
 	snap := e.store.Snapshot()
 	defer snap.Release()
 	var rows [][]types.Datum
@@ -119,7 +125,7 @@ func (e *Engine) stateTableRows() ([][]types.Datum, error) {
 		rows = append(rows, []types.Datum{types.DText(rel.Name), types.DInt(int64(id)), types.DText(role), types.DInt(n)})
 		return err
 	}
-	for _, r := range e.cat.All() {
+	for _, r := range cat.InDatabase() {
 		if r.Kind != catalog.Table && r.Kind != catalog.MaterializedView {
 			continue
 		}
@@ -152,12 +158,12 @@ func (e *Engine) registerSystemTables() {
 }
 
 // systemRows computes a system table's rows as one record.
-func (e *Engine) systemRows(rel *catalog.Relation) ([]arrow.RecordBatch, error) {
+func (e *Engine) systemRows(cat *catalog.Catalog, rel *catalog.Relation) ([]arrow.RecordBatch, error) {
 	for _, st := range systemTables {
 		if st.rel.ID != rel.ID {
 			continue
 		}
-		rows, err := st.rows(e)
+		rows, err := st.rows(e, cat)
 		if err != nil {
 			return nil, err
 		}
@@ -207,9 +213,9 @@ func appendDatum(b array.Builder, t types.T, d types.Datum) {
 // viewRows lists the materialized views with their expression error and
 // late row counts (since the server started) and status, and the plain
 // views (without those).
-func (e *Engine) viewRows() ([][]types.Datum, error) {
+func (e *Engine) viewRows(cat *catalog.Catalog) ([][]types.Datum, error) {
 	var rows [][]types.Datum
-	for _, r := range e.cat.All() {
+	for _, r := range cat.InDatabase() {
 		if r.Kind == catalog.View {
 			rows = append(rows, []types.Datum{types.DText(r.Name), types.DText(r.SQL), types.Null, types.Null, types.Null,
 				types.DText(r.Schema), types.DText(r.Kind.String())})

@@ -141,7 +141,7 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 	if err != nil || len(parsed) != 1 {
 		return fmt.Errorf("stored definition does not parse: %v", err)
 	}
-	st, err := sql.BindStored(e.cat, rel.Refs, parsed[0])
+	st, err := sql.BindStored(e.cat.In(rel.Database), rel.Refs, parsed[0])
 	if err != nil {
 		return err
 	}
@@ -188,10 +188,10 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 // upstream's change stream at barrier n, backfills it from the upstream's
 // snapshot at epoch n, and returns once epoch n+1, which holds the view's
 // initial state and its catalog entry, is committed.
-func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedView, atLeastOnce bool, w notifier) error {
+func (e *Engine) createView(ctx context.Context, cat *catalog.Catalog, stmt *sql.CreateMaterializedView, atLeastOnce bool, w notifier) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
-	if exists, err := e.nameTaken(stmt.Schema, stmt.Name, stmt.IfNotExists, w); exists {
+	if exists, err := e.nameTaken(cat, stmt.Schema, stmt.Name, stmt.IfNotExists, w); exists {
 		return err
 	}
 	plan, err := e.planView(stmt, false)
@@ -200,6 +200,7 @@ func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedVie
 	}
 	ids := e.catSrc.allocIDs(3 + plan.Tables)
 	rel := &catalog.Relation{
+		Database:       cat.DatabaseName(),
 		ID:             ids[0],
 		Schema:         stmt.Schema,
 		Name:           stmt.Name,
@@ -286,7 +287,7 @@ func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedVie
 	if err := e.awaitCommit(e.ctx, epoch+1); err != nil {
 		return err
 	}
-	e.cat.Add(rel)
+	cat.Add(rel)
 	if p := v.failed.Load(); p != nil {
 		return sqlerr.New(sqlerr.InternalError, "materialized view %s failed during backfill: %v", rel.Name, *p)
 	}
@@ -379,10 +380,10 @@ func (e *Engine) openReaders(v *view) error {
 }
 
 // alterViewPause pauses or resumes a view at a barrier.
-func (e *Engine) alterViewPause(ctx context.Context, st *sql.AlterViewPause, w notifier) error {
+func (e *Engine) alterViewPause(ctx context.Context, cat *catalog.Catalog, st *sql.AlterViewPause, w notifier) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
-	rel, err := e.resolve(st.Path, st.Name)
+	rel, err := e.resolve(cat, st.Path, st.Name)
 	if err != nil {
 		return err
 	}
@@ -413,7 +414,7 @@ func (e *Engine) alterViewPause(ctx context.Context, st *sql.AlterViewPause, w n
 	if catErr != nil {
 		return catErr
 	}
-	e.cat.Add(&changed)
+	cat.Add(&changed)
 	e.mu.Lock()
 	if v := e.views[rel.ID]; v != nil {
 		v.rel = &changed

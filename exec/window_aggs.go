@@ -165,6 +165,7 @@ type distinctCountAcc struct {
 }
 
 func (a *distinctCountAcc) reset() { clear(a.counts) }
+
 // key encodes d into keyBuf; map accesses by string(keyBuf) copy the key
 // only when they insert it.
 func (a *distinctCountAcc) key(d types.Datum) {

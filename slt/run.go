@@ -47,6 +47,10 @@ type Options struct {
 	// had made durable survives), and starts it again, for a kill
 	// directive. A nil Kill makes kill a no-op.
 	Kill func(ctx context.Context) (newURL string, err error)
+	// OwnDatabase makes Run run each file in a database of its own, created
+	// on the server at URL before the file and dropped after it, so that
+	// files written for a fresh server can share one.
+	OwnDatabase bool
 	// Verbose, if non-nil, receives each record as it runs.
 	Verbose io.Writer
 	// Timeout bounds each statement or query; 0 means no limit. A record
@@ -186,7 +190,11 @@ func Run(ctx context.Context, files []string, opts Options, out io.Writer) ([]Re
 			errs = append(errs, err)
 			break
 		}
-		res, err := RunFile(ctx, file, opts)
+		run := RunFile
+		if opts.OwnDatabase {
+			run = runInOwnDatabase
+		}
+		res, err := run(ctx, file, opts)
 		results = append(results, res)
 		total.Passed += res.Passed
 		total.Failed += res.Failed

@@ -71,6 +71,35 @@ func TestPostgres(t *testing.T) {
 	pg := pgtest.StartT(t, pgtest.Options{})
 	ctx := context.Background()
 
+	t.Run("own database", func(t *testing.T) {
+		// Two files that each create t pass one after the other on one
+		// server only if each runs in a database of its own.
+		dir := t.TempDir()
+		var files []string
+		for _, name := range []string{"a-1.slt", "b.slt"} {
+			path := filepath.Join(dir, name)
+			text := "statement ok\nCREATE TABLE t (a int)\n\nquery T\nSELECT current_database()\n----\nslt_" + strings.NewReplacer("-", "_", ".slt", "").Replace(name) + "\n"
+			if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, path)
+		}
+		var out bytes.Buffer
+		results, err := Run(ctx, files, Options{URL: pg.URL, OwnDatabase: true}, &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range results {
+			if r.Failed > 0 || r.Passed != 2 {
+				t.Errorf("own databases: %s", out.String())
+			}
+		}
+		out.Reset()
+		if results, _ = Run(ctx, files, Options{URL: newDB(t, pg)}, &out); results[1].Failed == 0 {
+			t.Errorf("the second file passed in a shared database:\n%s", out.String())
+		}
+	})
+
 	t.Run("pass", func(t *testing.T) {
 		var verbose bytes.Buffer
 		res, err := RunFile(ctx, "testdata/pass.slt", Options{URL: newDB(t, pg), Verbose: &verbose})

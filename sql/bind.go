@@ -168,6 +168,10 @@ func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 		return b.bindCreateSchema(s.CreateSchemaStmt)
 	case *pg_query.Node_CheckPointStmt:
 		return &Checkpoint{}, nil
+	case *pg_query.Node_CreatedbStmt:
+		return b.bindCreateDatabase(s.CreatedbStmt)
+	case *pg_query.Node_DropdbStmt:
+		return b.bindDropDatabase(s.DropdbStmt)
 	}
 	return nil, sqlerr.Unsupported("statement %s", statementName(n))
 }

@@ -1195,6 +1195,9 @@ func (b *binder) bindSQLValueFunction(f *pg_query.SQLValueFunction) (Expr, error
 	case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
 		return &Cast{Arg: now, T: types.DateT}, nil
 	}
+	if e, ok := b.bindSessionValue(f.Op); ok {
+		return e, nil
+	}
 	return nil, b.errAt(f.Location, sqlerr.Unsupported("%s", strings.TrimPrefix(f.Op.String(), "SVFOP_")))
 }
 
@@ -1254,6 +1257,9 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 	}
 	if alias, ok := functionAliases[name]; ok {
 		name = alias
+	}
+	if e, ok := b.bindSessionFunc(name, args); ok {
+		return e, nil
 	}
 	switch name {
 	case "position":

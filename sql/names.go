@@ -61,8 +61,8 @@ func (b *binder) textOffset(loc int32) int32 {
 // found is recorded in b.refs; when binding a stored definition (b.pins) the
 // recorded relation is taken instead.
 func (b *binder) lookup(rv *pg_query.RangeVar) (*catalog.Relation, error) {
-	if rv.Catalogname != "" {
-		return nil, b.errAt(rv.Location, sqlerr.Unsupported("cross-database references"))
+	if err := b.checkCatalogName(rv); err != nil {
+		return nil, err
 	}
 	off := b.textOffset(rv.Location)
 	var rel *catalog.Relation
@@ -82,12 +82,21 @@ func (b *binder) lookup(rv *pg_query.RangeVar) (*catalog.Relation, error) {
 	return rel, nil
 }
 
+// checkCatalogName accepts a name qualified with the session's own
+// database (db.schema.name) and refuses other databases, as PostgreSQL does.
+func (b *binder) checkCatalogName(rv *pg_query.RangeVar) error {
+	if rv.Catalogname == "" || rv.Catalogname == b.cat.DatabaseName() {
+		return nil
+	}
+	return b.errAt(rv.Location, sqlerr.New(sqlerr.FeatureNotSupported, "cross-database references are not implemented: \"%s.%s.%s\"", rv.Catalogname, rv.Schemaname, rv.Relname))
+}
+
 // creationName resolves the name of a relation to create: a qualified name
 // in its schema, an unqualified one in the first schema of the search path
 // that exists, as PostgreSQL does.
 func (b *binder) creationName(rv *pg_query.RangeVar) (ObjectName, error) {
-	if rv.Catalogname != "" {
-		return ObjectName{}, b.errAt(rv.Location, sqlerr.Unsupported("cross-database references"))
+	if err := b.checkCatalogName(rv); err != nil {
+		return ObjectName{}, err
 	}
 	n := ObjectName{Schema: rv.Schemaname, Name: rv.Relname}
 	if n.Schema == "" {

@@ -37,6 +37,7 @@ const (
 	InvalidCatalogName         = "3D000"
 	InvalidSchemaName          = "3F000"
 	DuplicateSchema            = "42P06"
+	DuplicateDatabase          = "42P04"
 	InvalidObjectDefinition    = "42P17"
 	SyntaxError                = "42601"
 	InsufficientPrivilege      = "42501"
