@@ -178,7 +178,7 @@ func (e *Engine) dropTable(ctx context.Context, rel *catalog.Relation) error {
 			e.catSrc.delete(rel.ID)
 			e.cleanup.add(tw.table)
 			for _, x := range tw.indexes {
-				e.cleanup.add(x.table)
+				e.cleanup.add(x.Table)
 			}
 			if tw.wmTable != nil {
 				e.cleanup.add(tw.wmTable)

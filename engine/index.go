@@ -9,8 +9,10 @@ import (
 
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
+	"github.com/streamsql/streamsql/state"
 )
 
 // maxIdentifierLength is PostgreSQL's NAMEDATALEN - 1.
@@ -29,9 +31,7 @@ func (e *Engine) createIndex(ctx context.Context, cat *catalog.Catalog, st *sql.
 		return sqlerr.New(sqlerr.UndefinedTable, "relation \"%s\" does not exist", st.Table.Name)
 	}
 	switch rel.Kind {
-	case catalog.Table:
-	case catalog.MaterializedView:
-		return sqlerr.Unsupported("indexes on materialized views")
+	case catalog.Table, catalog.MaterializedView:
 	default:
 		return sqlerr.New(sqlerr.WrongObjectType, "cannot create index on %s \"%s\"", rel.Kind, rel.Name)
 	}
@@ -41,9 +41,6 @@ func (e *Engine) createIndex(ctx context.Context, cat *catalog.Catalog, st *sql.
 	} else if exists, err := e.nameTaken(cat, rel.Schema, name, st.IfNotExists, w); exists {
 		return err
 	}
-	e.mu.Lock()
-	tw := e.tables[rel.ID]
-	e.mu.Unlock()
 	def := catalog.Index{
 		Name:       name,
 		Columns:    st.Columns,
@@ -54,6 +51,12 @@ func (e *Engine) createIndex(ctx context.Context, cat *catalog.Catalog, st *sql.
 		def.Desc = st.Desc
 	}
 	withIndex := rel.WithIndexes(append(slices.Clip(rel.Indexes), def))
+	if rel.Kind == catalog.MaterializedView {
+		return e.createViewIndex(cat, withIndex, def)
+	}
+	e.mu.Lock()
+	tw := e.tables[rel.ID]
+	e.mu.Unlock()
 	var buildErr error
 	epoch := e.coord.Schedule(barrier.Change{
 		AfterInject: func(uint64) {
@@ -134,6 +137,12 @@ func (e *Engine) dropIndex(ctx context.Context, cat *catalog.Catalog, st *sql.Dr
 		}
 		without := rel.WithIndexes(rest)
 		cat.Add(without)
+		if rel.Kind == catalog.MaterializedView {
+			if err := e.dropViewIndex(without, idx); err != nil {
+				return err
+			}
+			continue
+		}
 		e.mu.Lock()
 		tw := e.tables[rel.ID]
 		e.mu.Unlock()
@@ -156,5 +165,53 @@ func (e *Engine) dropIndex(ctx context.Context, cat *catalog.Catalog, st *sql.Dr
 			return putErr
 		}
 	}
+	return nil
+}
+
+// createViewIndex adds index def to materialized view rel (withIndex is its
+// catalog entry with the index): the view's dataflow builds the index from
+// its rows when a barrier passes and writes it with its rows from then on,
+// and the catalog entry commits in the epoch after that barrier, with the
+// index's entries. Other writes go on meanwhile; only the view waits for the
+// build.
+func (e *Engine) createViewIndex(cat *catalog.Catalog, withIndex *catalog.Relation, def catalog.Index) error {
+	if err := e.viewError(withIndex); err != nil {
+		return err
+	}
+	var putErr error
+	epoch := e.coord.Schedule(barrier.Change{
+		Mutations: []barrier.Mutation{&exec.AddViewIndex{
+			View: withIndex.ID, Index: def, Table: e.store.Table(state.TableID(def.StateTable)),
+		}},
+		AfterInject: func(uint64) { putErr = e.catSrc.put(withIndex) },
+	})
+	if err := e.awaitCommit(e.ctx, epoch+1); err != nil {
+		return err
+	}
+	if putErr != nil {
+		return putErr
+	}
+	e.setViewRelation(withIndex)
+	cat.Add(withIndex)
+	return nil
+}
+
+// dropViewIndex drops index idx of a materialized view (without is its
+// catalog entry without the index): the view stops writing it at a barrier,
+// and once that barrier has passed the index's entries are deleted.
+func (e *Engine) dropViewIndex(without *catalog.Relation, idx *catalog.Index) error {
+	var putErr error
+	epoch := e.coord.Schedule(barrier.Change{
+		Mutations:   []barrier.Mutation{&exec.DropViewIndex{View: without.ID, Name: idx.Name}},
+		AfterInject: func(uint64) { putErr = e.catSrc.put(without) },
+	})
+	if err := e.awaitCommit(e.ctx, epoch+1); err != nil {
+		return err
+	}
+	if putErr != nil {
+		return putErr
+	}
+	e.setViewRelation(without)
+	e.cleanup.add(e.store.Table(state.TableID(idx.StateTable)))
 	return nil
 }

@@ -143,6 +143,11 @@ func (e *Engine) stateTableRows(cat *catalog.Catalog) ([][]types.Datum, error) {
 		if err := add(r, r.PauseTable, "paused changes"); err != nil {
 			return nil, err
 		}
+		for _, idx := range r.Indexes {
+			if err := add(r, idx.StateTable, "index "+idx.Name); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return rows, nil
 }

@@ -48,63 +48,27 @@ type tableWriter struct {
 	wmSavedAt int64
 
 	// indexes are the table's secondary indexes, written with its rows.
-	indexes []*tableIndex
+	indexes []*exec.IndexWriter
 
 	keyBuf []byte
 	valBuf []byte
 }
 
-// tableIndex is a secondary index a table writer maintains: for every row,
-// an entry keyed by the row's index columns then its key, valued by its
-// INCLUDE columns.
-type tableIndex struct {
-	def   catalog.Index
-	table *state.Table
-	incl  *state.RowCodec
-}
-
-func (w *tableWriter) openIndex(def catalog.Index) *tableIndex {
-	ts := make([]types.T, len(def.Include))
-	for i, c := range def.Include {
-		ts[i] = w.types[c]
-	}
-	return &tableIndex{def: def, table: w.e.store.Table(state.TableID(def.StateTable)), incl: state.NewRowCodec(ts)}
-}
-
-// indexEntry returns the key and value of row i's entry in x; they are valid
-// until the next call.
-func (w *tableWriter) indexEntry(x *tableIndex, rec arrow.RecordBatch, i int) (key, val []byte) {
-	w.keyBuf = w.keyBuf[:0]
-	for _, c := range x.def.Columns {
-		w.keyBuf = state.AppendKey(w.keyBuf, w.types[c], rec.Column(c), i)
-	}
-	for _, k := range w.rel.Key {
-		w.keyBuf = state.AppendKey(w.keyBuf, w.types[k], rec.Column(k), i)
-	}
-	cols := make([]arrow.Array, len(x.def.Include))
-	for j, c := range x.def.Include {
-		cols[j] = rec.Column(c)
-	}
-	w.valBuf = x.incl.Append(w.valBuf[:0], cols, i)
-	return w.keyBuf, w.valBuf
+func (w *tableWriter) openIndex(def catalog.Index) *exec.IndexWriter {
+	return exec.NewIndexWriter(w.e.store.Table(state.TableID(def.StateTable)), def, w.types, w.rel.Key)
 }
 
 // putIndexes writes the index entries of every row of rec.
 func (w *tableWriter) putIndexes(rec arrow.RecordBatch) {
 	for _, x := range w.indexes {
-		for i := 0; i < int(rec.NumRows()); i++ {
-			x.table.Put(w.indexEntry(x, rec, i))
-		}
+		x.PutAll(rec)
 	}
 }
 
 // deleteIndexes deletes the index entries of every row of rec.
 func (w *tableWriter) deleteIndexes(rec arrow.RecordBatch) {
 	for _, x := range w.indexes {
-		for i := 0; i < int(rec.NumRows()); i++ {
-			k, _ := w.indexEntry(x, rec, i)
-			x.table.Delete(k)
-		}
+		x.DeleteAll(rec)
 	}
 }
 
@@ -113,18 +77,7 @@ func (w *tableWriter) deleteIndexes(rec arrow.RecordBatch) {
 // is kept. The caller holds mu.
 func (w *tableWriter) addIndex(rel *catalog.Relation, def catalog.Index) error {
 	x := w.openIndex(def)
-	build := exec.OutputFunc(func(_ context.Context, m exec.Message) error {
-		if m.Batch == nil {
-			return nil
-		}
-		defer m.Batch.Release()
-		for i := 0; i < int(m.Batch.Rec.NumRows()); i++ {
-			x.table.Put(w.indexEntry(x, m.Batch.Rec, i))
-		}
-		return nil
-	})
-	if err := exec.ScanTable(w.e.ctx, w.e.mem, w.table, w.types, build); err != nil {
-		x.table.Clear()
+	if err := x.Build(w.e.ctx, w.e.mem, w.table); err != nil {
 		return err
 	}
 	w.rel = rel
@@ -137,9 +90,9 @@ func (w *tableWriter) addIndex(rel *catalog.Relation, def catalog.Index) error {
 func (w *tableWriter) dropIndex(rel *catalog.Relation, name string) *state.Table {
 	w.rel = rel
 	for i, x := range w.indexes {
-		if x.def.Name == name {
+		if x.Def.Name == name {
 			w.indexes = slices.Delete(w.indexes, i, i+1)
-			return x.table
+			return x.Table
 		}
 	}
 	return nil
@@ -191,7 +144,7 @@ func (w *tableWriter) Inject(ctx context.Context, b *barrier.Barrier) error {
 	defer w.mu.Unlock()
 	w.table.Seal(b.Epoch)
 	for _, x := range w.indexes {
-		x.table.Seal(b.Epoch)
+		x.Table.Seal(b.Epoch)
 	}
 	w.sealed = b.Epoch
 	if err := w.emitWatermark(ctx, b.Epoch); err != nil {
@@ -475,8 +428,8 @@ func (w *tableWriter) modify(ectx *eval.Context, where sql.Expr, set map[int]sql
 	if !ok {
 		if l := planner.ChooseIndex(where, w.rel); l != nil {
 			for _, x := range w.indexes {
-				if x.def.Name == l.Index.Name {
-					if ranges, ok, err = exec.IndexRowRanges(x.table, l, w.rel); err != nil {
+				if x.Def.Name == l.Index.Name {
+					if ranges, ok, err = exec.IndexRowRanges(x.Table, l, w.rel); err != nil {
 						return 0, 0, err
 					}
 				}

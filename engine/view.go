@@ -70,7 +70,11 @@ func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*vi
 		LateRows:       &v.lateRows,
 		StartTime:      e.coord.LastBarrierTime(),
 	}
-	df, err := exec.BuildStream(env, plan, viewTable, v.disp)
+	storage := exec.ViewStorage{ID: rel.ID, Rows: viewTable, Indexes: rel.Indexes}
+	for _, idx := range rel.Indexes {
+		storage.IndexTables = append(storage.IndexTables, e.store.Table(state.TableID(idx.StateTable)))
+	}
+	df, err := exec.BuildStream(env, plan, storage, v.disp)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -328,6 +332,9 @@ func (e *Engine) dropView(ctx context.Context, rel *catalog.Relation) error {
 			}
 		}
 		e.cleanup.add(v.tables...)
+		for _, idx := range rel.Indexes {
+			e.cleanup.add(e.store.Table(state.TableID(idx.StateTable)))
+		}
 		e.mu.Lock()
 		delete(e.views, rel.ID)
 		e.mu.Unlock()
@@ -415,10 +422,15 @@ func (e *Engine) alterViewPause(ctx context.Context, cat *catalog.Catalog, st *s
 		return catErr
 	}
 	cat.Add(&changed)
-	e.mu.Lock()
-	if v := e.views[rel.ID]; v != nil {
-		v.rel = &changed
-	}
-	e.mu.Unlock()
+	e.setViewRelation(&changed)
 	return nil
+}
+
+// setViewRelation records rel as the catalog entry of its running view.
+func (e *Engine) setViewRelation(rel *catalog.Relation) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if v := e.views[rel.ID]; v != nil {
+		v.rel = rel
+	}
 }

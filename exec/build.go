@@ -264,13 +264,28 @@ func newJoinOperator(env Env, n *planner.Join) (*HashJoin, error) {
 	return j, nil
 }
 
+// ViewStorage is where a view's dataflow writes: the view's rows and its
+// secondary indexes (catalog.Relation.Indexes, each with its state table).
+type ViewStorage struct {
+	ID          uint32
+	Rows        *state.Table
+	Indexes     []catalog.Index
+	IndexTables []*state.Table
+}
+
 // BuildStream builds a view's dataflow: every operator of the plan down to
-// its scans, ending in the Materialize that writes viewTable and then in out.
-// The dataflow's leaves are the plan's scans, whose streams the actor reads.
-func BuildStream(env Env, p *planner.StreamPlan, viewTable *state.Table, out Output) (*Dataflow, error) {
+// its scans, ending in the Materialize that writes the view's storage and
+// then in out. The dataflow's leaves are the plan's scans, whose streams the
+// actor reads.
+func BuildStream(env Env, p *planner.StreamPlan, view ViewStorage, out Output) (*Dataflow, error) {
 	d := &Dataflow{}
 	m := p.Root
-	mat := NewMaterialize(viewTable, m.Key, planner.Types(m.Cols))
+	ts := planner.Types(m.Cols)
+	var indexes []*IndexWriter
+	for i, def := range view.Indexes {
+		indexes = append(indexes, NewIndexWriter(view.IndexTables[i], def, ts, m.Key))
+	}
+	mat := NewMaterialize(env.Mem, view.ID, view.Rows, m.Key, ts, indexes)
 	d.Closers = append(d.Closers, mat)
 	if err := d.build(env, m.Input, &link{op: mat, next: out}); err != nil {
 		d.Close()

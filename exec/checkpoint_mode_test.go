@@ -94,7 +94,7 @@ func runSkewedCrash(t *testing.T, mode barrier.Mode) {
 	run := func() *running {
 		env := Env{Mem: mem, Eval: &eval.Context{Mem: mem, Strict: true},
 			Table: func(slot int) *state.Table { return store.Table(state.TableID(101 + slot)) }}
-		df, err := BuildStream(env, plan, store.Table(100), OutputFunc(func(_ context.Context, m Message) error {
+		df, err := BuildStream(env, plan, ViewStorage{Rows: store.Table(100)}, OutputFunc(func(_ context.Context, m Message) error {
 			m.Release()
 			return nil
 		}))

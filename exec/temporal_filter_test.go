@@ -51,7 +51,7 @@ func (h *tfHarness) build(start string) {
 		StartTime: h.time(start),
 	}
 	var err error
-	h.df, err = BuildStream(env, h.plan, h.store.Table(100), OutputFunc(func(_ context.Context, m Message) error {
+	h.df, err = BuildStream(env, h.plan, ViewStorage{Rows: h.store.Table(100)}, OutputFunc(func(_ context.Context, m Message) error {
 		switch {
 		case m.Batch != nil:
 			h.out = append(h.out, formatRows(m.Batch, planner.Types(h.plan.Root.Cols), true)...)
