@@ -61,8 +61,12 @@ type DropViewIndex struct {
 	Name string
 }
 
-func (m *AddViewIndex) String() string  { return fmt.Sprintf("add index %s (view %d)", m.Index.Name, m.View) }
-func (m *DropViewIndex) String() string { return fmt.Sprintf("drop index %s (view %d)", m.Name, m.View) }
+func (m *AddViewIndex) String() string {
+	return fmt.Sprintf("add index %s (view %d)", m.Index.Name, m.View)
+}
+func (m *DropViewIndex) String() string {
+	return fmt.Sprintf("drop index %s (view %d)", m.Name, m.View)
+}
 
 // OnBatch applies b to the table and forwards it.
 func (m *Materialize) OnBatch(ctx context.Context, b *Batch, out Output) error {
