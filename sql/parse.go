@@ -117,7 +117,7 @@ func parseStatements(text, src string) ([]*Parsed, error) {
 }
 
 // piece is one statement of a query string: its byte range and its tokens'
-// text, lower-cased, without comments.
+// text, lower-cased except for quoted names, without comments.
 type piece struct {
 	start, end int
 	words      []string
@@ -140,7 +140,12 @@ func splitStatements(text string) ([]piece, error) {
 			cur = piece{start: int(tok.End)}
 		case pg_query.Token_SQL_COMMENT, pg_query.Token_C_COMMENT:
 		default:
-			cur.words = append(cur.words, strings.ToLower(text[tok.Start:tok.End]))
+			w := text[tok.Start:tok.End]
+			if !strings.HasPrefix(w, `"`) {
+				// Quoted names keep their case, as identifiers do.
+				w = strings.ToLower(w)
+			}
+			cur.words = append(cur.words, w)
 		}
 	}
 	cur.end = len(text)
