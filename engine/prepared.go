@@ -38,6 +38,9 @@ var errMultipleCommands = sqlerr.New(sqlerr.SyntaxError, "cannot insert multiple
 // Prepare implements pgwire.Session.
 func (s *session) Prepare(ctx context.Context, text string, paramTypes []types.T) (_ pgwire.PreparedStatement, err error) {
 	defer s.recoverPanic(&err)
+	if err := s.checkDatabase(); err != nil {
+		return nil, err
+	}
 	stmts, err := sql.Parse(text)
 	if err != nil {
 		return nil, err
