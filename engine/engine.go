@@ -276,7 +276,7 @@ func (e *Engine) CommittedEpoch() uint64 { return e.coord.Committed() }
 
 // Connect opens a session.
 func (e *Engine) Connect(ctx context.Context, params map[string]string) (pgwire.Session, error) {
-	return newSession(e, params), nil
+	return newSession(e, params)
 }
 
 // catalogTable is the state table of the catalog.

@@ -983,6 +983,10 @@ func parseZone(c *parseCursor, dt *parsedDateTime, syntax func() error) error {
 		c.i = save
 		return nil
 	}
+	if off, ok := zoneAbbrevs[w]; ok {
+		dt.hasZone, dt.zoneSecs = true, off // EST, CEST, ... (see timezone.go)
+		return nil
+	}
 	return sqlerr.New(sqlerr.InvalidDatetimeFormat, "time zone %s not recognized", parseQuote(w))
 }
 
