@@ -202,12 +202,19 @@ func (b *binder) setTimeZoneValue(tc *pg_query.TypeCast) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if iv.Months != 0 || iv.Days != 0 {
-		return "", sqlerr.New(sqlerr.InvalidParameterValue, "invalid interval value for time zone: day not allowed")
+	invalid := func(detail string) error {
+		return sqlerr.New(sqlerr.InvalidParameterValue, "invalid value for parameter \"TimeZone\": \"INTERVAL '%s'\"", sv.Sval.Sval).
+			WithDetail(detail)
+	}
+	switch {
+	case iv.Months != 0:
+		return "", invalid("Cannot specify months in time zone interval.")
+	case iv.Days != 0:
+		return "", invalid("Cannot specify days in time zone interval.")
 	}
 	z, err := types.FixedZone(int(iv.Micros / 1_000_000))
 	if err != nil {
-		return "", sqlerr.New(sqlerr.InvalidParameterValue, "invalid interval value for time zone: out of range")
+		return "", invalid("UTC timezone offset is out of range.")
 	}
 	return z.Name(), nil
 }

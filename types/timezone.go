@@ -45,9 +45,9 @@ func (z *Zone) IsUTC() bool { return z == nil || z.fixed && z.off == 0 }
 // Location is the zone as a time.Location.
 func (z *Zone) Location() *time.Location { return z.loc }
 
-// maxZoneOffset bounds the offsets of every zone (PostgreSQL allows up to
-// 15 hours for fixed offsets; the tz database stays within 15 hours).
-const maxZoneOffset = 15 * 3600
+// maxZoneOffset bounds the offsets of fixed zones: PostgreSQL accepts less
+// than a week (SET TIME ZONE 167); the tz database stays within 15 hours.
+const maxZoneOffset = 168*3600 - 1
 
 // OffsetAt returns the zone's offset east of UTC, in seconds, at the instant
 // micros (microseconds since 1970-01-01 00:00 UTC).
@@ -436,9 +436,50 @@ var zoneAbbrevs = map[string]int{
 // NewColumnFormatterIn is NewColumnFormatter with timestamptz values printed
 // in zone z (nil: UTC).
 func NewColumnFormatterIn(t T, arr arrow.Array, z *Zone) ColumnFormatter {
-	if t.Kind != TimestampTZ || z.IsUTC() {
-		return NewColumnFormatter(t, arr)
+	switch {
+	case z.IsUTC():
+	case t.Kind == TimestampTZ:
+		vs := arr.(*array.Timestamp).TimestampValues()
+		return func(buf []byte, i int) []byte { return AppendTimestampTZ(buf, int64(vs[i]), z) }
+	case t.Kind == Array && t.ElemT().Kind == TimestampTZ:
+		var tmp []byte
+		return func(buf []byte, i int) []byte {
+			buf = append(buf, '{')
+			for j, e := range listDatum(t, arr, i).Arr {
+				if j > 0 {
+					buf = append(buf, ',')
+				}
+				if e.Null {
+					buf = append(buf, "NULL"...)
+					continue
+				}
+				tmp = AppendTimestampTZ(tmp[:0], e.I, z)
+				buf = appendArrayElem(buf, tmp)
+			}
+			return append(buf, '}')
+		}
 	}
-	vs := arr.(*array.Timestamp).TimestampValues()
-	return func(buf []byte, i int) []byte { return AppendTimestampTZ(buf, int64(vs[i]), z) }
+	return NewColumnFormatter(t, arr)
+}
+
+// parseZoneName reads the rest of a tz database name that starts with the
+// letters w just read (europe/berlin, america/port-au-prince) and returns
+// its zone; nil, with c unmoved, if there is none.
+func parseZoneName(c *parseCursor, w string) *Zone {
+	start := c.i - len(w)
+	j := c.i
+	for j < len(c.s) && (c.s[j] >= 'a' && c.s[j] <= 'z' || c.s[j] >= '0' && c.s[j] <= '9' ||
+		c.s[j] == '/' || c.s[j] == '_' || c.s[j] == '-' || c.s[j] == '+') {
+		j++
+	}
+	canon, ok := zoneNameIndex()[c.s[start:j]]
+	if !ok {
+		return nil
+	}
+	z, err := LoadZone(canon)
+	if err != nil {
+		return nil
+	}
+	c.i = j
+	return z
 }

@@ -25,6 +25,8 @@ func TestLoadZoneNames(t *testing.T) {
 		{"5.5", "<+05:30>-05:30"},
 		{"+03", "<+03>-03"},
 		{"0", "<+00>-00"},
+		{"16", "<+16>-16"},
+		{"+03:30", "+03:30"},
 		{"UTC+3", "UTC+3"},
 		{"<+05>-05", "<+05>-05"},
 	} {
@@ -41,7 +43,7 @@ func TestLoadZoneNames(t *testing.T) {
 			t.Errorf("LoadZone(%q) does not load its own name back: %v", c.in, err)
 		}
 	}
-	for _, bad := range []string{"Foo/Bar", "Z", "", "Local", "../etc/passwd", "16", "UTC+16", "ab+1", "PST"} {
+	for _, bad := range []string{"Foo/Bar", "Z", "", "Local", "../etc/passwd", "168", "UTC+168", "ab+1", "PST"} {
 		if _, err := LoadZone(bad); err == nil {
 			t.Errorf("LoadZone(%q) succeeded", bad)
 		}
@@ -162,5 +164,31 @@ func TestZoneFormatNoAlloc(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Errorf("%v allocations per row", n)
+	}
+}
+
+func TestParseZoneNames(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"2024-01-01 12:00 Europe/Berlin", "2024-01-01 11:00:00+00"},
+		{"2024-07-01 12:00 america/new_york", "2024-07-01 16:00:00+00"},
+		{"2024-03-10 02:30 America/New_York", "2024-03-10 07:30:00+00"},
+		{"2024-07-01 12:00 CEST", "2024-07-01 10:00:00+00"},
+		{"2024-07-01 12:00 Etc/GMT+3", "2024-07-01 15:00:00+00"},
+	} {
+		v, err := parseTimestamp(TimestampTZT, c.in)
+		if err != nil {
+			t.Errorf("%q: %v", c.in, err)
+			continue
+		}
+		if got := string(AppendTimestampTZ(nil, v, UTC)); got != c.want {
+			t.Errorf("%q: %q, want %q", c.in, got, c.want)
+		}
+	}
+	if v, err := parseTimestamp(TimestampT, "2024-01-01 12:00 Europe/Berlin"); err != nil ||
+		string(AppendTimestamp(nil, v, false)) != "2024-01-01 12:00:00" {
+		t.Errorf("timestamp input with a zone name: %v", err)
+	}
+	if _, err := parseTimestamp(TimestampTZT, "2024-01-01 12:00 Mars/Base"); err == nil {
+		t.Error("an unknown zone name was accepted")
 	}
 }
