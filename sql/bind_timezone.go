@@ -23,17 +23,18 @@ import (
 // name (LoadZone); those of timezone() and date_trunc(text, timestamptz,
 // text), which users write, as AT TIME ZONE does (ZoneAt).
 const (
-	FnTimezone   = "timezone"    // timezone(zone, timestamptz) -> timestamp and timezone(zone, timestamp) -> timestamptz: AT TIME ZONE
-	FnTstzToTS   = "$tstz_to_ts" // $tstz_to_ts(timestamptz, zone): the local time in zone
-	FnTSToTstz   = "$ts_to_tstz" // $ts_to_tstz(timestamp, zone): the instant of a local time in zone
-	FnTstzOut    = "$tstz_out"   // $tstz_out(timestamptz, zone): the text of the value in zone
-	FnTstzIn     = "$tstz_in"    // $tstz_in(text, zone): text input, a time without offset read in zone
-	FnTstzAdd    = "$tstz_add"   // $tstz_add(timestamptz, interval, zone): days and months added in zone's calendar
-	FnTstzSub    = "$tstz_sub"   // $tstz_sub(timestamptz, interval, zone)
-	FnDateTrunc3 = "$date_trunc" // $date_trunc(field, timestamptz, zone): date_trunc in zone
-	FnExtractTZ  = "$extract"    // $extract(field, timestamptz, zone)
-	FnDatePartTZ = "$date_part"  // $date_part(field, timestamptz, zone)
-	FnToCharTZ   = "$to_char_tz" // $to_char_tz(timestamptz, format, zone)
+	FnTimezone      = "timezone"      // timezone(zone, timestamptz) -> timestamp and timezone(zone, timestamp) -> timestamptz: AT TIME ZONE
+	FnTstzToTS      = "$tstz_to_ts"   // $tstz_to_ts(timestamptz, zone): the local time in zone
+	FnTSToTstz      = "$ts_to_tstz"   // $ts_to_tstz(timestamp, zone): the instant of a local time in zone
+	FnTstzOut       = "$tstz_out"     // $tstz_out(timestamptz, zone): the text of the value in zone
+	FnTstzIn        = "$tstz_in"      // $tstz_in(text, zone): text input, a time without offset read in zone
+	FnTstzAdd       = "$tstz_add"     // $tstz_add(timestamptz, interval, zone): days and months added in zone's calendar
+	FnTstzSub       = "$tstz_sub"     // $tstz_sub(timestamptz, interval, zone)
+	FnDateTrunc3    = "$date_trunc"   // $date_trunc(field, timestamptz, zone): date_trunc in zone
+	FnExtractTZ     = "$extract"      // $extract(field, timestamptz, zone)
+	FnDatePartTZ    = "$date_part"    // $date_part(field, timestamptz, zone)
+	FnToCharTZ      = "$to_char_tz"   // $to_char_tz(timestamptz, format, zone)
+	FnToTimestampTZ = "$to_timestamp" // $to_timestamp(text, format, zone): a value without TZH/OF read in zone
 )
 
 func init() {
@@ -53,6 +54,7 @@ func init() {
 	def(FnExtractTZ, types.NumericT, txt, tstz, txt)
 	def(FnDatePartTZ, types.Float64T, txt, tstz, txt)
 	def(FnToCharTZ, txt, tstz, txt, txt)
+	def(FnToTimestampTZ, tstz, txt, txt, txt)
 }
 
 // BindInZone is BindIn for a session whose TimeZone is zone (nil: UTC).
@@ -170,6 +172,10 @@ func (b *binder) zoneCall(c *Call) Expr {
 	case FnToChar:
 		if len(a) == 2 && kind(0) == types.TimestampTZ {
 			return with(FnToCharTZ, a[0], a[1])
+		}
+	case FnToTimestamp:
+		if len(a) == 2 && kind(0) == types.Text {
+			return with(FnToTimestampTZ, a[0], a[1])
 		}
 	}
 	return c

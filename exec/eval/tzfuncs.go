@@ -179,6 +179,21 @@ func init() {
 		}
 		return types.DFloat(numToFloat(n, types.NumericScale)), nil
 	}))
+	reg(sql.FnToTimestampTZ, []types.T{txt, txt, txt}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+		z, err := k.zone(a[2].S, false)
+		if err != nil {
+			return types.Null, err
+		}
+		p, err := fromChar(a[0].S, k.dchFormat(a[1].S))
+		if err != nil {
+			return types.Null, err
+		}
+		us, err := p.micros(a[0].S)
+		if err != nil || p.tzSign != 0 {
+			return types.DInt(us), err
+		}
+		return tsDatum(z.FromLocal(us))
+	}))
 	reg(sql.FnToCharTZ, []types.T{tstz, txt, txt}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		z, err := k.zone(a[2].S, false)
 		if err != nil {
