@@ -612,7 +612,7 @@ func (b *binder) assign(e Expr, col catalog.Column, loc int32) (Expr, error) {
 		if c, ok := out.(*Cast); ok {
 			// The cast of e itself (or of the parameter e was, now typed)
 			// stores the value.
-			if _, isParam := e.(*Param); c.Arg == e || isParam {
+			if _, isParam := e.(*Param); c.Arg == e || isParam || zoneWraps(c.Arg, e) {
 				c.Assignment = true
 			}
 		}

@@ -224,3 +224,10 @@ func (b *binder) setTimeZoneValue(tc *pg_query.TypeCast) (string, error) {
 	}
 	return z.Name(), nil
 }
+
+// zoneWraps reports whether arg is zoneCast's conversion of e (the text of a
+// timestamptz in the zone), which a cast to varchar(n) then stores.
+func zoneWraps(arg, e Expr) bool {
+	c, ok := arg.(*Call)
+	return ok && c.Fn == FnTstzOut && len(c.Args) == 2 && c.Args[0] == e
+}
