@@ -192,3 +192,35 @@ func TestParseZoneNames(t *testing.T) {
 		t.Error("an unknown zone name was accepted")
 	}
 }
+
+// TestFromLocalSweep reads every quarter hour of two years of local time in
+// zones with transitions of one hour, half an hour and odd offsets: a local
+// time that exists converts back to itself with no later reading, and one
+// that does not is in a gap, read with the offset before it.
+func TestFromLocalSweep(t *testing.T) {
+	const step = 15 * 60 * microsPerSecond
+	start := mustParseTS(t, "2023-01-01 00:00:00")
+	for _, name := range []string{"America/New_York", "Europe/Berlin", "Australia/Lord_Howe", "Asia/Kolkata", "America/St_Johns", "Europe/Moscow"} {
+		z, err := LoadZone(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for l := start; l < start+2*365*microsPerDay; l += step {
+			u := z.FromLocal(l)
+			if z.ToLocal(u) == l {
+				for _, later := range []int64{30, 60, 120} {
+					if v := u + later*microsPerMinute; z.ToLocal(v) == l {
+						t.Fatalf("%s %s: read as %d, but %d minutes later reads the same", name, AppendTimestamp(nil, l, false), u, later)
+					}
+				}
+				continue
+			}
+			// A gap: the offset before the transition, so the result lands
+			// after it by as much as l is past the gap's start.
+			before := z.OffsetAt(u - 3*microsPerHour)
+			if want := l - int64(before)*microsPerSecond; u != want {
+				t.Fatalf("%s %s in a gap: %d, want %d", name, AppendTimestamp(nil, l, false), u, want)
+			}
+		}
+	}
+}
