@@ -133,6 +133,10 @@ type Relation struct {
 	JoinOrder bool `json:"join_order,omitempty"`
 	// Indexes are a table's secondary indexes (CREATE INDEX).
 	Indexes []Index `json:"indexes,omitempty"`
+	// TimeZone is the TimeZone of the session that created a materialized
+	// view ("": UTC): its zone-dependent expressions are bound in it, also
+	// when a restart rebuilds its plan.
+	TimeZone string `json:"time_zone,omitempty"`
 }
 
 // Index is a secondary index of a table: its state table holds one entry

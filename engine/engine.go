@@ -285,8 +285,12 @@ func (e *Engine) Connect(ctx context.Context, params map[string]string) (pgwire.
 	if e.cat.Database(params["database"]) == nil {
 		return nil, sqlerr.New(sqlerr.InvalidCatalogName, "database \"%s\" does not exist", params["database"])
 	}
+	s, err := newSession(e, params)
+	if err != nil {
+		return nil, err
+	}
 	e.sessionOpened(params["database"])
-	return newSession(e, params), nil
+	return s, nil
 }
 
 // catalogTable is the state table of the catalog.

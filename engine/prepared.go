@@ -53,7 +53,7 @@ func (s *session) Prepare(ctx context.Context, text string, paramTypes []types.T
 	default:
 		return nil, errMultipleCommands
 	}
-	st, params, err := sql.PrepareIn(s.cat, s.searchPath(), stmts[0], paramTypes)
+	st, params, err := sql.PrepareInZone(s.cat, s.searchPath(), s.zone, stmts[0], paramTypes)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func (ps *preparedStatement) Bind(ctx context.Context, params []types.Datum) (_ 
 // bind binds the statement with parameter values and checks that its result
 // is still the one Describe reported.
 func (ps *preparedStatement) bind(params []types.Datum) (sql.Statement, error) {
-	st, err := sql.BindParamsIn(ps.s.cat, ps.s.searchPath(), ps.parsed, ps.params, params)
+	st, err := sql.BindParamsInZone(ps.s.cat, ps.s.searchPath(), ps.s.zone, ps.parsed, ps.params, params)
 	if err != nil {
 		return nil, err
 	}

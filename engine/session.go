@@ -50,7 +50,7 @@ var parameters = map[string]*parameter{
 	"client_encoding":                     {def: "UTF8", report: true, check: onlyValues("client_encoding", "UTF8", "UNICODE"), desc: "Sets the client's character set encoding."},
 	"datestyle":                           {def: "ISO, MDY", report: true, check: onlyValues("DateStyle", "ISO, MDY", "ISO"), desc: "Sets the display format for date and time values."},
 	"intervalstyle":                       {def: "postgres", report: true, check: onlyValues("IntervalStyle", "postgres"), desc: "Sets the display format for interval values."},
-	"timezone":                            {def: "UTC", report: true, check: onlyValues("TimeZone", "UTC", "GMT", "Etc/UTC", "Z"), desc: "Sets the time zone for displaying and interpreting time stamps."},
+	"timezone":                            {def: "UTC", report: true, check: checkTimeZone, desc: "Sets the time zone for displaying and interpreting time stamps."},
 	"extra_float_digits":                  {def: "1", desc: "Sets the number of digits displayed for floating-point values."},
 	"search_path":                         {def: "\"$user\", public", desc: "Sets the schema search order for names that are not schema-qualified."},
 	"standard_conforming_strings":         {def: "on", report: true, check: onlyValues("standard_conforming_strings", "on"), desc: "Causes '...' strings to treat backslashes literally."},
@@ -121,14 +121,24 @@ type session struct {
 	inTx   bool
 	// seq counts the statements the session has run (see portal.Run).
 	seq uint64
+	// zone is the TimeZone setting's zone, which statements are bound in.
+	zone *types.Zone
 }
 
-func newSession(e *Engine, startup map[string]string) *session {
-	s := &session{e: e, user: startup["user"], cat: e.cat.In(startup["database"]), params: map[string]string{}}
+func newSession(e *Engine, startup map[string]string) (*session, error) {
+	s := &session{e: e, user: startup["user"], cat: e.cat.In(startup["database"]), params: map[string]string{}, zone: types.UTC}
 	if v, ok := startup["application_name"]; ok {
 		s.params["application_name"] = v
 	}
-	return s
+	z, err := startupTimeZone(startup)
+	if err != nil {
+		return nil, err
+	}
+	if z != nil {
+		s.params["timezone"] = z.Name()
+		s.zone = z
+	}
+	return s, nil
 }
 
 func (s *session) TxStatus() byte {
@@ -165,7 +175,7 @@ func (s *session) run(ctx context.Context, p *sql.Parsed, w pgwire.ResultWriter)
 	if err := s.checkDatabase(); err != nil {
 		return err
 	}
-	st, err := sql.BindIn(s.cat, s.searchPath(), p)
+	st, err := sql.BindInZone(s.cat, s.searchPath(), s.zone, p)
 	if err != nil {
 		return err
 	}
@@ -345,6 +355,7 @@ func (s *session) set(st *sql.SetVar, w pgwire.ResultWriter) error {
 	name := strings.ToLower(st.Name)
 	if name == "all" && st.Reset {
 		s.params = map[string]string{}
+		s.setZone()
 		return nil
 	}
 	if name == "" {
@@ -382,6 +393,9 @@ func (s *session) set(st *sql.SetVar, w pgwire.ResultWriter) error {
 	s.params[name] = v
 	if st.Reset {
 		delete(s.params, name)
+	}
+	if name == "timezone" {
+		s.setZone()
 	}
 	if p.report {
 		disp := displayNames[name]

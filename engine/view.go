@@ -145,7 +145,7 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 	if err != nil || len(parsed) != 1 {
 		return fmt.Errorf("stored definition does not parse: %v", err)
 	}
-	st, err := sql.BindStored(e.cat.In(rel.Database), rel.Refs, parsed[0])
+	st, err := sql.BindStoredZone(e.cat.In(rel.Database), rel.Refs, rel.TimeZone, parsed[0])
 	if err != nil {
 		return err
 	}
@@ -218,6 +218,7 @@ func (e *Engine) createView(ctx context.Context, cat *catalog.Catalog, stmt *sql
 		Refs:           stmt.Refs,
 		AtLeastOnce:    atLeastOnce,
 		JoinOrder:      true,
+		TimeZone:       stmt.TimeZone,
 		// Views over this one see its watermarks, and whether it only
 		// inserts.
 		WatermarkColumns: planner.Watermarks(plan.Root),

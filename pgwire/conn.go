@@ -289,7 +289,7 @@ func (c *conn) startup() bool {
 		{"server_version", c.srv.version},
 		{"session_authorization", user},
 		{"standard_conforming_strings", "on"},
-		{"TimeZone", "UTC"},
+		{"TimeZone", sessionZone(s).Name()},
 	} {
 		c.send(&pgproto3.ParameterStatus{Name: p[0], Value: noNUL(p[1])})
 	}

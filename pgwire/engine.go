@@ -47,6 +47,25 @@ type Session interface {
 	Close()
 }
 
+// ZonedSession is a Session whose TimeZone setting may be other than UTC:
+// the connection prints timestamptz values in text format in TimeZone()
+// (binary format stays zone-free UTC microseconds) and reports its name as
+// the TimeZone parameter at startup. A session that does not implement it
+// runs in UTC.
+type ZonedSession interface {
+	TimeZone() *types.Zone
+}
+
+// sessionZone is s's time zone.
+func sessionZone(s Session) *types.Zone {
+	if zs, ok := s.(ZonedSession); ok {
+		if z := zs.TimeZone(); z != nil {
+			return z
+		}
+	}
+	return types.UTC
+}
+
 // PreparedStatement is a statement prepared by Session.Prepare. It is used
 // only while its session is open; the connection closes it exactly once.
 type PreparedStatement interface {

@@ -242,7 +242,7 @@ func (c *conn) bind(body []byte) error {
 		// PostgreSQL's words: portals and cursors are one thing there.
 		return sqlerr.New(duplicateCursor, "cursor \"%s\" already exists", portalName)
 	}
-	params, err := decodeParams(st.params, paramFormats, values)
+	params, err := decodeParams(st.params, paramFormats, values, sessionZone(c.session))
 	if err != nil {
 		return err
 	}
@@ -262,8 +262,9 @@ func (c *conn) bind(body []byte) error {
 }
 
 // decodeParams converts a Bind message's parameter values into datums of
-// the statement's parameter types.
-func decodeParams(ts []types.T, formats []int16, values [][]byte) ([]types.Datum, error) {
+// the statement's parameter types; text timestamptz values without an offset
+// are read in zone.
+func decodeParams(ts []types.T, formats []int16, values [][]byte, zone *types.Zone) ([]types.Datum, error) {
 	out := make([]types.Datum, len(values))
 	for i, v := range values {
 		if v == nil {
@@ -285,7 +286,7 @@ func decodeParams(ts []types.T, formats []int16, values [][]byte) ([]types.Datum
 			if !utf8.Valid(v) {
 				return nil, sqlerr.New(sqlerr.CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
 			}
-			out[i], err = types.ParseText(t, string(v))
+			out[i], err = types.ParseTextIn(t, string(v), zone)
 		case pgproto3.BinaryFormat:
 			if size := t.Size(); size > 0 && len(v) != int(size) {
 				return nil, sqlerr.New(invalidBinaryRepresentation, "incorrect binary data format in bind parameter %d", i+1)

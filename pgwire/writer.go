@@ -216,13 +216,14 @@ func (w *resultWriter) WriteRows(rec arrow.RecordBatch) error {
 func (w *resultWriter) writeRows(cols []Column, formats []int16, rec arrow.RecordBatch, lo, hi int) error {
 	w.colState = w.colState[:0]
 	defer func() { clear(w.colState) }() // drop the references to rec's columns
+	zone := sessionZone(w.c.session)
 	for j, col := range cols {
 		arr := rec.Column(j)
 		cs := columnState{allNull: col.Type.Kind == types.Unknown}
 		if formats != nil && formats[j] == pgproto3.BinaryFormat {
 			cs.format = types.NewColumnBinaryFormatter(col.Type, arr)
 		} else {
-			cs.format = types.NewColumnFormatter(col.Type, arr)
+			cs.format = types.NewColumnFormatterIn(col.Type, arr, zone)
 		}
 		if arr.NullN() > 0 {
 			cs.validity, cs.offset = arr.NullBitmapBytes(), arr.Data().Offset()

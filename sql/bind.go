@@ -48,6 +48,7 @@ func bind(b *binder, p *Parsed) (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.stampZone(st)
 	return st, nil
 }
 
@@ -83,6 +84,9 @@ type binder struct {
 	// volatile is the first call of a volatile function (random()), which a
 	// materialized view refuses; nil if none.
 	volatile *volatileUse
+	// zone is the session's TimeZone (nil: UTC), bound into the
+	// expressions that depend on it (see bind_timezone.go).
+	zone *types.Zone
 	queryState
 }
 
@@ -431,6 +435,14 @@ func (b *binder) bindSet(s *pg_query.VariableSetStmt) (Statement, error) {
 	case pg_query.VariableSetKind_VAR_SET_VALUE:
 		var vals []string
 		for _, a := range s.Args {
+			if tc := a.GetTypeCast(); tc != nil && name == "timezone" {
+				v, err := b.setTimeZoneValue(tc)
+				if err != nil {
+					return nil, err
+				}
+				vals = append(vals, v)
+				continue
+			}
 			c := a.GetAConst()
 			if c == nil {
 				return nil, sqlerr.New(sqlerr.SyntaxError, "SET %s takes only constants", name)
@@ -604,7 +616,7 @@ func (b *binder) assign(e Expr, col catalog.Column, loc int32) (Expr, error) {
 		if c, ok := out.(*Cast); ok {
 			// The cast of e itself (or of the parameter e was, now typed)
 			// stores the value.
-			if _, isParam := e.(*Param); c.Arg == e || isParam {
+			if _, isParam := e.(*Param); c.Arg == e || isParam || zoneWraps(c.Arg, e) {
 				c.Assignment = true
 			}
 		}

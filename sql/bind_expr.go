@@ -403,7 +403,7 @@ func (b *binder) castTo(e Expr, t types.T, loc int32, explicit bool) (Expr, erro
 			// ParseText applies (assignment) rejects a longer value.
 			return &Cast{Arg: &Const{Value: c.Value, T: types.TextT}, T: t}, nil
 		}
-		d, err := types.ParseText(t, c.Value.S)
+		d, err := b.parseLiteral(t, c.Value.S)
 		if err != nil {
 			if l, ok := b.litLoc[c]; ok {
 				loc = l
@@ -420,7 +420,7 @@ func (b *binder) castTo(e Expr, t types.T, loc int32, explicit bool) (Expr, erro
 	if !CastAllowed(from, t) {
 		return nil, b.errAt(loc, sqlerr.New(sqlerr.CannotCoerce, "cannot cast type %s to %s", from, t))
 	}
-	return &Cast{Arg: e, T: t}, nil
+	return b.zoneCast(e, t), nil
 }
 
 // coerce converts e to t where PostgreSQL would do so implicitly (function
@@ -586,7 +586,7 @@ func (b *binder) callOverload(o *Overload, args []Expr, loc int32) (Expr, error)
 		}
 		conv[i] = c
 	}
-	return &Call{Fn: o.Fn, Args: conv, T: o.Result}, nil
+	return b.zoneCall(&Call{Fn: o.Fn, Args: conv, T: o.Result}), nil
 }
 
 // untypedOperandOverload applies PostgreSQL's first rule for a binary
@@ -970,7 +970,7 @@ func (b *binder) textOperand(e Expr) Expr {
 	if t.Kind == types.Unknown || t.Kind == types.Text {
 		return e
 	}
-	return &Cast{Arg: e, T: types.TextT}
+	return b.zoneCast(e, types.TextT)
 }
 
 // outputText converts a typed non-text argument of concat, concat_ws or
@@ -1191,9 +1191,9 @@ func (b *binder) bindSQLValueFunction(f *pg_query.SQLValueFunction) (Expr, error
 	case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP, pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N:
 		return now, nil
 	case pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP, pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:
-		return &Cast{Arg: now, T: types.TimestampT}, nil
+		return b.zoneCast(now, types.TimestampT), nil
 	case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
-		return &Cast{Arg: now, T: types.DateT}, nil
+		return b.zoneCast(now, types.DateT), nil
 	}
 	if e, ok := b.bindSessionValue(f.Op); ok {
 		return e, nil
@@ -1276,15 +1276,15 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 			if name == FnDateTrunc && args[1].Type().Kind == types.Date {
 				// PostgreSQL converts a date to timestamptz, the preferred
 				// type of its category, for date_trunc.
-				args[1] = &Cast{Arg: args[1], T: types.TimestampTZT}
+				args[1] = b.zoneCast(args[1], types.TimestampTZT)
 			}
 		}
 	case FnDateBin:
 		if len(args) == 3 && args[1].Type().Kind == types.Date && args[2].Type().Kind == types.Date {
 			// As for date_trunc, two dates go to timestamptz, the preferred
 			// type of their category.
-			args[1] = &Cast{Arg: args[1], T: types.TimestampTZT}
-			args[2] = &Cast{Arg: args[2], T: types.TimestampTZT}
+			args[1] = b.zoneCast(args[1], types.TimestampTZT)
+			args[2] = b.zoneCast(args[2], types.TimestampTZT)
 		}
 	case FnNow:
 		if len(args) != 0 {

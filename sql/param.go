@@ -84,12 +84,17 @@ func Prepare(cat *catalog.Catalog, p *Parsed, declared []types.T) (st Statement,
 // PrepareIn is Prepare with unqualified names resolved in searchPath (see
 // BindIn).
 func PrepareIn(cat *catalog.Catalog, searchPath []string, p *Parsed, declared []types.T) (st Statement, paramTypes []types.T, err error) {
+	return PrepareInZone(cat, searchPath, nil, p, declared)
+}
+
+// PrepareInZone is PrepareIn for a session whose TimeZone is zone (nil: UTC).
+func PrepareInZone(cat *catalog.Catalog, searchPath []string, zone *types.Zone, p *Parsed, declared []types.T) (st Statement, paramTypes []types.T, err error) {
 	ps := &paramState{types: append([]types.T(nil), declared...)}
 	ps.referenced = make([]bool, len(ps.types))
 	if p.custom != nil {
-		st, err = BindIn(cat, searchPath, p)
+		st, err = BindInZone(cat, searchPath, zone, p)
 	} else {
-		b := &binder{cat: cat, path: searchPath, full: p.full, base: p.base, text: p.Text, textStart: textStart(p), params: ps}
+		b := &binder{cat: cat, path: searchPath, full: p.full, base: p.base, text: p.Text, textStart: textStart(p), params: ps, zone: zone}
 		st, err = b.bindStatement(p.node)
 	}
 	if err != nil {
@@ -114,15 +119,25 @@ func BindParams(cat *catalog.Catalog, p *Parsed, paramTypes []types.T, values []
 // BindParamsIn is BindParams with unqualified names resolved in searchPath
 // (see BindIn).
 func BindParamsIn(cat *catalog.Catalog, searchPath []string, p *Parsed, paramTypes []types.T, values []types.Datum) (Statement, error) {
+	return BindParamsInZone(cat, searchPath, nil, p, paramTypes, values)
+}
+
+// BindParamsInZone is BindParamsIn for a session whose TimeZone is zone
+// (nil: UTC).
+func BindParamsInZone(cat *catalog.Catalog, searchPath []string, zone *types.Zone, p *Parsed, paramTypes []types.T, values []types.Datum) (Statement, error) {
 	if len(values) != len(paramTypes) {
 		return nil, sqlerr.New(sqlerr.InternalError, "sql: %d parameter values for %d parameters", len(values), len(paramTypes))
 	}
 	if p.custom != nil {
-		return BindIn(cat, searchPath, p)
+		return BindInZone(cat, searchPath, zone, p)
 	}
 	ps := &paramState{types: paramTypes, exec: true, values: values, referenced: make([]bool, len(paramTypes))}
-	b := &binder{cat: cat, path: searchPath, full: p.full, base: p.base, text: p.Text, textStart: textStart(p), params: ps}
-	return b.bindStatement(p.node)
+	b := &binder{cat: cat, path: searchPath, full: p.full, base: p.base, text: p.Text, textStart: textStart(p), params: ps, zone: zone}
+	st, err := b.bindStatement(p.node)
+	if err == nil {
+		b.stampZone(st)
+	}
+	return st, err
 }
 
 // bindParamRef binds a reference to a parameter.

@@ -37,6 +37,9 @@ type CreateMaterializedView struct {
 	EmitOnWindowClose bool
 	// Refs are the relations the query names (see catalog.Relation.Refs).
 	Refs []catalog.Ref
+	// TimeZone is the zone the query was bound in ("": UTC), which a
+	// restart binds it in again (see bind_timezone.go).
+	TimeZone string
 }
 
 // Drop is DROP TABLE, VIEW, MATERIALIZED VIEW or SOURCE.

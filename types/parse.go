@@ -548,7 +548,8 @@ type parsedDateTime struct {
 	hasTime          bool
 	micros           int64 // time of day; may be 24:00:00
 	hasZone          bool
-	zoneSecs         int // offset east of UTC
+	zoneSecs         int   // offset east of UTC
+	zone             *Zone // a named zone (Europe/Berlin), whose offset depends on the time
 }
 
 func parseDate(s string) (int64, error) {
@@ -573,7 +574,9 @@ func parseTimestamp(t T, s string) (int64, error) {
 		return 0, sqlerr.New(sqlerr.DatetimeFieldOverflow, "timestamp out of range: %s", parseQuote(s))
 	}
 	micros := days*microsPerDay + dt.micros
-	if t.Kind == TimestampTZ && dt.hasZone {
+	if t.Kind == TimestampTZ && dt.zone != nil {
+		micros = dt.zone.FromLocal(micros)
+	} else if t.Kind == TimestampTZ && dt.hasZone {
 		micros -= int64(dt.zoneSecs) * microsPerSecond
 	}
 	if micros < parseMinDay*microsPerDay || micros >= parseTimestampEnd*microsPerDay {
@@ -981,6 +984,14 @@ func parseZone(c *parseCursor, dt *parsedDateTime, syntax func() error) error {
 		return nil
 	case "", "am", "pm", "bc", "ad":
 		c.i = save
+		return nil
+	}
+	if off, ok := zoneAbbrevs[w]; ok && c.peek() != '/' {
+		dt.hasZone, dt.zoneSecs = true, off // EST, CEST, ... (see timezone.go)
+		return nil
+	}
+	if z := parseZoneName(c, w); z != nil {
+		dt.hasZone, dt.zone = true, z
 		return nil
 	}
 	return sqlerr.New(sqlerr.InvalidDatetimeFormat, "time zone %s not recognized", parseQuote(w))

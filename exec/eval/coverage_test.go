@@ -12,9 +12,32 @@ import (
 // sampleArg returns a valid argument for position i of an overload of fn.
 func sampleArg(fn string, i int, t types.T) sql.Expr {
 	switch fn {
-	case sql.FnExtract, sql.FnDatePart, sql.FnDateTrunc:
+	case sql.FnExtract, sql.FnDatePart, sql.FnDateTrunc, sql.FnDateTrunc3, sql.FnExtractTZ, sql.FnDatePartTZ:
 		if i == 0 {
 			return txt("day")
+		}
+		if i == 2 {
+			return txt("Europe/Berlin")
+		}
+	case sql.FnTimezone:
+		if i == 0 && t.Kind == types.Text {
+			return txt("Asia/Kolkata")
+		}
+		if i == 0 {
+			return ivl("-03:30")
+		}
+	case sql.FnTstzToTS, sql.FnTSToTstz, sql.FnTstzOut, sql.FnTstzIn, sql.FnTstzAdd, sql.FnTstzSub, sql.FnToCharTZ, sql.FnToTimestampTZ:
+		if i == 0 && fn == sql.FnTstzIn {
+			return txt("2020-03-29 02:30")
+		}
+		if i == 1 && fn == sql.FnToCharTZ {
+			return txt("YYYY-MM-DD HH24:MI:SS TZ OF")
+		}
+		if fn == sql.FnToTimestampTZ && i < 2 {
+			return txt([]string{"2021-03-28 02:30", "YYYY-MM-DD HH24:MI"}[i])
+		}
+		if t.Kind == types.Text {
+			return txt("Europe/Berlin")
 		}
 	case sql.FnLike, sql.FnILike:
 		if i == 1 {

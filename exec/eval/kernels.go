@@ -24,6 +24,8 @@ type kctx struct {
 	format formatCache
 	// re caches the last compiled regular expression.
 	re regexCache
+	// tz caches the last time zone looked up.
+	tz zoneMemo
 }
 
 // textResult returns b (built in k.buf) as a text Datum aliasing k.buf.

@@ -246,7 +246,9 @@ func matchDCH(s string) *fmtKeyword {
 // fmtTime is a broken-down timestamp or interval, PostgreSQL's pg_tm.
 type fmtTime struct {
 	interval bool
-	tz       bool // timestamptz: TZ prints UTC
+	tz       bool // timestamptz: TZ prints zone ("" is UTC)
+	zone     string
+	gmtoff   int // seconds east of UTC (timestamptz)
 	// year is astronomical (0 = 1 BC) for timestamps.
 	year, mon, mday  int
 	hour, min, sec   int64
@@ -417,27 +419,36 @@ func dchField(buf []byte, n *fmtNode, t *fmtTime) ([]byte, *sqlerr.Error) {
 			return nil, errIntervalFormat
 		}
 		if t.tz {
-			return append(buf, applyCase("UTC", kw.tc)...), nil
+			zone := t.zone
+			if zone == "" {
+				zone = "UTC"
+			}
+			return append(buf, applyCase(zone, kw.tc)...), nil
 		}
 		return buf, nil
 	case dchTZH:
 		if t.interval {
 			return nil, errIntervalFormat
 		}
-		return append(buf, "+00"...), nil
+		return fmt.Appendf(buf, "%c%02d", offsetSign(t.gmtoff), absInt(t.gmtoff)/3600), nil
 	case dchTZM:
 		if t.interval {
 			return nil, errIntervalFormat
 		}
-		return append(buf, "00"...), nil
+		return fmt.Appendf(buf, "%02d", absInt(t.gmtoff)%3600/60), nil
 	case dchOF:
 		if t.interval {
 			return nil, errIntervalFormat
 		}
+		width := 2
 		if fm {
-			return append(buf, "+0"...), nil
+			width = 0
 		}
-		return append(buf, "+00"...), nil
+		buf = fmt.Appendf(buf, "%c%0*d", offsetSign(t.gmtoff), width, absInt(t.gmtoff)/3600)
+		if r := absInt(t.gmtoff) % 3600; r != 0 {
+			buf = fmt.Appendf(buf, ":%02d", r/60)
+		}
+		return buf, nil
 	case dchAD:
 		if t.interval {
 			return nil, errIntervalFormat
@@ -586,4 +597,18 @@ func formatResult(k *kctx, format string, buf []byte) types.Datum {
 		return types.Null
 	}
 	return k.textResult(buf)
+}
+
+func offsetSign(secs int) byte {
+	if secs < 0 {
+		return '-'
+	}
+	return '+'
+}
+
+func absInt(v int) int {
+	if v < 0 {
+		return -v
+	}
+	return v
 }

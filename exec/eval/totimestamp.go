@@ -285,6 +285,7 @@ func (p *parsedTime) field(s string, i int, n *fmtNode, nextDigit bool) (int, *s
 		}
 	case dchTZ:
 		if strings.HasPrefix(strings.ToUpper(s[i:]), "UTC") || strings.HasPrefix(strings.ToUpper(s[i:]), "GMT") {
+			p.tzSign = 1 // an explicit zone: not the session's
 			return i + 3, nil
 		}
 		return i, sqlerr.Unsupported("time zone names other than UTC in to_timestamp")
