@@ -26,7 +26,9 @@ func init() {
 	fn(sql.FnConcatOp, ts(by, by), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return k.byteaResult(append(append(k.buf[:0], a[0].S...), a[1].S...)), nil
 	})
-	length := func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) { return types.DInt(int64(len(a[0].S))), nil }
+	length := func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+		return types.DInt(int64(len(a[0].S))), nil
+	}
 	fn(sql.FnLength, ts(by), length)
 	fn(sql.FnOctetLen, ts(by), length)
 	fn(sql.FnBitLength, ts(by), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
