@@ -706,7 +706,12 @@ func (b *binder) bindUpdate(s *pg_query.UpdateStmt) (Statement, error) {
 		}
 		var e Expr
 		if _, ok := rt.Val.Node.(*pg_query.Node_SetToDefault); ok {
-			e = &Const{Value: types.Null, T: table.Columns[idx].Type}
+			if table.Columns[idx].Serial {
+				return nil, b.errAt(rt.Location, sqlerr.Unsupported("SET %s = DEFAULT on a serial column", rt.Name))
+			}
+			if e, err = b.columnDefault(table.Columns[idx]); err != nil {
+				return nil, err
+			}
 		} else {
 			if e, err = b.bindExpr(&exprCtx{scope: sc, clause: "UPDATE"}, rt.Val); err != nil {
 				return nil, err
