@@ -36,6 +36,24 @@ func TestByteaUUIDWire(t *testing.T) {
 			if _, err := conn.Exec(ctx, "INSERT INTO "+tbl+" VALUES ($1, $2, $3), (2, NULL, NULL)", 1, blob, id); err != nil {
 				t.Fatal(err)
 			}
+			// A serial column and a default, through prepared inserts.
+			sq := fmt.Sprintf("sq%d", i)
+			if _, err := conn.Exec(ctx, "CREATE TABLE "+sq+" (id serial, b bytea DEFAULT '\\x00', u uuid DEFAULT gen_random_uuid())"); err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range [][]byte{blob, nil} {
+				if _, err := conn.Exec(ctx, "INSERT INTO "+sq+" (b) VALUES ($1)", v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := conn.Exec(ctx, "INSERT INTO "+sq+" (id) VALUES ($1)", 10); err != nil {
+				t.Fatal(err)
+			}
+			var ids, defaults, uuids int
+			err := conn.QueryRow(ctx, "SELECT sum(id), count(*) FILTER (WHERE b = '\\x00'), count(DISTINCT u) FROM "+sq).Scan(&ids, &defaults, &uuids)
+			if err != nil || ids != 13 || defaults != 1 || uuids != 3 {
+				t.Errorf("serial table: ids %d, defaults %d, uuids %d (%v)", ids, defaults, uuids, err)
+			}
 			formats := []pgx.QueryResultFormats{nil}
 			if mode == pgx.QueryExecModeCacheStatement || mode == pgx.QueryExecModeDescribeExec {
 				formats = append(formats, pgx.QueryResultFormats{pgx.TextFormatCode, pgx.TextFormatCode},
