@@ -131,3 +131,14 @@ func valuesSerialFlags(v *Values, table *catalog.Relation, targets []int, defaul
 	}
 	return flagCols
 }
+
+// noDefaults refuses DEFAULT and serial columns on a source, whose rows come
+// whole from its connector.
+func noDefaults(cols []catalog.Column) error {
+	for _, c := range cols {
+		if c.Default != "" || c.Serial {
+			return sqlerr.Unsupported("DEFAULT and serial columns on a source (column \"%s\")", c.Name)
+		}
+	}
+	return nil
+}
