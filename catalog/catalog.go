@@ -67,6 +67,11 @@ type Column struct {
 	// stored but not shown by SELECT *.
 	Hidden  bool `json:"hidden,omitempty"`
 	NotNull bool `json:"not_null,omitempty"`
+	// Default is the SQL text of a table column's DEFAULT expression.
+	Default string `json:"default,omitempty"`
+	// Serial columns (serial, bigserial, smallserial) take the next value of
+	// the table's sequence for that column by default (see SequenceTable).
+	Serial bool `json:"serial,omitempty"`
 }
 
 // Relation is a table, view, materialized view, source or system table.
@@ -123,6 +128,9 @@ type Relation struct {
 	// WatermarkTable holds the watermark a table has reached, so that it
 	// never goes back after a restart (tables with a Watermark only).
 	WatermarkTable uint32 `json:"watermark_table,omitempty"`
+	// SequenceTable holds the counters of a table's serial columns, written
+	// in the epochs of the rows that used them.
+	SequenceTable uint32 `json:"sequence_table,omitempty"`
 	// AtLeastOnce is set for views created with checkpoint_mode =
 	// 'at_least_once': their multi-input operators do not align barriers.
 	AtLeastOnce bool `json:"at_least_once,omitempty"`

@@ -56,6 +56,9 @@ func (e *Engine) createTable(ctx context.Context, cat *catalog.Catalog, stmt *sq
 	if stmt.Watermark != nil {
 		rel.WatermarkTable = ids[2]
 	}
+	if hasSerial(stmt.Columns) {
+		rel.SequenceTable = e.catSrc.allocIDs(1)[0]
+	}
 	if len(stmt.PrimaryKey) > 0 {
 		rel.Key = stmt.PrimaryKey
 		rel.PrimaryKey = true
@@ -182,6 +185,9 @@ func (e *Engine) dropTable(ctx context.Context, rel *catalog.Relation) error {
 			}
 			if tw.wmTable != nil {
 				e.cleanup.add(tw.wmTable)
+			}
+			if tw.seq != nil {
+				e.cleanup.add(tw.seq.table)
 			}
 			e.mu.Lock()
 			delete(e.tables, rel.ID)

@@ -58,7 +58,7 @@ var parameters = map[string]*parameter{
 	"lock_timeout":                        {def: "0", desc: "Sets the maximum allowed duration of any wait for a lock."},
 	"idle_in_transaction_session_timeout": {def: "0", desc: "Sets the maximum allowed idle time between queries, when in a transaction."},
 	"client_min_messages":                 {def: "notice", desc: "Sets the message levels that are sent to the client."},
-	"bytea_output":                        {def: "hex", desc: "Sets the output format for bytea."},
+	"bytea_output":                        {def: "hex", check: onlyValues("bytea_output", "hex"), desc: "Sets the output format for bytea."},
 	"transaction_isolation":               {def: "read committed", desc: "Sets the current transaction's isolation level."},
 	"default_transaction_isolation":       {def: "read committed", desc: "Sets the transaction isolation level of each new transaction."},
 	"default_transaction_read_only":       {def: "off", desc: "Sets the default read-only status of new transactions."},

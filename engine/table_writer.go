@@ -49,6 +49,10 @@ type tableWriter struct {
 
 	// indexes are the table's secondary indexes, written with its rows.
 	indexes []*exec.IndexWriter
+	// seq holds the counters of the serial columns (nil without any), and
+	// visTypes the visible columns' types.
+	seq      *sequences
+	visTypes []types.T
 
 	keyBuf []byte
 	valBuf []byte
@@ -112,6 +116,13 @@ func newTableWriter(e *Engine, rel *catalog.Relation) (*tableWriter, error) {
 	if err := w.openWatermark(); err != nil {
 		return nil, err
 	}
+	var err error
+	if w.seq, err = openSequences(e, rel); err != nil {
+		return nil, err
+	}
+	for _, ci := range rel.VisibleColumns() {
+		w.visTypes = append(w.visTypes, w.types[ci])
+	}
 	for _, def := range rel.Indexes {
 		w.indexes = append(w.indexes, w.openIndex(def))
 	}
@@ -145,6 +156,9 @@ func (w *tableWriter) Inject(ctx context.Context, b *barrier.Barrier) error {
 	w.table.Seal(b.Epoch)
 	for _, x := range w.indexes {
 		x.Table.Seal(b.Epoch)
+	}
+	if w.seq != nil {
+		w.seq.table.Seal(b.Epoch)
 	}
 	w.sealed = b.Epoch
 	if err := w.emitWatermark(ctx, b.Epoch); err != nil {
@@ -292,6 +306,15 @@ func (w *tableWriter) insert(recs []arrow.RecordBatch) (epoch uint64, n int64, e
 	}()
 	firstRowID := w.nextRowID
 	for _, rec := range recs {
+		if w.seq != nil {
+			filled, err := w.seq.fill(w.e.mem, rec, w.visTypes)
+			if err != nil {
+				w.nextRowID = firstRowID
+				return 0, 0, err
+			}
+			defer filled.Release()
+			rec = filled
+		}
 		f := w.visibleToFull(rec)
 		full = append(full, f)
 		if err := w.checkNotNull(f); err != nil {

@@ -59,6 +59,8 @@ func appenderFor(t types.T) appendFunc {
 		return func(b array.Builder, col arrow.Array, i int) {
 			types.AppendDatum(b, t, types.DatumAt(t, col, i))
 		}
+	case types.Bytea, types.UUID:
+		return appendPrimitive[[]byte, *array.BinaryBuilder, *array.Binary]()
 	}
 	panic(fmt.Sprintf("exec: no appender for %s", t))
 }

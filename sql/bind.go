@@ -237,7 +237,7 @@ func (b *binder) bindCreateTable(s *pg_query.CreateStmt) (Statement, error) {
 		case pg_query.ConstrType_CONSTR_NOTNULL, pg_query.ConstrType_CONSTR_NULL:
 			return nil
 		case pg_query.ConstrType_CONSTR_DEFAULT:
-			return b.errAt(c.Location, sqlerr.Unsupported("column defaults"))
+			return nil // set by the column (setDefault)
 		case pg_query.ConstrType_CONSTR_UNIQUE:
 			return b.errAt(c.Location, sqlerr.Unsupported("UNIQUE constraints"))
 		case pg_query.ConstrType_CONSTR_CHECK:
@@ -258,18 +258,25 @@ func (b *binder) bindCreateTable(s *pg_query.CreateStmt) (Statement, error) {
 			if cd.Colname == catalog.RowIDColumn {
 				return nil, b.errAt(cd.Location, sqlerr.New(sqlerr.DuplicateColumn, "column name \"%s\" is reserved for the hidden row id", cd.Colname))
 			}
-			t, err := b.bindTypeName(cd.TypeName)
+			t, serial, err := b.columnType(cd.TypeName)
 			if err != nil {
 				return nil, err
 			}
-			col := catalog.Column{Name: cd.Colname, Type: t, NotNull: cd.IsNotNull}
+			col := catalog.Column{Name: cd.Colname, Type: t, NotNull: cd.IsNotNull || serial, Serial: serial}
 			if cd.RawDefault != nil {
-				return nil, b.errAt(cd.Location, sqlerr.Unsupported("column defaults"))
+				if err := b.setDefault(&col, name, cd.RawDefault, cd.Location); err != nil {
+					return nil, err
+				}
 			}
 			for _, cn := range cd.Constraints {
 				c := cn.GetConstraint()
 				if c.Contype == pg_query.ConstrType_CONSTR_NOTNULL {
 					col.NotNull = true
+				}
+				if c.Contype == pg_query.ConstrType_CONSTR_DEFAULT {
+					if err := b.setDefault(&col, name, c.RawExpr, c.Location); err != nil {
+						return nil, err
+					}
 				}
 				if err := addConstraint(c, cd.Colname); err != nil {
 					return nil, err
@@ -524,6 +531,7 @@ func (b *binder) bindInsert(s *pg_query.InsertStmt) (Statement, error) {
 	}
 	sel := s.SelectStmt.GetSelectStmt()
 	var src Rel
+	var flagCols map[int]int
 	if len(sel.ValuesLists) > 0 && sel.Op == pg_query.SetOperation_SETOP_NONE {
 		if len(s.Cols) == 0 {
 			// Without a column list, VALUES may fill only the first columns.
@@ -532,7 +540,7 @@ func (b *binder) bindInsert(s *pg_query.InsertStmt) (Statement, error) {
 				targets = targets[:width]
 			}
 		}
-		src, err = b.bindInsertValues(sel, table, targets)
+		src, flagCols, err = b.bindInsertValues(sel, table, targets)
 	} else {
 		src, err = b.bindQuery(sel)
 	}
@@ -552,7 +560,10 @@ func (b *binder) bindInsert(s *pg_query.InsertStmt) (Statement, error) {
 	var cols []Column
 	for _, ci := range table.VisibleColumns() {
 		col := table.Columns[ci]
-		var e Expr = &Const{Value: types.Null, T: col.Type}
+		e, err := b.columnDefault(col)
+		if err != nil {
+			return nil, err
+		}
 		for k, ti := range targets {
 			if ti == ci && k < len(vis) {
 				in := srcCols[vis[k]]
@@ -565,37 +576,46 @@ func (b *binder) bindInsert(s *pg_query.InsertStmt) (Statement, error) {
 		exprs = append(exprs, e)
 		cols = append(cols, Column{Name: col.Name, Type: col.Type})
 	}
+	fe, fc := serialFlags(table, targets, len(vis), flagCols)
+	exprs, cols = append(exprs, fe...), append(cols, fc...)
 	return &Insert{Table: table, Source: &Project{Input: src, Exprs: exprs, Cols: cols}}, nil
 }
 
 // bindInsertValues binds VALUES rows of an INSERT with the target columns'
 // types known, so that literals are parsed as those types.
-func (b *binder) bindInsertValues(sel *pg_query.SelectStmt, table *catalog.Relation, targets []int) (Rel, error) {
+func (b *binder) bindInsertValues(sel *pg_query.SelectStmt, table *catalog.Relation, targets []int) (Rel, map[int]int, error) {
 	v := &Values{}
+	var defaults [][]bool // by row, by target: given DEFAULT
 	for i, row := range sel.ValuesLists {
 		items := row.GetList().GetItems()
 		if i > 0 && len(items) != len(v.Rows[0]) {
-			return nil, b.errAt(exprLocation(items[0]), sqlerr.New(sqlerr.SyntaxError, "VALUES lists must all be the same length"))
+			return nil, nil, b.errAt(exprLocation(items[0]), sqlerr.New(sqlerr.SyntaxError, "VALUES lists must all be the same length"))
 		}
 		if len(items) > len(targets) {
-			return nil, b.errAt(exprLocation(items[len(targets)]), sqlerr.New(sqlerr.SyntaxError, "INSERT has more expressions than target columns"))
+			return nil, nil, b.errAt(exprLocation(items[len(targets)]), sqlerr.New(sqlerr.SyntaxError, "INSERT has more expressions than target columns"))
 		}
 		if len(items) < len(targets) {
-			return nil, sqlerr.New(sqlerr.SyntaxError, "INSERT has more target columns than expressions")
+			return nil, nil, sqlerr.New(sqlerr.SyntaxError, "INSERT has more target columns than expressions")
 		}
 		var out []Expr
-		for i, item := range items {
-			col := table.Columns[targets[i]]
+		defaults = append(defaults, make([]bool, len(items)))
+		for k, item := range items {
+			col := table.Columns[targets[k]]
 			if _, ok := item.Node.(*pg_query.Node_SetToDefault); ok {
-				out = append(out, &Const{Value: types.Null, T: col.Type})
+				e, err := b.columnDefault(col)
+				if err != nil {
+					return nil, nil, err
+				}
+				out = append(out, e)
+				defaults[i][k] = true
 				continue
 			}
 			e, err := b.bindExpr(&exprCtx{clause: "VALUES"}, item)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if e, err = b.assign(e, col, exprLocation(item)); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			out = append(out, e)
 		}
@@ -604,7 +624,7 @@ func (b *binder) bindInsertValues(sel *pg_query.SelectStmt, table *catalog.Relat
 	for i, ti := range targets {
 		v.Cols = append(v.Cols, Column{Name: "column" + itoa(int64(i+1)), Type: table.Columns[ti].Type})
 	}
-	return v, nil
+	return v, valuesSerialFlags(v, table, targets, defaults), nil
 }
 
 // assign converts e for storage in col (an assignment cast), or fails with
@@ -702,7 +722,12 @@ func (b *binder) bindUpdate(s *pg_query.UpdateStmt) (Statement, error) {
 		}
 		var e Expr
 		if _, ok := rt.Val.Node.(*pg_query.Node_SetToDefault); ok {
-			e = &Const{Value: types.Null, T: table.Columns[idx].Type}
+			if table.Columns[idx].Serial {
+				return nil, b.errAt(rt.Location, sqlerr.Unsupported("SET %s = DEFAULT on a serial column", rt.Name))
+			}
+			if e, err = b.columnDefault(table.Columns[idx]); err != nil {
+				return nil, err
+			}
 		} else {
 			if e, err = b.bindExpr(&exprCtx{scope: sc, clause: "UPDATE"}, rt.Val); err != nil {
 				return nil, err

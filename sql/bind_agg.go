@@ -229,7 +229,7 @@ func aggResultType(fn string, t types.T) (types.T, error) {
 			return types.ArrayOf(t), nil
 		}
 	case AggMin, AggMax, AggFirstValue, AggLastValue:
-		if t.Kind != types.Unknown {
+		if t.Kind != types.Unknown && !noMinMax(fn, t) {
 			return t, nil
 		}
 	}

@@ -853,7 +853,7 @@ func (b *binder) bindAExpr(ctx *exprCtx, a *pg_query.A_Expr) (Expr, error) {
 		if e, err := b.bindArrayOperator(op, l, r, a.Location); e != nil || err != nil {
 			return e, err
 		}
-		if op == "||" {
+		if op == "||" && !byteaConcat(l, r) {
 			// || accepts any operand that is not an untyped literal by
 			// converting it to text, as PostgreSQL's anynonarray || text does.
 			l, r = b.textOperand(l), b.textOperand(r)

@@ -128,6 +128,9 @@ func (b *binder) bindCreateSource(s *createSourceSyntax) (Statement, error) {
 	if len(ct.PrimaryKey) > 0 {
 		return nil, sqlerr.Unsupported("PRIMARY KEY on a source")
 	}
+	if err := noDefaults(ct.Columns); err != nil {
+		return nil, err
+	}
 	if s.options["connector"] == "" {
 		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "CREATE SOURCE needs the option connector")
 	}

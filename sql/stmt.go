@@ -76,7 +76,10 @@ type DropIndex struct {
 type Insert struct {
 	Table *catalog.Relation
 	// Source produces exactly the table's visible columns, in catalog order,
-	// already cast to the column types (missing columns are NULL).
+	// already cast to the column types (missing columns take their DEFAULT,
+	// or NULL), followed by one boolean column per serial column of the
+	// table, in catalog order: true where the row takes the column's next
+	// sequence value (the column was omitted or given DEFAULT).
 	Source Rel
 }
 

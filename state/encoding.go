@@ -189,6 +189,8 @@ func rowFuncs(t types.T) (colEncoder, colDecoder) {
 		return encInterval, decInterval
 	case types.Array:
 		return arrayRowFuncs(t)
+	case types.Bytea, types.UUID:
+		return byteaRowFuncs(t)
 	}
 	panic("state: no row encoding for " + t.String())
 }
@@ -288,6 +290,8 @@ func appendDatumValue(buf []byte, t types.T, d types.Datum) []byte {
 		return appendIntervalValue(buf, d.Ivl.Months, d.Ivl.Days, d.Ivl.Micros)
 	case types.Array:
 		return appendArrayDatumValue(buf, t, d)
+	case types.Bytea, types.UUID:
+		return appendByteaDatumValue(buf, t, d)
 	}
 	panic("state: no row encoding for " + t.String())
 }
@@ -485,6 +489,8 @@ func decodeDatumValue(buf []byte, t types.T) (types.Datum, []byte, error) {
 		return types.DInterval(iv), rest, err
 	case types.Array:
 		return decodeArrayDatumValue(buf, t)
+	case types.Bytea, types.UUID:
+		return decodeByteaDatumValue(buf, t)
 	}
 	panic("state: no row encoding for " + t.String())
 }

@@ -25,7 +25,7 @@ func newRand(t testing.TB) *rand.Rand {
 var allTypes = []types.T{
 	types.BoolT, types.Int16T, types.Int32T, types.Int64T, types.Float32T, types.Float64T,
 	types.NumericT, types.NumericOf(10, 2), types.TextT, types.DateT, types.TimestampT,
-	types.TimestampTZT, types.IntervalT,
+	types.TimestampTZT, types.IntervalT, types.ByteaT, types.UUIDT,
 }
 
 // randDatum returns a random value of t: often an edge case, sometimes NULL,
@@ -95,6 +95,14 @@ func randDatum(r *rand.Rand, t types.T, nullable bool) types.Datum {
 		return types.DInterval(types.IntervalValue{
 			Months: int32(r.IntN(5) - 2), Days: int32(r.IntN(61) - 30),
 			Micros: (r.Int64N(5) - 2) * microsPerDay / 2})
+	case types.Bytea:
+		return types.DBytes(randDatum(r, types.TextT, false).S)
+	case types.UUID:
+		u := make([]byte, types.UUIDLen)
+		for i := range u {
+			u[i] = []byte{0x00, 0x01, 0x7F, 0x80, 0xFF}[r.IntN(5)]
+		}
+		return types.DBytes(string(u))
 	}
 	panic("randDatum: " + t.String())
 }
@@ -128,6 +136,8 @@ func appendDatum(b array.Builder, t types.T, d types.Datum) {
 		b.(*array.TimestampBuilder).Append(arrow.Timestamp(d.I))
 	case types.Interval:
 		b.(*array.MonthDayNanoIntervalBuilder).Append(d.Ivl.ToArrow())
+	case types.Bytea, types.UUID:
+		b.(*array.BinaryBuilder).AppendString(d.S)
 	default:
 		panic("appendDatum: " + t.String())
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"strings"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -36,6 +37,8 @@ import (
 //	                        flipped (all values of a column share a scale)
 //	text                    the bytes with 0x00 escaped as 0x00 0xFF, then the
 //	                        terminator 0x00 0x01
+//	bytea                   as text
+//	uuid                    its 16 bytes
 //	array                   per element 0x02 and the element's value
 //	                        encoding, or 0x03 for a NULL element; then 0x01
 //	                        (so a prefix sorts first and NULL elements after
@@ -99,6 +102,10 @@ func AppendKey(buf []byte, t types.T, col arrow.Array, i int) []byte {
 		return appendKeyInterval(buf, v.Months, v.Days, v.Nanoseconds/1000)
 	case types.Array:
 		return appendKeyArray(buf, t, col.(*array.List), i)
+	case types.Bytea:
+		return appendKeyString(buf, binaryValue(col, i))
+	case types.UUID:
+		return append(buf, col.(*array.Binary).Value(i)...)
 	}
 	panic("state: no key encoding for " + t.String())
 }
@@ -132,6 +139,10 @@ func AppendKeyDatum(buf []byte, t types.T, d types.Datum) []byte {
 		return appendKeyInterval(buf, d.Ivl.Months, d.Ivl.Days, d.Ivl.Micros)
 	case types.Array:
 		return appendKeyArrayDatum(buf, t, d)
+	case types.Bytea:
+		return appendKeyString(buf, d.S)
+	case types.UUID:
+		return append(buf, d.S...)
 	}
 	panic("state: no key encoding for " + t.String())
 }
@@ -196,6 +207,15 @@ func decodeKeyValue(buf []byte, t types.T, b array.Builder) ([]byte, error) {
 		}
 		b.(*array.StringBuilder).BinaryBuilder.Append(s)
 		return rest, nil
+	case types.Bytea:
+		s, rest, err := decodeKeyString(buf)
+		if err != nil {
+			return nil, err
+		}
+		b.(*array.BinaryBuilder).Append(s)
+		return rest, nil
+	case types.UUID:
+		b.(*array.BinaryBuilder).Append(buf[:need])
 	default:
 		panic("state: no key encoding for " + t.String())
 	}
@@ -255,6 +275,14 @@ func decodeKeyValueDatum(buf []byte, t types.T) (types.Datum, []byte, error) {
 			return types.Datum{}, nil, err
 		}
 		return types.DText(string(s)), rest, nil
+	case types.Bytea:
+		s, rest, err := decodeKeyString(buf)
+		if err != nil {
+			return types.Datum{}, nil, err
+		}
+		return types.DBytes(string(s)), rest, nil
+	case types.UUID:
+		d = types.DBytes(string(buf[:need]))
 	default:
 		panic("state: no key encoding for " + t.String())
 	}
@@ -307,6 +335,8 @@ func keyWidth(t types.T) int {
 		return 16
 	case types.Interval:
 		return 24
+	case types.UUID:
+		return types.UUIDLen
 	}
 	return 0
 }
@@ -528,7 +558,7 @@ func resizeInts(s []int, n int) []int {
 // addKeySizes adds the encoded size of each row of col to size.
 func addKeySizes(size []int, t types.T, col arrow.Array) {
 	hasNulls := col.NullN() > 0
-	if t.Kind != types.Text {
+	if t.Kind != types.Text && t.Kind != types.Bytea {
 		w := 1 + keyWidth(t)
 		for i := range size {
 			if hasNulls && col.IsNull(i) {
@@ -539,7 +569,7 @@ func addKeySizes(size []int, t types.T, col arrow.Array) {
 		}
 		return
 	}
-	a := col.(*array.String)
+	a := col.(varBytes)
 	offs := a.ValueOffsets()
 	data := a.ValueBytes()
 	escapes := bytes.IndexByte(data, 0) >= 0
@@ -616,8 +646,11 @@ func (e *KeyEncoder) encodeColumn(t types.T, col arrow.Array) {
 			v := vals[i]
 			appendKeyInterval(dst[:0], v.Months, v.Days, v.Nanoseconds/1000)
 		})
-	case types.Text:
-		a := col.(*array.String)
+	case types.UUID:
+		a := col.(*array.Binary)
+		e.putFixed(col, types.UUIDLen, func(dst []byte, i int) { copy(dst, a.Value(i)) })
+	case types.Text, types.Bytea:
+		a := col.(varBytes)
 		hasNulls := col.NullN() > 0
 		offs := a.ValueOffsets()
 		data := a.ValueBytes()
@@ -635,7 +668,7 @@ func (e *KeyEncoder) encodeColumn(t types.T, col arrow.Array) {
 			if escapes {
 				// The buffer was sized exactly, so appending in place
 				// never reallocates.
-				p += len(appendKeyString(e.buf[p:p], a.Value(i)))
+				p += len(appendKeyString(e.buf[p:p], unsafe.String(unsafe.SliceData(v), len(v))))
 			} else {
 				p += copy(e.buf[p:], v)
 				e.buf[p], e.buf[p+1] = 0x00, keyTerm

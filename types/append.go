@@ -38,6 +38,8 @@ func AppendDatum(b array.Builder, t T, d Datum) {
 		b.Append(d.Ivl.ToArrow())
 	case *array.ListBuilder:
 		appendListDatum(b, t, d)
+	case *array.BinaryBuilder:
+		b.AppendString(d.S)
 	case *array.NullBuilder:
 		b.AppendNull()
 	default:

@@ -94,6 +94,8 @@ func NewColumnBinaryFormatter(t T, arr arrow.Array) ColumnFormatter {
 		return func(buf []byte, i int) []byte { return appendIntervalBinary(buf, IntervalFromArrow(vs[i])) }
 	case Array:
 		return func(buf []byte, i int) []byte { return appendArrayBinary(buf, t, listDatum(t, arr, i)) }
+	case Bytea, UUID:
+		return func(buf []byte, i int) []byte { return append(buf, binaryValue(arr, i)...) }
 	case Unknown:
 		return func(buf []byte, _ int) []byte { return buf }
 	}
@@ -131,6 +133,8 @@ func AppendBinary(buf []byte, t T, d Datum) []byte {
 		return appendIntervalBinary(buf, d.Ivl)
 	case Array:
 		return appendArrayBinary(buf, t, d)
+	case Bytea, UUID:
+		return append(buf, d.S...)
 	}
 	return buf
 }
@@ -254,8 +258,10 @@ func DecodeBinary(t T, b []byte) (Datum, error) {
 		want = 4
 	case Int64, Float64, Timestamp, TimestampTZ:
 		want = 8
-	case Interval:
+	case Interval, UUID:
 		want = 16
+	case Bytea:
+		return DBytes(string(b)), nil
 	}
 	if t.Kind == Array {
 		return decodeArrayBinary(t, b)
@@ -317,6 +323,8 @@ func DecodeBinary(t T, b []byte) (Datum, error) {
 			return Null, sqlerr.New(sqlerr.DatetimeFieldOverflow, "interval out of range")
 		}
 		return DInterval(iv), nil
+	case UUID:
+		return DBytes(string(b)), nil
 	}
 	return Null, sqlerr.New(sqlerr.InternalError, "no binary input for type %s", t)
 }

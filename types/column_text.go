@@ -67,6 +67,10 @@ func NewColumnFormatter(t T, arr arrow.Array) ColumnFormatter {
 		return func(buf []byte, i int) []byte { return AppendInterval(buf, IntervalFromArrow(vs[i])) }
 	case Array:
 		return func(buf []byte, i int) []byte { return AppendArrayText(buf, t, listDatum(t, arr, i)) }
+	case Bytea:
+		return func(buf []byte, i int) []byte { return AppendByteaHex(buf, binaryValue(arr, i)) }
+	case UUID:
+		return func(buf []byte, i int) []byte { return AppendUUID(buf, binaryValue(arr, i)) }
 	case Unknown:
 		return func(buf []byte, _ int) []byte { return buf }
 	}

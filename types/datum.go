@@ -64,6 +64,7 @@ func (iv IntervalValue) span() decimal128.Num {
 //	Text                         S
 //	Interval                     Ivl
 //	Array                        Arr (the elements; never nil)
+//	Bytea, UUID                  S (the bytes; 16 of them for a uuid)
 type Datum struct {
 	Null bool
 	I    int64
@@ -119,6 +120,8 @@ func Compare(t T, a, b Datum) int {
 		return a.Ivl.Compare(b.Ivl)
 	case Array:
 		return CompareArrays(t.ElemT(), a.Arr, b.Arr)
+	case Bytea, UUID:
+		return cmpOrdered(a.S, b.S)
 	}
 	return 0
 }
@@ -180,6 +183,8 @@ func DatumAt(t T, arr arrow.Array, i int) Datum {
 		}).Value(i)))
 	case Array:
 		return listDatum(t, arr, i)
+	case Bytea, UUID:
+		return DBytes(binaryValue(arr, i))
 	}
 	return Null
 }
@@ -213,6 +218,10 @@ func AppendText(buf []byte, t T, d Datum) []byte {
 		return AppendInterval(buf, d.Ivl)
 	case Array:
 		return AppendArrayText(buf, t, d)
+	case Bytea:
+		return AppendByteaHex(buf, d.S)
+	case UUID:
+		return AppendUUID(buf, d.S)
 	}
 	return buf
 }

@@ -34,6 +34,10 @@ func FromOID(oid uint32) (t T, ok bool) {
 		return TimestampTZT, true
 	case OIDInterval:
 		return IntervalT, true
+	case OIDBytea:
+		return ByteaT, true
+	case OIDUUID:
+		return UUIDT, true
 	}
 	return T{}, false
 }

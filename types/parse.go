@@ -46,6 +46,12 @@ func ParseText(t T, s string) (Datum, error) {
 		return DInterval(iv), err
 	case Array:
 		return parseArray(t, s)
+	case Bytea:
+		b, err := ParseBytea(s)
+		return DBytes(b), err
+	case UUID:
+		u, err := ParseUUID(s)
+		return DBytes(u), err
 	}
 	return Null, sqlerr.New(sqlerr.InternalError, "no text input for type %s", t)
 }

@@ -47,6 +47,10 @@ const (
 	Interval
 	// Array is a one-dimensional array of T.Elem (see array.go).
 	Array
+	// Bytea is a byte string (see bytea.go).
+	Bytea Kind = 15
+	// UUID is a 128-bit universally unique identifier (see uuid.go).
+	UUID Kind = 16
 )
 
 // NumericScale is the scale of numeric values whose type carries no declared
@@ -162,6 +166,10 @@ func (t T) OID() uint32 {
 		return OIDInterval
 	case Array:
 		return arrayOID(t.Elem)
+	case Bytea:
+		return OIDBytea
+	case UUID:
+		return OIDUUID
 	}
 	return OIDText
 }
@@ -177,7 +185,7 @@ func (t T) Size() int16 {
 		return 4
 	case Int64, Float64, Timestamp, TimestampTZ:
 		return 8
-	case Interval:
+	case Interval, UUID:
 		return 16
 	}
 	return -1
@@ -235,6 +243,8 @@ func (t T) ArrowType() arrow.DataType {
 		return arrow.FixedWidthTypes.MonthDayNanoInterval
 	case Array:
 		return arrow.ListOf(t.ElemT().ArrowType())
+	case Bytea, UUID:
+		return arrow.BinaryTypes.Binary
 	case Unknown:
 		return arrow.Null
 	}
@@ -315,6 +325,10 @@ func (t T) String() string {
 		return "interval"
 	case Array:
 		return t.arrayString()
+	case Bytea:
+		return "bytea"
+	case UUID:
+		return "uuid"
 	}
 	return fmt.Sprintf("kind(%d)", t.Kind)
 }
@@ -361,6 +375,10 @@ func FromName(name string, mods []int32) (t T, ok bool) {
 		return TimestampTZT, true
 	case "interval":
 		return IntervalT, true
+	case "bytea":
+		return ByteaT, true
+	case "uuid":
+		return UUIDT, true
 	}
 	return T{}, false
 }
@@ -399,6 +417,8 @@ func FromArrow(dt arrow.DataType) (T, bool) {
 		return TimestampT, true
 	case arrow.INTERVAL_MONTH_DAY_NANO:
 		return IntervalT, true
+	case arrow.BINARY:
+		return ByteaT, true
 	case arrow.NULL:
 		return UnknownT, true
 	}

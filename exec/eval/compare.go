@@ -116,7 +116,7 @@ func (n *cmpNode) compute(c *ectx, rec arrow.RecordBatch) (vals, valid *memory.B
 		cmpFloats(n.op, out, fixedVals[float32](ac), colOrNil[float32](bc), float32(bk.F))
 	case types.Float64:
 		cmpFloats(n.op, out, fixedVals[float64](ac), colOrNil[float64](bc), bk.F)
-	case types.Text:
+	case types.Text, types.Bytea, types.UUID:
 		cmpStrings(n.op, out, ac, bc, bk.S, c.n)
 	case types.Numeric:
 		cmpDecimals(n.op, out, fixedVals[decimal128.Num](ac), colOrNil[decimal128.Num](bc), bk.Dec)

@@ -183,7 +183,7 @@ func fold(t types.T, fn scalarFn, strict bool, args []node) (node, bool) {
 	if err != nil {
 		return nil, false
 	}
-	if !d.Null && t.Kind == types.Text {
+	if !d.Null && (t.Kind == types.Text || t.Kind == types.Bytea || t.Kind == types.UUID) {
 		d.S = strings.Clone(d.S)
 	}
 	return &constNode{t: t, d: d}, true

@@ -38,8 +38,8 @@ func gather(c *ectx, t types.T, brs []branch) arrow.Array {
 		return gatherFixed[int64](c, t, brs)
 	case types.Numeric, types.Interval:
 		return gatherFixed[decimal128.Num](c, t, brs)
-	case types.Text:
-		return gatherText(c, brs)
+	case types.Text, types.Bytea, types.UUID:
+		return gatherText(c, t, brs)
 	}
 	return array.NewNull(c.n)
 }
@@ -154,7 +154,7 @@ func gatherBool(c *ectx, brs []branch) arrow.Array {
 	return makeArray(arrow.FixedWidthTypes.Boolean, c.n, valid, vals)
 }
 
-func gatherText(c *ectx, brs []branch) arrow.Array {
+func gatherText(c *ectx, t types.T, brs []branch) arrow.Array {
 	const none = -1
 	which := make([]int16, c.n)
 	for i := range which {
@@ -163,7 +163,7 @@ func gatherText(c *ectx, brs []branch) arrow.Array {
 	views := make([]strView, len(brs))
 	size := 0
 	for k, b := range brs {
-		if b.col != nil && b.col.DataType().ID() == arrow.STRING {
+		if b.col != nil && isVarBytes(b.col) {
 			views[k] = viewOf(b.col)
 			size += len(views[k].data)
 		}
@@ -176,7 +176,7 @@ func gatherText(c *ectx, brs []branch) arrow.Array {
 	valid := allocBits(c.mem, c.n, false)
 	vb := valid.Bytes()
 	gatherValidity(c, vb, brs)
-	o := newStrOut(c.mem, c.n, size)
+	o := newVarOut(c.mem, t, c.n, size)
 	o.valid = valid
 	for i := 0; i < c.n; i++ {
 		w := which[i]

@@ -121,7 +121,7 @@ func (s *constSet) build(t types.T, ds []types.Datum) {
 			}
 			s.floats[d.F+0] = struct{}{} // -0 and 0 are one key
 		}
-	case types.Text:
+	case types.Text, types.Bytea, types.UUID:
 		s.strs = map[string]struct{}{}
 		for _, d := range ds {
 			s.strs[d.S] = struct{}{}
@@ -158,7 +158,7 @@ func (n *inNode) scalar(d types.Datum) types.Datum {
 		} else {
 			_, found = s.floats[d.F]
 		}
-	case types.Text:
+	case types.Text, types.Bytea, types.UUID:
 		_, found = s.strs[d.S]
 	case types.Numeric:
 		_, found = s.decs[d.Dec]
@@ -202,7 +202,7 @@ func (n *inNode) eval(c *ectx, rec arrow.RecordBatch) (arrow.Array, error) {
 		inFloats(f, fixedVals[float32](col), s)
 	case types.Float64:
 		inFloats(f, fixedVals[float64](col), s)
-	case types.Text:
+	case types.Text, types.Bytea, types.UUID:
 		v := viewOf(col)
 		if len(s.strs) > 0 {
 			for i := 0; i < c.n; i++ {

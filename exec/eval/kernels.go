@@ -124,6 +124,7 @@ func init() {
 		types.BoolT, types.Int16T, types.Int32T, types.Int64T, types.NumericT, types.Float32T,
 		types.Float64T, types.TextT, types.DateT, types.TimestampT, types.TimestampTZT, types.IntervalT,
 	}
+	comparable = append(comparable, types.ByteaT, types.UUIDT)
 	for _, t := range comparable {
 		for _, fn := range []string{sql.FnEq, sql.FnNe, sql.FnLt, sql.FnLe, sql.FnGt, sql.FnGe} {
 			fn := fn

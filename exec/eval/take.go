@@ -93,7 +93,7 @@ func TakeArray(mem memory.Allocator, arr arrow.Array, rows []int32) (arrow.Array
 		return takeFixed[int8](mem, arr, rows), nil
 	case arrow.DECIMAL128, arrow.INTERVAL_MONTH_DAY_NANO:
 		return takeFixed[decimal128.Num](mem, arr, rows), nil
-	case arrow.STRING:
+	case arrow.STRING, arrow.BINARY:
 		return takeStrings(mem, arr, rows), nil
 	case arrow.LIST:
 		return takeLists(mem, arr.(*array.List), rows), nil
@@ -143,6 +143,8 @@ func appendValueAt(b array.Builder, vals arrow.Array, j int) {
 		b.(*array.Decimal128Builder).Append(v.Value(j))
 	case *array.String:
 		b.(*array.StringBuilder).Append(v.Value(j))
+	case *array.Binary:
+		b.(*array.BinaryBuilder).Append(v.Value(j))
 	case *array.Date32:
 		b.(*array.Date32Builder).Append(v.Value(j))
 	case *array.Timestamp:
@@ -213,15 +215,15 @@ func ConstArray(mem memory.Allocator, t types.T, d types.Datum, n int) arrow.Arr
 			return makeArray(arrow.FixedWidthTypes.Boolean, n, allocBits(mem, n, false), allocBits(mem, n, false))
 		}
 		return makeArray(arrow.FixedWidthTypes.Boolean, n, nil, allocBits(mem, n, d.Bool()))
-	case types.Text:
+	case types.Text, types.Bytea, types.UUID:
 		if d.Null {
-			o := newStrOut(mem, n, 0)
+			o := newVarOut(mem, t, n, 0)
 			for i := 0; i < n; i++ {
 				o.appendNull(mem)
 			}
 			return o.finish()
 		}
-		o := newStrOut(mem, n, n*len(d.S))
+		o := newVarOut(mem, t, n, n*len(d.S))
 		for i := 0; i < n; i++ {
 			o.appendString(d.S)
 		}

@@ -220,6 +220,7 @@ func makeArray(dt arrow.DataType, n int, bufs ...*memory.Buffer) arrow.Array {
 // strOut builds a string column row by row into offsets and data buffers it
 // owns.
 type strOut struct {
+	dt      arrow.DataType // String, or Binary for bytea and uuid
 	n       int
 	i       int
 	valid   *memory.Buffer
@@ -231,7 +232,7 @@ type strOut struct {
 }
 
 func newStrOut(mem memory.Allocator, n, dataHint int) *strOut {
-	o := &strOut{n: n}
+	o := &strOut{dt: arrow.BinaryTypes.String, n: n}
 	o.offBuf, o.offs = allocFixed[int32](mem, n+1)
 	o.offs[0] = 0
 	o.dataBuf = memory.NewResizableBuffer(mem)
@@ -284,7 +285,7 @@ func (o *strOut) appendNull(mem memory.Allocator) {
 
 func (o *strOut) finish() arrow.Array {
 	o.dataBuf.ResizeNoShrink(o.used)
-	return makeArray(arrow.BinaryTypes.String, o.n, o.valid, o.offBuf, o.dataBuf)
+	return makeArray(o.dt, o.n, o.valid, o.offBuf, o.dataBuf)
 }
 
 // release frees the buffers of an unfinished strOut.
@@ -303,7 +304,7 @@ type strView struct {
 }
 
 func viewOf(arr arrow.Array) strView {
-	s := arr.(*array.String)
+	s := arr.(varBytes)
 	offs := s.ValueOffsets()
 	var data []byte
 	if b := s.Data().Buffers()[2]; b != nil {
@@ -338,6 +339,8 @@ func newColBuilder(mem memory.Allocator, t types.T, n int) *colBuilder {
 	switch t.Kind {
 	case types.Text:
 		b.str = newStrOut(mem, n, n*8)
+	case types.Bytea, types.UUID:
+		b.str = newBinOut(mem, n, n*16)
 	case types.Array:
 		b.list = array.NewBuilder(mem, t.ArrowType())
 		b.list.Reserve(n)
@@ -412,7 +415,7 @@ func (b *colBuilder) append(d types.Datum) {
 		*(*decimal128.Num)(unsafe.Pointer(&b.raw[i*16])) = d.Dec
 	case types.Interval:
 		*(*arrow.MonthDayNanoInterval)(unsafe.Pointer(&b.raw[i*16])) = d.Ivl.ToArrow()
-	case types.Text:
+	case types.Text, types.Bytea, types.UUID:
 		b.str.appendString(d.S)
 	case types.Array:
 		types.AppendDatum(b.list, b.t, d)
@@ -521,7 +524,7 @@ func reader(t types.T, arr arrow.Array) func(i int) types.Datum {
 			}
 			return types.DInterval(types.IntervalFromArrow(v[i]))
 		}
-	case types.Text:
+	case types.Text, types.Bytea, types.UUID:
 		v := viewOf(arr)
 		return func(i int) types.Datum {
 			if !valid(i) {
