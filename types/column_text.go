@@ -67,6 +67,9 @@ func NewColumnFormatter(t T, arr arrow.Array) ColumnFormatter {
 		return func(buf []byte, i int) []byte { return AppendInterval(buf, IntervalFromArrow(vs[i])) }
 	case Array:
 		return func(buf []byte, i int) []byte { return AppendArrayText(buf, t, listDatum(t, arr, i)) }
+	case JSONB:
+		a := arr.(*array.String)
+		return func(buf []byte, i int) []byte { return append(buf, a.Value(i)...) }
 	case Unknown:
 		return func(buf []byte, _ int) []byte { return buf }
 	}

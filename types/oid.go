@@ -34,6 +34,8 @@ func FromOID(oid uint32) (t T, ok bool) {
 		return TimestampTZT, true
 	case OIDInterval:
 		return IntervalT, true
+	case OIDJSONB, OIDJSON:
+		return JSONBT, true
 	}
 	return T{}, false
 }

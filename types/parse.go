@@ -46,6 +46,9 @@ func ParseText(t T, s string) (Datum, error) {
 		return DInterval(iv), err
 	case Array:
 		return parseArray(t, s)
+	case JSONB:
+		v, err := ParseJSONB(s)
+		return DText(v), err
 	}
 	return Null, sqlerr.New(sqlerr.InternalError, "no text input for type %s", t)
 }

@@ -14,6 +14,7 @@
 //	timestamp         -> Timestamp(us) without zone
 //	timestamptz       -> Timestamp(us, "UTC")
 //	interval          -> MonthDayNanoInterval (nanoseconds always a multiple of 1000)
+//	jsonb, json       -> String (the canonical jsonb text, see jsonb.go)
 //
 // This package imports only the standard library and Arrow.
 package types
@@ -47,6 +48,8 @@ const (
 	Interval
 	// Array is a one-dimensional array of T.Elem (see array.go).
 	Array
+	// JSONB is jsonb (and json): canonical text in a String column (jsonb.go).
+	JSONB Kind = 14
 )
 
 // NumericScale is the scale of numeric values whose type carries no declared
@@ -91,6 +94,7 @@ var (
 	TimestampT   = T{Kind: Timestamp}
 	TimestampTZT = T{Kind: TimestampTZ}
 	IntervalT    = T{Kind: Interval}
+	JSONBT       = T{Kind: JSONB}
 )
 
 // WithoutTypmod returns t without its modifiers: numeric(p,s) is numeric,
@@ -128,6 +132,8 @@ const (
 	OIDTimestampTZ = 1184
 	OIDInterval    = 1186
 	OIDNumeric     = 1700
+	OIDJSON        = 114
+	OIDJSONB       = 3802
 )
 
 // OID returns the PostgreSQL type OID that describes t on the wire.
@@ -162,6 +168,8 @@ func (t T) OID() uint32 {
 		return OIDInterval
 	case Array:
 		return arrayOID(t.Elem)
+	case JSONB:
+		return OIDJSONB
 	}
 	return OIDText
 }
@@ -222,7 +230,7 @@ func (t T) ArrowType() arrow.DataType {
 		return arrow.PrimitiveTypes.Float32
 	case Float64:
 		return arrow.PrimitiveTypes.Float64
-	case Text:
+	case Text, JSONB:
 		return arrow.BinaryTypes.String
 	case Date:
 		return arrow.FixedWidthTypes.Date32
@@ -315,6 +323,8 @@ func (t T) String() string {
 		return "interval"
 	case Array:
 		return t.arrayString()
+	case JSONB:
+		return "jsonb"
 	}
 	return fmt.Sprintf("kind(%d)", t.Kind)
 }
@@ -361,6 +371,8 @@ func FromName(name string, mods []int32) (t T, ok bool) {
 		return TimestampTZT, true
 	case "interval":
 		return IntervalT, true
+	case "jsonb", "json":
+		return JSONBT, true
 	}
 	return T{}, false
 }
