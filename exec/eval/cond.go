@@ -38,7 +38,7 @@ func gather(c *ectx, t types.T, brs []branch) arrow.Array {
 		return gatherFixed[int64](c, t, brs)
 	case types.Numeric, types.Interval:
 		return gatherFixed[decimal128.Num](c, t, brs)
-	case types.Text:
+	case types.Text, types.JSONB:
 		return gatherText(c, brs)
 	}
 	return array.NewNull(c.n)

@@ -61,6 +61,14 @@ func sampleArg(fn string, i int, t types.T) sql.Expr {
 		if i == 2 {
 			return txt("i")
 		}
+	case sql.FnJSONBElem, sql.FnJSONBElemText, "jsonb_array_length", sql.FnJSONBDelete:
+		if t.Kind == types.JSONB {
+			return lit(types.JSONBT, `[1, "x", {"a": 2}]`)
+		}
+	case "jsonb_insert":
+		if t.Kind == types.Array {
+			return lit(types.ArrayOf(types.TextT), "{c}")
+		}
 	case sql.FnToTimestamp, sql.FnToDate:
 		if t.Kind == types.Text {
 			return txt([]string{"2021-03-04 05:06", "YYYY-MM-DD HH24:MI"}[i])
@@ -91,6 +99,12 @@ func sampleArg(fn string, i int, t types.T) sql.Expr {
 		return tstzc([]string{"2020-01-31 10:00:00+00", "2019-12-25 01:02:03.5+00"}[i%2])
 	case types.Interval:
 		return ivl([]string{"1 mon 2 days 03:04:05", "-1 day 12:00:00"}[i%2])
+	case types.JSONB:
+		return lit(types.JSONBT, []string{`{"a": [1, 2], "b": "x"}`, `{"b": 2}`, `[3]`}[i%3])
+	case types.Array:
+		if t.Elem == types.Text {
+			return lit(t, "{a,1}")
+		}
 	}
 	panic("no sample for " + t.String())
 }

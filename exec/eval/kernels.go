@@ -121,6 +121,7 @@ func init() {
 	comparable := []types.T{
 		types.BoolT, types.Int16T, types.Int32T, types.Int64T, types.NumericT, types.Float32T,
 		types.Float64T, types.TextT, types.DateT, types.TimestampT, types.TimestampTZT, types.IntervalT,
+		types.JSONBT,
 	}
 	for _, t := range comparable {
 		for _, fn := range []string{sql.FnEq, sql.FnNe, sql.FnLt, sql.FnLe, sql.FnGt, sql.FnGe} {

@@ -213,7 +213,7 @@ func ConstArray(mem memory.Allocator, t types.T, d types.Datum, n int) arrow.Arr
 			return makeArray(arrow.FixedWidthTypes.Boolean, n, allocBits(mem, n, false), allocBits(mem, n, false))
 		}
 		return makeArray(arrow.FixedWidthTypes.Boolean, n, nil, allocBits(mem, n, d.Bool()))
-	case types.Text:
+	case types.Text, types.JSONB:
 		if d.Null {
 			o := newStrOut(mem, n, 0)
 			for i := 0; i < n; i++ {
