@@ -18,7 +18,7 @@ var jsonAliases = map[string]string{
 	"json_typeof": "jsonb_typeof", "json_array_length": "jsonb_array_length",
 	"json_strip_nulls": "jsonb_strip_nulls", "json_extract_path": "jsonb_extract_path",
 	"json_extract_path_text": "jsonb_extract_path_text",
-	"json_each": "jsonb_each", "json_each_text": "jsonb_each_text",
+	"json_each":              "jsonb_each", "json_each_text": "jsonb_each_text",
 	"json_array_elements": "jsonb_array_elements", "json_array_elements_text": "jsonb_array_elements_text",
 	"json_object_keys": "jsonb_object_keys", "json_agg": "jsonb_agg", "json_object_agg": "jsonb_object_agg",
 }
