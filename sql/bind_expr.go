@@ -1239,7 +1239,7 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 	if aggregateNames[name] {
 		return b.bindAggregate(ctx, name, f)
 	}
-	if name == fnUnnest {
+	if isSetReturning(name) {
 		return b.bindSRF(ctx, f)
 	}
 	if unsupportedAggregates[name] {

@@ -98,3 +98,75 @@ func (b *binder) bindJSONBPolyCall(fn string, args []Expr, loc int32) (Expr, err
 	}
 	return &Call{Fn: fn, Args: conv, T: types.JSONBT}, nil
 }
+
+// The jsonb set-returning functions are unnest over arrays that scalar
+// functions make of the jsonb value: jsonb_array_elements(j) is
+// unnest(elements of j), jsonb_each(j) unnest(keys of j, values of j),
+// zipped. They run where unnest runs: in FROM, LATERAL, ROWS FROM and
+// (the one-column ones) the select list, in views too.
+
+// The scalar functions behind the jsonb set-returning functions. The names
+// are not valid unquoted identifiers, so users do not call them.
+const (
+	FnJSONBElements     = "$jsonb_elements"      // jsonb[]
+	FnJSONBElementsText = "$jsonb_elements_text" // text[]
+	FnJSONBKeys         = "$jsonb_keys"          // text[] (jsonb_object_keys)
+	FnJSONBEachKeys     = "$jsonb_each_keys"     // text[]
+	FnJSONBEachValues   = "$jsonb_each_values"   // jsonb[]
+	FnJSONBEachText     = "$jsonb_each_text"     // text[]
+)
+
+// jsonbSRF is one jsonb set-returning function: the array functions it
+// unnests and the names of its columns. named columns keep their names
+// under a table alias (PostgreSQL's OUT parameters).
+type jsonbSRF struct {
+	fns   []string
+	cols  []string
+	named bool
+}
+
+var jsonbSRFs = map[string]jsonbSRF{
+	"jsonb_array_elements":      {fns: []string{FnJSONBElements}, cols: []string{"value"}, named: true},
+	"jsonb_array_elements_text": {fns: []string{FnJSONBElementsText}, cols: []string{"value"}, named: true},
+	"jsonb_object_keys":         {fns: []string{FnJSONBKeys}, cols: []string{"jsonb_object_keys"}},
+	"jsonb_each":                {fns: []string{FnJSONBEachKeys, FnJSONBEachValues}, cols: []string{"key", "value"}, named: true},
+	"jsonb_each_text":           {fns: []string{FnJSONBEachKeys, FnJSONBEachText}, cols: []string{"key", "value"}, named: true},
+}
+
+// IsSetReturning reports whether name (after json aliases) is a
+// set-returning function: unnest or a jsonb one.
+func isSetReturning(name string) bool {
+	_, ok := jsonbSRFs[name]
+	return ok || name == fnUnnest
+}
+
+func init() {
+	j, txt := types.JSONBT, types.TextT
+	def(FnJSONBElements, types.ArrayOf(j), j)
+	def(FnJSONBElementsText, types.ArrayOf(txt), j)
+	def(FnJSONBKeys, types.ArrayOf(txt), j)
+	def(FnJSONBEachKeys, types.ArrayOf(txt), j)
+	def(FnJSONBEachValues, types.ArrayOf(j), j)
+	def(FnJSONBEachText, types.ArrayOf(txt), j)
+}
+
+// bindJSONBSRF binds the arguments of jsonb set-returning function name
+// into the arrays to unnest and their column names.
+func (b *binder) bindJSONBSRF(name string, args []Expr, loc int32) ([]Expr, jsonbSRF, error) {
+	srf := jsonbSRFs[name]
+	if len(args) != 1 {
+		return nil, srf, b.errAt(loc, noSuchFunction(name, args))
+	}
+	var arrays []Expr
+	for _, fn := range srf.fns {
+		e, err := b.resolveCall(fn, args, loc)
+		if err != nil {
+			if sqlerr.Code(err) == sqlerr.UndefinedFunction {
+				return nil, srf, b.errAt(loc, noSuchFunction(name, args))
+			}
+			return nil, srf, err
+		}
+		arrays = append(arrays, e)
+	}
+	return arrays, srf, nil
+}

@@ -506,65 +506,19 @@ func castJSONB(to types.T, d types.Datum) (types.Datum, *sqlerr.Error) {
 	return castNumber(types.NumericT, to, n)
 }
 
-// toJSON converts a value of type t to jsonb, as to_jsonb does.
-func toJSON(t types.T, d types.Datum) types.JSON {
-	if d.Null {
-		return types.JSONNullValue()
-	}
-	switch t.Kind {
-	case types.JSONB:
-		return parseJ(d)
-	case types.Bool:
-		return types.JSONBoolValue(d.Bool())
-	case types.Text, types.Unknown:
-		return types.JSONStr(d.S)
-	case types.Int16, types.Int32, types.Int64, types.Numeric:
-		return types.JSONNum(canonicalJSONNumber(string(types.AppendText(nil, t, d))))
-	case types.Float32, types.Float64:
-		s := string(types.AppendText(nil, t, d))
-		if strings.ContainsAny(s, "NI") { // NaN, Infinity, -Infinity
-			return types.JSONStr(s)
-		}
-		return types.JSONNum(canonicalJSONNumber(s))
-	case types.Timestamp, types.TimestampTZ:
-		s := strings.Replace(string(types.AppendText(nil, t, d)), " ", "T", 1)
-		if t.Kind == types.TimestampTZ && len(s) > 3 && (s[len(s)-3] == '+' || s[len(s)-3] == '-') {
-			s += ":00"
-		}
-		return types.JSONStr(s)
-	case types.Array:
-		et := t.ElemT()
-		elems := make([]types.JSON, len(d.Arr))
-		for i, e := range d.Arr {
-			elems[i] = toJSON(et, e)
-		}
-		return types.JSONArrayOf(elems)
-	}
-	return types.JSONStr(string(types.AppendText(nil, t, d)))
-}
-
-// canonicalJSONNumber canonicalizes number text that a number type printed.
-func canonicalJSONNumber(s string) string {
-	v, err := types.ParseJSON(s)
-	if err != nil || v.Kind != types.JSONNumber {
-		return s
-	}
-	return v.Str
-}
-
 // jsonbPolyKernel returns the kernel of jsonb_build_object,
 // jsonb_build_array or to_jsonb for the argument types.
 func jsonbPolyKernel(fn string, args []types.T) scalarFn {
 	switch fn {
 	case sql.FnToJSONB:
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
-			return jsonbDatum(toJSON(args[0], a[0])), nil
+			return jsonbDatum(types.ToJSON(args[0], a[0])), nil
 		}
 	case sql.FnJSONBBuildArray:
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			elems := make([]types.JSON, len(a))
 			for i, d := range a {
-				elems[i] = toJSON(args[i], d)
+				elems[i] = types.ToJSON(args[i], d)
 			}
 			return jsonbDatum(types.JSONArrayOf(elems)), nil
 		}
@@ -576,7 +530,7 @@ func jsonbPolyKernel(fn string, args []types.T) scalarFn {
 			if err != nil {
 				return types.Null, err
 			}
-			ob.Add(k, toJSON(args[i+1], a[i+1]))
+			ob.Add(k, types.ToJSON(args[i+1], a[i+1]))
 		}
 		return jsonbDatum(ob.Finish()), nil
 	}
@@ -590,9 +544,74 @@ func jsonbKey(t types.T, d types.Datum, n int) (string, *sqlerr.Error) {
 	if t.Kind == types.Array || t.Kind == types.JSONB {
 		return "", jsonbErr("key value must be scalar, not array, composite, or json")
 	}
-	v := toJSON(t, d)
+	v := types.ToJSON(t, d)
 	if v.Kind == types.JSONBool {
 		return strconv.FormatBool(v.Bool), nil
 	}
 	return v.Str, nil
+}
+
+// The arrays behind the jsonb set-returning functions (sql.FnJSONBElements
+// and friends), with PostgreSQL's errors for a value of the wrong kind.
+func init() {
+	j := types.JSONBT
+	kindErr := func(v types.JSON, fn, what string) *sqlerr.Error {
+		if v.Kind == types.JSONArray {
+			return jsonbErr("cannot %s on an array", fn)
+		}
+		if v.Kind == types.JSONObject {
+			return jsonbErr("cannot %s from an object", what)
+		}
+		return jsonbErr("cannot %s on a scalar", fn)
+	}
+	elems := func(text bool) kernelMaker {
+		return jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+			v := parseJ(a[0])
+			switch v.Kind {
+			case types.JSONArray:
+			case types.JSONObject:
+				return types.Null, jsonbErr("cannot extract elements from an object")
+			default:
+				return types.Null, jsonbErr("cannot extract elements from a scalar")
+			}
+			out := make([]types.Datum, len(v.Elems))
+			for i, e := range v.Elems {
+				if text {
+					out[i] = jsonbText(e)
+				} else {
+					out[i] = jsonbDatum(e)
+				}
+			}
+			return types.DArray(out), nil
+		})
+	}
+	reg(sql.FnJSONBElements, ts(j), elems(false))
+	reg(sql.FnJSONBElementsText, ts(j), elems(true))
+	reg(sql.FnJSONBKeys, ts(j), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+		v := parseJ(a[0])
+		if v.Kind != types.JSONObject {
+			return types.Null, kindErr(v, "call jsonb_object_keys", "")
+		}
+		out := make([]types.Datum, len(v.Keys))
+		for i, k := range v.Keys {
+			out[i] = types.DText(k)
+		}
+		return types.DArray(out), nil
+	}))
+	each := func(part func(v types.JSON, i int) types.Datum) kernelMaker {
+		return jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+			v := parseJ(a[0])
+			if v.Kind != types.JSONObject {
+				return types.Null, jsonbErr("cannot call jsonb_each on a non-object")
+			}
+			out := make([]types.Datum, len(v.Keys))
+			for i := range v.Keys {
+				out[i] = part(v, i)
+			}
+			return types.DArray(out), nil
+		})
+	}
+	reg(sql.FnJSONBEachKeys, ts(j), each(func(v types.JSON, i int) types.Datum { return types.DText(v.Keys[i]) }))
+	reg(sql.FnJSONBEachValues, ts(j), each(func(v types.JSON, i int) types.Datum { return jsonbDatum(v.Elems[i]) }))
+	reg(sql.FnJSONBEachText, ts(j), each(func(v types.JSON, i int) types.Datum { return jsonbText(v.Elems[i]) }))
 }
