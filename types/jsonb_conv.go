@@ -47,4 +47,3 @@ func canonicalJSONNumber(s string) string {
 	}
 	return v.Str
 }
-
