@@ -98,13 +98,18 @@ func (o *strOut) appendUnquoted(q string) {
 func skipJSON(s string, i int) int {
 	switch s[i] {
 	case '"':
-		for i++; ; i++ {
-			switch s[i] {
-			case '\\':
-				i++
-			case '"':
-				return i + 1
+		for i++; ; {
+			q := i + strings.IndexByte(s[i:], '"')
+			// The quote ends the string unless an odd number of
+			// backslashes escapes it.
+			bs := 0
+			for j := q - 1; j >= i && s[j] == '\\'; j-- {
+				bs++
 			}
+			if bs%2 == 0 {
+				return q + 1
+			}
+			i = q + 1
 		}
 	case '{', '[':
 		depth := 0
