@@ -114,6 +114,7 @@ const (
 	FnJSONBEachKeys     = "$jsonb_each_keys"     // text[]
 	FnJSONBEachValues   = "$jsonb_each_values"   // jsonb[]
 	FnJSONBEachText     = "$jsonb_each_text"     // text[]
+	FnJSONBPathQuery    = "$jsonb_path_query"    // jsonb[]
 )
 
 // jsonbSRF is one jsonb set-returning function: the array functions it
@@ -123,6 +124,7 @@ type jsonbSRF struct {
 	fns   []string
 	cols  []string
 	named bool
+	args  int // the number of arguments if not 1
 }
 
 var jsonbSRFs = map[string]jsonbSRF{
@@ -131,6 +133,7 @@ var jsonbSRFs = map[string]jsonbSRF{
 	"jsonb_object_keys":         {fns: []string{FnJSONBKeys}, cols: []string{"jsonb_object_keys"}},
 	"jsonb_each":                {fns: []string{FnJSONBEachKeys, FnJSONBEachValues}, cols: []string{"key", "value"}, named: true},
 	"jsonb_each_text":           {fns: []string{FnJSONBEachKeys, FnJSONBEachText}, cols: []string{"key", "value"}, named: true},
+	"jsonb_path_query":          {fns: []string{FnJSONBPathQuery}, cols: []string{"jsonb_path_query"}, args: 2},
 }
 
 // IsSetReturning reports whether name (after json aliases) is a
@@ -148,13 +151,14 @@ func init() {
 	def(FnJSONBEachKeys, types.ArrayOf(txt), j)
 	def(FnJSONBEachValues, types.ArrayOf(j), j)
 	def(FnJSONBEachText, types.ArrayOf(txt), j)
+	def(FnJSONBPathQuery, types.ArrayOf(j), j, txt)
 }
 
 // bindJSONBSRF binds the arguments of jsonb set-returning function name
 // into the arrays to unnest and their column names.
 func (b *binder) bindJSONBSRF(name string, args []Expr, loc int32) ([]Expr, jsonbSRF, error) {
 	srf := jsonbSRFs[name]
-	if len(args) != 1 {
+	if len(args) != max(srf.args, 1) {
 		return nil, srf, b.errAt(loc, noSuchFunction(name, args))
 	}
 	var arrays []Expr

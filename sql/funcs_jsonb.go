@@ -83,4 +83,7 @@ func init() {
 	ep.Variadic = true
 	ept := def("jsonb_extract_path_text", txt, j, txt)
 	ept.Variadic = true
+	def("jsonb_path_query_first", j, j, txt)
+	def("jsonb_path_exists", b, j, txt)
+	def(FnJSONBPathQueryArr, j, j, txt)
 }

@@ -615,3 +615,38 @@ func init() {
 	reg(sql.FnJSONBEachValues, ts(j), each(func(v types.JSON, i int) types.Datum { return jsonbDatum(v.Elems[i]) }))
 	reg(sql.FnJSONBEachText, ts(j), each(func(v types.JSON, i int) types.Datum { return jsonbText(v.Elems[i]) }))
 }
+
+// The jsonpath functions (types.JSONPath: lax mode, a subset).
+func init() {
+	j, txt := types.JSONBT, types.TextT
+	query := func(a []types.Datum) ([]types.JSON, *sqlerr.Error) {
+		p, err := types.ParseJSONPath(a[1].S)
+		if err != nil {
+			return nil, sqlerr.Wrap(err)
+		}
+		return p.Query(parseJ(a[0])), nil
+	}
+	reg(sql.FnJSONBPathQueryArr, ts(j, txt), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+		items, err := query(a)
+		return jsonbDatum(types.JSONArrayOf(items)), err
+	}))
+	reg(sql.FnJSONBPathQuery, ts(j, txt), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+		items, err := query(a)
+		out := make([]types.Datum, len(items))
+		for i, v := range items {
+			out[i] = jsonbDatum(v)
+		}
+		return types.DArray(out), err
+	}))
+	reg("jsonb_path_query_first", ts(j, txt), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+		items, err := query(a)
+		if err != nil || len(items) == 0 {
+			return types.Null, err
+		}
+		return jsonbDatum(items[0]), nil
+	}))
+	reg("jsonb_path_exists", ts(j, txt), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+		items, err := query(a)
+		return types.DBool(len(items) > 0), err
+	}))
+}
