@@ -61,9 +61,14 @@ func sampleArg(fn string, i int, t types.T) sql.Expr {
 		if i == 2 {
 			return txt("i")
 		}
-	case sql.FnJSONBElem, sql.FnJSONBElemText, "jsonb_array_length", sql.FnJSONBDelete:
+	case sql.FnJSONBElem, sql.FnJSONBElemText, "jsonb_array_length", sql.FnJSONBDelete,
+		sql.FnJSONBElements, sql.FnJSONBElementsText:
 		if t.Kind == types.JSONB {
 			return lit(types.JSONBT, `[1, "x", {"a": 2}]`)
+		}
+	case "jsonb_path_exists", "jsonb_path_query_first", sql.FnJSONBPathQueryArr, sql.FnJSONBPathQuery:
+		if t.Kind == types.Text {
+			return txt("$.a[*] ? (@ > 1)")
 		}
 	case "jsonb_insert":
 		if t.Kind == types.Array {
