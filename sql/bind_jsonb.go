@@ -1,6 +1,7 @@
 package sql
 
 import (
+	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -173,4 +174,19 @@ func (b *binder) bindJSONBSRF(name string, args []Expr, loc int32) ([]Expr, json
 		arrays = append(arrays, e)
 	}
 	return arrays, srf, nil
+}
+
+// bindJSONBSubscript binds j['key'] and j[n] (PostgreSQL 14's jsonb
+// subscripting, for reading): -> with a text or an integer subscript.
+func (b *binder) bindJSONBSubscript(ctx *exprCtx, j Expr, sub *pg_query.Node, loc int32) (Expr, error) {
+	s, err := b.bindExpr(ctx, sub)
+	if err != nil {
+		return nil, err
+	}
+	s = b.defaultType(s)
+	fn := FnJSONBField
+	if s.Type().IsInteger() {
+		fn = FnJSONBElem
+	}
+	return b.resolveCall(fn, []Expr{j, s}, loc)
 }
