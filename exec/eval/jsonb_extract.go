@@ -192,3 +192,18 @@ func jsonElemText(s string, idx int64) (string, bool) {
 		i = e + 2
 	}
 }
+
+// compileJSONBIn compiles x IN (a, b, ...) over jsonb as x = a OR x = b
+// ..., the same in three-valued logic: jsonb equality is not bytewise
+// (1.0 = 1), so the hashed constant set of other types does not apply.
+func compileJSONBIn(e *sql.InList) (node, error) {
+	eqs := make([]sql.Expr, len(e.List))
+	for i, el := range e.List {
+		eqs[i] = &sql.Call{Fn: sql.FnEq, Args: []sql.Expr{e.Arg, el}, T: types.BoolT}
+	}
+	var x sql.Expr = &sql.Call{Fn: sql.FnOr, Args: eqs, T: types.BoolT}
+	if e.Negate {
+		x = &sql.Call{Fn: sql.FnNot, Args: []sql.Expr{x}, T: types.BoolT}
+	}
+	return compile(x)
+}
