@@ -20,9 +20,11 @@ import (
 // 0x01), so the two kinds of entries never collide.
 const valueSetTag = 0xFF
 
-// orderedAgg is string_agg, array_agg, first_value and last_value:
-// aggregates whose result depends on the order of their input, given by the
-// call's ORDER BY. string_agg skips NULL values; the others keep them.
+// orderedAgg is string_agg, array_agg, jsonb_agg, jsonb_object_agg,
+// first_value and last_value: aggregates whose result depends on the order
+// of their input, given by the call's ORDER BY. string_agg skips NULL
+// values; the others keep them (jsonb_object_agg refuses a NULL key when the
+// result is built).
 //
 // In a streaming aggregation each group's input rows are kept in the value
 // set, one entry per row: key group key, valueSetTag, the row's ORDER BY key
@@ -325,6 +327,9 @@ func (a *orderedAgg) jsonbResult() (types.Datum, error) {
 			elems[i] = types.ToJSON(a.argType, e)
 		}
 		return types.DText(types.JSONText(types.JSONArrayOf(elems))), nil
+	}
+	if a.argType.Kind == types.Array || a.argType.Kind == types.JSONB {
+		return types.Null, sqlerr.New(sqlerr.InvalidParameterValue, "key value must be scalar, not array, composite, or json")
 	}
 	var ob types.JSONObjectBuilder
 	for i := 0; i+1 < len(a.elems); i += 2 {

@@ -137,7 +137,7 @@ var jsonbSRFs = map[string]jsonbSRF{
 	"jsonb_path_query":          {fns: []string{FnJSONBPathQuery}, cols: []string{"jsonb_path_query"}, args: 2},
 }
 
-// IsSetReturning reports whether name (after json aliases) is a
+// isSetReturning reports whether name (after json aliases) is a
 // set-returning function: unnest or a jsonb one.
 func isSetReturning(name string) bool {
 	_, ok := jsonbSRFs[name]
