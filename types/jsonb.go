@@ -72,17 +72,19 @@ func JSONKeyLess(a, b string) bool {
 	return a < b
 }
 
-// JSONNullValue and friends are the scalar constructors.
+// The constructors of JSON values. JSONNum takes canonical numeric text.
 func JSONNullValue() JSON           { return JSON{Kind: JSONNull} }
 func JSONStr(s string) JSON         { return JSON{Kind: JSONString, Str: s} }
 func JSONBoolValue(b bool) JSON     { return JSON{Kind: JSONBool, Bool: b} }
 func JSONNum(canonical string) JSON { return JSON{Kind: JSONNumber, Str: canonical} }
 func JSONArrayOf(elems []JSON) JSON { return JSON{Kind: JSONArray, Elems: elems} }
-func JSONEmptyObject() JSON         { return JSON{Kind: JSONObject} }
-func (j JSON) IsContainer() bool    { return j.Kind == JSONArray || j.Kind == JSONObject }
-func (j JSON) Len() int             { return len(j.Elems) }
+
+// IsContainer reports whether j is an array or an object.
+func (j JSON) IsContainer() bool { return j.Kind == JSONArray || j.Kind == JSONObject }
+
 func jsonErr(detail string) error   { return errJSONSyntax.WithDetail(detail) }
 func jsonTokenErr(tok string) error { return jsonErr("Token \"" + tok + "\" is invalid.") }
+
 func jsonExpected(what, tok string) error {
 	if tok == "" {
 		return jsonErr("The input string ended unexpectedly.")
@@ -166,8 +168,8 @@ func canonicalObject(keys []string, elems []JSON) JSON {
 	for i := range idx {
 		idx[i] = i
 	}
-	// A stable insertion-free sort: keys equal in order keep input order, so
-	// the last of equal keys is last.
+	// A stable sort: equal keys keep their input order, so the last of
+	// equal keys is last.
 	sortStable(idx, func(a, b int) bool { return JSONKeyLess(keys[a], keys[b]) })
 	out := JSON{Kind: JSONObject, Keys: make([]string, 0, len(keys)), Elems: make([]JSON, 0, len(keys))}
 	for n, i := range idx {
