@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -18,9 +20,11 @@ import (
 // 0x01), so the two kinds of entries never collide.
 const valueSetTag = 0xFF
 
-// orderedAgg is string_agg, array_agg, first_value and last_value:
-// aggregates whose result depends on the order of their input, given by the
-// call's ORDER BY. string_agg skips NULL values; the others keep them.
+// orderedAgg is string_agg, array_agg, jsonb_agg, jsonb_object_agg,
+// first_value and last_value: aggregates whose result depends on the order
+// of their input, given by the call's ORDER BY. string_agg skips NULL
+// values; the others keep them (jsonb_object_agg refuses a NULL key when the
+// result is built).
 //
 // In a streaming aggregation each group's input rows are kept in the value
 // set, one entry per row: key group key, valueSetTag, the row's ORDER BY key
@@ -53,6 +57,7 @@ type orderedAgg struct {
 	// extra arguments.
 	extraCols []int
 	codec     *state.RowCodec
+	valTypes  []types.T
 	rec       arrow.RecordBatch
 
 	// cur is the result of each group, valid unless stale.
@@ -83,6 +88,7 @@ func newOrderedAgg(call sql.AggCall, argType types.T, set *state.Table, groupKey
 		valTypes = append(valTypes, e.Type())
 	}
 	a.codec = state.NewRowCodec(valTypes)
+	a.valTypes = valTypes
 	a.cols = make([]arrow.Array, len(valTypes))
 	a.vals = make([]types.Datum, len(valTypes))
 	return a
@@ -157,7 +163,7 @@ func (a *orderedAgg) update(col arrow.Array, slots []int32, signs []int8) error 
 		a.keyBuf = append(a.keyBuf, valueSetTag)
 		a.keyBuf = a.appendOrderKey(a.keyBuf, i)
 		if a.distinct {
-			if a.fn == sql.AggArrayAgg && col.IsNull(i) {
+			if (a.fn == sql.AggArrayAgg || a.fn == sql.AggJSONBAgg) && col.IsNull(i) {
 				// After every value's key (which starts with 0x01).
 				a.keyBuf = append(a.keyBuf, 0x02)
 			} else {
@@ -180,7 +186,7 @@ func (a *orderedAgg) update(col arrow.Array, slots []int32, signs []int8) error 
 func (a *orderedAgg) keepInMemory(slot int32) {
 	es := a.mem[slot]
 	switch {
-	case a.fn == sql.AggStringAgg || a.fn == sql.AggArrayAgg || len(es) == 0:
+	case a.keepsAll() || len(es) == 0:
 		a.mem[slot] = append(es, memEntry{key: a.store(a.keyBuf), val: a.store(a.valBuf)})
 	case a.fn == sql.AggFirstValue && bytes.Compare(a.keyBuf, es[0].key) < 0,
 		a.fn == sql.AggLastValue && bytes.Compare(a.keyBuf, es[0].key) > 0:
@@ -229,7 +235,7 @@ func (a *orderedAgg) recompute(slot int32) error {
 	a.cur[slot] = types.Null
 	if a.set == nil {
 		es := a.mem[slot]
-		if a.fn == sql.AggStringAgg || a.fn == sql.AggArrayAgg {
+		if a.keepsAll() {
 			slices.SortStableFunc(es, func(x, y memEntry) int { return bytes.Compare(x.key, y.key) })
 		}
 		a.strBuf, a.elems = a.strBuf[:0], a.elems[:0]
@@ -238,8 +244,7 @@ func (a *orderedAgg) recompute(slot int32) error {
 				return err
 			}
 		}
-		a.finish(slot)
-		return nil
+		return a.finish(slot)
 	}
 	prefix := append(append([]byte(nil), a.groupKey(slot)...), valueSetTag)
 	it, err := a.set.NewIter(prefix, state.PrefixEnd(prefix))
@@ -268,8 +273,7 @@ func (a *orderedAgg) recompute(slot int32) error {
 	if err := it.Error(); err != nil {
 		return err
 	}
-	a.finish(slot)
-	return nil
+	return a.finish(slot)
 }
 
 // fold adds an entry's value to the result being computed: for string_agg
@@ -279,8 +283,9 @@ func (a *orderedAgg) fold(slot int32, first bool, val []byte) error {
 	if err := a.codec.DecodeDatums(val, a.vals); err != nil {
 		return err
 	}
-	if a.fn == sql.AggArrayAgg {
-		a.elems = append(a.elems, a.vals[0])
+	switch a.fn {
+	case sql.AggArrayAgg, sql.AggJSONBAgg, sql.AggJSONBObjectAgg:
+		a.elems = append(a.elems, a.vals...)
 		a.cur[slot] = types.DArray(nil) // not NULL: a value was seen
 		return nil
 	}
@@ -296,14 +301,60 @@ func (a *orderedAgg) fold(slot int32, first bool, val []byte) error {
 	return nil
 }
 
-func (a *orderedAgg) finish(slot int32) {
+func (a *orderedAgg) finish(slot int32) error {
 	switch {
 	case a.cur[slot].Null:
 	case a.fn == sql.AggStringAgg:
 		a.cur[slot] = types.DText(string(a.strBuf))
 	case a.fn == sql.AggArrayAgg:
 		a.cur[slot] = types.DArray(slices.Clone(a.elems))
+	case a.fn == sql.AggJSONBAgg || a.fn == sql.AggJSONBObjectAgg:
+		d, err := a.jsonbResult()
+		if err != nil {
+			return err
+		}
+		a.cur[slot] = d
 	}
+	return nil
+}
+
+// jsonbResult builds jsonb_agg's array or jsonb_object_agg's object from
+// the collected values (pairs for jsonb_object_agg).
+func (a *orderedAgg) jsonbResult() (types.Datum, error) {
+	if a.fn == sql.AggJSONBAgg {
+		elems := make([]types.JSON, len(a.elems))
+		for i, e := range a.elems {
+			elems[i] = types.ToJSON(a.argType, e)
+		}
+		return types.DText(types.JSONText(types.JSONArrayOf(elems))), nil
+	}
+	if a.argType.Kind == types.Array || a.argType.Kind == types.JSONB {
+		return types.Null, sqlerr.New(sqlerr.InvalidParameterValue, "key value must be scalar, not array, composite, or json")
+	}
+	var ob types.JSONObjectBuilder
+	for i := 0; i+1 < len(a.elems); i += 2 {
+		k := a.elems[i]
+		if k.Null {
+			return types.Null, sqlerr.New(sqlerr.NullValueNotAllowed, "field name must not be null")
+		}
+		key := types.ToJSON(a.argType, k)
+		s := key.Str
+		if key.Kind == types.JSONBool {
+			s = strconv.FormatBool(key.Bool)
+		}
+		ob.Add(s, types.ToJSON(a.valTypes[1], a.elems[i+1]))
+	}
+	return types.DText(types.JSONText(ob.Finish())), nil
+}
+
+// keepsAll reports whether the aggregate reads every entry of a group (not
+// just the first or last).
+func (a *orderedAgg) keepsAll() bool {
+	switch a.fn {
+	case sql.AggFirstValue, sql.AggLastValue:
+		return false
+	}
+	return true
 }
 
 // The result is not persisted: a group loaded from state recomputes it

@@ -65,12 +65,14 @@ func retractCalls() ([]sql.AggCall, []int, []int) {
 		{Func: sql.AggStddevSamp, T: types.NumericT, Distinct: true},
 		{Func: sql.AggArrayAgg, T: types.ArrayOf(types.Int64T), OrderBy: []sql.AggOrder{{Expr: ref(7)}}},
 		{Func: sql.AggArrayAgg, T: types.ArrayOf(types.TextT), Distinct: true},
+		{Func: sql.AggJSONBAgg, T: types.JSONBT, OrderBy: []sql.AggOrder{{Expr: ref(7)}}},
 	}
-	args := []int{-1, 5, 5, 2, 3, 4, 6, 6, 2, 2, 6, 2, 2, 2, 6}
+	args := []int{-1, 5, 5, 2, 3, 4, 6, 6, 2, 2, 6, 2, 2, 2, 6, 2}
 	// string_agg(DISTINCT s) FILTER (WHERE b), count(DISTINCT v) FILTER
 	// (WHERE b), stddev_samp(DISTINCT v) FILTER (WHERE b), array_agg(v
-	// ORDER BY o), array_agg(DISTINCT s) FILTER (WHERE b).
-	filters := []int{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 10, 10, 10, -1, 10}
+	// ORDER BY o), array_agg(DISTINCT s) FILTER (WHERE b), jsonb_agg(v ORDER
+	// BY o).
+	filters := []int{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 10, 10, 10, -1, 10, -1}
 	return calls, args, filters
 }
 
@@ -389,6 +391,8 @@ func recomputeRetract(rows []retractRow) map[int64]string {
 			}
 			cols = append(cols, "{"+strings.Join(distinctS, ",")+"}")
 		}
+		// jsonb_agg: JSON null for NULL.
+		cols = append(cols, "["+strings.ReplaceAll(strings.Join(allV, ", "), "NULL", "null")+"]")
 		out[g] = strings.Join(cols, " ")
 	}
 	return out

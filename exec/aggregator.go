@@ -68,7 +68,7 @@ func newAggregator(call sql.AggCall, argType types.T, valueSet *state.Table, gro
 		return &boolAgg{or: call.Func == sql.AggBoolOr}, nil
 	case sql.AggStddev, sql.AggStddevSamp, sql.AggStddevPop, sql.AggVariance, sql.AggVarSamp, sql.AggVarPop:
 		return newVarianceAgg(call.Func, argType)
-	case sql.AggStringAgg, sql.AggArrayAgg, sql.AggFirstValue, sql.AggLastValue:
+	case sql.AggStringAgg, sql.AggArrayAgg, sql.AggFirstValue, sql.AggLastValue, sql.AggJSONBAgg, sql.AggJSONBObjectAgg:
 		return newOrderedAgg(call, argType, valueSet, groupKey, rowKey), nil
 	case sql.AggApproxCountDistinct:
 		return &approxDistinctAgg{t: argType, set: valueSet, groupKey: groupKey}, nil

@@ -47,7 +47,7 @@ func appenderFor(t types.T) appendFunc {
 			}
 			b.(*array.Decimal128Builder).Append(col.(*array.Decimal128).Value(i))
 		}
-	case types.Text:
+	case types.Text, types.JSONB:
 		return func(b array.Builder, col arrow.Array, i int) {
 			if col.IsNull(i) {
 				b.AppendNull()

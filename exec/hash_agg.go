@@ -331,7 +331,7 @@ func (a *HashAgg) distinctSigns(k int, col arrow.Array, signs []int8) ([]int8, e
 	t := a.spec.ArgTypes[k]
 	bits, off, all := validity(col)
 	// array_agg(DISTINCT x) has NULL among its values.
-	all = all || a.spec.Calls[k].Func == sql.AggArrayAgg
+	all = all || a.spec.Calls[k].Func == sql.AggArrayAgg || a.spec.Calls[k].Func == sql.AggJSONBAgg
 	for i, s := range signs {
 		if s == 0 || !(all || bitutil.BitIsSet(bits, off+i)) {
 			continue

@@ -14,7 +14,7 @@ var aggregateNames = map[string]bool{
 	AggStddev: true, AggStddevSamp: true, AggStddevPop: true,
 	AggVariance: true, AggVarSamp: true, AggVarPop: true,
 	AggStringAgg: true, AggFirstValue: true, AggLastValue: true,
-	AggApproxCountDistinct: true, AggArrayAgg: true,
+	AggApproxCountDistinct: true, AggArrayAgg: true, AggJSONBAgg: true, AggJSONBObjectAgg: true,
 }
 
 // bindAggregate binds an aggregate call and records it in ctx.aggs.
@@ -75,12 +75,18 @@ func (b *binder) bindAggArgs(ctx *exprCtx, name string, f *pg_query.FuncCall) ([
 		return nil, err
 	}
 	want := 1
-	if name == AggStringAgg {
+	if name == AggStringAgg || name == AggJSONBObjectAgg {
 		want = 2
+	}
+	if name == AggJSONBObjectAgg && f.AggDistinct {
+		return nil, b.errAt(f.Location, sqlerr.Unsupported("jsonb_object_agg(DISTINCT ...)"))
 	}
 	for i, a := range args {
 		switch {
 		case a.Type().Kind != types.Unknown:
+		case name == AggJSONBAgg:
+			return nil, b.errAt(f.Location, sqlerr.New(sqlerr.DatatypeMismatch,
+				"could not determine polymorphic type because input has type unknown"))
 		case name == AggArrayAgg:
 			return nil, b.errAt(f.Location, notUnique(name, args))
 		case name == AggBoolAnd || name == AggBoolOr || name == AggEvery:
@@ -220,6 +226,8 @@ func aggResultType(fn string, t types.T) (types.T, error) {
 		}
 	case AggStringAgg:
 		return types.TextT, nil
+	case AggJSONBAgg, AggJSONBObjectAgg:
+		return types.JSONBT, nil
 	case AggArrayAgg:
 		switch t.Kind {
 		case types.Unknown:

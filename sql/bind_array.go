@@ -222,6 +222,12 @@ func (b *binder) bindIndirection(ctx *exprCtx, ind *pg_query.A_Indirection) (Exp
 		if idx == nil {
 			return nil, b.errAt(loc, sqlerr.Unsupported("field selection"))
 		}
+		if e.Type().Kind == types.JSONB && !idx.IsSlice {
+			if e, err = b.bindJSONBSubscript(ctx, e, idx.Uidx, loc); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if e.Type().Kind != types.Array {
 			return nil, b.errAt(loc, sqlerr.New(sqlerr.DatatypeMismatch,
 				"cannot subscript type %s because it does not support subscripting", e.Type()))

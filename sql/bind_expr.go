@@ -850,6 +850,9 @@ func (b *binder) bindAExpr(ctx *exprCtx, a *pg_query.A_Expr) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
+		if e, err := b.bindJSONBOperator(op, l, r, a.Location); e != nil || err != nil {
+			return e, err
+		}
 		if e, err := b.bindArrayOperator(op, l, r, a.Location); e != nil || err != nil {
 			return e, err
 		}
@@ -1227,7 +1230,7 @@ var unsupportedAggregates = map[string]bool{
 }
 
 func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) {
-	name := funcName(f.Funcname)
+	name := JSONAlias(funcName(f.Funcname))
 	if f.Over != nil {
 		return b.bindWindowCall(ctx, name, f)
 	}
@@ -1239,7 +1242,7 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 	if aggregateNames[name] {
 		return b.bindAggregate(ctx, name, f)
 	}
-	if name == fnUnnest {
+	if isSetReturning(name) {
 		return b.bindSRF(ctx, f)
 	}
 	if unsupportedAggregates[name] {
@@ -1307,6 +1310,9 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 	}
 	if IsArrayFunction(name) {
 		return b.bindArrayCall(name, args, f.Location)
+	}
+	if IsJSONBPolyFunction(name) {
+		return b.bindJSONBPolyCall(name, args, f.Location)
 	}
 	if FunctionOverloads(name) == nil {
 		return nil, b.errAt(f.Location, noSuchFunction(name, args))

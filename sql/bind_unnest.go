@@ -37,7 +37,7 @@ func unnestCalls(rf *pg_query.RangeFunction) []*pg_query.FuncCall {
 			return nil
 		}
 		f := items[0].GetFuncCall()
-		if f == nil || funcName(f.Funcname) != fnUnnest {
+		if f == nil || !isSetReturning(JSONAlias(funcName(f.Funcname))) {
 			return nil
 		}
 		calls = append(calls, f)
@@ -65,13 +65,25 @@ func (b *binder) bindUnnest(rf *pg_query.RangeFunction, calls []*pg_query.FuncCa
 	}
 	ctx := &exprCtx{scope: lsc, clause: "functions in FROM"}
 	var arrays []Expr
+	var colNames []string // the default name of each array's column, "" for unnest
+	named := false
 	for _, f := range calls {
+		fname := JSONAlias(funcName(f.Funcname))
 		if f.AggDistinct || f.AggStar || f.AggFilter != nil || len(f.AggOrder) > 0 || f.Over != nil {
-			return nil, nil, b.errAt(f.Location, sqlerr.New(sqlerr.WrongObjectType, "unnest is not an aggregate function"))
+			return nil, nil, b.errAt(f.Location, sqlerr.New(sqlerr.WrongObjectType, "%s is not an aggregate function", fname))
 		}
 		args, err := b.bindExprs(ctx, f.Args)
 		if err != nil {
 			return nil, nil, err
+		}
+		if fname != fnUnnest {
+			as, srf, err := b.bindJSONBSRF(fname, args, f.Location)
+			if err != nil {
+				return nil, nil, err
+			}
+			arrays, colNames = append(arrays, as...), append(colNames, srf.cols...)
+			named = named || srf.named
+			continue
 		}
 		if len(args) == 0 || (len(args) > 1 && rf.IsRowsfrom) {
 			return nil, nil, b.errAt(f.Location, noSuchFunction(fnUnnest, args))
@@ -82,6 +94,7 @@ func (b *binder) bindUnnest(rf *pg_query.RangeFunction, calls []*pg_query.FuncCa
 			}
 		}
 		arrays = append(arrays, args...)
+		colNames = append(colNames, make([]string, len(args))...)
 	}
 	alias := ""
 	var colAliases []*pg_query.Node
@@ -91,7 +104,10 @@ func (b *binder) bindUnnest(rf *pg_query.RangeFunction, calls []*pg_query.FuncCa
 	names := make([]string, len(arrays))
 	for i := range names {
 		names[i] = fnUnnest
-		if alias != "" && len(arrays) == 1 {
+		if colNames[i] != "" {
+			names[i] = colNames[i]
+		}
+		if alias != "" && len(arrays) == 1 && !named {
 			// A one-column function takes its table alias as column name.
 			names[i] = alias
 		}
@@ -110,7 +126,7 @@ func (b *binder) bindUnnest(rf *pg_query.RangeFunction, calls []*pg_query.FuncCa
 	}
 	table := alias
 	if table == "" {
-		table = fnUnnest
+		table = JSONAlias(funcName(calls[0].Funcname))
 	}
 	u := newUnnest(left, arrays, names, ordName, rf.Ordinality)
 	sc := &scope{cols: append([]scopeCol(nil), lsc.cols...)}
@@ -153,6 +169,16 @@ func (b *binder) bindSRF(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) {
 	args, err := b.bindExprs(&inner, f.Args)
 	if err != nil {
 		return nil, err
+	}
+	if name = JSONAlias(name); name != fnUnnest {
+		if srf := jsonbSRFs[name]; len(srf.fns) > 1 {
+			return nil, b.errAt(f.Location, sqlerr.Unsupported("%s in the select list (a record result); call it in FROM", name))
+		}
+		as, _, err := b.bindJSONBSRF(name, args, f.Location)
+		if err != nil {
+			return nil, err
+		}
+		args = as
 	}
 	if len(args) != 1 {
 		return nil, b.errAt(f.Location, noSuchFunction(name, args))

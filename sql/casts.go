@@ -22,6 +22,8 @@ func CastAllowed(from, to types.T) bool {
 	switch {
 	case from.IsNumeric() && to.IsNumeric():
 		return true
+	case from.Kind == types.JSONB && (to.IsNumeric() || to.Kind == types.Bool):
+		return true
 	case from.Kind == types.Bool && to.Kind == types.Int32, from.Kind == types.Int32 && to.Kind == types.Bool:
 		return true
 	}

@@ -234,7 +234,7 @@ func (e *Const) String() string {
 	}
 	s := e.Value.Text(e.T)
 	switch e.T.Kind {
-	case types.Text, types.Date, types.Timestamp, types.TimestampTZ, types.Interval, types.Bytea, types.UUID:
+	case types.Text, types.Date, types.Timestamp, types.TimestampTZ, types.Interval, types.Bytea, types.UUID, types.JSONB:
 		return fmt.Sprintf("'%s'::%s", strings.ReplaceAll(s, "'", "''"), e.T)
 	}
 	return s

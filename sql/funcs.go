@@ -32,6 +32,7 @@ var (
 	comparableTypes = []types.T{
 		types.BoolT, types.Int16T, types.Int32T, types.Int64T, types.NumericT, types.Float32T,
 		types.Float64T, types.TextT, types.DateT, types.TimestampT, types.TimestampTZT, types.IntervalT,
+		types.JSONBT,
 	}
 )
 

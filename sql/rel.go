@@ -103,6 +103,11 @@ const (
 	// array, in the ORDER BY's order (see exec.orderedAgg for the order
 	// without one).
 	AggArrayAgg = "array_agg"
+	// jsonb_agg(x [ORDER BY ...]) is array_agg into a jsonb array;
+	// jsonb_object_agg(k, v [ORDER BY ...]) builds an object (the last value
+	// of a key in the order wins).
+	AggJSONBAgg       = "jsonb_agg"
+	AggJSONBObjectAgg = "jsonb_object_agg"
 )
 
 // AggCall is one aggregate function call.
@@ -135,7 +140,8 @@ type AggOrder struct {
 // OrderSensitive reports whether the result of aggregate fn depends on the
 // order of its input.
 func OrderSensitive(fn string) bool {
-	return fn == AggStringAgg || fn == AggFirstValue || fn == AggLastValue || fn == AggArrayAgg
+	return fn == AggStringAgg || fn == AggFirstValue || fn == AggLastValue || fn == AggArrayAgg ||
+		fn == AggJSONBAgg || fn == AggJSONBObjectAgg
 }
 
 // Sort orders its input; it appears only at the top of batch queries.

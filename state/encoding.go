@@ -183,7 +183,7 @@ func rowFuncs(t types.T) (colEncoder, colDecoder) {
 		return encFloat64, decFloat64
 	case types.Numeric:
 		return encDecimal, decDecimal
-	case types.Text:
+	case types.Text, types.JSONB:
 		return encString, decString
 	case types.Interval:
 		return encInterval, decInterval
@@ -283,7 +283,7 @@ func appendDatumValue(buf []byte, t types.T, d types.Datum) []byte {
 		return binary.LittleEndian.AppendUint64(buf, math.Float64bits(d.F))
 	case types.Numeric:
 		return appendDecimalValue(buf, d.Dec)
-	case types.Text:
+	case types.Text, types.JSONB:
 		buf = binary.AppendUvarint(buf, uint64(len(d.S)))
 		return append(buf, d.S...)
 	case types.Interval:
@@ -481,7 +481,7 @@ func decodeDatumValue(buf []byte, t types.T) (types.Datum, []byte, error) {
 	case types.Numeric:
 		n, rest, err := readDecimal(buf)
 		return types.DNumeric(n), rest, err
-	case types.Text:
+	case types.Text, types.JSONB:
 		s, rest, err := readString(buf)
 		return types.DText(string(s)), rest, err
 	case types.Interval:

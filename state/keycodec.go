@@ -43,6 +43,7 @@ import (
 //	                        encoding, or 0x03 for a NULL element; then 0x01
 //	                        (so a prefix sorts first and NULL elements after
 //	                        values, as PostgreSQL orders arrays)
+//	jsonb                   types.AppendJSONBKey (jsonb's order)
 //	interval                16 bytes: the span in microseconds as a signed
 //	                        128-bit integer (sign bit flipped), where the span
 //	                        is (months*30 + days) * 86400e6 + micros, which is
@@ -106,6 +107,8 @@ func AppendKey(buf []byte, t types.T, col arrow.Array, i int) []byte {
 		return appendKeyString(buf, binaryValue(col, i))
 	case types.UUID:
 		return append(buf, col.(*array.Binary).Value(i)...)
+	case types.JSONB:
+		return types.AppendJSONBKey(buf, col.(*array.String).Value(i))
 	}
 	panic("state: no key encoding for " + t.String())
 }
@@ -143,6 +146,8 @@ func AppendKeyDatum(buf []byte, t types.T, d types.Datum) []byte {
 		return appendKeyString(buf, d.S)
 	case types.UUID:
 		return append(buf, d.S...)
+	case types.JSONB:
+		return types.AppendJSONBKey(buf, d.S)
 	}
 	panic("state: no key encoding for " + t.String())
 }
@@ -169,6 +174,14 @@ func DecodeKey(buf []byte, t types.T, b array.Builder) ([]byte, error) {
 func decodeKeyValue(buf []byte, t types.T, b array.Builder) ([]byte, error) {
 	if t.Kind == types.Array {
 		return decodeKeyArray(buf, t, b.(*array.ListBuilder))
+	}
+	if t.Kind == types.JSONB {
+		s, rest, err := types.DecodeJSONBKey(buf)
+		if err != nil {
+			return nil, errCorruptKey
+		}
+		b.(*array.StringBuilder).Append(s)
+		return rest, nil
 	}
 	need := keyWidth(t)
 	if len(buf) < need {
@@ -242,6 +255,13 @@ func DecodeKeyDatum(buf []byte, t types.T) (types.Datum, []byte, error) {
 func decodeKeyValueDatum(buf []byte, t types.T) (types.Datum, []byte, error) {
 	if t.Kind == types.Array {
 		return decodeKeyArrayDatum(buf, t)
+	}
+	if t.Kind == types.JSONB {
+		s, rest, err := types.DecodeJSONBKey(buf)
+		if err != nil {
+			return types.Datum{}, nil, errCorruptKey
+		}
+		return types.DText(s), rest, nil
 	}
 	need := keyWidth(t)
 	if len(buf) < need {

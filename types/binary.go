@@ -96,6 +96,9 @@ func NewColumnBinaryFormatter(t T, arr arrow.Array) ColumnFormatter {
 		return func(buf []byte, i int) []byte { return appendArrayBinary(buf, t, listDatum(t, arr, i)) }
 	case Bytea, UUID:
 		return func(buf []byte, i int) []byte { return append(buf, binaryValue(arr, i)...) }
+	case JSONB:
+		a := arr.(*array.String)
+		return func(buf []byte, i int) []byte { return append(append(buf, jsonbBinaryVersion), a.Value(i)...) }
 	case Unknown:
 		return func(buf []byte, _ int) []byte { return buf }
 	}
@@ -135,6 +138,8 @@ func AppendBinary(buf []byte, t T, d Datum) []byte {
 		return appendArrayBinary(buf, t, d)
 	case Bytea, UUID:
 		return append(buf, d.S...)
+	case JSONB:
+		return append(append(buf, jsonbBinaryVersion), d.S...)
 	}
 	return buf
 }
@@ -265,6 +270,9 @@ func DecodeBinary(t T, b []byte) (Datum, error) {
 	}
 	if t.Kind == Array {
 		return decodeArrayBinary(t, b)
+	}
+	if t.Kind == JSONB {
+		return decodeJSONBBinary(b)
 	}
 	if want >= 0 && len(b) != want {
 		return Null, binaryFormatError(t)

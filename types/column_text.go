@@ -71,6 +71,9 @@ func NewColumnFormatter(t T, arr arrow.Array) ColumnFormatter {
 		return func(buf []byte, i int) []byte { return AppendByteaHex(buf, binaryValue(arr, i)) }
 	case UUID:
 		return func(buf []byte, i int) []byte { return AppendUUID(buf, binaryValue(arr, i)) }
+	case JSONB:
+		a := arr.(*array.String)
+		return func(buf []byte, i int) []byte { return append(buf, a.Value(i)...) }
 	case Unknown:
 		return func(buf []byte, _ int) []byte { return buf }
 	}

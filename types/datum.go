@@ -122,6 +122,8 @@ func Compare(t T, a, b Datum) int {
 		return CompareArrays(t.ElemT(), a.Arr, b.Arr)
 	case Bytea, UUID:
 		return cmpOrdered(a.S, b.S)
+	case JSONB:
+		return CompareJSONB(a.S, b.S)
 	}
 	return 0
 }
@@ -171,7 +173,7 @@ func DatumAt(t T, arr arrow.Array, i int) Datum {
 		return DFloat(arr.(interface{ Value(int) float64 }).Value(i))
 	case Numeric:
 		return DNumeric(arr.(interface{ Value(int) decimal128.Num }).Value(i))
-	case Text:
+	case Text, JSONB:
 		return DText(arr.(interface{ Value(int) string }).Value(i))
 	case Date:
 		return DInt(int64(arr.(interface{ Value(int) arrow.Date32 }).Value(i)))
@@ -206,7 +208,7 @@ func AppendText(buf []byte, t T, d Datum) []byte {
 		return AppendFloat(buf, d.F, 64)
 	case Numeric:
 		return AppendNumeric(buf, d.Dec, t)
-	case Text:
+	case Text, JSONB:
 		return append(buf, d.S...)
 	case Date:
 		return AppendDate(buf, d.I)

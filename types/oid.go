@@ -38,6 +38,8 @@ func FromOID(oid uint32) (t T, ok bool) {
 		return ByteaT, true
 	case OIDUUID:
 		return UUIDT, true
+	case OIDJSONB, OIDJSON:
+		return JSONBT, true
 	}
 	return T{}, false
 }

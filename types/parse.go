@@ -52,6 +52,9 @@ func ParseText(t T, s string) (Datum, error) {
 	case UUID:
 		u, err := ParseUUID(s)
 		return DBytes(u), err
+	case JSONB:
+		v, err := ParseJSONB(s)
+		return DText(v), err
 	}
 	return Null, sqlerr.New(sqlerr.InternalError, "no text input for type %s", t)
 }

@@ -14,6 +14,7 @@
 //	timestamp         -> Timestamp(us) without zone
 //	timestamptz       -> Timestamp(us, "UTC")
 //	interval          -> MonthDayNanoInterval (nanoseconds always a multiple of 1000)
+//	jsonb, json       -> String (the canonical jsonb text, see jsonb.go)
 //
 // This package imports only the standard library and Arrow.
 package types
@@ -47,6 +48,8 @@ const (
 	Interval
 	// Array is a one-dimensional array of T.Elem (see array.go).
 	Array
+	// JSONB is jsonb (and json): canonical text in a String column (jsonb.go).
+	JSONB Kind = 14
 	// Bytea is a byte string (see bytea.go).
 	Bytea Kind = 15
 	// UUID is a 128-bit universally unique identifier (see uuid.go).
@@ -95,6 +98,7 @@ var (
 	TimestampT   = T{Kind: Timestamp}
 	TimestampTZT = T{Kind: TimestampTZ}
 	IntervalT    = T{Kind: Interval}
+	JSONBT       = T{Kind: JSONB}
 )
 
 // WithoutTypmod returns t without its modifiers: numeric(p,s) is numeric,
@@ -132,6 +136,8 @@ const (
 	OIDTimestampTZ = 1184
 	OIDInterval    = 1186
 	OIDNumeric     = 1700
+	OIDJSON        = 114
+	OIDJSONB       = 3802
 )
 
 // OID returns the PostgreSQL type OID that describes t on the wire.
@@ -170,6 +176,8 @@ func (t T) OID() uint32 {
 		return OIDBytea
 	case UUID:
 		return OIDUUID
+	case JSONB:
+		return OIDJSONB
 	}
 	return OIDText
 }
@@ -230,7 +238,7 @@ func (t T) ArrowType() arrow.DataType {
 		return arrow.PrimitiveTypes.Float32
 	case Float64:
 		return arrow.PrimitiveTypes.Float64
-	case Text:
+	case Text, JSONB:
 		return arrow.BinaryTypes.String
 	case Date:
 		return arrow.FixedWidthTypes.Date32
@@ -329,6 +337,8 @@ func (t T) String() string {
 		return "bytea"
 	case UUID:
 		return "uuid"
+	case JSONB:
+		return "jsonb"
 	}
 	return fmt.Sprintf("kind(%d)", t.Kind)
 }
@@ -379,6 +389,8 @@ func FromName(name string, mods []int32) (t T, ok bool) {
 		return ByteaT, true
 	case "uuid":
 		return UUIDT, true
+	case "jsonb", "json":
+		return JSONBT, true
 	}
 	return T{}, false
 }

@@ -32,8 +32,8 @@ func newBinOut(mem memory.Allocator, n, dataHint int) *strOut {
 
 // newVarOut returns the builder of a column of t, text, bytea or uuid.
 func newVarOut(mem memory.Allocator, t types.T, n, dataHint int) *strOut {
-	if t.Kind == types.Text {
-		return newStrOut(mem, n, dataHint)
+	if t.Kind == types.Bytea || t.Kind == types.UUID {
+		return newBinOut(mem, n, dataHint)
 	}
-	return newBinOut(mem, n, dataHint)
+	return newStrOut(mem, n, dataHint)
 }

@@ -209,6 +209,8 @@ func castDatumMode(k *kctx, from, to types.T, d types.Datum, assign bool) (types
 		return types.DText(s), nil
 	case from.IsNumeric() && to.IsNumeric():
 		return castNumber(from, to, d)
+	case from.Kind == types.JSONB && to.Kind != types.JSONB:
+		return castJSONB(to, d)
 	case from.Kind == types.Bool && to.Kind == types.Int32:
 		return types.DInt(d.I & 1), nil
 	case from.Kind == types.Int32 && to.Kind == types.Bool:

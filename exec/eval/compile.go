@@ -183,7 +183,7 @@ func fold(t types.T, fn scalarFn, strict bool, args []node) (node, bool) {
 	if err != nil {
 		return nil, false
 	}
-	if !d.Null && (t.Kind == types.Text || t.Kind == types.Bytea || t.Kind == types.UUID) {
+	if !d.Null && (t.Kind == types.Text || t.Kind == types.Bytea || t.Kind == types.UUID || t.Kind == types.JSONB) {
 		d.S = strings.Clone(d.S)
 	}
 	return &constNode{t: t, d: d}, true
@@ -194,6 +194,9 @@ func fold(t types.T, fn scalarFn, strict bool, args []node) (node, bool) {
 func kernelFor(fn string, args []types.T, result types.T) (scalarFn, *sql.Overload, error) {
 	if k := nullSafeArrayKernel(fn, args); k != nil {
 		return k, &sql.Overload{Fn: fn, Args: args, Result: result}, nil
+	}
+	if sql.IsJSONBPolyFunction(fn) {
+		return jsonbPolyKernel(fn, args), &sql.Overload{Fn: fn, Args: args, Result: result, Strict: fn == sql.FnToJSONB}, nil
 	}
 	if sql.IsArrayFunction(fn) {
 		// Typed by the binder: the call's types are the overload.
@@ -274,6 +277,9 @@ func compileCallNode(fnName string, o *sql.Overload, fn scalarFn, args []node, a
 func compileFast(fnName string, ref scalarFn, args []node, argTypes []types.T, rt types.T) node {
 	if n := compileMathFast(fnName, args, argTypes); n != nil {
 		return n
+	}
+	if n := compileJSONBFast(fnName, ref, args, argTypes, rt); n != nil || (len(argTypes) > 0 && argTypes[0].Kind == types.JSONB) {
+		return n // jsonb values compare by structure, not bytewise
 	}
 	switch fnName {
 	case sql.FnAdd, sql.FnSub, sql.FnMul, sql.FnDiv, sql.FnMod:

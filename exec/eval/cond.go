@@ -38,7 +38,7 @@ func gather(c *ectx, t types.T, brs []branch) arrow.Array {
 		return gatherFixed[int64](c, t, brs)
 	case types.Numeric, types.Interval:
 		return gatherFixed[decimal128.Num](c, t, brs)
-	case types.Text, types.Bytea, types.UUID:
+	case types.Text, types.Bytea, types.UUID, types.JSONB:
 		return gatherText(c, t, brs)
 	}
 	return array.NewNull(c.n)

@@ -95,6 +95,19 @@ func sampleArg(fn string, i int, t types.T) sql.Expr {
 		if fn == sql.FnDecode {
 			return txt("68 65")
 		}
+	case sql.FnJSONBElem, sql.FnJSONBElemText, "jsonb_array_length", sql.FnJSONBDelete,
+		sql.FnJSONBElements, sql.FnJSONBElementsText:
+		if t.Kind == types.JSONB {
+			return lit(types.JSONBT, `[1, "x", {"a": 2}]`)
+		}
+	case "jsonb_path_exists", "jsonb_path_query_first", sql.FnJSONBPathQueryArr, sql.FnJSONBPathQuery:
+		if t.Kind == types.Text {
+			return txt("$.a[*] ? (@ > 1)")
+		}
+	case "jsonb_insert":
+		if t.Kind == types.Array {
+			return lit(types.ArrayOf(types.TextT), "{c}")
+		}
 	case sql.FnToTimestamp, sql.FnToDate:
 		if t.Kind == types.Text {
 			return txt([]string{"2021-03-04 05:06", "YYYY-MM-DD HH24:MI"}[i])
@@ -129,6 +142,12 @@ func sampleArg(fn string, i int, t types.T) sql.Expr {
 		return &sql.Const{T: t, Value: types.DBytes([]string{"hello", "lo", "x"}[i%3])}
 	case types.UUID:
 		return lit(t, []string{"a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "00000000-0000-0000-0000-000000000001"}[i%2])
+	case types.JSONB:
+		return lit(types.JSONBT, []string{`{"a": [1, 2], "b": "x"}`, `{"b": 2}`, `[3]`}[i%3])
+	case types.Array:
+		if t.Elem == types.Text {
+			return lit(t, "{a,1}")
+		}
 	}
 	panic("no sample for " + t.String())
 }

@@ -74,7 +74,7 @@ func evalScalar(k *kctx, e sql.Expr) (types.Datum, *sqlerr.Error) {
 
 // ownText makes a text result independent of the kernel scratch buffer.
 func ownText(d types.Datum, t types.T) types.Datum {
-	if !d.Null && (t.Kind == types.Text || t.Kind == types.Bytea || t.Kind == types.UUID) {
+	if !d.Null && (t.Kind == types.Text || t.Kind == types.Bytea || t.Kind == types.UUID || t.Kind == types.JSONB) {
 		d.S = strings.Clone(d.S)
 	}
 	return d

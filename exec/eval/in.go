@@ -45,6 +45,9 @@ type constSet struct {
 const smallSet = 8
 
 func compileIn(e *sql.InList) (node, error) {
+	if e.Arg.Type().Kind == types.JSONB {
+		return compileJSONBIn(e)
+	}
 	arg, err := compile(e.Arg)
 	if err != nil {
 		return nil, err

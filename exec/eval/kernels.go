@@ -123,6 +123,7 @@ func init() {
 	comparable := []types.T{
 		types.BoolT, types.Int16T, types.Int32T, types.Int64T, types.NumericT, types.Float32T,
 		types.Float64T, types.TextT, types.DateT, types.TimestampT, types.TimestampTZT, types.IntervalT,
+		types.JSONBT,
 	}
 	comparable = append(comparable, types.ByteaT, types.UUIDT)
 	for _, t := range comparable {

@@ -215,7 +215,7 @@ func ConstArray(mem memory.Allocator, t types.T, d types.Datum, n int) arrow.Arr
 			return makeArray(arrow.FixedWidthTypes.Boolean, n, allocBits(mem, n, false), allocBits(mem, n, false))
 		}
 		return makeArray(arrow.FixedWidthTypes.Boolean, n, nil, allocBits(mem, n, d.Bool()))
-	case types.Text, types.Bytea, types.UUID:
+	case types.Text, types.Bytea, types.UUID, types.JSONB:
 		if d.Null {
 			o := newVarOut(mem, t, n, 0)
 			for i := 0; i < n; i++ {

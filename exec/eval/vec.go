@@ -337,7 +337,7 @@ type colBuilder struct {
 func newColBuilder(mem memory.Allocator, t types.T, n int) *colBuilder {
 	b := &colBuilder{t: t, mem: mem, n: n}
 	switch t.Kind {
-	case types.Text:
+	case types.Text, types.JSONB:
 		b.str = newStrOut(mem, n, n*8)
 	case types.Bytea, types.UUID:
 		b.str = newBinOut(mem, n, n*16)
@@ -415,7 +415,7 @@ func (b *colBuilder) append(d types.Datum) {
 		*(*decimal128.Num)(unsafe.Pointer(&b.raw[i*16])) = d.Dec
 	case types.Interval:
 		*(*arrow.MonthDayNanoInterval)(unsafe.Pointer(&b.raw[i*16])) = d.Ivl.ToArrow()
-	case types.Text, types.Bytea, types.UUID:
+	case types.Text, types.Bytea, types.UUID, types.JSONB:
 		b.str.appendString(d.S)
 	case types.Array:
 		types.AppendDatum(b.list, b.t, d)
@@ -524,7 +524,7 @@ func reader(t types.T, arr arrow.Array) func(i int) types.Datum {
 			}
 			return types.DInterval(types.IntervalFromArrow(v[i]))
 		}
-	case types.Text, types.Bytea, types.UUID:
+	case types.Text, types.Bytea, types.UUID, types.JSONB:
 		v := viewOf(arr)
 		return func(i int) types.Datum {
 			if !valid(i) {
