@@ -94,6 +94,10 @@ func NewColumnBinaryFormatter(t T, arr arrow.Array) ColumnFormatter {
 		return func(buf []byte, i int) []byte { return appendIntervalBinary(buf, IntervalFromArrow(vs[i])) }
 	case Array:
 		return func(buf []byte, i int) []byte { return appendArrayBinary(buf, t, listDatum(t, arr, i)) }
+	case Struct:
+		return func(buf []byte, i int) []byte { return appendStructBinary(buf, t, structDatum(t, arr, i)) }
+	case Map:
+		return func(buf []byte, i int) []byte { return AppendMapText(buf, t, DatumAt(t, arr, i)) }
 	case Unknown:
 		return func(buf []byte, _ int) []byte { return buf }
 	}
@@ -131,6 +135,10 @@ func AppendBinary(buf []byte, t T, d Datum) []byte {
 		return appendIntervalBinary(buf, d.Ivl)
 	case Array:
 		return appendArrayBinary(buf, t, d)
+	case Struct:
+		return appendStructBinary(buf, t, d)
+	case Map:
+		return AppendMapText(buf, t, d)
 	}
 	return buf
 }
@@ -259,6 +267,12 @@ func DecodeBinary(t T, b []byte) (Datum, error) {
 	}
 	if t.Kind == Array {
 		return decodeArrayBinary(t, b)
+	}
+	if t.Kind == Struct {
+		return decodeStructBinary(t, b)
+	}
+	if t.Kind == Map {
+		return parseMap(t, string(b))
 	}
 	if want >= 0 && len(b) != want {
 		return Null, binaryFormatError(t)

@@ -67,6 +67,10 @@ func NewColumnFormatter(t T, arr arrow.Array) ColumnFormatter {
 		return func(buf []byte, i int) []byte { return AppendInterval(buf, IntervalFromArrow(vs[i])) }
 	case Array:
 		return func(buf []byte, i int) []byte { return AppendArrayText(buf, t, listDatum(t, arr, i)) }
+	case Struct:
+		return func(buf []byte, i int) []byte { return AppendStructText(buf, t, structDatum(t, arr, i)) }
+	case Map:
+		return func(buf []byte, i int) []byte { return AppendMapText(buf, t, DatumAt(t, arr, i)) }
 	case Unknown:
 		return func(buf []byte, _ int) []byte { return buf }
 	}

@@ -64,6 +64,8 @@ func (iv IntervalValue) span() decimal128.Num {
 //	Text                         S
 //	Interval                     Ivl
 //	Array                        Arr (the elements; never nil)
+//	Struct                       Arr (the fields; never nil)
+//	Map                          Arr (the entries, struct datums of key and value)
 type Datum struct {
 	Null bool
 	I    int64
@@ -119,6 +121,10 @@ func Compare(t T, a, b Datum) int {
 		return a.Ivl.Compare(b.Ivl)
 	case Array:
 		return CompareArrays(t.ElemT(), a.Arr, b.Arr)
+	case Struct:
+		return CompareStructs(t.Fields, a.Arr, b.Arr)
+	case Map:
+		return CompareArrays(MapEntriesT(t).ElemT(), a.Arr, b.Arr)
 	}
 	return 0
 }
@@ -180,6 +186,10 @@ func DatumAt(t T, arr arrow.Array, i int) Datum {
 		}).Value(i)))
 	case Array:
 		return listDatum(t, arr, i)
+	case Struct:
+		return structDatum(t, arr, i)
+	case Map:
+		return listDatum(MapEntriesT(t), arr, i)
 	}
 	return Null
 }
@@ -213,6 +223,10 @@ func AppendText(buf []byte, t T, d Datum) []byte {
 		return AppendInterval(buf, d.Ivl)
 	case Array:
 		return AppendArrayText(buf, t, d)
+	case Struct:
+		return AppendStructText(buf, t, d)
+	case Map:
+		return AppendMapText(buf, t, d)
 	}
 	return buf
 }

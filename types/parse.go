@@ -46,6 +46,10 @@ func ParseText(t T, s string) (Datum, error) {
 		return DInterval(iv), err
 	case Array:
 		return parseArray(t, s)
+	case Struct:
+		return parseStruct(t, s)
+	case Map:
+		return parseMap(t, s)
 	}
 	return Null, sqlerr.New(sqlerr.InternalError, "no text input for type %s", t)
 }

@@ -47,6 +47,10 @@ const (
 	Interval
 	// Array is a one-dimensional array of T.Elem (see array.go).
 	Array
+	// Struct is a composite of T.Fields (see struct.go).
+	Struct Kind = 17
+	// Map is RisingWave's MAP(K, V), of the entries T.Fields (see map.go).
+	Map Kind = 18
 )
 
 // NumericScale is the scale of numeric values whose type carries no declared
@@ -74,6 +78,9 @@ type T struct {
 	// Elem is the element kind of an array type; the modifiers above are
 	// then the element's.
 	Elem Kind
+	// Fields is the interned field list of a struct type, of a map type's
+	// entries, or of an array's struct or map elements.
+	Fields *Fields
 }
 
 // The types without modifiers.
@@ -103,6 +110,8 @@ func WithoutTypmod(t T) T {
 		return T{Kind: Text, Varchar: t.Varchar || t.Width > 0}
 	case Array:
 		return ArrayOf(WithoutTypmod(t.ElemT()))
+	case Struct, Map:
+		return structWithoutTypmod(t)
 	}
 	return T{Kind: t.Kind}
 }
@@ -162,6 +171,10 @@ func (t T) OID() uint32 {
 		return OIDInterval
 	case Array:
 		return arrayOID(t.Elem)
+	case Struct:
+		return OIDRecord
+	case Map:
+		return OIDText // described as text, its binary form is its text
 	}
 	return OIDText
 }
@@ -235,6 +248,10 @@ func (t T) ArrowType() arrow.DataType {
 		return arrow.FixedWidthTypes.MonthDayNanoInterval
 	case Array:
 		return arrow.ListOf(t.ElemT().ArrowType())
+	case Struct:
+		return structArrowType(t.Fields)
+	case Map:
+		return MapEntriesT(t).ArrowType()
 	case Unknown:
 		return arrow.Null
 	}
@@ -271,6 +288,8 @@ func Identical(a, b T) bool {
 		return a.EffectiveScale() == b.EffectiveScale()
 	case Array:
 		return Identical(a.ElemT(), b.ElemT())
+	case Struct, Map:
+		return identicalFields(a.Fields, b.Fields)
 	}
 	return true
 }
@@ -315,6 +334,10 @@ func (t T) String() string {
 		return "interval"
 	case Array:
 		return t.arrayString()
+	case Struct:
+		return t.structString()
+	case Map:
+		return t.mapString()
 	}
 	return fmt.Sprintf("kind(%d)", t.Kind)
 }
