@@ -189,6 +189,10 @@ func rowFuncs(t types.T) (colEncoder, colDecoder) {
 		return encInterval, decInterval
 	case types.Array:
 		return arrayRowFuncs(t)
+	case types.Struct:
+		return structRowFuncs(t)
+	case types.Map:
+		return arrayRowFuncs(types.MapEntriesT(t))
 	}
 	panic("state: no row encoding for " + t.String())
 }
@@ -288,6 +292,10 @@ func appendDatumValue(buf []byte, t types.T, d types.Datum) []byte {
 		return appendIntervalValue(buf, d.Ivl.Months, d.Ivl.Days, d.Ivl.Micros)
 	case types.Array:
 		return appendArrayDatumValue(buf, t, d)
+	case types.Struct:
+		return appendStructDatumValue(buf, t, d)
+	case types.Map:
+		return appendArrayDatumValue(buf, types.MapEntriesT(t), d)
 	}
 	panic("state: no row encoding for " + t.String())
 }
@@ -485,6 +493,10 @@ func decodeDatumValue(buf []byte, t types.T) (types.Datum, []byte, error) {
 		return types.DInterval(iv), rest, err
 	case types.Array:
 		return decodeArrayDatumValue(buf, t)
+	case types.Struct:
+		return decodeStructDatumValue(buf, t)
+	case types.Map:
+		return decodeArrayDatumValue(buf, types.MapEntriesT(t))
 	}
 	panic("state: no row encoding for " + t.String())
 }

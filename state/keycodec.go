@@ -99,6 +99,10 @@ func AppendKey(buf []byte, t types.T, col arrow.Array, i int) []byte {
 		return appendKeyInterval(buf, v.Months, v.Days, v.Nanoseconds/1000)
 	case types.Array:
 		return appendKeyArray(buf, t, col.(*array.List), i)
+	case types.Struct:
+		return appendKeyStruct(buf, t, col.(*array.Struct), i)
+	case types.Map:
+		return appendKeyArray(buf, types.MapEntriesT(t), col.(*array.List), i)
 	}
 	panic("state: no key encoding for " + t.String())
 }
@@ -132,6 +136,10 @@ func AppendKeyDatum(buf []byte, t types.T, d types.Datum) []byte {
 		return appendKeyInterval(buf, d.Ivl.Months, d.Ivl.Days, d.Ivl.Micros)
 	case types.Array:
 		return appendKeyArrayDatum(buf, t, d)
+	case types.Struct:
+		return appendKeyStructDatum(buf, t, d)
+	case types.Map:
+		return appendKeyArrayDatum(buf, types.MapEntriesT(t), d)
 	}
 	panic("state: no key encoding for " + t.String())
 }
@@ -156,8 +164,14 @@ func DecodeKey(buf []byte, t types.T, b array.Builder) ([]byte, error) {
 
 // decodeKeyValue decodes a non-NULL key value of type t (after its marker).
 func decodeKeyValue(buf []byte, t types.T, b array.Builder) ([]byte, error) {
+	if t.Kind == types.Map {
+		t = types.MapEntriesT(t)
+	}
 	if t.Kind == types.Array {
 		return decodeKeyArray(buf, t, b.(*array.ListBuilder))
+	}
+	if t.Kind == types.Struct {
+		return decodeKeyStruct(buf, t, b.(*array.StructBuilder))
 	}
 	need := keyWidth(t)
 	if len(buf) < need {
@@ -220,8 +234,14 @@ func DecodeKeyDatum(buf []byte, t types.T) (types.Datum, []byte, error) {
 
 // decodeKeyValueDatum is decodeKeyValue into a datum.
 func decodeKeyValueDatum(buf []byte, t types.T) (types.Datum, []byte, error) {
+	if t.Kind == types.Map {
+		t = types.MapEntriesT(t)
+	}
 	if t.Kind == types.Array {
 		return decodeKeyArrayDatum(buf, t)
+	}
+	if t.Kind == types.Struct {
+		return decodeKeyStructDatum(buf, t)
 	}
 	need := keyWidth(t)
 	if len(buf) < need {
