@@ -194,7 +194,7 @@ func identicalFields(a, b *Fields) bool {
 		return false
 	}
 	for i := range a.fs {
-		if !Identical(a.fs[i].Type, b.fs[i].Type) {
+		if a.fs[i].Name != b.fs[i].Name || !Identical(a.fs[i].Type, b.fs[i].Type) {
 			return false
 		}
 	}
@@ -417,3 +417,7 @@ func decodeStructBinary(t T, b []byte) (Datum, error) {
 	}
 	return DStruct(fields), nil
 }
+
+// IsNested reports whether t is an array, struct or map type, whose values
+// are built and compared as datums off the vectorized paths.
+func IsNested(t T) bool { return t.Kind == Array || t.Kind == Struct || t.Kind == Map }

@@ -195,6 +195,9 @@ func kernelFor(fn string, args []types.T, result types.T) (scalarFn, *sql.Overlo
 	if k := nullSafeArrayKernel(fn, args); k != nil {
 		return k, &sql.Overload{Fn: fn, Args: args, Result: result}, nil
 	}
+	if k, o := structKernel(fn, args, result); k != nil {
+		return k, o, nil
+	}
 	if sql.IsArrayFunction(fn) {
 		// Typed by the binder: the call's types are the overload.
 		mk := arrayKernels[fn]
@@ -264,6 +267,9 @@ func compileCallNode(fnName string, o *sql.Overload, fn scalarFn, args []node, a
 			}
 		}
 	}
+	if n := compileStructNode(fnName, args, rt); n != nil {
+		return n, nil
+	}
 	if n := compileFast(fnName, fn, args, argTypes, rt); n != nil {
 		return n, nil
 	}
@@ -290,8 +296,8 @@ func compileFast(fnName string, ref scalarFn, args []node, argTypes []types.T, r
 	case sql.FnEq, sql.FnNe, sql.FnLt, sql.FnLe, sql.FnGt, sql.FnGe:
 		return newCmpNode(fnName, argTypes[0], argTypes[1], args[0], args[1], ref)
 	case sql.FnIsDistinct, sql.FnIsNotDistinct:
-		if argTypes[0].Kind == types.Array {
-			return nil // the datum kernel compares arrays
+		if types.IsNested(argTypes[0]) {
+			return nil // the datum kernel compares arrays and structs
 		}
 		if eq := newCmpNode(sql.FnEq, argTypes[0], argTypes[1], args[0], args[1], nil); eq != nil {
 			return &distinctNode{eq: eq.(*cmpNode), distinct: fnName == sql.FnIsDistinct}
@@ -301,8 +307,8 @@ func compileFast(fnName string, ref scalarFn, args []node, argTypes []types.T, r
 	case sql.FnNot, sql.FnIsNull, sql.FnIsNotNull, sql.FnIsTrue, sql.FnIsFalse:
 		return &unaryBoolNode{fn: fnName, arg: args[0]}
 	case sql.FnCoalesce:
-		if rt.Kind == types.Array {
-			return nil // the datum kernel builds lists
+		if types.IsNested(rt) {
+			return nil // the datum kernel builds lists and structs
 		}
 		return &coalesceNode{t: rt, args: args}
 	case sql.FnLike, sql.FnILike:

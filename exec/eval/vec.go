@@ -338,7 +338,7 @@ func newColBuilder(mem memory.Allocator, t types.T, n int) *colBuilder {
 	switch t.Kind {
 	case types.Text:
 		b.str = newStrOut(mem, n, n*8)
-	case types.Array:
+	case types.Array, types.Struct, types.Map:
 		b.list = array.NewBuilder(mem, t.ArrowType())
 		b.list.Reserve(n)
 	case types.Bool:
@@ -414,7 +414,7 @@ func (b *colBuilder) append(d types.Datum) {
 		*(*arrow.MonthDayNanoInterval)(unsafe.Pointer(&b.raw[i*16])) = d.Ivl.ToArrow()
 	case types.Text:
 		b.str.appendString(d.S)
-	case types.Array:
+	case types.Array, types.Struct, types.Map:
 		types.AppendDatum(b.list, b.t, d)
 	}
 	b.i++
@@ -529,7 +529,7 @@ func reader(t types.T, arr arrow.Array) func(i int) types.Datum {
 			}
 			return types.DText(v.at(i))
 		}
-	case types.Array:
+	case types.Array, types.Struct, types.Map:
 		return func(i int) types.Datum { return types.DatumAt(t, arr, i) }
 	}
 	return func(int) types.Datum { return types.Null }
