@@ -92,7 +92,7 @@ func (b *binder) castRow(r *Call, t types.T, loc int32, explicit bool) (Expr, er
 			args[i], err = b.castTo(a, ft, loc, true)
 		} else {
 			from := a.Type()
-			if from.Kind != types.Unknown && !AssignmentCastAllowed(from, ft) {
+			if from.Kind != types.Unknown && !isRowCall(a) && !AssignmentCastAllowed(from, ft) {
 				return nil, b.errAt(loc, sqlerr.New(sqlerr.CannotCoerce, "cannot cast type %s to %s", r.T, t).
 					WithDetail(fmt.Sprintf("Cannot cast type %s to %s in column %d.", from, ft, i+1)))
 			}
@@ -215,6 +215,9 @@ func (b *binder) bindStructOperator(op string, l, r Expr, loc int32) (Expr, erro
 		return b.rowCompare(binaryOps[op], lr.Args, rr.Args, loc)
 	}
 	// A row constructor or an untyped literal takes the other side's type.
+	if (lt.Kind != types.Struct && lt.Kind != types.Unknown) || (rt.Kind != types.Struct && rt.Kind != types.Unknown) {
+		return nil, b.errAt(loc, sqlerr.New(sqlerr.UndefinedFunction, "operator does not exist: %s %s %s", lt, op, rt))
+	}
 	var err error
 	switch {
 	case rt.Kind != types.Struct || (rRow && rr.Fn == FnRow):

@@ -152,6 +152,9 @@ func nullSafeArrayKernel(fn string, args []types.T) scalarFn {
 	switch fn {
 	case sql.FnIsNull, sql.FnIsNotNull:
 		null := fn == sql.FnIsNull
+		if at.Kind == types.Struct {
+			return structNullTest(null)
+		}
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			return types.DBool(a[0].Null == null), nil
 		}

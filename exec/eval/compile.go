@@ -305,6 +305,9 @@ func compileFast(fnName string, ref scalarFn, args []node, argTypes []types.T, r
 	case sql.FnAnd, sql.FnOr:
 		return &andOrNode{args: args, isOr: fnName == sql.FnOr}
 	case sql.FnNot, sql.FnIsNull, sql.FnIsNotNull, sql.FnIsTrue, sql.FnIsFalse:
+		if argTypes[0].Kind == types.Struct {
+			return nil // a struct of NULLs IS NULL too
+		}
 		return &unaryBoolNode{fn: fnName, arg: args[0]}
 	case sql.FnCoalesce:
 		if types.IsNested(rt) {

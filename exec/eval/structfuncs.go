@@ -171,11 +171,12 @@ func takeStructs(mem memory.Allocator, s *array.Struct, rows []int32) (arrow.Arr
 		children[j].Retain()
 		col.Release()
 	}
-	valid := takeValidity(mem, s, rows)
+	valid, nulls := takeValidity(mem, s, rows), 0
 	if valid != nil {
 		defer valid.Release()
+		nulls = array.UnknownNullCount
 	}
-	data := array.NewData(s.DataType(), len(rows), []*memory.Buffer{valid}, children, array.UnknownNullCount, 0)
+	data := array.NewData(s.DataType(), len(rows), []*memory.Buffer{valid}, children, nulls, 0)
 	defer data.Release()
 	return array.MakeFromData(data), nil
 }
@@ -212,4 +213,22 @@ func castStructs(k *kctx, from, to types.T, d types.Datum, assign bool) (types.D
 		out[i] = v
 	}
 	return types.DArray(out), nil
+}
+
+// structNullTest is IS NULL (null) or IS NOT NULL over a struct, as
+// PostgreSQL tests rows: IS NULL when the struct or every field is NULL,
+// IS NOT NULL when it and every field are not.
+func structNullTest(null bool) scalarFn {
+	return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+		d := a[0]
+		if d.Null {
+			return types.DBool(null), nil
+		}
+		for _, f := range d.Arr {
+			if f.Null != null {
+				return types.DBool(false), nil
+			}
+		}
+		return types.DBool(true), nil
+	}
 }
