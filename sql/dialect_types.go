@@ -85,7 +85,8 @@ func (c *clauseCutter) cutType(i int, open, close byte) (int, bool) {
 }
 
 // mapLiteral rewrites MAP {k: v, ...} starting at token i into a call of
-// FnMapLiteral with the keys and values alternating.
+// FnMapLiteral with the keys and values alternating, and returns the index
+// of its brace.
 func (c *clauseCutter) mapLiteral(i int) (int, bool) {
 	depth := 0
 	for j := i + 1; j < len(c.toks); j++ {
@@ -103,7 +104,7 @@ func (c *clauseCutter) mapLiteral(i int) (int, bool) {
 				c.out[t.Start] = ')'
 				copy(c.out[c.toks[i].Start:], FnMapLiteral)
 				c.rewrote = true
-				return j, true
+				return i + 1, true // scan on inside: it may hold types
 			}
 		case ch == ':' && depth == 1:
 			c.out[t.Start] = ','
