@@ -153,7 +153,7 @@ func (b *binder) bindIndirectionStep(ctx *exprCtx, e Expr, n *pg_query.Node, loc
 	case *pg_query.Node_String_:
 		return b.fieldAccess(e, x.String_.Sval, loc)
 	case *pg_query.Node_AStar:
-		return nil, b.errAt(loc, sqlerr.Unsupported("(composite).* outside a select list"))
+		return nil, b.errAt(loc, sqlerr.Unsupported("(composite).*"))
 	case *pg_query.Node_AIndices:
 		if e.Type().Kind == types.Map && !x.AIndices.IsSlice && x.AIndices.Uidx != nil {
 			k, err := b.bindExpr(ctx, x.AIndices.Uidx)
