@@ -457,6 +457,13 @@ func (b *binder) bindTargets(ctx *exprCtx, sc *scope, list []*pg_query.Node) ([]
 				continue
 			}
 		}
+		if ts, ok, err := b.expandFieldStar(ctx, rt); ok {
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ts...)
+			continue
+		}
 		e, err := b.bindExpr(ctx, rt.Val)
 		if err != nil {
 			return nil, err

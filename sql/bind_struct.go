@@ -488,3 +488,36 @@ func (b *binder) checkTargetsOrderable(targets []target, keys []SortKey, distinc
 	}
 	return nil
 }
+
+// expandFieldStar expands (s).* in a select list to one column per field
+// of s, named after the field; ok is false for other targets.
+func (b *binder) expandFieldStar(ctx *exprCtx, rt *pg_query.ResTarget) ([]target, bool, error) {
+	ind := rt.Val.GetAIndirection()
+	if ind == nil || len(ind.Indirection) == 0 || ind.Indirection[len(ind.Indirection)-1].GetAStar() == nil {
+		return nil, false, nil
+	}
+	arg := ind.Arg
+	if len(ind.Indirection) > 1 {
+		arg = &pg_query.Node{Node: &pg_query.Node_AIndirection{AIndirection: &pg_query.A_Indirection{
+			Arg: ind.Arg, Indirection: ind.Indirection[:len(ind.Indirection)-1]}}}
+	}
+	e, err := b.bindExpr(ctx, arg)
+	if err != nil {
+		return nil, true, err
+	}
+	loc := exprLocation(ind.Arg)
+	t := e.Type()
+	if t.Kind != types.Struct {
+		return nil, true, b.errAt(loc, sqlerr.New(sqlerr.WrongObjectType, "type %s is not composite", t))
+	}
+	out := make([]target, t.Fields.Len())
+	for i := range out {
+		f := t.Fields.At(i)
+		fe, err := b.fieldAccess(e, f.Name, loc)
+		if err != nil {
+			return nil, true, err
+		}
+		out[i] = target{expr: fe, name: f.Name, loc: rt.Location}
+	}
+	return out, true, nil
+}
