@@ -232,3 +232,30 @@ func structNullTest(null bool) scalarFn {
 		return types.DBool(true), nil
 	}
 }
+
+// gatherNested is gather for arrays, structs and maps, datum by datum.
+func gatherNested(c *ectx, t types.T, brs []branch) arrow.Array {
+	src := make([]int, c.n)
+	for i := range src {
+		src[i] = -1
+	}
+	for k, b := range brs {
+		for i := range c.n {
+			if bitutil.BitIsSet(b.rows, i) {
+				src[i] = k
+			}
+		}
+	}
+	out := newColBuilder(c.mem, t, c.n)
+	for i, k := range src {
+		switch {
+		case k < 0:
+			out.appendNull()
+		case brs[k].col == nil:
+			out.append(brs[k].d)
+		default:
+			out.append(types.DatumAt(t, brs[k].col, i))
+		}
+	}
+	return out.finish()
+}
