@@ -229,7 +229,8 @@ func aggResultType(fn string, t types.T) (types.T, error) {
 			return types.ArrayOf(t), nil
 		}
 	case AggMin, AggMax, AggFirstValue, AggLastValue:
-		if t.Kind != types.Unknown {
+		// min and max of a struct or map do not exist, as in PostgreSQL.
+		if t.Kind != types.Unknown && !((fn == AggMin || fn == AggMax) && (t.Kind == types.Struct || t.Kind == types.Map)) {
 			return t, nil
 		}
 	}
