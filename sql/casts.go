@@ -13,8 +13,11 @@ func CastAllowed(from, to types.T) bool {
 	if from.Kind == types.Struct && to.Kind == types.Struct {
 		return structCastAllowed(from, to, true)
 	}
+	if from.Kind == types.Map && to.Kind == types.Map {
+		return CastAllowed(from.KeyT(), to.KeyT()) && CastAllowed(from.ValueT(), to.ValueT())
+	}
 	if from.Kind == types.Map || to.Kind == types.Map {
-		return types.Identical(from, to) || to.Kind == types.Text || from.Kind == types.Unknown
+		return to.Kind == types.Text || from.Kind == types.Unknown
 	}
 	if from.Kind == types.Array && to.Kind == types.Array {
 		return CastAllowed(from.ElemT(), to.ElemT())
@@ -108,6 +111,9 @@ func AssignmentCastAllowed(from, to types.T) bool {
 	}
 	if from.Kind == types.Array && to.Kind == types.Array && to.Elem == types.Struct {
 		return AssignmentCastAllowed(from.ElemT(), to.ElemT())
+	}
+	if from.Kind == types.Map && to.Kind == types.Map {
+		return AssignmentCastAllowed(from.KeyT(), to.KeyT()) && AssignmentCastAllowed(from.ValueT(), to.ValueT())
 	}
 	if _, ok := ImplicitCastCost(from, to); ok {
 		return true
