@@ -55,7 +55,7 @@ func appenderFor(t types.T) appendFunc {
 			}
 			b.(*array.StringBuilder).Append(col.(*array.String).Value(i))
 		}
-	case types.Array:
+	case types.Array, types.Struct, types.Map:
 		return func(b array.Builder, col arrow.Array, i int) {
 			types.AppendDatum(b, t, types.DatumAt(t, col, i))
 		}

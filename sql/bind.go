@@ -631,7 +631,7 @@ func (b *binder) bindInsertValues(sel *pg_query.SelectStmt, table *catalog.Relat
 // 42804 as PostgreSQL does.
 func (b *binder) assign(e Expr, col catalog.Column, loc int32) (Expr, error) {
 	from := e.Type()
-	if from.Kind == types.Unknown || AssignmentCastAllowed(from, col.Type) {
+	if from.Kind == types.Unknown || AssignmentCastAllowed(from, col.Type) || isRowCall(e) {
 		out, err := b.castTo(e, col.Type, loc, false)
 		if c, ok := out.(*Cast); ok {
 			// The cast of e itself (or of the parameter e was, now typed)

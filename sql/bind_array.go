@@ -219,8 +219,11 @@ func (b *binder) bindIndirection(ctx *exprCtx, ind *pg_query.A_Indirection) (Exp
 	loc := exprLocation(ind.Arg)
 	for _, n := range ind.Indirection {
 		idx := n.GetAIndices()
-		if idx == nil {
-			return nil, b.errAt(loc, sqlerr.Unsupported("field selection"))
+		if idx == nil || e.Type().Kind == types.Map {
+			if e, err = b.bindIndirectionStep(ctx, e, n, loc); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if e.Type().Kind == types.JSONB && !idx.IsSlice {
 			if e, err = b.bindJSONBSubscript(ctx, e, idx.Uidx, loc); err != nil {

@@ -121,7 +121,7 @@ func (b *binder) bindExpr(ctx *exprCtx, n *pg_query.Node) (Expr, error) {
 	case *pg_query.Node_ParamRef:
 		return b.bindParamRef(x.ParamRef)
 	case *pg_query.Node_RowExpr:
-		return nil, b.errAt(x.RowExpr.Location, sqlerr.Unsupported("row constructors"))
+		return b.bindRow(ctx, x.RowExpr)
 	case *pg_query.Node_AIndirection:
 		return b.bindIndirection(ctx, x.AIndirection)
 	case *pg_query.Node_CollateClause:
@@ -168,6 +168,9 @@ func (b *binder) bindColumnRef(ctx *exprCtx, ref *pg_query.ColumnRef) (Expr, err
 		table, col = parts[0], parts[1]
 	case 3:
 		if parts[0] != "public" {
+			if e, ok, err := b.structColumnRef(ctx, parts, ref.Location); ok {
+				return e, err
+			}
 			return nil, b.errAt(ref.Location, sqlerr.New(sqlerr.UndefinedTable, "missing FROM-clause entry for table \"%s\"", parts[1]))
 		}
 		table, col = parts[1], parts[2]
@@ -190,6 +193,9 @@ func (b *binder) bindColumnRef(ctx *exprCtx, ref *pg_query.ColumnRef) (Expr, err
 		}
 	}
 	if found < 0 {
+		if e, ok, err := b.structColumnRef(ctx, parts, ref.Location); ok {
+			return e, err
+		}
 		if table != "" && !tableSeen {
 			return nil, b.errAt(ref.Location, sqlerr.New(sqlerr.UndefinedTable, "missing FROM-clause entry for table \"%s\"", table))
 		}
@@ -282,6 +288,9 @@ func (b *binder) bindTypeName(tn *pg_query.TypeName) (types.T, error) {
 		// Interval modifiers are a field mask and a precision; values are
 		// stored at full precision whatever they say.
 		return types.IntervalT, nil
+	}
+	if t, ok, err := b.dialectType(name, tn.Location); ok {
+		return t, err
 	}
 	t, ok := types.FromName(name, mods)
 	if !ok {
@@ -411,6 +420,9 @@ func (b *binder) castTo(e Expr, t types.T, loc int32, explicit bool) (Expr, erro
 			return nil, b.errAt(loc, sqlerr.Wrap(err))
 		}
 		return &Const{Value: d, T: t}, nil
+	}
+	if r, ok := e.(*Call); ok && r.Fn == FnRow && t.Kind == types.Struct {
+		return b.castRow(r, t, loc, explicit)
 	}
 	from := e.Type()
 	if types.Identical(from, t) && (t.Kind != types.Text || t.Width == 0 || from.Width == t.Width) &&
@@ -851,6 +863,9 @@ func (b *binder) bindAExpr(ctx *exprCtx, a *pg_query.A_Expr) (Expr, error) {
 			return nil, err
 		}
 		if e, err := b.bindJSONBOperator(op, l, r, a.Location); e != nil || err != nil {
+			return e, err
+		}
+		if e, err := b.bindStructOperator(op, l, r, a.Location); e != nil || err != nil {
 			return e, err
 		}
 		if e, err := b.bindArrayOperator(op, l, r, a.Location); e != nil || err != nil {
@@ -1308,6 +1323,9 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 	case FnNullIf:
 		return b.resolveCommonCall(name, "NULLIF", args, f.Location)
 	}
+	if isMapFunction(name) || (name == "cardinality" && len(args) == 1 && args[0].Type().Kind == types.Map) {
+		return b.bindMapCall(name, args, f.Location)
+	}
 	if IsArrayFunction(name) {
 		return b.bindArrayCall(name, args, f.Location)
 	}
@@ -1349,7 +1367,7 @@ func widenReal(l, r Expr) (Expr, Expr) {
 // and nullif over arrays (already of one type, see resolveCommonCall),
 // which the overload table does not list; ok is false for other calls.
 func (b *binder) nullSafeArrayCall(fn string, args []Expr, loc int32) (Expr, bool) {
-	if len(args) == 0 || args[0].Type().Kind != types.Array {
+	if len(args) == 0 || !types.IsNested(args[0].Type()) {
 		return nil, false
 	}
 	switch fn {

@@ -115,6 +115,9 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := b.checkOrderable(e, exprLocation(g)); err != nil {
+			return nil, err
+		}
 		// A literal selected and grouped by position is text, as in the
 		// select list.
 		groupBy = append(groupBy, b.defaultType(e))
@@ -146,6 +149,9 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 	// ORDER BY items name an output column or add a hidden one.
 	sortKeys, targets, err := b.bindOrderBy(ctx, targets, sel.SortClause, distinct)
 	if err != nil {
+		return nil, err
+	}
+	if err := b.checkTargetsOrderable(targets, sortKeys, distinct); err != nil {
 		return nil, err
 	}
 	var withinDistinct []SortKey
@@ -451,6 +457,13 @@ func (b *binder) bindTargets(ctx *exprCtx, sc *scope, list []*pg_query.Node) ([]
 				continue
 			}
 		}
+		if ts, ok, err := b.expandFieldStar(ctx, rt); ok {
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ts...)
+			continue
+		}
 		e, err := b.bindExpr(ctx, rt.Val)
 		if err != nil {
 			return nil, err
@@ -488,11 +501,20 @@ func columnName(n *pg_query.Node) string {
 				tn = s.Sval
 			}
 		}
+		if strings.HasPrefix(tn, typePlaceholder) {
+			return "?column?" // a STRUCT<...> or MAP(...) spelled by the dialect
+		}
 		return tn
 	case *pg_query.Node_AArrayExpr:
 		return "array"
+	case *pg_query.Node_RowExpr:
+		return "row"
 	case *pg_query.Node_AIndirection:
-		// A subscript or field is named after what it is taken from.
+		// A subscript is named after what it is taken from, a field
+		// selection after the field.
+		if ind := x.AIndirection.Indirection; len(ind) > 0 && ind[len(ind)-1].GetString_() != nil {
+			return ind[len(ind)-1].GetString_().Sval
+		}
 		return columnName(x.AIndirection.Arg)
 	case *pg_query.Node_CaseExpr:
 		return "case"

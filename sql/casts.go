@@ -10,6 +10,15 @@ import "github.com/streamsql/streamsql/types"
 // timestamptz; timestamp and timestamptz to date and to each other; any type to
 // itself (numeric to numeric rescales, text to varchar(n) truncates).
 func CastAllowed(from, to types.T) bool {
+	if from.Kind == types.Struct && to.Kind == types.Struct {
+		return structCastAllowed(from, to, true)
+	}
+	if from.Kind == types.Map && to.Kind == types.Map {
+		return CastAllowed(from.KeyT(), to.KeyT()) && CastAllowed(from.ValueT(), to.ValueT())
+	}
+	if from.Kind == types.Map || to.Kind == types.Map {
+		return to.Kind == types.Text || from.Kind == types.Unknown
+	}
 	if from.Kind == types.Array && to.Kind == types.Array {
 		return CastAllowed(from.ElemT(), to.ElemT())
 	}
@@ -62,6 +71,9 @@ func numberRank(k types.Kind) int {
 // without an explicit cast (in function and operator arguments), and how far
 // the conversion goes: 0 for the same type, larger for longer conversions.
 func ImplicitCastCost(from, to types.T) (cost int, ok bool) {
+	if types.IsNested(from) && from.Kind == to.Kind && from.Kind != types.Array {
+		return 0, types.Identical(from, to)
+	}
 	if from.Kind == types.Array && to.Kind == types.Array {
 		return ImplicitCastCost(from.ElemT(), to.ElemT())
 	}
@@ -96,6 +108,15 @@ func ImplicitCastCost(from, to types.T) (cost int, ok bool) {
 // column of type to (INSERT and UPDATE): implicit casts plus narrowing between
 // number types and any cast to or from text literals.
 func AssignmentCastAllowed(from, to types.T) bool {
+	if from.Kind == types.Struct && to.Kind == types.Struct {
+		return structCastAllowed(from, to, false)
+	}
+	if from.Kind == types.Array && to.Kind == types.Array && to.Elem == types.Struct {
+		return AssignmentCastAllowed(from.ElemT(), to.ElemT())
+	}
+	if from.Kind == types.Map && to.Kind == types.Map {
+		return AssignmentCastAllowed(from.KeyT(), to.KeyT()) && AssignmentCastAllowed(from.ValueT(), to.ValueT())
+	}
 	if _, ok := ImplicitCastCost(from, to); ok {
 		return true
 	}

@@ -33,6 +33,7 @@ const (
 	clauseIgnoreNulls
 	clauseRespectNulls
 	clauseSessionGap
+	clauseType // STRUCT<...> or MAP(...), see dialect_types.go
 )
 
 func (k clauseKind) String() string {
@@ -49,6 +50,8 @@ func (k clauseKind) String() string {
 		return "RESPECT NULLS"
 	case clauseSessionGap:
 		return "SESSION WITH GAP"
+	case clauseType:
+		return "STRUCT and MAP types"
 	}
 	return "EMIT ON WINDOW CLOSE"
 }
@@ -76,7 +79,8 @@ type dialectClause struct {
 func cutDialectClauses(text string) (string, []*dialectClause, error) {
 	lower := strings.ToLower(text)
 	if !strings.Contains(lower, "watermark") && !strings.Contains(lower, "append") && !strings.Contains(lower, "emit") &&
-		!strings.Contains(lower, "asof") && !strings.Contains(lower, "nulls") && !strings.Contains(lower, "gap") {
+		!strings.Contains(lower, "asof") && !strings.Contains(lower, "nulls") && !strings.Contains(lower, "gap") &&
+		!strings.Contains(lower, "struct") && !strings.Contains(lower, "map") {
 		return text, nil, nil
 	}
 	res, err := pg_query.Scan(text)
@@ -93,7 +97,7 @@ func cutDialectClauses(text string) (string, []*dialectClause, error) {
 	if err := c.run(); err != nil {
 		return "", nil, err
 	}
-	if len(c.clauses) == 0 {
+	if len(c.clauses) == 0 && !c.rewrote {
 		return text, nil, nil
 	}
 	return string(c.out), c.clauses, nil
@@ -107,6 +111,10 @@ type clauseCutter struct {
 	clauses []*dialectClause
 	// cutComma marks the comma tokens blanked with a clause.
 	cutComma map[int]bool
+	// typeNames are the placeholders of the cut-out types.
+	typeNames []string
+	// rewrote is set when a map literal was rewritten in place.
+	rewrote bool
 }
 
 func (c *clauseCutter) word(i int) string {
@@ -158,6 +166,10 @@ func (c *clauseCutter) run() error {
 			continue
 		}
 		createsRelation := c.is(stmtStart, "create", "table") || c.is(stmtStart, "create", "source")
+		if end, ok := c.dialectType(i); ok {
+			i = end
+			continue
+		}
 		switch {
 		case createsRelation && depth == 1 && c.is(i, "watermark", "for") && c.is(i+3, "as"):
 			end, err := c.watermark(i)

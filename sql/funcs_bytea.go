@@ -87,5 +87,10 @@ func byteaConcat(l, r Expr) bool {
 // noMinMax reports whether aggregate fn is min or max over bytea or uuid,
 // which PostgreSQL does not define.
 func noMinMax(fn string, t types.T) bool {
-	return (fn == AggMin || fn == AggMax) && (t.Kind == types.Bytea || t.Kind == types.UUID)
+	switch t.Kind {
+	case types.Bytea, types.UUID, types.Struct, types.Map:
+		// min and max of these do not exist, as in PostgreSQL.
+		return fn == AggMin || fn == AggMax
+	}
+	return false
 }

@@ -191,6 +191,10 @@ func rowFuncs(t types.T) (colEncoder, colDecoder) {
 		return arrayRowFuncs(t)
 	case types.Bytea, types.UUID:
 		return byteaRowFuncs(t)
+	case types.Struct:
+		return structRowFuncs(t)
+	case types.Map:
+		return arrayRowFuncs(types.MapEntriesT(t))
 	}
 	panic("state: no row encoding for " + t.String())
 }
@@ -292,6 +296,10 @@ func appendDatumValue(buf []byte, t types.T, d types.Datum) []byte {
 		return appendArrayDatumValue(buf, t, d)
 	case types.Bytea, types.UUID:
 		return appendByteaDatumValue(buf, t, d)
+	case types.Struct:
+		return appendStructDatumValue(buf, t, d)
+	case types.Map:
+		return appendArrayDatumValue(buf, types.MapEntriesT(t), d)
 	}
 	panic("state: no row encoding for " + t.String())
 }
@@ -491,6 +499,10 @@ func decodeDatumValue(buf []byte, t types.T) (types.Datum, []byte, error) {
 		return decodeArrayDatumValue(buf, t)
 	case types.Bytea, types.UUID:
 		return decodeByteaDatumValue(buf, t)
+	case types.Struct:
+		return decodeStructDatumValue(buf, t)
+	case types.Map:
+		return decodeArrayDatumValue(buf, types.MapEntriesT(t))
 	}
 	panic("state: no row encoding for " + t.String())
 }

@@ -109,6 +109,10 @@ func AppendKey(buf []byte, t types.T, col arrow.Array, i int) []byte {
 		return append(buf, col.(*array.Binary).Value(i)...)
 	case types.JSONB:
 		return types.AppendJSONBKey(buf, col.(*array.String).Value(i))
+	case types.Struct:
+		return appendKeyStruct(buf, t, col.(*array.Struct), i)
+	case types.Map:
+		return appendKeyArray(buf, types.MapEntriesT(t), col.(*array.List), i)
 	}
 	panic("state: no key encoding for " + t.String())
 }
@@ -148,6 +152,10 @@ func AppendKeyDatum(buf []byte, t types.T, d types.Datum) []byte {
 		return append(buf, d.S...)
 	case types.JSONB:
 		return types.AppendJSONBKey(buf, d.S)
+	case types.Struct:
+		return appendKeyStructDatum(buf, t, d)
+	case types.Map:
+		return appendKeyArrayDatum(buf, types.MapEntriesT(t), d)
 	}
 	panic("state: no key encoding for " + t.String())
 }
@@ -172,6 +180,9 @@ func DecodeKey(buf []byte, t types.T, b array.Builder) ([]byte, error) {
 
 // decodeKeyValue decodes a non-NULL key value of type t (after its marker).
 func decodeKeyValue(buf []byte, t types.T, b array.Builder) ([]byte, error) {
+	if t.Kind == types.Map {
+		t = types.MapEntriesT(t)
+	}
 	if t.Kind == types.Array {
 		return decodeKeyArray(buf, t, b.(*array.ListBuilder))
 	}
@@ -182,6 +193,9 @@ func decodeKeyValue(buf []byte, t types.T, b array.Builder) ([]byte, error) {
 		}
 		b.(*array.StringBuilder).Append(s)
 		return rest, nil
+	}
+	if t.Kind == types.Struct {
+		return decodeKeyStruct(buf, t, b.(*array.StructBuilder))
 	}
 	need := keyWidth(t)
 	if len(buf) < need {
@@ -253,6 +267,9 @@ func DecodeKeyDatum(buf []byte, t types.T) (types.Datum, []byte, error) {
 
 // decodeKeyValueDatum is decodeKeyValue into a datum.
 func decodeKeyValueDatum(buf []byte, t types.T) (types.Datum, []byte, error) {
+	if t.Kind == types.Map {
+		t = types.MapEntriesT(t)
+	}
 	if t.Kind == types.Array {
 		return decodeKeyArrayDatum(buf, t)
 	}
@@ -262,6 +279,9 @@ func decodeKeyValueDatum(buf []byte, t types.T) (types.Datum, []byte, error) {
 			return types.Datum{}, nil, errCorruptKey
 		}
 		return types.DText(s), rest, nil
+	}
+	if t.Kind == types.Struct {
+		return decodeKeyStructDatum(buf, t)
 	}
 	need := keyWidth(t)
 	if len(buf) < need {

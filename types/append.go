@@ -37,9 +37,14 @@ func AppendDatum(b array.Builder, t T, d Datum) {
 	case *array.MonthDayNanoIntervalBuilder:
 		b.Append(d.Ivl.ToArrow())
 	case *array.ListBuilder:
+		if t.Kind == Map {
+			t = MapEntriesT(t)
+		}
 		appendListDatum(b, t, d)
 	case *array.BinaryBuilder:
 		b.AppendString(d.S)
+	case *array.StructBuilder:
+		appendStructDatum(b, t, d)
 	case *array.NullBuilder:
 		b.AppendNull()
 	default:

@@ -47,7 +47,8 @@ var arrayOIDs = map[Kind]uint32{
 	Bool: 1000, Int16: 1005, Int32: 1007, Int64: 1016, Numeric: 1231,
 	Float32: 1021, Float64: 1022, Text: 1015, Date: 1182,
 	Timestamp: 1115, TimestampTZ: 1185, Interval: 1187, Unknown: 1009,
-	JSONB: 3807,
+	JSONB:  3807,
+	Struct: OIDRecordArray, Map: 1009,
 }
 
 func arrayOID(elem Kind) uint32 { return arrayOIDs[elem] }

@@ -99,6 +99,10 @@ func NewColumnBinaryFormatter(t T, arr arrow.Array) ColumnFormatter {
 	case JSONB:
 		a := arr.(*array.String)
 		return func(buf []byte, i int) []byte { return append(append(buf, jsonbBinaryVersion), a.Value(i)...) }
+	case Struct:
+		return func(buf []byte, i int) []byte { return appendStructBinary(buf, t, structDatum(t, arr, i)) }
+	case Map:
+		return func(buf []byte, i int) []byte { return AppendMapText(buf, t, DatumAt(t, arr, i)) }
 	case Unknown:
 		return func(buf []byte, _ int) []byte { return buf }
 	}
@@ -140,6 +144,10 @@ func AppendBinary(buf []byte, t T, d Datum) []byte {
 		return append(buf, d.S...)
 	case JSONB:
 		return append(append(buf, jsonbBinaryVersion), d.S...)
+	case Struct:
+		return appendStructBinary(buf, t, d)
+	case Map:
+		return AppendMapText(buf, t, d)
 	}
 	return buf
 }
@@ -273,6 +281,12 @@ func DecodeBinary(t T, b []byte) (Datum, error) {
 	}
 	if t.Kind == JSONB {
 		return decodeJSONBBinary(b)
+	}
+	if t.Kind == Struct {
+		return decodeStructBinary(t, b)
+	}
+	if t.Kind == Map {
+		return parseMap(t, string(b))
 	}
 	if want >= 0 && len(b) != want {
 		return Null, binaryFormatError(t)

@@ -74,6 +74,10 @@ func NewColumnFormatter(t T, arr arrow.Array) ColumnFormatter {
 	case JSONB:
 		a := arr.(*array.String)
 		return func(buf []byte, i int) []byte { return append(buf, a.Value(i)...) }
+	case Struct:
+		return func(buf []byte, i int) []byte { return AppendStructText(buf, t, structDatum(t, arr, i)) }
+	case Map:
+		return func(buf []byte, i int) []byte { return AppendMapText(buf, t, DatumAt(t, arr, i)) }
 	case Unknown:
 		return func(buf []byte, _ int) []byte { return buf }
 	}

@@ -65,6 +65,8 @@ func (iv IntervalValue) span() decimal128.Num {
 //	Interval                     Ivl
 //	Array                        Arr (the elements; never nil)
 //	Bytea, UUID                  S (the bytes; 16 of them for a uuid)
+//	Struct                       Arr (the fields; never nil)
+//	Map                          Arr (the entries, struct datums of key and value)
 type Datum struct {
 	Null bool
 	I    int64
@@ -124,6 +126,10 @@ func Compare(t T, a, b Datum) int {
 		return cmpOrdered(a.S, b.S)
 	case JSONB:
 		return CompareJSONB(a.S, b.S)
+	case Struct:
+		return CompareStructs(t.Fields, a.Arr, b.Arr)
+	case Map:
+		return CompareArrays(MapEntriesT(t).ElemT(), a.Arr, b.Arr)
 	}
 	return 0
 }
@@ -187,6 +193,10 @@ func DatumAt(t T, arr arrow.Array, i int) Datum {
 		return listDatum(t, arr, i)
 	case Bytea, UUID:
 		return DBytes(binaryValue(arr, i))
+	case Struct:
+		return structDatum(t, arr, i)
+	case Map:
+		return listDatum(MapEntriesT(t), arr, i)
 	}
 	return Null
 }
@@ -224,6 +234,10 @@ func AppendText(buf []byte, t T, d Datum) []byte {
 		return AppendByteaHex(buf, d.S)
 	case UUID:
 		return AppendUUID(buf, d.S)
+	case Struct:
+		return AppendStructText(buf, t, d)
+	case Map:
+		return AppendMapText(buf, t, d)
 	}
 	return buf
 }

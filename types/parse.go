@@ -55,6 +55,10 @@ func ParseText(t T, s string) (Datum, error) {
 	case JSONB:
 		v, err := ParseJSONB(s)
 		return DText(v), err
+	case Struct:
+		return parseStruct(t, s)
+	case Map:
+		return parseMap(t, s)
 	}
 	return Null, sqlerr.New(sqlerr.InternalError, "no text input for type %s", t)
 }

@@ -54,6 +54,10 @@ const (
 	Bytea Kind = 15
 	// UUID is a 128-bit universally unique identifier (see uuid.go).
 	UUID Kind = 16
+	// Struct is a composite of T.Fields (see struct.go).
+	Struct Kind = 17
+	// Map is RisingWave's MAP(K, V), of the entries T.Fields (see map.go).
+	Map Kind = 18
 )
 
 // NumericScale is the scale of numeric values whose type carries no declared
@@ -81,6 +85,9 @@ type T struct {
 	// Elem is the element kind of an array type; the modifiers above are
 	// then the element's.
 	Elem Kind
+	// Fields is the interned field list of a struct type, of a map type's
+	// entries, or of an array's struct or map elements.
+	Fields *Fields
 }
 
 // The types without modifiers.
@@ -111,6 +118,8 @@ func WithoutTypmod(t T) T {
 		return T{Kind: Text, Varchar: t.Varchar || t.Width > 0}
 	case Array:
 		return ArrayOf(WithoutTypmod(t.ElemT()))
+	case Struct, Map:
+		return structWithoutTypmod(t)
 	}
 	return T{Kind: t.Kind}
 }
@@ -178,6 +187,10 @@ func (t T) OID() uint32 {
 		return OIDUUID
 	case JSONB:
 		return OIDJSONB
+	case Struct:
+		return OIDRecord
+	case Map:
+		return OIDText // described as text, its binary form is its text
 	}
 	return OIDText
 }
@@ -253,6 +266,10 @@ func (t T) ArrowType() arrow.DataType {
 		return arrow.ListOf(t.ElemT().ArrowType())
 	case Bytea, UUID:
 		return arrow.BinaryTypes.Binary
+	case Struct:
+		return structArrowType(t.Fields)
+	case Map:
+		return MapEntriesT(t).ArrowType()
 	case Unknown:
 		return arrow.Null
 	}
@@ -289,6 +306,8 @@ func Identical(a, b T) bool {
 		return a.EffectiveScale() == b.EffectiveScale()
 	case Array:
 		return Identical(a.ElemT(), b.ElemT())
+	case Struct, Map:
+		return identicalFields(a.Fields, b.Fields)
 	}
 	return true
 }
@@ -339,6 +358,10 @@ func (t T) String() string {
 		return "uuid"
 	case JSONB:
 		return "jsonb"
+	case Struct:
+		return t.structString()
+	case Map:
+		return t.mapString()
 	}
 	return fmt.Sprintf("kind(%d)", t.Kind)
 }

@@ -142,16 +142,19 @@ var arrayKernels = map[string]kernelMaker{
 // (IS [NOT] NULL, IS [NOT] DISTINCT FROM, coalesce, nullif) over arrays, or
 // nil if fn is not one or its arguments are not arrays. They are not strict.
 func nullSafeArrayKernel(fn string, args []types.T) scalarFn {
-	if len(args) == 0 || args[0].Kind != types.Array {
+	if len(args) == 0 || !types.IsNested(args[0]) {
 		return nil
 	}
-	et := args[0].ElemT()
+	at := args[0]
 	same := func(x, y types.Datum) bool {
-		return x.Null == y.Null && (x.Null || types.CompareArrays(et, x.Arr, y.Arr) == 0)
+		return x.Null == y.Null && (x.Null || types.Compare(at, x, y) == 0)
 	}
 	switch fn {
 	case sql.FnIsNull, sql.FnIsNotNull:
 		null := fn == sql.FnIsNull
+		if at.Kind == types.Struct {
+			return structNullTest(null)
+		}
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			return types.DBool(a[0].Null == null), nil
 		}

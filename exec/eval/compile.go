@@ -198,6 +198,9 @@ func kernelFor(fn string, args []types.T, result types.T) (scalarFn, *sql.Overlo
 	if sql.IsJSONBPolyFunction(fn) {
 		return jsonbPolyKernel(fn, args), &sql.Overload{Fn: fn, Args: args, Result: result, Strict: fn == sql.FnToJSONB}, nil
 	}
+	if k, o := structKernel(fn, args, result); k != nil {
+		return k, o, nil
+	}
 	if sql.IsArrayFunction(fn) {
 		// Typed by the binder: the call's types are the overload.
 		mk := arrayKernels[fn]
@@ -267,6 +270,9 @@ func compileCallNode(fnName string, o *sql.Overload, fn scalarFn, args []node, a
 			}
 		}
 	}
+	if n := compileStructNode(fnName, args, rt); n != nil {
+		return n, nil
+	}
 	if n := compileFast(fnName, fn, args, argTypes, rt); n != nil {
 		return n, nil
 	}
@@ -296,8 +302,8 @@ func compileFast(fnName string, ref scalarFn, args []node, argTypes []types.T, r
 	case sql.FnEq, sql.FnNe, sql.FnLt, sql.FnLe, sql.FnGt, sql.FnGe:
 		return newCmpNode(fnName, argTypes[0], argTypes[1], args[0], args[1], ref)
 	case sql.FnIsDistinct, sql.FnIsNotDistinct:
-		if argTypes[0].Kind == types.Array {
-			return nil // the datum kernel compares arrays
+		if types.IsNested(argTypes[0]) {
+			return nil // the datum kernel compares arrays and structs
 		}
 		if eq := newCmpNode(sql.FnEq, argTypes[0], argTypes[1], args[0], args[1], nil); eq != nil {
 			return &distinctNode{eq: eq.(*cmpNode), distinct: fnName == sql.FnIsDistinct}
@@ -305,10 +311,13 @@ func compileFast(fnName string, ref scalarFn, args []node, argTypes []types.T, r
 	case sql.FnAnd, sql.FnOr:
 		return &andOrNode{args: args, isOr: fnName == sql.FnOr}
 	case sql.FnNot, sql.FnIsNull, sql.FnIsNotNull, sql.FnIsTrue, sql.FnIsFalse:
+		if argTypes[0].Kind == types.Struct {
+			return nil // a struct of NULLs IS NULL too
+		}
 		return &unaryBoolNode{fn: fnName, arg: args[0]}
 	case sql.FnCoalesce:
-		if rt.Kind == types.Array {
-			return nil // the datum kernel builds lists
+		if types.IsNested(rt) {
+			return nil // the datum kernel builds lists and structs
 		}
 		return &coalesceNode{t: rt, args: args}
 	case sql.FnLike, sql.FnILike:

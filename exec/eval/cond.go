@@ -40,6 +40,8 @@ func gather(c *ectx, t types.T, brs []branch) arrow.Array {
 		return gatherFixed[decimal128.Num](c, t, brs)
 	case types.Text, types.Bytea, types.UUID, types.JSONB:
 		return gatherText(c, t, brs)
+	case types.Array, types.Struct, types.Map:
+		return gatherNested(c, t, brs)
 	}
 	return array.NewNull(c.n)
 }

@@ -97,6 +97,8 @@ func TakeArray(mem memory.Allocator, arr arrow.Array, rows []int32) (arrow.Array
 		return takeStrings(mem, arr, rows), nil
 	case arrow.LIST:
 		return takeLists(mem, arr.(*array.List), rows), nil
+	case arrow.STRUCT:
+		return takeStructs(mem, arr.(*array.Struct), rows)
 	}
 	return nil, fmt.Errorf("eval: take: unsupported Arrow type %s", arr.DataType())
 }
@@ -151,6 +153,19 @@ func appendValueAt(b array.Builder, vals arrow.Array, j int) {
 		b.(*array.TimestampBuilder).Append(v.Value(j))
 	case *array.MonthDayNanoInterval:
 		b.(*array.MonthDayNanoIntervalBuilder).Append(v.Value(j))
+	case *array.Struct:
+		sb := b.(*array.StructBuilder)
+		sb.Append(true)
+		for k := range v.NumField() {
+			appendValueAt(sb.FieldBuilder(k), v.Field(k), j)
+		}
+	case *array.List:
+		lb := b.(*array.ListBuilder)
+		lb.Append(true)
+		start, end := v.ValueOffsets(j)
+		for k := start; k < end; k++ {
+			appendValueAt(lb.ValueBuilder(), v.ListValues(), int(k))
+		}
 	default:
 		panic(fmt.Sprintf("eval: take: list of %s", vals.DataType()))
 	}
@@ -228,7 +243,7 @@ func ConstArray(mem memory.Allocator, t types.T, d types.Datum, n int) arrow.Arr
 			o.appendString(d.S)
 		}
 		return o.finish()
-	case types.Array:
+	case types.Array, types.Struct, types.Map:
 		b := array.NewBuilder(mem, t.ArrowType())
 		defer b.Release()
 		for i := 0; i < n; i++ {

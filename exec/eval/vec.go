@@ -341,7 +341,7 @@ func newColBuilder(mem memory.Allocator, t types.T, n int) *colBuilder {
 		b.str = newStrOut(mem, n, n*8)
 	case types.Bytea, types.UUID:
 		b.str = newBinOut(mem, n, n*16)
-	case types.Array:
+	case types.Array, types.Struct, types.Map:
 		b.list = array.NewBuilder(mem, t.ArrowType())
 		b.list.Reserve(n)
 	case types.Bool:
@@ -417,7 +417,7 @@ func (b *colBuilder) append(d types.Datum) {
 		*(*arrow.MonthDayNanoInterval)(unsafe.Pointer(&b.raw[i*16])) = d.Ivl.ToArrow()
 	case types.Text, types.Bytea, types.UUID, types.JSONB:
 		b.str.appendString(d.S)
-	case types.Array:
+	case types.Array, types.Struct, types.Map:
 		types.AppendDatum(b.list, b.t, d)
 	}
 	b.i++
@@ -532,7 +532,7 @@ func reader(t types.T, arr arrow.Array) func(i int) types.Datum {
 			}
 			return types.DText(v.at(i))
 		}
-	case types.Array:
+	case types.Array, types.Struct, types.Map:
 		return func(i int) types.Datum { return types.DatumAt(t, arr, i) }
 	}
 	return func(int) types.Datum { return types.Null }
