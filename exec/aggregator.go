@@ -72,6 +72,11 @@ func newAggregator(call sql.AggCall, argType types.T, valueSet *state.Table, gro
 		return newOrderedAgg(call, argType, valueSet, groupKey, rowKey), nil
 	case sql.AggApproxCountDistinct:
 		return &approxDistinctAgg{t: argType, set: valueSet, groupKey: groupKey}, nil
+	case sql.AggBitAnd, sql.AggBitOr, sql.AggBitXor:
+		return newBitAgg(call.Func, argType)
+	}
+	if sql.IsRegression(call.Func) {
+		return newRegrAgg(call)
 	}
 	return nil, sqlerr.Unsupported("aggregate %s(%s)", call.Func, argType)
 }

@@ -75,7 +75,7 @@ func (b *binder) bindAggArgs(ctx *exprCtx, name string, f *pg_query.FuncCall) ([
 		return nil, err
 	}
 	want := 1
-	if name == AggStringAgg {
+	if name == AggStringAgg || IsRegression(name) {
 		want = 2
 	}
 	for i, a := range args {
@@ -93,6 +93,20 @@ func (b *binder) bindAggArgs(ctx *exprCtx, name string, f *pg_query.FuncCall) ([
 	}
 	if len(args) != want {
 		return nil, b.errAt(f.Location, noSuchFunction(name, args))
+	}
+	if IsRegression(name) {
+		// (double precision, double precision), to which every numeric
+		// type converts implicitly.
+		coerced := make([]Expr, len(args))
+		for i, a := range args {
+			if coerced[i], err = b.coerce(a, types.Float64T, f.Location); err != nil {
+				return nil, b.errAt(f.Location, noSuchFunction(name, args))
+			}
+		}
+		args = coerced
+		if f.AggDistinct {
+			return nil, b.errAt(f.Location, sqlerr.Unsupported("DISTINCT in %s", name))
+		}
 	}
 	if name == AggStringAgg {
 		for _, a := range args {
@@ -173,6 +187,9 @@ func sameAsSome(e Expr, args []Expr) bool {
 
 // aggResultType is PostgreSQL's result type of an aggregate over t.
 func aggResultType(fn string, t types.T) (types.T, error) {
+	if rt, ok := moreAggResultType(fn, t); ok {
+		return rt, nil
+	}
 	switch fn {
 	case AggCount, AggApproxCountDistinct:
 		if t.Kind != types.Unknown {
