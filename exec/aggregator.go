@@ -74,6 +74,8 @@ func newAggregator(call sql.AggCall, argType types.T, valueSet *state.Table, gro
 		return &approxDistinctAgg{t: argType, set: valueSet, groupKey: groupKey}, nil
 	case sql.AggBitAnd, sql.AggBitOr, sql.AggBitXor:
 		return newBitAgg(call.Func, argType)
+	case sql.AggPercentileCont, sql.AggPercentileDisc, sql.AggMode:
+		return newOrderedSetAgg(call, argType, valueSet, groupKey)
 	}
 	if sql.IsRegression(call.Func) {
 		return newRegrAgg(call)

@@ -29,9 +29,6 @@ func (b *binder) bindAggregate(ctx *exprCtx, name string, f *pg_query.FuncCall) 
 		}
 		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.GroupingError, "aggregate functions are not allowed in %s", clause))
 	}
-	if f.AggWithinGroup {
-		return nil, b.errAt(f.Location, sqlerr.Unsupported("WITHIN GROUP"))
-	}
 	inner := &exprCtx{scope: ctx.scope, aggs: ctx.aggs, clause: ctx.clause, inAgg: true, wins: ctx.wins}
 	call := AggCall{Func: name, Distinct: f.AggDistinct}
 	if f.AggFilter != nil {
@@ -42,6 +39,15 @@ func (b *binder) bindAggregate(ctx *exprCtx, name string, f *pg_query.FuncCall) 
 		if call.Filter, err = b.requireBool(filter, "argument of FILTER", f.Location); err != nil {
 			return nil, err
 		}
+	}
+	if f.AggWithinGroup || IsOrderedSet(name) {
+		oc, err := b.bindOrderedSet(ctx, inner, name, f)
+		if err != nil {
+			return nil, err
+		}
+		oc.Filter = call.Filter
+		*ctx.aggs = append(*ctx.aggs, oc)
+		return &aggRef{Index: len(*ctx.aggs) - 1, T: oc.T}, nil
 	}
 	if f.AggStar {
 		if name != AggCount {

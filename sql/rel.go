@@ -121,6 +121,10 @@ type AggCall struct {
 	// OrderBy is the ORDER BY inside the call, kept only for the aggregates
 	// whose result depends on the order of their input (OrderSensitive).
 	OrderBy []AggOrder
+	// Direct are the constant fractions of percentile_cont and
+	// percentile_disc (one, or one per element of an array argument;
+	// IsNullFraction for a NULL one).
+	Direct []float64
 	// T is the result type.
 	T types.T
 }
