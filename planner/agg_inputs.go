@@ -64,7 +64,7 @@ func needsValueSet(call sql.AggCall, stream bool) bool {
 		return false
 	}
 	switch call.Func {
-	case sql.AggMin, sql.AggMax, sql.AggApproxCountDistinct:
+	case sql.AggMin, sql.AggMax, sql.AggKeyValue, sql.AggApproxCountDistinct:
 		return true
 	}
 	return sql.OrderSensitive(call.Func)
