@@ -99,6 +99,10 @@ func (b *binder) bindGroupClause(sc *scope, targets []target, items []*pg_query.
 		}
 		sets = kept
 	}
+	if len(sets) == 1 && len(sets[0]) == len(gc.exprs) && len(gc.exprs) > 0 {
+		// One set of every expression (GROUP BY (a, b)): a plain GROUP BY.
+		return gc, nil
+	}
 	gc.sets = sets
 	return gc, nil
 }

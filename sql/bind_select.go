@@ -489,6 +489,8 @@ func columnName(n *pg_query.Node) string {
 		return tn
 	case *pg_query.Node_AArrayExpr:
 		return "array"
+	case *pg_query.Node_GroupingFunc:
+		return "grouping"
 	case *pg_query.Node_AIndirection:
 		// A subscript or field is named after what it is taken from.
 		return columnName(x.AIndirection.Arg)
