@@ -141,7 +141,11 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 	if err != nil || len(parsed) != 1 {
 		return fmt.Errorf("stored definition does not parse: %v", err)
 	}
-	st, err := sql.BindStored(e.cat, rel.Refs, parsed[0])
+	bindStored := sql.BindStored
+	if !rel.IntervalSpans {
+		bindStored = sql.BindStoredBySpelling
+	}
+	st, err := bindStored(e.cat, rel.Refs, parsed[0])
 	if err != nil {
 		return err
 	}
@@ -213,6 +217,7 @@ func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedVie
 		Refs:           stmt.Refs,
 		AtLeastOnce:    atLeastOnce,
 		JoinOrder:      true,
+		IntervalSpans:  true,
 		// Views over this one see its watermarks, and whether it only
 		// inserts.
 		WatermarkColumns: planner.Watermarks(plan.Root),

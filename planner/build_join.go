@@ -25,9 +25,8 @@ func (b *builder) join(r *sql.Join) (Node, error) {
 	}
 	nlOrig := len(r.Left.Columns())
 	nrOrig := len(r.Right.Columns())
-	// Interval keys match by span, as PostgreSQL's equality.
-	left, leftKeys := b.keyColumns(left, intervalKeys(r.LeftKeys))
-	right, rightKeys := b.keyColumns(right, intervalKeys(r.RightKeys))
+	left, leftKeys := b.keyColumns(left, r.LeftKeys)
+	right, rightKeys := b.keyColumns(right, r.RightKeys)
 	if b.stream && r.Type == sql.FullJoin && !nonNullKey(left) && !nonNullKey(right) {
 		left = b.presentMarker(left)
 	}
@@ -340,14 +339,4 @@ func withColumn(key []int, c int) []int {
 		return key
 	}
 	return append(slices.Clone(key), c)
-}
-
-// intervalKeys returns keys with each interval key replaced by its span's
-// canonical interval (sql.IntervalKey).
-func intervalKeys(keys []sql.Expr) []sql.Expr {
-	out := make([]sql.Expr, len(keys))
-	for i, k := range keys {
-		out[i] = sql.IntervalKey(k)
-	}
-	return out
 }

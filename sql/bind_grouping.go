@@ -380,7 +380,7 @@ func (b *binder) groupingSetsRel(agg *Aggregate, gc *groupClause) (Rel, error) {
 			cols = append(cols, c)
 		}
 		branch.Cols = append(branch.Cols[:len(set)], realCols(agg, gc)...)
-		branches = append(branches, &Project{Input: intervalKeyed(branch), Exprs: exprs, Cols: cols})
+		branches = append(branches, &Project{Input: b.intervalKeyed(branch), Exprs: exprs, Cols: cols})
 	}
 	if len(branches) == 1 {
 		return branches[0], nil

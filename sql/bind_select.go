@@ -175,7 +175,7 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 				return nil, err
 			}
 		}
-		input = intervalKeyed(agg)
+		input = b.intervalKeyed(agg)
 		if needsGroupingSets(gc, aggs) {
 			if input, err = b.groupingSetsRel(agg, gc); err != nil {
 				return nil, err
@@ -249,7 +249,7 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 		for i, c := range proj.Cols {
 			d.GroupBy = append(d.GroupBy, &InputRef{Index: i, T: c.Type, Name: c.Name})
 		}
-		rel = intervalKeyed(d)
+		rel = b.intervalKeyed(d)
 	}
 	if on != nil {
 		rel = on.topN(proj, withinDistinct)

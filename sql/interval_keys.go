@@ -23,9 +23,9 @@ func init() {
 	def(FnIntervalKey, types.IntervalT, types.IntervalT)
 }
 
-// IntervalKey returns e, or its canonical span if e is an interval, as a
+// intervalKeyExpr returns e, or its canonical span if e is an interval, as a
 // grouping or join key.
-func IntervalKey(e Expr) Expr {
+func intervalKeyExpr(e Expr) Expr {
 	if e.Type().Kind != types.Interval {
 		return e
 	}
@@ -34,8 +34,26 @@ func IntervalKey(e Expr) Expr {
 
 // intervalKeyed returns agg, or for an agg grouped by interval columns, the
 // same aggregation keyed by their spans, projected to agg's columns with
-// each interval key's output value taken from the group (AggKeyValue).
-func intervalKeyed(agg *Aggregate) Rel {
+// each interval key's output value taken from the group (AggKeyValue). Its
+// DISTINCT aggregates over intervals count them by span (SpanDistinct).
+func (b *binder) intervalKeyed(agg *Aggregate) Rel {
+	if b.intervalSpelling {
+		return agg
+	}
+	var flagged []AggCall
+	for i, a := range agg.Aggs {
+		if a.Distinct && a.Arg != nil && a.Arg.Type().Kind == types.Interval {
+			if flagged == nil {
+				flagged = append([]AggCall(nil), agg.Aggs...)
+			}
+			flagged[i].SpanDistinct = true
+		}
+	}
+	if flagged != nil {
+		copied := *agg
+		copied.Aggs = flagged
+		agg = &copied
+	}
 	var ivl []int
 	for i, g := range agg.GroupBy {
 		if g.Type().Kind == types.Interval {
@@ -47,7 +65,7 @@ func intervalKeyed(agg *Aggregate) Rel {
 	}
 	keyed := &Aggregate{Input: agg.Input, Aggs: append([]AggCall(nil), agg.Aggs...), Cols: append([]Column(nil), agg.Cols...)}
 	for _, g := range agg.GroupBy {
-		keyed.GroupBy = append(keyed.GroupBy, IntervalKey(g))
+		keyed.GroupBy = append(keyed.GroupBy, intervalKeyExpr(g))
 	}
 	exprs := make([]Expr, len(agg.Cols))
 	for i, c := range agg.Cols {
