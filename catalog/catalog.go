@@ -139,6 +139,11 @@ type Relation struct {
 	// time columns (every view created since join ordering exists); older
 	// views keep the plan their operator state was built for.
 	JoinOrder bool `json:"join_order,omitempty"`
+	// IntervalSpans is set for views that group, make distinct and count
+	// distinct intervals by their span ('1 mon' = '30 days'; every view
+	// created since); older views keep intervals apart by spelling, as
+	// their operator state was built.
+	IntervalSpans bool `json:"interval_spans,omitempty"`
 	// Indexes are a table's secondary indexes (CREATE INDEX).
 	Indexes []Index `json:"indexes,omitempty"`
 	// TimeZone is the TimeZone of the session that created a materialized

@@ -145,7 +145,7 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 	if err != nil || len(parsed) != 1 {
 		return fmt.Errorf("stored definition does not parse: %v", err)
 	}
-	st, err := sql.BindStoredZone(e.cat.In(rel.Database), rel.Refs, rel.TimeZone, parsed[0])
+	st, err := sql.BindStoredView(e.cat.In(rel.Database), rel.Refs, rel.TimeZone, !rel.IntervalSpans, parsed[0])
 	if err != nil {
 		return err
 	}
@@ -219,6 +219,7 @@ func (e *Engine) createView(ctx context.Context, cat *catalog.Catalog, stmt *sql
 		AtLeastOnce:    atLeastOnce,
 		JoinOrder:      true,
 		TimeZone:       stmt.TimeZone,
+		IntervalSpans:  true,
 		// Views over this one see its watermarks, and whether it only
 		// inserts.
 		WatermarkColumns: planner.Watermarks(plan.Root),

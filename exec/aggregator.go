@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -64,6 +65,8 @@ func newAggregator(call sql.AggCall, argType types.T, valueSet *state.Table, gro
 		}
 	case sql.AggMin, sql.AggMax:
 		return &minMaxAgg{max: call.Func == sql.AggMax, t: argType, set: valueSet, groupKey: groupKey, rowKey: rowKey}, nil
+	case sql.AggKeyValue:
+		return &minMaxAgg{max: true, t: argType, set: valueSet, groupKey: groupKey, rowKey: rowKey, exact: true}, nil
 	case sql.AggBoolAnd, sql.AggEvery, sql.AggBoolOr:
 		return &boolAgg{or: call.Func == sql.AggBoolOr}, nil
 	case sql.AggStddev, sql.AggStddevSamp, sql.AggStddevPop, sql.AggVariance, sql.AggVarSamp, sql.AggVarPop:
@@ -72,6 +75,13 @@ func newAggregator(call sql.AggCall, argType types.T, valueSet *state.Table, gro
 		return newOrderedAgg(call, argType, valueSet, groupKey, rowKey), nil
 	case sql.AggApproxCountDistinct:
 		return &approxDistinctAgg{t: argType, set: valueSet, groupKey: groupKey}, nil
+	case sql.AggBitAnd, sql.AggBitOr, sql.AggBitXor:
+		return newBitAgg(call.Func, argType)
+	case sql.AggPercentileCont, sql.AggPercentileDisc, sql.AggMode:
+		return newOrderedSetAgg(call, argType, valueSet, groupKey)
+	}
+	if sql.IsRegression(call.Func) {
+		return newRegrAgg(call)
 	}
 	return nil, sqlerr.Unsupported("aggregate %s(%s)", call.Func, argType)
 }
@@ -87,7 +97,7 @@ type recordAggregator interface {
 // its entries by the input rows' stream keys.
 func needsRowKeys(call sql.AggCall) bool {
 	switch call.Func {
-	case sql.AggMin, sql.AggMax:
+	case sql.AggMin, sql.AggMax, sql.AggKeyValue:
 		return true
 	}
 	return sql.OrderSensitive(call.Func) && !call.Distinct
@@ -536,6 +546,12 @@ type minMaxAgg struct {
 	// rowKey returns the encoded stream key of input row i of the batch
 	// being aggregated.
 	rowKey func(i int) []byte
+	// exact is the value of an interval group key (sql.AggKeyValue, with
+	// max): without a value set the first value seen, with one the largest
+	// in key order, which tells apart intervals of equal span by months,
+	// then days.
+	exact      bool
+	vBuf, wBuf []byte
 
 	cur   []types.Datum
 	stale []bool
@@ -582,7 +598,7 @@ func (a *minMaxAgg) update(col arrow.Array, slots []int32, signs []int8) error {
 				}
 				a.cur[slot] = v
 			}
-		} else if !cur.Null && types.Compare(a.t, v, cur) == 0 {
+		} else if !cur.Null && (types.Compare(a.t, v, cur) == 0 && !a.exact || a.exact && a.exactCompare(v, cur) == 0) {
 			// Other rows may hold the same value: the rescan will tell.
 			a.stale[slot] = true
 		}
@@ -592,11 +608,22 @@ func (a *minMaxAgg) update(col arrow.Array, slots []int32, signs []int8) error {
 
 // better reports whether v should replace cur.
 func (a *minMaxAgg) better(v, cur types.Datum) bool {
+	if a.exact {
+		return a.set != nil && a.exactCompare(v, cur) > 0
+	}
 	c := types.Compare(a.t, v, cur)
 	if a.max {
 		return c > 0
 	}
 	return c < 0
+}
+
+// exactCompare orders values by their key encoding, which for intervals
+// of equal span orders by months, then days.
+func (a *minMaxAgg) exactCompare(v, w types.Datum) int {
+	a.vBuf = state.AppendKeyDatum(a.vBuf[:0], a.t, v)
+	a.wBuf = state.AppendKeyDatum(a.wBuf[:0], a.t, w)
+	return bytes.Compare(a.vBuf, a.wBuf)
 }
 
 func (a *minMaxAgg) prepare(dirty []int32) error {

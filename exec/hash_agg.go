@@ -337,7 +337,12 @@ func (a *HashAgg) distinctSigns(k int, col arrow.Array, signs []int8) ([]int8, e
 			continue
 		}
 		a.keyBuf = append(a.keyBuf[:0], a.keys[a.slots[i]]...)
-		a.keyBuf = state.AppendKey(a.keyBuf, t, col, i)
+		if a.spec.Calls[k].SpanDistinct {
+			// Intervals of equal span are one distinct value.
+			a.keyBuf = state.AppendEqualKey(a.keyBuf, t, col, i)
+		} else {
+			a.keyBuf = state.AppendKey(a.keyBuf, t, col, i)
+		}
 		var cnt int64
 		if v, ok, err := set.Get(a.keyBuf); err != nil {
 			return nil, err

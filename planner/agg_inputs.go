@@ -55,14 +55,16 @@ func aggExtraExprs(call sql.AggCall) []sql.Expr {
 // many to hold in the group's state (approx_count_distinct). Batch inputs
 // are insert-only: those need no table there.
 func needsValueSet(call sql.AggCall, stream bool) bool {
-	if call.Distinct {
+	if call.Distinct || sql.IsOrderedSet(call.Func) {
+		// An ordered-set aggregate keeps the sorted multiset of its values
+		// there, in batch queries too.
 		return true
 	}
 	if !stream {
 		return false
 	}
 	switch call.Func {
-	case sql.AggMin, sql.AggMax, sql.AggApproxCountDistinct:
+	case sql.AggMin, sql.AggMax, sql.AggKeyValue, sql.AggApproxCountDistinct:
 		return true
 	}
 	return sql.OrderSensitive(call.Func)

@@ -203,9 +203,13 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		n := &Expand{Input: in, Count: r.Count, Cols: r.Cols}
+		// The copy's ordinal follows the input's columns, which in a
+		// streaming plan may have hidden stream key columns beyond the
+		// binder's.
+		cols := append(append([]sql.Column(nil), in.Columns()...), r.Cols[len(r.Cols)-1])
+		n := &Expand{Input: in, Count: r.Count, Cols: cols}
 		if b.stream {
-			n.Key = append(append([]int{}, in.StreamKey()...), len(r.Cols)-1)
+			n.Key = append(append([]int{}, in.StreamKey()...), len(cols)-1)
 		}
 		return n, nil
 	case *sql.Sort:

@@ -2,9 +2,11 @@ package planner
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
 )
 
 // TableNamer names state table slots in EXPLAIN output: the allocated table
@@ -264,6 +266,8 @@ func aggString(c sql.AggCall, in []sql.Column, arg, filter int) string {
 	var s string
 	if c.Func == sql.AggCountStar {
 		s = "count(*)"
+	} else if sql.IsOrderedSet(c.Func) {
+		s = orderedSetString(c, in[arg].Name)
 	} else {
 		distinct := ""
 		if c.Distinct {
@@ -275,6 +279,26 @@ func aggString(c sql.AggCall, in []sql.Column, arg, filter int) string {
 		s += fmt.Sprintf(" FILTER (WHERE %s)", in[filter].Name)
 	}
 	return s
+}
+
+// orderedSetString renders an ordered-set aggregate call over arg.
+func orderedSetString(c sql.AggCall, arg string) string {
+	fs := make([]string, len(c.Direct))
+	for i, f := range c.Direct {
+		fs[i] = strconv.FormatFloat(f, 'g', -1, 64)
+		if sql.IsNullFraction(f) {
+			fs[i] = "NULL"
+		}
+	}
+	direct := strings.Join(fs, ", ")
+	if c.T.Kind == types.Array {
+		direct = "ARRAY[" + direct + "]"
+	}
+	desc := ""
+	if len(c.OrderBy) > 0 && c.OrderBy[0].Desc {
+		desc = " DESC"
+	}
+	return fmt.Sprintf("%s(%s) WITHIN GROUP (ORDER BY %s%s)", c.Func, direct, arg, desc)
 }
 
 func colList(cols []sql.Column) string {

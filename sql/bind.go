@@ -64,9 +64,11 @@ type binder struct {
 	refs []catalog.Ref
 	// viewDepth is the nesting of plain views being expanded.
 	viewDepth int
-	full      string
-	base      int
-	text      string
+	// intervalSpelling keys intervals by spelling (BindStoredBySpelling).
+	intervalSpelling bool
+	full             string
+	base             int
+	text             string
 	// textStart is the byte offset of text in full.
 	textStart int
 	// litLoc is the location of each string literal, where errors parsing

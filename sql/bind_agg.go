@@ -29,9 +29,6 @@ func (b *binder) bindAggregate(ctx *exprCtx, name string, f *pg_query.FuncCall) 
 		}
 		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.GroupingError, "aggregate functions are not allowed in %s", clause))
 	}
-	if f.AggWithinGroup {
-		return nil, b.errAt(f.Location, sqlerr.Unsupported("WITHIN GROUP"))
-	}
 	inner := &exprCtx{scope: ctx.scope, aggs: ctx.aggs, clause: ctx.clause, inAgg: true, wins: ctx.wins}
 	call := AggCall{Func: name, Distinct: f.AggDistinct}
 	if f.AggFilter != nil {
@@ -42,6 +39,15 @@ func (b *binder) bindAggregate(ctx *exprCtx, name string, f *pg_query.FuncCall) 
 		if call.Filter, err = b.requireBool(filter, "argument of FILTER", f.Location); err != nil {
 			return nil, err
 		}
+	}
+	if f.AggWithinGroup || IsOrderedSet(name) {
+		oc, err := b.bindOrderedSet(ctx, inner, name, f)
+		if err != nil {
+			return nil, err
+		}
+		oc.Filter = call.Filter
+		*ctx.aggs = append(*ctx.aggs, oc)
+		return &aggRef{Index: len(*ctx.aggs) - 1, T: oc.T}, nil
 	}
 	if f.AggStar {
 		if name != AggCount {
@@ -75,7 +81,7 @@ func (b *binder) bindAggArgs(ctx *exprCtx, name string, f *pg_query.FuncCall) ([
 		return nil, err
 	}
 	want := 1
-	if name == AggStringAgg || name == AggJSONBObjectAgg {
+	if name == AggStringAgg || name == AggJSONBObjectAgg || IsRegression(name) {
 		want = 2
 	}
 	if name == AggJSONBObjectAgg && f.AggDistinct {
@@ -99,6 +105,20 @@ func (b *binder) bindAggArgs(ctx *exprCtx, name string, f *pg_query.FuncCall) ([
 	}
 	if len(args) != want {
 		return nil, b.errAt(f.Location, noSuchFunction(name, args))
+	}
+	if IsRegression(name) {
+		// (double precision, double precision), to which every numeric
+		// type converts implicitly.
+		coerced := make([]Expr, len(args))
+		for i, a := range args {
+			if coerced[i], err = b.coerce(a, types.Float64T, f.Location); err != nil {
+				return nil, b.errAt(f.Location, noSuchFunction(name, args))
+			}
+		}
+		args = coerced
+		if f.AggDistinct {
+			return nil, b.errAt(f.Location, sqlerr.Unsupported("DISTINCT in %s", name))
+		}
 	}
 	if name == AggStringAgg {
 		for _, a := range args {
@@ -179,6 +199,9 @@ func sameAsSome(e Expr, args []Expr) bool {
 
 // aggResultType is PostgreSQL's result type of an aggregate over t.
 func aggResultType(fn string, t types.T) (types.T, error) {
+	if rt, ok := moreAggResultType(fn, t); ok {
+		return rt, nil
+	}
 	switch fn {
 	case AggCount, AggApproxCountDistinct:
 		if t.Kind != types.Unknown {

@@ -111,6 +111,8 @@ func (b *binder) bindExpr(ctx *exprCtx, n *pg_query.Node) (Expr, error) {
 		return b.resolveCommonCall(fn, name, args, x.MinMaxExpr.Location)
 	case *pg_query.Node_FuncCall:
 		return b.bindFuncCall(ctx, x.FuncCall)
+	case *pg_query.Node_GroupingFunc:
+		return b.bindGroupingFunc(ctx, x.GroupingFunc)
 	case *pg_query.Node_SqlvalueFunction:
 		return b.bindSQLValueFunction(x.SqlvalueFunction)
 	case *pg_query.Node_SubLink:

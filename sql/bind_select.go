@@ -108,21 +108,11 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 	}
 
 	// GROUP BY items are input expressions, output ordinals or output names.
-	var groupBy []Expr
-	var groupNames []string
-	for _, g := range sel.GroupClause {
-		e, name, err := b.bindGroupItem(sc, targets, g)
-		if err != nil {
-			return nil, err
-		}
-		if err := b.checkOrderable(e, exprLocation(g)); err != nil {
-			return nil, err
-		}
-		// A literal selected and grouped by position is text, as in the
-		// select list.
-		groupBy = append(groupBy, b.defaultType(e))
-		groupNames = append(groupNames, name)
+	gc, err := b.bindGroupClause(sc, targets, sel.GroupClause, sel.GroupDistinct)
+	if err != nil {
+		return nil, err
 	}
+	groupBy, groupNames := gc.exprs, gc.names
 
 	var having Expr
 	havingSubs := &subqueries{}
@@ -168,7 +158,7 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 	// to the aggregation's output.
 	var rewriteKey func(Expr) (Expr, error)
 	var rewriteWindow func(Expr, int32) (Expr, error)
-	if len(aggs) > 0 || len(groupBy) > 0 || having != nil {
+	if len(aggs) > 0 || len(groupBy) > 0 || having != nil || gc.sets != nil {
 		groupKeys := make([]string, len(groupBy))
 		agg := &Aggregate{Input: input, GroupBy: groupBy, Aggs: aggs}
 		for i, g := range groupBy {
@@ -188,7 +178,12 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 				return nil, err
 			}
 		}
-		input = agg
+		input = b.intervalKeyed(agg)
+		if needsGroupingSets(gc, aggs) {
+			if input, err = b.groupingSetsRel(agg, gc); err != nil {
+				return nil, err
+			}
+		}
 		if having != nil {
 			if having, err = rw.rewrite(having, exprLocation(sel.HavingClause)); err != nil {
 				return nil, err
@@ -257,7 +252,7 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 		for i, c := range proj.Cols {
 			d.GroupBy = append(d.GroupBy, &InputRef{Index: i, T: c.Type, Name: c.Name})
 		}
-		rel = d
+		rel = b.intervalKeyed(d)
 	}
 	if on != nil {
 		rel = on.topN(proj, withinDistinct)
@@ -509,6 +504,8 @@ func columnName(n *pg_query.Node) string {
 		return "array"
 	case *pg_query.Node_RowExpr:
 		return "row"
+	case *pg_query.Node_GroupingFunc:
+		return "grouping"
 	case *pg_query.Node_AIndirection:
 		// A subscript is named after what it is taken from, a field
 		// selection after the field.

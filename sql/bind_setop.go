@@ -74,7 +74,7 @@ func (b *binder) bindSetOp(sel *pg_query.SelectStmt) (Rel, error) {
 	}
 	switch {
 	case sel.Op == pg_query.SetOperation_SETOP_UNION && !sel.All:
-		rel = &Aggregate{Input: union, GroupBy: groupBy, Cols: cols}
+		rel = b.intervalKeyed(&Aggregate{Input: union, GroupBy: groupBy, Cols: cols})
 	case sel.Op != pg_query.SetOperation_SETOP_UNION:
 		branchRef := &InputRef{Index: len(cols), T: types.Int32T, Name: "$branch"}
 		countOf := func(v int64) AggCall {
@@ -83,7 +83,7 @@ func (b *binder) bindSetOp(sel *pg_query.SelectStmt) (Rel, error) {
 		}
 		aggCols := append(append([]Column(nil), cols...),
 			Column{Name: "$left", Type: types.Int64T}, Column{Name: "$right", Type: types.Int64T})
-		agg := &Aggregate{Input: union, GroupBy: groupBy, Aggs: []AggCall{countOf(0), countOf(1)}, Cols: aggCols}
+		agg := b.intervalKeyed(&Aggregate{Input: union, GroupBy: groupBy, Aggs: []AggCall{countOf(0), countOf(1)}, Cols: aggCols})
 		n := len(cols)
 		cmp := func(fn string, col int) Expr {
 			return &Call{Fn: fn, T: types.BoolT, Args: []Expr{

@@ -37,6 +37,14 @@ func BindStored(cat *catalog.Catalog, refs []catalog.Ref, p *Parsed) (Statement,
 	return bind(&binder{cat: cat, pins: pins(refs)}, p)
 }
 
+// BindStoredBySpelling is BindStored for a materialized view created before
+// interval keys by span (catalog.Relation.IntervalSpans): its GROUP BY,
+// DISTINCT, set operations and DISTINCT aggregates keep intervals apart by
+// spelling, as its state was built.
+func BindStoredBySpelling(cat *catalog.Catalog, refs []catalog.Ref, p *Parsed) (Statement, error) {
+	return bind(&binder{cat: cat, pins: pins(refs), intervalSpelling: true}, p)
+}
+
 func pins(refs []catalog.Ref) map[int32]uint32 {
 	if len(refs) == 0 {
 		return nil
@@ -144,7 +152,7 @@ func (b *binder) expandView(rel *catalog.Relation, rv *pg_query.RangeVar) (Rel, 
 		return nil, nil, b.errAt(rv.Location, sqlerr.New(sqlerr.InternalError, "stored definition of view \"%s\" does not parse: %v", rel.Name, err))
 	}
 	p := parsed[0]
-	sub := &binder{cat: b.cat, pins: pins(rel.Refs), full: p.full, base: p.base, text: p.Text, clauses: p.clauses, viewDepth: b.viewDepth + 1}
+	sub := &binder{cat: b.cat, pins: pins(rel.Refs), full: p.full, base: p.base, text: p.Text, clauses: p.clauses, viewDepth: b.viewDepth + 1, intervalSpelling: b.intervalSpelling}
 	sub.textStart = textStart(p)
 	q, err := sub.bindQuery(p.node.GetViewStmt().Query.GetSelectStmt())
 	if err != nil {

@@ -126,6 +126,13 @@ type AggCall struct {
 	// OrderBy is the ORDER BY inside the call, kept only for the aggregates
 	// whose result depends on the order of their input (OrderSensitive).
 	OrderBy []AggOrder
+	// SpanDistinct makes a DISTINCT aggregate over intervals see each
+	// span once ('1 mon' and '30 days' are one value).
+	SpanDistinct bool
+	// Direct are the constant fractions of percentile_cont and
+	// percentile_disc (one, or one per element of an array argument;
+	// IsNullFraction for a NULL one).
+	Direct []float64
 	// T is the result type.
 	T types.T
 }

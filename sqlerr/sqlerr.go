@@ -69,6 +69,8 @@ const (
 	IOError                    = "58030"
 	DiskFull                   = "53100"
 	OutOfMemory                = "53200"
+	StatementTooComplex        = "54001"
+	TooManyArguments           = "54023"
 	InternalError              = "XX000"
 )
 

@@ -215,11 +215,12 @@ func (c *ectx) ok(e expr) bool {
 	if e.special && e.t != tFloat {
 		return false
 	}
-	// TODO(bug): streamsql groups, and joins, intervals by their
-	// spelling, where PostgreSQL treats equal intervals as one: over
-	// VALUES ('1 day'), ('24:00:00'), GROUP BY, DISTINCT, count(DISTINCT)
-	// and joins on = see two values, though = says they are equal. Only
-	// intervals spelled one way are grouped until it is fixed.
+	// Equal intervals spelled two ways ('1 day', '24:00:00') are one
+	// group, but which spelling a group outputs differs: PostgreSQL's
+	// query prints the first it reads, a view the one with the most
+	// months, then days (docs/decisions.md). Only intervals spelled one
+	// way are grouped or made distinct in the output; count(DISTINCT) and
+	// join keys, which output no key, take any.
 	if c.grouping && e.t == tInterval && e.ambiguous {
 		return false
 	}
@@ -1699,8 +1700,8 @@ func qualified(alias string, cols []expr) []expr {
 // joinKeys picks a column of l and a column of r to join on: exact values
 // of types the = operator compares.
 func (g *gen) joinKeys(l, r []expr) (x, y expr, ok bool) {
-	// No joins on intervals that may be spelled two ways: see ectx.ok.
-	kc := &ectx{exact: true, grouping: true}
+	// Intervals spelled two ways match by span, as in PostgreSQL.
+	kc := &ectx{exact: true}
 	var pairs [][2]expr
 	for _, a := range l {
 		for _, b := range r {
@@ -1854,7 +1855,9 @@ func (g *gen) aggregation(src *relation) (string, []expr) {
 	if g.chance(0.4) {
 		q += " WHERE " + g.where(c, src)
 	}
-	if len(keys) > 0 {
+	if len(keys) > 0 && g.chance(0.25) {
+		q += " GROUP BY " + g.groupingSets(keys)
+	} else if len(keys) > 0 {
 		var gs []string
 		for i, k := range keys {
 			// Some keys by output ordinal.
@@ -1870,6 +1873,28 @@ func (g *gen) aggregation(src *relation) (string, []expr) {
 		q += " HAVING " + g.having(c, keys)
 	}
 	return q, outs
+}
+
+// groupingSets returns a GROUP BY of GROUPING SETS, ROLLUP or CUBE over
+// keys: each set's rows have the keys outside the set NULL.
+func (g *gen) groupingSets(keys []expr) string {
+	ks := make([]string, len(keys))
+	for i, k := range keys {
+		ks[i] = k.sql
+	}
+	all := strings.Join(ks, ", ")
+	switch g.intn(4) {
+	case 0:
+		return "ROLLUP (" + all + ")"
+	case 1:
+		return "CUBE (" + all + ")"
+	case 2:
+		if len(ks) > 1 {
+			return ks[0] + ", ROLLUP (" + strings.Join(ks[1:], ", ") + ")"
+		}
+		return "GROUPING SETS ((" + all + "), ())"
+	}
+	return "GROUPING SETS ((" + all + "), (" + ks[len(ks)-1] + "), ())"
 }
 
 // intConstant matches what PostgreSQL's grammar folds into an integer
@@ -1895,14 +1920,34 @@ func (g *gen) aggregate(c *ectx) expr {
 		filter = " FILTER (WHERE " + g.expr(c, tBool, 1).sql + ")"
 	}
 	var e expr
-	switch g.intn(7) {
+	switch g.intn(9) {
+	case 7:
+		// bit_and, bit_or and bit_xor, exact and of their argument's type.
+		a := g.expr(c, g.someType(c, []typ{tSmallint, tInt, tBigint}), 1)
+		e = a
+		e.lit = false
+		e.sql = pick(g, []string{"bit_and", "bit_or", "bit_xor"}) + "(" + a.sql + ")" + filter
+		// Setting bits can at most double the magnitude.
+		e.bound = math.Min(2*a.bound, a.t.limit())
+	case 8:
+		// The ordered-set aggregates over exact values (text would sort by
+		// PostgreSQL's collation).
+		t := g.someType(c, []typ{tSmallint, tInt, tBigint, tNumeric, tDate, tTimestamp})
+		a := g.expr(c, t, 1)
+		e = a
+		e.lit = false
+		if g.chance(0.5) {
+			e.sql = "mode() WITHIN GROUP (ORDER BY " + a.sql + pick(g, []string{"", " DESC"}) + ")" + filter
+		} else {
+			e.sql = "percentile_disc(" + pick(g, []string{"0", "0.25", "0.5", "1"}) + ") WITHIN GROUP (ORDER BY " + a.sql + pick(g, []string{"", " DESC"}) + ")" + filter
+		}
 	case 0:
 		e = expr{sql: "count(*)" + filter, t: tBigint, bound: maxRows}
 	case 1:
 		a := g.expr(c, g.someType(c, columnTypes), 1)
 		e = expr{sql: "count(" + a.sql + ")" + filter, t: tBigint, bound: maxRows}
 	case 2:
-		a := g.expr(&ectx{cols: c.cols, exact: true, grouping: true}, g.someType(c, columnTypes), 1)
+		a := g.expr(&ectx{cols: c.cols, exact: true}, g.someType(c, columnTypes), 1)
 		e = expr{sql: "count(DISTINCT " + a.sql + ")" + filter, t: tBigint, bound: maxRows}
 	case 3:
 		t := g.someType(c, []typ{tSmallint, tInt, tBigint, tNumeric, tFloat})
