@@ -126,9 +126,24 @@ func (e *Engine) dropSchema(ctx context.Context, st *sql.DropSchema, w notifier)
 			lines = append(lines, fmt.Sprintf("%s depends on schema %s", e.describe(st.Path, r), s.Name))
 		}
 	}
+	funcs := 0
+	for _, s := range schemas {
+		for _, fn := range e.cat.Functions() {
+			if fn.Schema == s.Name {
+				funcs++
+				lines = append(lines, fmt.Sprintf("function %s depends on schema %s", fn.Signature(), s.Name))
+				for _, d := range e.cat.FunctionDependents(fn.ID) {
+					if !contains(targets, d) {
+						targets = append(targets, d)
+						lines = append(lines, fmt.Sprintf("%s depends on function %s", e.describe(st.Path, d), fn.Signature()))
+					}
+				}
+			}
+		}
+	}
 	order, deps := e.dropOrder(targets, nil, st.Path)
 	lines = append(lines, deps...)
-	if len(targets) > 0 && !st.Cascade {
+	if len(targets)+funcs > 0 && !st.Cascade {
 		return sqlerr.New(sqlerr.DependentObjectsStillExist, "cannot drop schema %s because other objects depend on it", schemas[0].Name).
 			WithDetail(strings.Join(lines, "\n")).
 			WithHint("Use DROP ... CASCADE to drop the dependent objects too.")
@@ -137,6 +152,9 @@ func (e *Engine) dropSchema(ctx context.Context, st *sql.DropSchema, w notifier)
 		return err
 	}
 	for _, s := range schemas {
+		if err := e.dropSchemaFunctions(s.Name, w); err != nil {
+			return err
+		}
 		if err := e.commitCatalogChange(func() error { e.catSrc.deleteSchema(s.ID); return nil }); err != nil {
 			return err
 		}
@@ -191,6 +209,10 @@ func (e *Engine) createPlainView(st *sql.CreateView) error {
 		Columns: st.Columns,
 		SQL:     st.SQL,
 		Refs:    st.Refs,
+		// The SQL functions the view calls.
+		Functions:      st.Functions,
+		CallsFunctions: st.CallsFunctions,
+		ReadsThrough:   st.ReadsThrough,
 	}
 	if old := e.cat.LookupIn(st.Name.Schema, st.Name.Name); old != nil {
 		if !st.Replace {

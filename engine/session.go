@@ -229,6 +229,14 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		if err := e.dropSchema(ctx, st, w); err != nil {
 			return err
 		}
+	case *sql.CreateFunction:
+		if err := e.createFunction(st); err != nil {
+			return err
+		}
+	case *sql.DropFunction:
+		if err := e.dropFunction(ctx, st, w); err != nil {
+			return err
+		}
 	case *sql.DropSource:
 		d := &sql.Drop{Kind: catalog.Source, Names: []sql.ObjectName{st.Name}, IfExists: st.IfExists, Cascade: st.Cascade, Path: st.Path}
 		if err := e.drop(ctx, d, w); err != nil {

@@ -141,7 +141,7 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 	if err != nil || len(parsed) != 1 {
 		return fmt.Errorf("stored definition does not parse: %v", err)
 	}
-	st, err := sql.BindStored(e.cat, rel.Refs, parsed[0])
+	st, err := sql.BindStoredView(e.cat, rel, parsed[0])
 	if err != nil {
 		return err
 	}
@@ -211,6 +211,9 @@ func (e *Engine) createView(ctx context.Context, stmt *sql.CreateMaterializedVie
 		SQL:            stmt.SQL,
 		DependsOn:      dependencies(plan.Upstreams),
 		Refs:           stmt.Refs,
+		Functions:      stmt.Functions,
+		CallsFunctions: stmt.CallsFunctions,
+		ReadsThrough:   stmt.ReadsThrough,
 		AtLeastOnce:    atLeastOnce,
 		JoinOrder:      true,
 		// Views over this one see its watermarks, and whether it only

@@ -83,6 +83,8 @@ type binder struct {
 	// volatile is the first call of a volatile function (random()), which a
 	// materialized view refuses; nil if none.
 	volatile *volatileUse
+	// funcs is the state of SQL function calls (bind_function.go).
+	funcs funcState
 	queryState
 }
 
@@ -166,6 +168,8 @@ func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 		return b.bindCreateView(s.ViewStmt)
 	case *pg_query.Node_CreateSchemaStmt:
 		return b.bindCreateSchema(s.CreateSchemaStmt)
+	case *pg_query.Node_CreateFunctionStmt:
+		return b.bindCreateFunction(s.CreateFunctionStmt)
 	case *pg_query.Node_CheckPointStmt:
 		return &Checkpoint{}, nil
 	}
@@ -346,7 +350,7 @@ func (b *binder) bindCreateTableAs(s *pg_query.CreateTableAsStmt) (Statement, er
 	}
 	eowc := b.takeClause(clauseEmitOnWindowClose) != nil
 	return &CreateMaterializedView{Schema: name.Schema, Name: name.Name, IfNotExists: s.IfNotExists, Query: rel, SQL: b.text,
-		EmitOnWindowClose: eowc, Refs: b.refs}, nil
+		EmitOnWindowClose: eowc, Refs: b.refs, Functions: b.funcs.refs, CallsFunctions: b.funcs.calls, ReadsThrough: b.funcs.reads}, nil
 }
 
 // renameColumns returns rel with its output columns renamed.
@@ -388,6 +392,8 @@ func (b *binder) bindDrop(s *pg_query.DropStmt) (Statement, error) {
 			ds.Names = append(ds.Names, o.GetString_().Sval)
 		}
 		return ds, nil
+	case pg_query.ObjectType_OBJECT_FUNCTION:
+		return b.bindDropFunction(s)
 	case pg_query.ObjectType_OBJECT_INDEX:
 		if s.Concurrent {
 			return nil, sqlerr.Unsupported("DROP INDEX CONCURRENTLY")

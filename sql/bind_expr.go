@@ -119,6 +119,9 @@ func (b *binder) bindExpr(ctx *exprCtx, n *pg_query.Node) (Expr, error) {
 		}
 		return b.bindMarkSubquery(ctx, x.SubLink)
 	case *pg_query.Node_ParamRef:
+		if b.funcs.params != nil {
+			return b.bindFunctionParam(ctx, x.ParamRef)
+		}
 		return b.bindParamRef(x.ParamRef)
 	case *pg_query.Node_RowExpr:
 		return nil, b.errAt(x.RowExpr.Location, sqlerr.Unsupported("row constructors"))
@@ -1245,12 +1248,17 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 	if f.AggStar || f.AggDistinct || f.AggFilter != nil || len(f.AggOrder) > 0 {
 		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.WrongObjectType, "%s is not an aggregate function", name))
 	}
+	args, e, handled, err := b.bindUserCall(ctx, f)
+	if handled || err != nil {
+		return e, err
+	}
 	if name == "generate_series" {
 		return nil, b.errAt(f.Location, sqlerr.Unsupported("generate_series outside FROM"))
 	}
-	args, err := b.bindExprs(ctx, f.Args)
-	if err != nil {
-		return nil, err
+	if args == nil {
+		if args, err = b.bindExprs(ctx, f.Args); err != nil {
+			return nil, err
+		}
 	}
 	if alias, ok := functionAliases[name]; ok {
 		name = alias
@@ -1279,6 +1287,10 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 			// type of their category.
 			args[1] = &Cast{Arg: args[1], T: types.TimestampTZT}
 			args[2] = &Cast{Arg: args[2], T: types.TimestampTZT}
+		}
+	case "pg_typeof":
+		if len(args) == 1 {
+			return &Const{Value: types.DText(args[0].Type().String()), T: types.TextT}, nil
 		}
 	case FnNow:
 		if len(args) != 0 {

@@ -37,6 +37,10 @@ type CreateMaterializedView struct {
 	EmitOnWindowClose bool
 	// Refs are the relations the query names (see catalog.Relation.Refs).
 	Refs []catalog.Ref
+	// Functions, CallsFunctions and ReadsThrough are the SQL functions the
+	// query calls (see catalog.Relation.Functions).
+	Functions                    []catalog.Ref
+	CallsFunctions, ReadsThrough []uint32
 }
 
 // Drop is DROP TABLE, VIEW, MATERIALIZED VIEW or SOURCE.
