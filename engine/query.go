@@ -21,6 +21,8 @@ type batchQuery struct {
 	now int64 // now(), microseconds since the Unix epoch
 	// memoryLimit bounds the memory the query holds (bytes; 0: no limit).
 	memoryLimit int64
+	// random is the session's generator for random() and setseed().
+	random *eval.Random
 }
 
 // batchEnv returns the environment of one batch query: strict expression
@@ -37,7 +39,7 @@ func (e *Engine) batchEnv(q batchQuery) (exec.Env, func()) {
 	}
 	env := exec.Env{
 		Mem:        mem,
-		Eval:       &eval.Context{Mem: mem, Strict: true, Now: q.now},
+		Eval:       &eval.Context{Mem: mem, Strict: true, Now: q.now, Random: q.random},
 		Budget:     budget,
 		SystemRows: e.systemRows,
 		Table: func(slot int) *state.Table {

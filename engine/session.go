@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/exec/eval"
 	"github.com/streamsql/streamsql/pgwire"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
@@ -112,6 +113,8 @@ var displayNames = map[string]string{"datestyle": "DateStyle", "intervalstyle": 
 // statements and portals) are called from one goroutine.
 type session struct {
 	e *Engine
+	// random is the session's generator for random() (setseed).
+	random *eval.Random
 	// user is the user name the client connected as ("$user" in the
 	// search path).
 	user   string
@@ -170,7 +173,10 @@ func (s *session) run(ctx context.Context, p *sql.Parsed, w pgwire.ResultWriter)
 
 func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.ResultWriter) error {
 	now := time.Now().UnixMicro()
-	q := batchQuery{now: now, memoryLimit: s.queryMemoryLimit()}
+	if s.random == nil {
+		s.random = eval.NewRandom()
+	}
+	q := batchQuery{now: now, memoryLimit: s.queryMemoryLimit(), random: s.random}
 	e := s.e
 	switch st := st.(type) {
 	case *sql.Select:

@@ -117,6 +117,9 @@ func (b *binder) bindExpr(ctx *exprCtx, n *pg_query.Node) (Expr, error) {
 		if x.SubLink.SubLinkType == pg_query.SubLinkType_EXPR_SUBLINK {
 			return b.bindScalarSubquery(ctx, x.SubLink)
 		}
+		if x.SubLink.SubLinkType == pg_query.SubLinkType_ARRAY_SUBLINK {
+			return b.bindArraySubquery(ctx, x.SubLink)
+		}
 		return b.bindMarkSubquery(ctx, x.SubLink)
 	case *pg_query.Node_ParamRef:
 		if b.funcs.params != nil {
@@ -1239,7 +1242,7 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 	if aggregateNames[name] {
 		return b.bindAggregate(ctx, name, f)
 	}
-	if name == fnUnnest {
+	if name == fnUnnest || arraySRFs[name] != "" {
 		return b.bindSRF(ctx, f)
 	}
 	if unsupportedAggregates[name] {

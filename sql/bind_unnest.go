@@ -37,7 +37,7 @@ func unnestCalls(rf *pg_query.RangeFunction) []*pg_query.FuncCall {
 			return nil
 		}
 		f := items[0].GetFuncCall()
-		if f == nil || funcName(f.Funcname) != fnUnnest {
+		if f == nil || funcName(f.Funcname) != fnUnnest && arraySRFs[funcName(f.Funcname)] == "" {
 			return nil
 		}
 		calls = append(calls, f)
@@ -65,6 +65,7 @@ func (b *binder) bindUnnest(rf *pg_query.RangeFunction, calls []*pg_query.FuncCa
 	}
 	ctx := &exprCtx{scope: lsc, clause: "functions in FROM"}
 	var arrays []Expr
+	var fnNames []string
 	for _, f := range calls {
 		if f.AggDistinct || f.AggStar || f.AggFilter != nil || len(f.AggOrder) > 0 || f.Over != nil {
 			return nil, nil, b.errAt(f.Location, sqlerr.New(sqlerr.WrongObjectType, "unnest is not an aggregate function"))
@@ -73,8 +74,19 @@ func (b *binder) bindUnnest(rf *pg_query.RangeFunction, calls []*pg_query.FuncCa
 		if err != nil {
 			return nil, nil, err
 		}
+		if name := funcName(f.Funcname); name != fnUnnest {
+			a, err := b.srfArray(name, args, f.Location)
+			if err != nil {
+				return nil, nil, err
+			}
+			arrays, fnNames = append(arrays, a), append(fnNames, name)
+			continue
+		}
 		if len(args) == 0 || (len(args) > 1 && rf.IsRowsfrom) {
 			return nil, nil, b.errAt(f.Location, noSuchFunction(fnUnnest, args))
+		}
+		for range args {
+			fnNames = append(fnNames, fnUnnest)
 		}
 		for _, a := range args {
 			if err := b.unnestArg(a, args, f.Location); err != nil {
@@ -90,7 +102,7 @@ func (b *binder) bindUnnest(rf *pg_query.RangeFunction, calls []*pg_query.FuncCa
 	}
 	names := make([]string, len(arrays))
 	for i := range names {
-		names[i] = fnUnnest
+		names[i] = fnNames[i]
 		if alias != "" && len(arrays) == 1 {
 			// A one-column function takes its table alias as column name.
 			names[i] = alias
@@ -110,7 +122,7 @@ func (b *binder) bindUnnest(rf *pg_query.RangeFunction, calls []*pg_query.FuncCa
 	}
 	table := alias
 	if table == "" {
-		table = fnUnnest
+		table = fnNames[0]
 	}
 	u := newUnnest(left, arrays, names, ordName, rf.Ordinality)
 	sc := &scope{cols: append([]scopeCol(nil), lsc.cols...)}
@@ -153,6 +165,13 @@ func (b *binder) bindSRF(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) {
 	args, err := b.bindExprs(&inner, f.Args)
 	if err != nil {
 		return nil, err
+	}
+	if name != fnUnnest {
+		a, err := b.srfArray(name, args, f.Location)
+		if err != nil {
+			return nil, err
+		}
+		args = []Expr{a}
 	}
 	if len(args) != 1 {
 		return nil, b.errAt(f.Location, noSuchFunction(name, args))
