@@ -69,4 +69,3 @@ func emitSteppedSeries(ctx context.Context, mem memory.Allocator, t types.T, val
 	}
 	return nil
 }
-
