@@ -10,23 +10,49 @@ import (
 // (bind_unnest.go), and takes the function's name as its column name.
 //
 //	regexp_split_to_table(s, pattern [, flags]) = unnest(regexp_split_to_array(...))
+//
+// regexp_matches(s, pattern [, flags]) returns one text[] per match (all of
+// them with the g flag, else the first): it is unnest over the ordinals of
+// the matches, regexp_match_ordinals(...), each ordinal k then mapped to
+// regexp_match_nth(s, pattern, flags, k), as arrays of arrays do not exist.
 var arraySRFs = map[string]string{
 	"regexp_split_to_table": FnRegexSplitToArray,
+	"regexp_matches":        FnRegexMatchOrdinals,
 }
+
+// The functions behind regexp_matches.
+const (
+	FnRegexMatchOrdinals = "regexp_match_ordinals"
+	FnRegexMatchNth      = "regexp_match_nth"
+)
 
 // FnRegexSplitToArray is regexp_split_to_array(s, pattern [, flags]).
 const FnRegexSplitToArray = "regexp_split_to_array"
 
 // srfArray returns the array whose elements set-returning function fn
-// returns for args.
-func (b *binder) srfArray(fn string, args []Expr, loc int32) (Expr, error) {
-	return b.resolveCall(arraySRFs[fn], args, loc)
+// returns for args, and, if the function's values are not those elements,
+// the function that maps an element to the value.
+func (b *binder) srfArray(fn string, args []Expr, loc int32) (Expr, func(Expr) Expr, error) {
+	arr, err := b.resolveCall(arraySRFs[fn], args, loc)
+	if err != nil || fn != "regexp_matches" {
+		return arr, nil, err
+	}
+	conv := append([]Expr(nil), arr.(*Call).Args...)
+	if len(conv) == 2 {
+		conv = append(conv, &Const{Value: types.DText(""), T: types.TextT})
+	}
+	return arr, func(k Expr) Expr {
+		return &Call{Fn: FnRegexMatchNth, Args: append(append([]Expr(nil), conv...), k), T: types.ArrayOf(types.TextT)}
+	}, nil
 }
 
 func init() {
 	txt := types.TextT
 	def(FnRegexSplitToArray, types.ArrayOf(txt), txt, txt)
 	def(FnRegexSplitToArray, types.ArrayOf(txt), txt, txt, txt)
+	def(FnRegexMatchOrdinals, types.ArrayOf(types.Int32T), txt, txt)
+	def(FnRegexMatchOrdinals, types.ArrayOf(types.Int32T), txt, txt, txt)
+	def(FnRegexMatchNth, types.ArrayOf(txt), txt, txt, txt, types.Int32T)
 }
 
 // seriesOf types generate_series(start, stop [, step]) as PostgreSQL's
@@ -139,4 +165,26 @@ const FnSetseed = "setseed"
 
 func init() {
 	def(FnSetseed, types.TextT, types.Float64T)
+}
+
+// mapElements maps the element columns of u (after its first n columns)
+// that have an element function to the function's value.
+func mapElements(u Rel, n int, elems []func(Expr) Expr) Rel {
+	mapped := false
+	for _, f := range elems {
+		mapped = mapped || f != nil
+	}
+	if !mapped {
+		return u
+	}
+	cols := append([]Column(nil), u.Columns()...)
+	exprs := make([]Expr, len(cols))
+	for i, c := range cols {
+		exprs[i] = &InputRef{Index: i, T: c.Type, Name: c.Name}
+		if k := i - n; k >= 0 && k < len(elems) && elems[k] != nil {
+			exprs[i] = elems[k](exprs[i])
+			cols[i].Type = exprs[i].Type()
+		}
+	}
+	return &Project{Input: u, Exprs: exprs, Cols: cols}
 }

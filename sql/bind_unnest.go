@@ -66,6 +66,7 @@ func (b *binder) bindUnnest(rf *pg_query.RangeFunction, calls []*pg_query.FuncCa
 	ctx := &exprCtx{scope: lsc, clause: "functions in FROM"}
 	var arrays []Expr
 	var fnNames []string
+	var elems []func(Expr) Expr
 	for _, f := range calls {
 		if f.AggDistinct || f.AggStar || f.AggFilter != nil || len(f.AggOrder) > 0 || f.Over != nil {
 			return nil, nil, b.errAt(f.Location, sqlerr.New(sqlerr.WrongObjectType, "unnest is not an aggregate function"))
@@ -75,18 +76,18 @@ func (b *binder) bindUnnest(rf *pg_query.RangeFunction, calls []*pg_query.FuncCa
 			return nil, nil, err
 		}
 		if name := funcName(f.Funcname); name != fnUnnest {
-			a, err := b.srfArray(name, args, f.Location)
+			a, elem, err := b.srfArray(name, args, f.Location)
 			if err != nil {
 				return nil, nil, err
 			}
-			arrays, fnNames = append(arrays, a), append(fnNames, name)
+			arrays, fnNames, elems = append(arrays, a), append(fnNames, name), append(elems, elem)
 			continue
 		}
 		if len(args) == 0 || (len(args) > 1 && rf.IsRowsfrom) {
 			return nil, nil, b.errAt(f.Location, noSuchFunction(fnUnnest, args))
 		}
 		for range args {
-			fnNames = append(fnNames, fnUnnest)
+			fnNames, elems = append(fnNames, fnUnnest), append(elems, nil)
 		}
 		for _, a := range args {
 			if err := b.unnestArg(a, args, f.Location); err != nil {
@@ -124,12 +125,13 @@ func (b *binder) bindUnnest(rf *pg_query.RangeFunction, calls []*pg_query.FuncCa
 	if table == "" {
 		table = fnNames[0]
 	}
-	u := newUnnest(left, arrays, names, ordName, rf.Ordinality)
+	var rel Rel = newUnnest(left, arrays, names, ordName, rf.Ordinality)
+	rel = mapElements(rel, len(lsc.cols), elems)
 	sc := &scope{cols: append([]scopeCol(nil), lsc.cols...)}
-	for _, c := range u.Cols[len(lsc.cols):] {
+	for _, c := range rel.Columns()[len(lsc.cols):] {
 		sc.cols = append(sc.cols, scopeCol{table: table, name: c.Name, t: c.Type, hidden: c.Hidden})
 	}
-	return u, sc, nil
+	return rel, sc, nil
 }
 
 func boolInt(b bool) int {
@@ -166,12 +168,13 @@ func (b *binder) bindSRF(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	var elem func(Expr) Expr
 	if name != fnUnnest {
-		a, err := b.srfArray(name, args, f.Location)
+		a, el, err := b.srfArray(name, args, f.Location)
 		if err != nil {
 			return nil, err
 		}
-		args = []Expr{a}
+		args, elem = []Expr{a}, el
 	}
 	if len(args) != 1 {
 		return nil, b.errAt(f.Location, noSuchFunction(name, args))
@@ -180,7 +183,11 @@ func (b *binder) bindSRF(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) {
 		return nil, err
 	}
 	*ctx.srfs = append(*ctx.srfs, args[0])
-	return &srfRef{Index: len(*ctx.srfs) - 1, T: args[0].Type().ElemT()}, nil
+	ref := &srfRef{Index: len(*ctx.srfs) - 1, T: args[0].Type().ElemT()}
+	if elem != nil {
+		return elem(ref), nil
+	}
+	return ref, nil
 }
 
 // placeSRFs puts the Unnest of the select list's set-returning calls srfs
@@ -241,7 +248,11 @@ func (b *binder) joinUnnest(j *pg_query.JoinExpr, typ JoinType, rf *pg_query.Ran
 		if c, ok := on.(*Const); !ok || c.Value.Null || c.Value.I == 0 {
 			return nil, nil, b.errAt(exprLocation(j.Quals), sqlerr.Unsupported("LEFT JOIN with a function in FROM on a condition other than true"))
 		}
-		rel.(*Unnest).Outer = true
+		u, ok := rel.(*Unnest)
+		if !ok {
+			u = rel.(*Project).Input.(*Unnest) // see mapElements
+		}
+		u.Outer = true
 		return rel, sc, nil
 	}
 	return &Filter{Input: rel, Pred: on}, sc, nil
