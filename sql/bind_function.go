@@ -409,7 +409,7 @@ func (b *binder) bindBody(fn *catalog.Function, clause string) (e Expr, subs *su
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	return b.defaultType(e), subs, nil, nil, nil
+	return e, subs, nil, nil, nil
 }
 
 func isStar(c *pg_query.ColumnRef) bool {
@@ -622,7 +622,12 @@ func (b *binder) inlineCall(ctx *exprCtx, fn *catalog.Function, args []Expr, loc
 		}
 		ctx.subs.joins = append(ctx.subs.joins, sj)
 	}
-	e := subst(body)
+	e, err := b.functionResult(fn, subst(body))
+	if se, ok := err.(*sqlerr.Error); ok {
+		return nil, b.errAt(loc, se)
+	} else if err != nil {
+		return nil, err
+	}
 	if fn.Strict && len(conv) > 0 {
 		var nulls []Expr
 		for _, a := range conv {
@@ -634,11 +639,7 @@ func (b *binder) inlineCall(ctx *exprCtx, fn *catalog.Function, args []Expr, loc
 		}
 		e = &Case{T: e.Type(), Whens: []When{{Cond: cond, Then: &Const{Value: types.Null, T: e.Type()}}}, Else: e}
 	}
-	out, err := b.functionResult(fn, e)
-	if se, ok := err.(*sqlerr.Error); ok {
-		return nil, b.errAt(loc, se)
-	}
-	return out, err
+	return e, nil
 }
 
 // withoutPosition returns a copy of e without its position.
