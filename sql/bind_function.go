@@ -409,7 +409,9 @@ func (b *binder) bindBody(fn *catalog.Function, clause string) (e Expr, subs *su
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	return e, subs, nil, nil, nil
+	// An untyped literal is text, as in PostgreSQL (RETURNS int AS 'SELECT
+	// NULL' is a return type mismatch).
+	return b.defaultType(e), subs, nil, nil, nil
 }
 
 func isStar(c *pg_query.ColumnRef) bool {
