@@ -1293,7 +1293,7 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 		}
 	case "pg_typeof":
 		if len(args) == 1 {
-			return &Const{Value: types.DText(args[0].Type().String()), T: types.TextT}, nil
+			return &Const{Value: types.DText(types.WithoutTypmod(args[0].Type()).String()), T: types.TextT}, nil
 		}
 	case FnNow:
 		if len(args) != 0 {
