@@ -150,6 +150,14 @@ type Relation struct {
 	// view ("": UTC): its zone-dependent expressions are bound in it, also
 	// when a restart rebuilds its plan.
 	TimeZone string `json:"time_zone,omitempty"`
+	// Functions are the SQL functions a view's defining statement calls,
+	// each with the position of its name in SQL, pinned as Refs are.
+	// CallsFunctions are all the functions inlined into the view, also
+	// through other functions, and ReadsThrough the relations their bodies
+	// read: the view depends on them for DROP.
+	Functions      []Ref    `json:"functions,omitempty"`
+	CallsFunctions []uint32 `json:"calls_functions,omitempty"`
+	ReadsThrough   []uint32 `json:"reads_through,omitempty"`
 }
 
 // Index is a secondary index of a table: its state table holds one entry
@@ -182,14 +190,20 @@ type Ref struct {
 
 // Uses returns the ids of the relations a view's definition names directly:
 // the relations it depends on for DROP.
+// Relations read by the bodies of the functions it calls count too.
 func (r *Relation) Uses() []uint32 {
-	if len(r.Refs) == 0 {
+	if len(r.Refs) == 0 && len(r.ReadsThrough) == 0 {
 		return r.DependsOn
 	}
-	ids := make([]uint32, 0, len(r.Refs))
+	ids := make([]uint32, 0, len(r.Refs)+len(r.ReadsThrough))
 	for _, ref := range r.Refs {
 		if !slices.Contains(ids, ref.ID) {
 			ids = append(ids, ref.ID)
+		}
+	}
+	for _, id := range r.ReadsThrough {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
 		}
 	}
 	return ids
@@ -307,6 +321,7 @@ type index struct {
 	byID      map[uint32]*Relation
 	schemas   map[schemaName]*Schema
 	databases map[string]*Database
+	funcs     map[uint32]*Function
 }
 
 // qualName is a relation's name in its database. System tables have no
@@ -323,6 +338,7 @@ func New() *Catalog {
 		byID:      map[uint32]*Relation{},
 		schemas:   map[schemaName]*Schema{},
 		databases: map[string]*Database{},
+		funcs:     map[uint32]*Function{},
 	}, db: DefaultDatabase}
 	c.AddDatabase(&Database{Name: DefaultDatabase})
 	return c

@@ -113,8 +113,8 @@ func (e *Engine) createDatabase(st *sql.CreateDatabase) error {
 	return nil
 }
 
-// dropDatabase is DROP DATABASE: it drops every relation and schema in the
-// database, then the database. As in PostgreSQL it is refused for the
+// dropDatabase is DROP DATABASE: it drops every relation, function and
+// schema in the database, then the database. As in PostgreSQL it is refused for the
 // session's own database and, without FORCE, while other sessions use it.
 // With FORCE their next statements fail with 3D000.
 func (e *Engine) dropDatabase(ctx context.Context, s *session, st *sql.DropDatabase, w notifier) error {
@@ -148,6 +148,12 @@ func (e *Engine) dropDatabase(ctx context.Context, s *session, st *sql.DropDatab
 	order, _ := e.dropOrder(cat, rels, rels, nil)
 	if err := e.dropRelations(ctx, cat, order, order, nil, w); err != nil {
 		return err
+	}
+	for _, fn := range cat.Functions() {
+		if err := e.commitCatalogChange(func() error { e.catSrc.deleteFunction(fn.ID); return nil }); err != nil {
+			return err
+		}
+		cat.RemoveFunction(fn.ID)
 	}
 	for _, sc := range cat.Schemas() {
 		if sc.ID != 0 {

@@ -72,6 +72,10 @@ func TestDatabases(t *testing.T) {
 	exec(other, "CREATE TABLE s.u (k int PRIMARY KEY)")
 	exec(other, "CREATE MATERIALIZED VIEW v AS SELECT count(*) AS n, sum(a) AS s FROM t")
 	exec(other, "CREATE INDEX t_a ON t (a)")
+	exec(other, "CREATE FUNCTION twice(x int) RETURNS int LANGUAGE SQL RETURN 2 * x")
+	if _, err := dev.Exec(ctx, "SELECT twice(1)"); err == nil {
+		t.Fatal("a function of database other is callable in dev")
+	}
 	if got := one(other, "SELECT n || ',' || s FROM v"); got != "2,5" {
 		t.Fatalf("view in other: %q", got)
 	}
@@ -100,6 +104,9 @@ func TestDatabases(t *testing.T) {
 	_, err = dev.Exec(ctx, "DROP DATABASE nope")
 	wantCode(err, "3D000")
 	exec(dev, "DROP DATABASE IF EXISTS nope")
+	if got := one(other, "SELECT twice(21)::text"); got != "42" {
+		t.Fatalf("twice(21) after the crash: %q", got)
+	}
 	other.Close(ctx)
 	exec(dev, "DROP DATABASE other")
 	if _, err := pgx.Connect(ctx, strings.Replace(srv.URL, "/dev?", "/other?", 1)); err == nil {
@@ -117,4 +124,5 @@ func TestDatabases(t *testing.T) {
 	}
 	exec(other, "CREATE TABLE t (a int)")
 	exec(other, "CREATE INDEX t_a ON t (a)")
+	exec(other, "CREATE FUNCTION twice(x int) RETURNS int LANGUAGE SQL RETURN 2 * x")
 }

@@ -369,6 +369,9 @@ func (e *Engine) loadCatalog() error {
 	if err := e.loadSchemas(snap); err != nil {
 		return err
 	}
+	if err := e.loadFunctions(snap); err != nil {
+		return err
+	}
 	it, err := snap.NewIter(catalogTable, relPrefix, state.PrefixEnd(relPrefix))
 	if err != nil {
 		return err

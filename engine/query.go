@@ -23,6 +23,8 @@ type batchQuery struct {
 	memoryLimit int64
 	// cat is the session's database, whose relations system tables list.
 	cat *catalog.Catalog
+	// random is the session's generator for random() and setseed().
+	random *eval.Random
 }
 
 // batchEnv returns the environment of one batch query: strict expression
@@ -39,7 +41,7 @@ func (e *Engine) batchEnv(q batchQuery) (exec.Env, func()) {
 	}
 	env := exec.Env{
 		Mem:        mem,
-		Eval:       &eval.Context{Mem: mem, Strict: true, Now: q.now},
+		Eval:       &eval.Context{Mem: mem, Strict: true, Now: q.now, Random: q.random},
 		Budget:     budget,
 		SystemRows: func(rel *catalog.Relation) ([]arrow.RecordBatch, error) { return e.systemRows(q.cat, rel) },
 		Table: func(slot int) *state.Table {

@@ -126,9 +126,24 @@ func (e *Engine) dropSchema(ctx context.Context, cat *catalog.Catalog, st *sql.D
 			lines = append(lines, fmt.Sprintf("%s depends on schema %s", e.describe(cat, st.Path, r), s.Name))
 		}
 	}
+	funcs := 0
+	for _, s := range schemas {
+		for _, fn := range cat.Functions() {
+			if fn.Schema == s.Name {
+				funcs++
+				lines = append(lines, fmt.Sprintf("function %s depends on schema %s", fn.Signature(), s.Name))
+				for _, d := range cat.FunctionDependents(fn.ID) {
+					if !contains(targets, d) {
+						targets = append(targets, d)
+						lines = append(lines, fmt.Sprintf("%s depends on function %s", e.describe(cat, st.Path, d), fn.Signature()))
+					}
+				}
+			}
+		}
+	}
 	order, deps := e.dropOrder(cat, targets, nil, st.Path)
 	lines = append(lines, deps...)
-	if len(targets) > 0 && !st.Cascade {
+	if len(targets)+funcs > 0 && !st.Cascade {
 		return sqlerr.New(sqlerr.DependentObjectsStillExist, "cannot drop schema %s because other objects depend on it", schemas[0].Name).
 			WithDetail(strings.Join(lines, "\n")).
 			WithHint("Use DROP ... CASCADE to drop the dependent objects too.")
@@ -137,6 +152,9 @@ func (e *Engine) dropSchema(ctx context.Context, cat *catalog.Catalog, st *sql.D
 		return err
 	}
 	for _, s := range schemas {
+		if err := e.dropSchemaFunctions(cat, s.Name, w); err != nil {
+			return err
+		}
 		if err := e.commitCatalogChange(func() error { e.catSrc.deleteSchema(s.ID); return nil }); err != nil {
 			return err
 		}
@@ -192,6 +210,10 @@ func (e *Engine) createPlainView(cat *catalog.Catalog, st *sql.CreateView) error
 		Columns:  st.Columns,
 		SQL:      st.SQL,
 		Refs:     st.Refs,
+		// The SQL functions the view calls.
+		Functions:      st.Functions,
+		CallsFunctions: st.CallsFunctions,
+		ReadsThrough:   st.ReadsThrough,
 	}
 	if old := cat.LookupIn(st.Name.Schema, st.Name.Name); old != nil {
 		if !st.Replace {

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/exec/eval"
 	"github.com/streamsql/streamsql/pgwire"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
@@ -112,6 +113,8 @@ var displayNames = map[string]string{"datestyle": "DateStyle", "intervalstyle": 
 // statements and portals) are called from one goroutine.
 type session struct {
 	e *Engine
+	// random is the session's generator for random() (setseed).
+	random *eval.Random
 	// user is the user name the client connected as ("$user" in the
 	// search path).
 	user string
@@ -185,7 +188,10 @@ func (s *session) run(ctx context.Context, p *sql.Parsed, w pgwire.ResultWriter)
 
 func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.ResultWriter) error {
 	now := time.Now().UnixMicro()
-	q := batchQuery{now: now, memoryLimit: s.queryMemoryLimit(), cat: s.cat}
+	if s.random == nil {
+		s.random = eval.NewRandom()
+	}
+	q := batchQuery{now: now, memoryLimit: s.queryMemoryLimit(), random: s.random, cat: s.cat}
 	e := s.e
 	switch st := st.(type) {
 	case *sql.Select:
@@ -250,6 +256,14 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		}
 	case *sql.DropSchema:
 		if err := e.dropSchema(ctx, s.cat, st, w); err != nil {
+			return err
+		}
+	case *sql.CreateFunction:
+		if err := e.createFunction(s.cat, st); err != nil {
+			return err
+		}
+	case *sql.DropFunction:
+		if err := e.dropFunction(ctx, s.cat, st, w); err != nil {
 			return err
 		}
 	case *sql.DropSource:

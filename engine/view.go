@@ -145,7 +145,7 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 	if err != nil || len(parsed) != 1 {
 		return fmt.Errorf("stored definition does not parse: %v", err)
 	}
-	st, err := sql.BindStoredView(e.cat.In(rel.Database), rel.Refs, rel.TimeZone, !rel.IntervalSpans, parsed[0])
+	st, err := sql.BindStoredView(e.cat.In(rel.Database), rel, parsed[0])
 	if err != nil {
 		return err
 	}
@@ -216,6 +216,9 @@ func (e *Engine) createView(ctx context.Context, cat *catalog.Catalog, stmt *sql
 		SQL:            stmt.SQL,
 		DependsOn:      dependencies(plan.Upstreams),
 		Refs:           stmt.Refs,
+		Functions:      stmt.Functions,
+		CallsFunctions: stmt.CallsFunctions,
+		ReadsThrough:   stmt.ReadsThrough,
 		AtLeastOnce:    atLeastOnce,
 		JoinOrder:      true,
 		TimeZone:       stmt.TimeZone,

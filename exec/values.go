@@ -44,6 +44,10 @@ func emitSeries(ctx context.Context, mem memory.Allocator, ectx *eval.Context, s
 	if vals[0].Null || vals[1].Null || vals[2].Null {
 		return nil
 	}
+	switch s.Col.Type.Kind {
+	case types.Timestamp, types.TimestampTZ, types.Numeric:
+		return emitSteppedSeries(ctx, mem, s.Col.Type, vals, out)
+	}
 	start, stop, step := vals[0].I, vals[1].I, vals[2].I
 	if step == 0 {
 		return sqlerr.New(sqlerr.InvalidParameterValue, "step size cannot equal zero")

@@ -89,6 +89,8 @@ type binder struct {
 	// zone is the session's TimeZone (nil: UTC), bound into the
 	// expressions that depend on it (see bind_timezone.go).
 	zone *types.Zone
+	// funcs is the state of SQL function calls (bind_function.go).
+	funcs funcState
 	queryState
 }
 
@@ -172,6 +174,8 @@ func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 		return b.bindCreateView(s.ViewStmt)
 	case *pg_query.Node_CreateSchemaStmt:
 		return b.bindCreateSchema(s.CreateSchemaStmt)
+	case *pg_query.Node_CreateFunctionStmt:
+		return b.bindCreateFunction(s.CreateFunctionStmt)
 	case *pg_query.Node_CheckPointStmt:
 		return &Checkpoint{}, nil
 	case *pg_query.Node_CreatedbStmt:
@@ -363,7 +367,7 @@ func (b *binder) bindCreateTableAs(s *pg_query.CreateTableAsStmt) (Statement, er
 	}
 	eowc := b.takeClause(clauseEmitOnWindowClose) != nil
 	return &CreateMaterializedView{Schema: name.Schema, Name: name.Name, IfNotExists: s.IfNotExists, Query: rel, SQL: b.text,
-		EmitOnWindowClose: eowc, Refs: b.refs}, nil
+		EmitOnWindowClose: eowc, Refs: b.refs, Functions: b.funcs.refs, CallsFunctions: b.funcs.calls, ReadsThrough: b.funcs.reads}, nil
 }
 
 // renameColumns returns rel with its output columns renamed.
@@ -405,6 +409,8 @@ func (b *binder) bindDrop(s *pg_query.DropStmt) (Statement, error) {
 			ds.Names = append(ds.Names, o.GetString_().Sval)
 		}
 		return ds, nil
+	case pg_query.ObjectType_OBJECT_FUNCTION:
+		return b.bindDropFunction(s)
 	case pg_query.ObjectType_OBJECT_INDEX:
 		if s.Concurrent {
 			return nil, sqlerr.Unsupported("DROP INDEX CONCURRENTLY")

@@ -119,8 +119,14 @@ func (b *binder) bindExpr(ctx *exprCtx, n *pg_query.Node) (Expr, error) {
 		if x.SubLink.SubLinkType == pg_query.SubLinkType_EXPR_SUBLINK {
 			return b.bindScalarSubquery(ctx, x.SubLink)
 		}
+		if x.SubLink.SubLinkType == pg_query.SubLinkType_ARRAY_SUBLINK {
+			return b.bindArraySubquery(ctx, x.SubLink)
+		}
 		return b.bindMarkSubquery(ctx, x.SubLink)
 	case *pg_query.Node_ParamRef:
+		if b.funcs.params != nil {
+			return b.bindFunctionParam(ctx, x.ParamRef)
+		}
 		return b.bindParamRef(x.ParamRef)
 	case *pg_query.Node_RowExpr:
 		return b.bindRow(ctx, x.RowExpr)
@@ -1259,7 +1265,7 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 	if aggregateNames[name] {
 		return b.bindAggregate(ctx, name, f)
 	}
-	if isSetReturning(name) {
+	if isSetReturning(name) || arraySRFs[name] != "" {
 		return b.bindSRF(ctx, f)
 	}
 	if unsupportedAggregates[name] {
@@ -1268,12 +1274,17 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 	if f.AggStar || f.AggDistinct || f.AggFilter != nil || len(f.AggOrder) > 0 {
 		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.WrongObjectType, "%s is not an aggregate function", name))
 	}
+	args, e, handled, err := b.bindUserCall(ctx, f)
+	if handled || err != nil {
+		return e, err
+	}
 	if name == "generate_series" {
 		return nil, b.errAt(f.Location, sqlerr.Unsupported("generate_series outside FROM"))
 	}
-	args, err := b.bindExprs(ctx, f.Args)
-	if err != nil {
-		return nil, err
+	if args == nil {
+		if args, err = b.bindExprs(ctx, f.Args); err != nil {
+			return nil, err
+		}
 	}
 	if alias, ok := functionAliases[name]; ok {
 		name = alias
@@ -1305,6 +1316,10 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 			// type of their category.
 			args[1] = b.zoneCast(args[1], types.TimestampTZT)
 			args[2] = b.zoneCast(args[2], types.TimestampTZT)
+		}
+	case "pg_typeof":
+		if len(args) == 1 {
+			return &Const{Value: types.DText(types.WithoutTypmod(args[0].Type()).String()), T: types.TextT}, nil
 		}
 	case FnNow:
 		if len(args) != 0 {

@@ -896,6 +896,9 @@ func (b *binder) bindRangeFunction(rf *pg_query.RangeFunction) (Rel, *scope, err
 	}
 	items := rf.Functions[0].GetList().GetItems()
 	f := items[0].GetFuncCall()
+	if f != nil && funcName(f.Funcname) == "generate_subscripts" {
+		return b.bindGenerateSubscripts(rf, f)
+	}
 	if f == nil || funcName(f.Funcname) != "generate_series" {
 		name := "function"
 		if f != nil {
@@ -910,27 +913,17 @@ func (b *binder) bindRangeFunction(rf *pg_query.RangeFunction) (Rel, *scope, err
 	if err != nil {
 		return nil, nil, err
 	}
-	t := types.Int32T
-	for _, a := range args {
-		switch a.Type().Kind {
-		case types.Int64:
-			t = types.Int64T
-		case types.Int16, types.Int32, types.Unknown:
-		default:
-			return nil, nil, b.errAt(f.Location, sqlerr.Unsupported("generate_series over %s", a.Type()))
-		}
+	gs, err := b.seriesOf(args, f.Location)
+	if err != nil {
+		return nil, nil, err
 	}
-	for i := range args {
-		if args[i], err = b.coerce(args[i], t, f.Location); err != nil {
-			return nil, nil, err
-		}
-	}
-	gs := &GenerateSeries{Start: args[0], Stop: args[1], Col: Column{Name: "generate_series", Type: t}}
-	if len(args) == 3 {
-		gs.Step = args[2]
-	} else {
-		gs.Step = &Const{Value: types.DInt(1), T: t}
-	}
+	return b.seriesScope(rf, f, gs)
+}
+
+// seriesScope names the column of a function in FROM that returns one
+// column (generate_series, generate_subscripts) after its alias.
+func (b *binder) seriesScope(rf *pg_query.RangeFunction, f *pg_query.FuncCall, gs *GenerateSeries) (Rel, *scope, error) {
+	t := gs.Col.Type
 	alias := ""
 	if rf.Alias != nil {
 		alias = rf.Alias.Aliasname
@@ -945,7 +938,7 @@ func (b *binder) bindRangeFunction(rf *pg_query.RangeFunction) (Rel, *scope, err
 	}
 	sc := &scope{cols: []scopeCol{{table: alias, name: gs.Col.Name, t: t}}}
 	if alias == "" {
-		sc.cols[0].table = "generate_series"
+		sc.cols[0].table = funcName(f.Funcname)
 	}
 	return gs, sc, nil
 }

@@ -65,22 +65,23 @@ func BindInZone(cat *catalog.Catalog, searchPath []string, zone *types.Zone, p *
 // BindStoredZone is BindStored for a view created in the named zone ("":
 // UTC, views stored before zones were recorded).
 func BindStoredZone(cat *catalog.Catalog, refs []catalog.Ref, zone string, p *Parsed) (Statement, error) {
-	return BindStoredView(cat, refs, zone, false, p)
+	z, err := storedZone(zone)
+	if err != nil {
+		return nil, err
+	}
+	return bind(&binder{cat: cat, pins: pins(refs), zone: z}, p)
 }
 
-// BindStoredView binds the stored statement of a materialized view in its
-// stored zone; intervalSpelling keeps intervals apart by spelling in its
-// keys, for views created before interval keys by span (see
-// BindStoredBySpelling).
-func BindStoredView(cat *catalog.Catalog, refs []catalog.Ref, zone string, intervalSpelling bool, p *Parsed) (Statement, error) {
-	z := types.UTC
-	if zone != "" {
-		var err error
-		if z, err = types.LoadZone(zone); err != nil {
-			return nil, sqlerr.New(sqlerr.InvalidParameterValue, "stored time zone %q of a view: %v", zone, err)
-		}
+// storedZone loads the zone a view was created in ("": UTC).
+func storedZone(zone string) (*types.Zone, error) {
+	if zone == "" {
+		return types.UTC, nil
 	}
-	return bind(&binder{cat: cat, pins: pins(refs), zone: z, intervalSpelling: intervalSpelling}, p)
+	z, err := types.LoadZone(zone)
+	if err != nil {
+		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "stored time zone %q of a view: %v", zone, err)
+	}
+	return z, nil
 }
 
 // zoned reports whether the binder's zone is other than UTC.

@@ -37,7 +37,7 @@ func unnestCalls(rf *pg_query.RangeFunction) []*pg_query.FuncCall {
 			return nil
 		}
 		f := items[0].GetFuncCall()
-		if f == nil || !isSetReturning(JSONAlias(funcName(f.Funcname))) {
+		if f == nil || !isSetReturning(JSONAlias(funcName(f.Funcname))) && arraySRFs[funcName(f.Funcname)] == "" {
 			return nil
 		}
 		calls = append(calls, f)
@@ -67,6 +67,9 @@ func (b *binder) bindUnnest(rf *pg_query.RangeFunction, calls []*pg_query.FuncCa
 	var arrays []Expr
 	var colNames []string // the default name of each array's column, "" for unnest
 	named := false
+	// elems map each array's element to the function's value (nil: the
+	// element itself).
+	var elems []func(Expr) Expr
 	for _, f := range calls {
 		fname := JSONAlias(funcName(f.Funcname))
 		if f.AggDistinct || f.AggStar || f.AggFilter != nil || len(f.AggOrder) > 0 || f.Over != nil {
@@ -76,12 +79,21 @@ func (b *binder) bindUnnest(rf *pg_query.RangeFunction, calls []*pg_query.FuncCa
 		if err != nil {
 			return nil, nil, err
 		}
+		if arraySRFs[fname] != "" {
+			a, elem, err := b.srfArray(fname, args, f.Location)
+			if err != nil {
+				return nil, nil, err
+			}
+			arrays, colNames, elems = append(arrays, a), append(colNames, fname), append(elems, elem)
+			continue
+		}
 		if fname != fnUnnest {
 			as, srf, err := b.bindJSONBSRF(fname, args, f.Location)
 			if err != nil {
 				return nil, nil, err
 			}
 			arrays, colNames = append(arrays, as...), append(colNames, srf.cols...)
+			elems = append(elems, make([]func(Expr) Expr, len(as))...)
 			named = named || srf.named
 			continue
 		}
@@ -95,6 +107,7 @@ func (b *binder) bindUnnest(rf *pg_query.RangeFunction, calls []*pg_query.FuncCa
 		}
 		arrays = append(arrays, args...)
 		colNames = append(colNames, make([]string, len(args))...)
+		elems = append(elems, make([]func(Expr) Expr, len(args))...)
 	}
 	alias := ""
 	var colAliases []*pg_query.Node
@@ -128,12 +141,13 @@ func (b *binder) bindUnnest(rf *pg_query.RangeFunction, calls []*pg_query.FuncCa
 	if table == "" {
 		table = JSONAlias(funcName(calls[0].Funcname))
 	}
-	u := newUnnest(left, arrays, names, ordName, rf.Ordinality)
+	var rel Rel = newUnnest(left, arrays, names, ordName, rf.Ordinality)
+	rel = mapElements(rel, len(lsc.cols), elems)
 	sc := &scope{cols: append([]scopeCol(nil), lsc.cols...)}
-	for _, c := range u.Cols[len(lsc.cols):] {
+	for _, c := range rel.Columns()[len(lsc.cols):] {
 		sc.cols = append(sc.cols, scopeCol{table: table, name: c.Name, t: c.Type, hidden: c.Hidden})
 	}
-	return u, sc, nil
+	return rel, sc, nil
 }
 
 func boolInt(b bool) int {
@@ -170,7 +184,14 @@ func (b *binder) bindSRF(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	if name = JSONAlias(name); name != fnUnnest {
+	var elem func(Expr) Expr
+	if arraySRFs[name] != "" {
+		a, el, err := b.srfArray(name, args, f.Location)
+		if err != nil {
+			return nil, err
+		}
+		args, elem = []Expr{a}, el
+	} else if name = JSONAlias(name); name != fnUnnest {
 		if srf := jsonbSRFs[name]; len(srf.fns) > 1 {
 			return nil, b.errAt(f.Location, sqlerr.Unsupported("%s in the select list (a record result); call it in FROM", name))
 		}
@@ -187,7 +208,11 @@ func (b *binder) bindSRF(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) {
 		return nil, err
 	}
 	*ctx.srfs = append(*ctx.srfs, args[0])
-	return &srfRef{Index: len(*ctx.srfs) - 1, T: args[0].Type().ElemT()}, nil
+	ref := &srfRef{Index: len(*ctx.srfs) - 1, T: args[0].Type().ElemT()}
+	if elem != nil {
+		return elem(ref), nil
+	}
+	return ref, nil
 }
 
 // placeSRFs puts the Unnest of the select list's set-returning calls srfs
@@ -248,7 +273,11 @@ func (b *binder) joinUnnest(j *pg_query.JoinExpr, typ JoinType, rf *pg_query.Ran
 		if c, ok := on.(*Const); !ok || c.Value.Null || c.Value.I == 0 {
 			return nil, nil, b.errAt(exprLocation(j.Quals), sqlerr.Unsupported("LEFT JOIN with a function in FROM on a condition other than true"))
 		}
-		rel.(*Unnest).Outer = true
+		u, ok := rel.(*Unnest)
+		if !ok {
+			u = rel.(*Project).Input.(*Unnest) // see mapElements
+		}
+		u.Outer = true
 		return rel, sc, nil
 	}
 	return &Filter{Input: rel, Pred: on}, sc, nil

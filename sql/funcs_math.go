@@ -82,4 +82,4 @@ func init() {
 
 // Volatile reports whether fn returns a new value at each call (random), so
 // that a call must be evaluated once per row and never in a materialized view.
-func Volatile(fn string) bool { return fn == FnRandom || fn == FnGenRandomUUID }
+func Volatile(fn string) bool { return fn == FnRandom || fn == FnGenRandomUUID || fn == FnSetseed }

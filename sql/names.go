@@ -34,7 +34,19 @@ func BindIn(cat *catalog.Catalog, searchPath []string, p *Parsed) (Statement, er
 // was created. Without refs (views stored before they were recorded) names
 // are resolved in public.
 func BindStored(cat *catalog.Catalog, refs []catalog.Ref, p *Parsed) (Statement, error) {
-	return bind(&binder{cat: cat, pins: pins(refs)}, p)
+	return bind(&binder{cat: cat, pins: pins(refs), funcs: funcState{stored: true}}, p)
+}
+
+// BindStoredView binds the stored defining statement of view rel as
+// BindStored does, each SQL function it calls being the one recorded in
+// rel.Functions.
+func BindStoredView(cat *catalog.Catalog, rel *catalog.Relation, p *Parsed) (Statement, error) {
+	z, err := storedZone(rel.TimeZone)
+	if err != nil {
+		return nil, err
+	}
+	return bind(&binder{cat: cat, pins: pins(rel.Refs), funcs: funcState{stored: true, pins: pins(rel.Functions)},
+		zone: z, intervalSpelling: !rel.IntervalSpans}, p)
 }
 
 // BindStoredBySpelling is BindStored for a materialized view created before
@@ -154,6 +166,7 @@ func (b *binder) expandView(rel *catalog.Relation, rv *pg_query.RangeVar) (Rel, 
 	p := parsed[0]
 	sub := &binder{cat: b.cat, pins: pins(rel.Refs), full: p.full, base: p.base, text: p.Text, clauses: p.clauses, viewDepth: b.viewDepth + 1, intervalSpelling: b.intervalSpelling}
 	sub.textStart = textStart(p)
+	sub.funcs = funcState{stored: true, pins: pins(rel.Functions), stack: b.funcs.stack}
 	q, err := sub.bindQuery(p.node.GetViewStmt().Query.GetSelectStmt())
 	if err != nil {
 		return nil, nil, err
@@ -209,6 +222,10 @@ type CreateView struct {
 	Columns []catalog.Column
 	// Refs are the relations the query names (see catalog.Relation.Refs).
 	Refs []catalog.Ref
+	// Functions, CallsFunctions and ReadsThrough are the SQL functions the
+	// query calls (see catalog.Relation.Functions).
+	Functions                    []catalog.Ref
+	CallsFunctions, ReadsThrough []uint32
 	// SQL is the statement's text, stored in the catalog.
 	SQL string
 }
@@ -241,7 +258,8 @@ func (b *binder) bindCreateView(s *pg_query.ViewStmt) (Statement, error) {
 	if len(s.Aliases) > len(vis) {
 		return nil, b.errAt(s.View.Location, sqlerr.New(sqlerr.SyntaxError, "CREATE VIEW specifies more column names than columns"))
 	}
-	cv := &CreateView{Name: name, Replace: s.Replace, Refs: b.refs, SQL: b.text}
+	cv := &CreateView{Name: name, Replace: s.Replace, Refs: b.refs, SQL: b.text,
+		Functions: b.funcs.refs, CallsFunctions: b.funcs.calls, ReadsThrough: b.funcs.reads}
 	seen := map[string]bool{}
 	for k, i := range vis {
 		c := q.Columns()[i]

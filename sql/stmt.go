@@ -40,6 +40,10 @@ type CreateMaterializedView struct {
 	// TimeZone is the zone the query was bound in ("": UTC), which a
 	// restart binds it in again (see bind_timezone.go).
 	TimeZone string
+	// Functions, CallsFunctions and ReadsThrough are the SQL functions the
+	// query calls (see catalog.Relation.Functions).
+	Functions                    []catalog.Ref
+	CallsFunctions, ReadsThrough []uint32
 }
 
 // Drop is DROP TABLE, VIEW, MATERIALIZED VIEW or SOURCE.

@@ -18,7 +18,7 @@ import (
 // Row errors follow ctx.Strict like Eval: when lenient, the result is NULL
 // and the error is counted and logged.
 func EvalDatum(ctx *Context, e sql.Expr) (types.Datum, error) {
-	k := &kctx{now: ctx.Now}
+	k := &kctx{now: ctx.Now, rnd: ctx.Random}
 	d, err := evalScalar(k, foldExpr(normalize(e)))
 	if err != nil {
 		if err.Code == sqlerr.InternalError || ctx.Strict {

@@ -54,6 +54,9 @@ type Context struct {
 	Log    *slog.Logger  // may be nil
 	// Now is the value of now() in microseconds since the Unix epoch.
 	Now int64
+	// Random is the session's generator for random() and setseed(); nil
+	// outside sessions (random() then draws from a global one).
+	Random *Random
 }
 
 // RowError applies the row-error policy to an error that an operator hit
@@ -188,7 +191,7 @@ func newEctx(ctx *Context, n int) *ectx {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	return &ectx{Context: ctx, mem: mem, n: n, k: kctx{now: ctx.Now}}
+	return &ectx{Context: ctx, mem: mem, n: n, k: kctx{now: ctx.Now, rnd: ctx.Random}}
 }
 
 // isActive reports whether row i is active.

@@ -13,6 +13,8 @@ import (
 // one evaluation on one goroutine.
 type kctx struct {
 	now int64
+	// rnd is the session's generator for random() and setseed(), or nil.
+	rnd *Random
 	// buf is scratch space for text results: a kernel may return a Datum
 	// whose S aliases buf, valid until the next kernel call on this kctx.
 	buf []byte

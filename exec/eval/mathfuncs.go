@@ -2,7 +2,6 @@ package eval
 
 import (
 	"math"
-	"math/rand/v2"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
@@ -389,9 +388,8 @@ func init() {
 	reg(sql.FnPi, nil, fixed(func(*kctx, []types.Datum) (types.Datum, *sqlerr.Error) {
 		return types.DFloat(math.Pi), nil
 	}))
-	reg(sql.FnRandom, nil, fixed(func(*kctx, []types.Datum) (types.Datum, *sqlerr.Error) {
-		return types.DFloat(rand.Float64()), nil
-	}))
+	reg(sql.FnRandom, nil, fixed(random))
+	reg(sql.FnSetseed, ts(f8), fixed(setseed))
 	for _, t := range []types.T{i4, i8} {
 		reg(sql.FnGcd, ts(t, t), func(args []types.T, _ types.T) scalarFn { return gcdKernel(args[0].Kind) })
 		reg(sql.FnLcm, ts(t, t), func(args []types.T, _ types.T) scalarFn { return lcmKernel(args[0].Kind) })
