@@ -161,7 +161,7 @@ func (t T) OID() uint32 {
 	case Interval:
 		return OIDInterval
 	case Array:
-		return arrayOID(t.Elem)
+		return arrayOID(t)
 	}
 	return OIDText
 }
