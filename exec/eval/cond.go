@@ -40,8 +40,47 @@ func gather(c *ectx, t types.T, brs []branch) arrow.Array {
 		return gatherFixed[decimal128.Num](c, t, brs)
 	case types.Text:
 		return gatherText(c, brs)
+	case types.Array:
+		return gatherList(c, t, brs)
 	}
 	return array.NewNull(c.n)
+}
+
+// gatherList builds an array column row by row: lists have no fixed width
+// to copy in bulk.
+func gatherList(c *ectx, t types.T, brs []branch) arrow.Array {
+	b := array.NewBuilder(c.mem, t.ArrowType()).(*array.ListBuilder)
+	defer b.Release()
+	vb := b.ValueBuilder()
+	which := make([]int16, c.n)
+	for i := range which {
+		which[i] = -1
+	}
+	for k, br := range brs {
+		for bi, m := range br.rows {
+			for ; m != 0; m &= m - 1 {
+				which[bi<<3+bits.TrailingZeros8(m)] = int16(k)
+			}
+		}
+	}
+	for i, k := range which {
+		switch {
+		case k < 0 || isNullBranch(brs[k]):
+			b.AppendNull()
+		case brs[k].col == nil:
+			types.AppendDatum(b, t, brs[k].d)
+		case brs[k].col.IsNull(i):
+			b.AppendNull()
+		default:
+			l := brs[k].col.(*array.List)
+			b.Append(true)
+			start, end := l.ValueOffsets(i)
+			for j := start; j < end; j++ {
+				appendValueAt(vb, l.ListValues(), int(j))
+			}
+		}
+	}
+	return b.NewArray()
 }
 
 // fixedConst returns the value of d as stored in a column of type t, viewed
