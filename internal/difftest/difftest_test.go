@@ -742,8 +742,13 @@ func (h *harness) newView(g *gen, w *world) (*relation, stmt) {
 			g.others = append(g.others, r)
 		}
 	}
+	unnest := other == nil && hasColumnOf(src, tIntArray, tTextArray) && g.chance(0.3)
 	mk := func(named bool) *relation {
 		switch {
+		case unnest:
+			if v, ok := g.unnestView(name, src, named); ok {
+				return v
+			}
 		case setOp:
 			return g.setView(name, src, other, named)
 		case other != nil:

@@ -25,11 +25,19 @@ const (
 	tDate
 	tTimestamp
 	tInterval
+	// Non-scalar types, described by extTypes (gen_types.go).
+	tIntArray  // integer[] (gen_array.go)
+	tTextArray // text[]
 )
 
 // columnTypes are the types a table column can have; interval is rarer.
 var columnTypes = []typ{tSmallint, tInt, tBigint, tNumeric, tFloat, tText, tBool, tDate, tTimestamp,
-	tSmallint, tInt, tBigint, tNumeric, tFloat, tText, tBool, tDate, tTimestamp, tInterval}
+	tSmallint, tInt, tBigint, tNumeric, tFloat, tText, tBool, tDate, tTimestamp, tInterval,
+	tIntArray, tTextArray}
+
+// comparableTypes are the types comparisons (= <> < ...) are generated for.
+var comparableTypes = []typ{tSmallint, tInt, tBigint, tNumeric, tFloat, tText, tText, tBool, tDate, tTimestamp, tInterval,
+	tIntArray, tTextArray}
 
 // keyTypes are the types a primary key column can have.
 var keyTypes = []typ{tSmallint, tInt, tBigint, tText, tDate}
@@ -38,10 +46,10 @@ func (t typ) isInt() bool    { return t <= tBigint }
 func (t typ) isNumber() bool { return t <= tFloat }
 
 // castName is the name of t in CAST expressions.
-func (t typ) castName() string {
-	return [...]string{"smallint", "integer", "bigint", "numeric", "double precision", "text",
-		"boolean", "date", "timestamp", "interval"}[t]
-}
+func (t typ) castName() string { return typeNames[t] }
+
+var typeNames = [...]string{"smallint", "integer", "bigint", "numeric", "double precision", "text",
+	"boolean", "date", "timestamp", "interval", "integer[]", "text[]"}
 
 // declName is the name of t in CREATE TABLE.
 func (t typ) declName() string {
@@ -71,6 +79,9 @@ func (t typ) limit() float64 {
 		return 1000
 	case tInterval:
 		return 1e7 // days
+	}
+	if s := extTypes[t]; s != nil {
+		return s.limit
 	}
 	return math.Inf(1)
 }
@@ -110,6 +121,8 @@ type expr struct {
 	ambiguous bool
 	// lit marks literals.
 	lit bool
+	// length bounds the number of elements of arrays.
+	length float64
 }
 
 // Value domains. They are small so that groups, duplicates and DISTINCT
@@ -206,6 +219,9 @@ func (c *ectx) ok(e expr) bool {
 	if e.bound > e.t.limit() {
 		return false
 	}
+	if s := extTypes[e.t]; s != nil && e.length > s.maxLen {
+		return false
+	}
 	if c.exact && e.approx {
 		return false
 	}
@@ -292,6 +308,9 @@ func (g *gen) nonNullLiteral(t typ) expr {
 		e.sql = "INTERVAL " + quote(pick(g, intervalDomain))
 		e.bound = 40
 		e.ambiguous = true
+	default:
+		e = extTypes[t].literal(g)
+		e.lit, e.dyadic = true, true
 	}
 	return e
 }
@@ -404,11 +423,14 @@ func (g *gen) compound(c *ectx, t typ, depth int) (expr, bool) {
 	case 1:
 		return g.coalesce(c, t, depth), true
 	case 2:
-		if t != tInterval {
+		if s := extTypes[t]; t != tInterval && (s == nil || s.greatest) {
 			return g.nullifOrGreatest(c, t, depth), true
 		}
 	case 3:
 		return g.viaText(x, t, depth)
+	}
+	if e, ok := g.fromExt(x, t, depth); ok {
+		return e, true
 	}
 	switch t {
 	case tSmallint, tInt, tBigint, tNumeric, tFloat:
@@ -423,6 +445,9 @@ func (g *gen) compound(c *ectx, t typ, depth int) (expr, bool) {
 		return g.timestamp(x, depth)
 	case tInterval:
 		return g.interval(x, depth)
+	}
+	if s := extTypes[t]; s != nil {
+		return s.make(g, c, x, depth)
 	}
 	return expr{}, false
 }
@@ -509,6 +534,7 @@ func merge(t typ, es ...expr) expr {
 		m.dyadic = m.dyadic && e.dyadic
 		m.special = m.special || e.special
 		m.ambiguous = m.ambiguous || e.ambiguous
+		m.length = math.Max(m.length, e.length)
 	}
 	return m
 }
@@ -978,7 +1004,7 @@ func comparableApprox(e expr) bool { return !e.approx || e.t != tFloat }
 // one approximate and the other a literal.
 func (g *gen) comparable(c *ectx, depth int) (expr, expr) {
 	x := c.strict()
-	ta := g.someType(c, []typ{tSmallint, tInt, tBigint, tNumeric, tFloat, tText, tText, tBool, tDate, tTimestamp, tInterval})
+	ta := g.someType(c, comparableTypes)
 	tb := ta
 	switch {
 	case ta.isNumber() && g.chance(0.4):
@@ -1115,6 +1141,8 @@ func (g *gen) table(name string) *relation {
 			}
 		case c.t == tInterval:
 			e.bound, e.ambiguous = 1e3, true
+		case extTypes[c.t] != nil:
+			extTypes[c.t].column(&e)
 		}
 		r.cols = append(r.cols, e)
 	}
@@ -1170,6 +1198,9 @@ func (g *gen) value(t typ) string {
 		return quote(pick(g, timestampDomain))
 	case tInterval:
 		return quote(pick(g, intervalDomain))
+	}
+	if s := extTypes[t]; s != nil {
+		return s.value(g)
 	}
 	panic("no values of type " + t.castName())
 }
@@ -1328,7 +1359,11 @@ func (g *gen) seriesValue(t typ) string {
 	case tInterval:
 		e = fmt.Sprintf("(i %% %d) * INTERVAL '5 hours'", m)
 	default:
-		panic("no series values of type " + t.castName())
+		s := extTypes[t]
+		if s == nil {
+			panic("no series values of type " + t.castName())
+		}
+		e = s.series(g)
 	}
 	if g.chance(0.5) {
 		e = fmt.Sprintf("CASE WHEN i %% %d = 0 THEN NULL ELSE %s END", pick(g, []int{3, 4, 10}), e)
@@ -1363,7 +1398,7 @@ func (g *gen) assignment(c *ectx, col column, bound expr, depth int) expr {
 	}
 	for range 10 {
 		e := g.expr(c, t, depth)
-		if e.bound > bound.bound || t == tFloat && strings.Contains(e.sql, "*") {
+		if e.bound > bound.bound || e.length > bound.length || t == tFloat && strings.Contains(e.sql, "*") {
 			// Too large for the column, or a float product (which would,
 			// repeated, make values lose their dyadic exactness).
 			continue
@@ -1893,6 +1928,9 @@ func (g *gen) aggregate(c *ectx) expr {
 	filter := ""
 	if g.chance(0.25) {
 		filter = " FILTER (WHERE " + g.expr(c, tBool, 1).sql + ")"
+	}
+	if g.chance(arrayAggChance) {
+		return g.arrayAgg(c, filter)
 	}
 	var e expr
 	switch g.intn(7) {
