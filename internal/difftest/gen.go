@@ -183,6 +183,9 @@ type gen struct {
 	// read; refs collects those they do.
 	others []*relation
 	refs   []string
+	// subqueries counts the subqueries made by corrSubquery in the view
+	// being generated.
+	subqueries int
 }
 
 func newGen(seed int64) *gen {
@@ -204,6 +207,9 @@ type ectx struct {
 	// grouping marks values that are grouped or made distinct: they
 	// compare by hashing.
 	grouping bool
+	// corr are the outer columns a correlated subquery in the expression
+	// may refer to; nil where no subquery may be (see gen_subquery.go).
+	corr []expr
 }
 
 // strict returns c for operands of computations: exact, and dyadic when c
@@ -212,7 +218,7 @@ func (c *ectx) strict() *ectx {
 	if c.exact {
 		return c
 	}
-	return &ectx{cols: c.cols, exact: true, dyadic: c.dyadic}
+	return &ectx{cols: c.cols, exact: true, dyadic: c.dyadic, corr: c.corr}
 }
 
 func (c *ectx) ok(e expr) bool {
@@ -417,6 +423,9 @@ func (g *gen) fromColumn(c *ectx, t typ) (expr, bool) {
 // does not apply.
 func (g *gen) compound(c *ectx, t typ, depth int) (expr, bool) {
 	x := c.strict()
+	if e, ok := g.corrSubquery(c, t); ok {
+		return e, true
+	}
 	switch g.intn(13) {
 	case 0:
 		return g.caseExpr(c, t, depth), true
@@ -1500,7 +1509,7 @@ func (g *gen) delete(r *relation) string {
 // nameColumns.
 func (g *gen) view(name string, src *relation, named bool) *relation {
 	v := &relation{name: name, view: true}
-	g.named, g.unnamed, g.refs = named, false, nil
+	g.named, g.unnamed, g.refs, g.subqueries = named, false, nil, 0
 	var sel string
 	var outs []expr
 	switch g.intn(6) {
@@ -1522,7 +1531,7 @@ func (g *gen) view(name string, src *relation, named bool) *relation {
 	}
 	v.def = sel
 	v.unnamed = g.unnamed
-	v.sources = append([]string{src.name}, g.refs...)
+	v.sources = append([]string{src.name}, usedRefs(sel, g.refs)...)
 	for i, o := range outs {
 		col := o
 		col.sql = fmt.Sprintf("c%d", i+1)
@@ -1614,7 +1623,7 @@ func (g *gen) setView(name string, a, b *relation, named bool) *relation {
 // then it is or has a subquery over one of g.others (see subquery), alone,
 // AND-ed, OR-ed or negated.
 func (g *gen) where(c *ectx, src *relation) string {
-	cond := g.expr(c, tBool, 2).sql
+	cond := g.expr(withCorr(c, outerColumns(src)), tBool, 2).sql
 	if len(g.others) == 0 || !g.chance(0.3) {
 		return cond
 	}
@@ -1817,7 +1826,7 @@ func (v *relation) nameColumns(names []string) bool {
 
 // projection returns SELECT [DISTINCT] exprs FROM src [WHERE ...].
 func (g *gen) projection(src *relation, distinct bool) (string, []expr) {
-	c := &ectx{cols: src.cols, exact: distinct, grouping: distinct}
+	c := &ectx{cols: src.cols, exact: distinct, grouping: distinct, corr: outerColumns(src)}
 	n := 1 + g.intn(4)
 	var outs []expr
 	var items []string
@@ -1885,6 +1894,14 @@ func (g *gen) aggregation(src *relation) (string, []expr) {
 		outs = append(outs, a)
 		items = append(items, g.item(a, len(outs)))
 	}
+	if g.chance(0.1) {
+		t := g.someType(c, []typ{tBool, tBigint, tInt, tText})
+		if e, ok := g.keySubquery(src, keys, t); ok {
+			// Named: PostgreSQL names a subquery after its select list.
+			outs = append(outs, e)
+			items = append(items, fmt.Sprintf("%s AS c%d", e.sql, len(outs)))
+		}
+	}
 	q := "SELECT " + strings.Join(items, ", ") + " FROM " + src.name
 	if g.chance(0.4) {
 		q += " WHERE " + g.where(c, src)
@@ -1902,7 +1919,7 @@ func (g *gen) aggregation(src *relation) (string, []expr) {
 		q += " GROUP BY " + strings.Join(gs, ", ")
 	}
 	if g.chance(0.35) {
-		q += " HAVING " + g.having(c, keys)
+		q += " HAVING " + g.having(c, keys, src)
 	}
 	return q, outs
 }
@@ -2032,8 +2049,13 @@ func (g *gen) distinct(a expr) string {
 }
 
 // having returns a HAVING condition over aggregates and the group keys.
-func (g *gen) having(c *ectx, keys []expr) string {
+func (g *gen) having(c *ectx, keys []expr, src *relation) string {
 	cond := func() string {
+		if g.chance(0.2) {
+			if e, ok := g.keySubquery(src, keys, tBool); ok {
+				return e.sql
+			}
+		}
 		if len(keys) > 0 && g.chance(0.3) {
 			k := pick(g, keys)
 			if k.t == tBool {
