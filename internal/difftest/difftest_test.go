@@ -408,10 +408,24 @@ func (w *world) feedsJoin(r *relation) bool {
 // deletes: tables that feed joins stay small, as joins on small domains
 // multiply rows.
 func (w *world) maxRows(r *relation) int {
-	if w.feedsJoin(r) {
+	switch {
+	case w.feedsManyWayJoin(r):
+		return 40
+	case w.feedsJoin(r):
 		return 80
 	}
 	return 300
+}
+
+// feedsManyWayJoin reports whether a view joins r, directly or not, with
+// two or more other relations.
+func (w *world) feedsManyWayJoin(r *relation) bool {
+	for name := range w.dependents(r) {
+		if v := w.find(name); v != nil && len(v.sources) > 2 {
+			return true
+		}
+	}
+	return false
 }
 
 // dependents returns r and every view built on it, directly or not.
@@ -743,8 +757,33 @@ func (h *harness) newView(g *gen, w *world) (*relation, stmt) {
 		}
 	}
 	unnest := other == nil && hasColumnOf(src, tIntArray, tTextArray) && g.chance(0.3)
+	var multi []*relation
+	if other == nil && !unnest && g.chance(0.12) {
+		// A join of three to six small inputs (gen_join.go).
+		n := pick(g, []int{3, 3, 3, 4, 4, 5, 6})
+		limit := pick(g, []int{60, 25})
+		if n > 4 {
+			limit = 25
+		}
+		multi = []*relation{src}
+		for len(multi) < n {
+			if r := pickSource(); h.count(r) <= limit {
+				multi = append(multi, r)
+			} else {
+				multi = nil
+				break
+			}
+		}
+		if multi != nil && h.count(src) > limit {
+			multi = nil
+		}
+	}
 	mk := func(named bool) *relation {
 		switch {
+		case multi != nil:
+			if v, ok := g.multiJoinView(name, multi, named); ok {
+				return v
+			}
 		case unnest:
 			if v, ok := g.unnestView(name, src, named); ok {
 				return v

@@ -1096,6 +1096,9 @@ type relation struct {
 	nullableKey bool
 	def         string   // the defining SELECT
 	sources     []string // the relations the view reads
+	// where is set on the FROM list of a comma join (see gen_join.go):
+	// the conditions every query over it must have in its WHERE.
+	where string
 }
 
 // table returns a random table definition named name.
@@ -1852,10 +1855,11 @@ func (g *gen) projection(src *relation, distinct bool) (string, []expr) {
 	if distinct {
 		q += "DISTINCT "
 	}
-	q += strings.Join(items, ", ") + " FROM " + src.name
+	cond := ""
 	if g.chance(0.6) {
-		q += " WHERE " + g.where(&ectx{cols: c.cols}, src)
+		cond = g.where(&ectx{cols: c.cols}, src)
 	}
+	q += strings.Join(items, ", ") + " FROM " + src.name + whereOf(src, cond)
 	return q, outs
 }
 
@@ -1902,10 +1906,11 @@ func (g *gen) aggregation(src *relation) (string, []expr) {
 			items = append(items, fmt.Sprintf("%s AS c%d", e.sql, len(outs)))
 		}
 	}
-	q := "SELECT " + strings.Join(items, ", ") + " FROM " + src.name
+	cond := ""
 	if g.chance(0.4) {
-		q += " WHERE " + g.where(c, src)
+		cond = g.where(c, src)
 	}
+	q := "SELECT " + strings.Join(items, ", ") + " FROM " + src.name + whereOf(src, cond)
 	if len(keys) > 0 {
 		var gs []string
 		for i, k := range keys {
