@@ -65,12 +65,29 @@ func (g *gen) multiJoin(ins []*relation) (*relation, bool) {
 		cols[i] = qualified(fmt.Sprintf("j%d", i+1), r.cols)
 	}
 	// conds[i] link input i with inputs before it: the edge of the tree
-	// to a random earlier input, now and then one more.
+	// to a random earlier input, now and then one more. The edge is on
+	// input i's primary key where it has a one-column key, so that each
+	// row joined so far matches at most one of its rows: a join of many
+	// inputs on equalities over small domains (or over columns an UPDATE
+	// made all equal) would otherwise multiply into millions of rows. At
+	// most one edge is on other columns.
 	conds := make([][]string, n)
+	free := 0
 	for i := 1; i < n; i++ {
 		for k := range 1 + btoi(g.chance(0.25)) {
 			j := g.intn(i)
-			x, y, ok := g.joinKeys(cols[j], cols[i])
+			x, y, ok := expr{}, expr{}, false
+			if r := ins[i]; k == 0 && len(r.key) == 1 {
+				x, y, ok = g.joinKeys(cols[j], cols[i][r.key[0]:r.key[0]+1])
+			}
+			if !ok && k == 0 {
+				if free++; free > 1 {
+					return nil, false
+				}
+			}
+			if !ok {
+				x, y, ok = g.joinKeys(cols[j], cols[i])
+			}
 			if !ok {
 				if k == 0 {
 					return nil, false
