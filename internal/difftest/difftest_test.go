@@ -394,10 +394,11 @@ func (w *world) find(name string) *relation {
 }
 
 // feedsJoin reports whether a view combines r, directly or not, with
-// another relation (a join, a subquery, a set operation).
+// another relation (a join, a subquery, a set operation) or multiplies its
+// rows (unnest).
 func (w *world) feedsJoin(r *relation) bool {
 	for name := range w.dependents(r) {
-		if v := w.find(name); v != nil && len(v.sources) > 1 {
+		if v := w.find(name); v != nil && (len(v.sources) > 1 || v.multiplies) {
 			return true
 		}
 	}
@@ -756,7 +757,9 @@ func (h *harness) newView(g *gen, w *world) (*relation, stmt) {
 			g.others = append(g.others, r)
 		}
 	}
-	unnest := other == nil && hasColumnOf(src, tIntArray, tTextArray) && g.chance(0.3)
+	// unnest multiplies rows: over inputs that are not too large (window
+	// functions over its rows cost PostgreSQL quadratic time with EXCLUDE).
+	unnest := other == nil && hasColumnOf(src, tIntArray, tTextArray) && h.count(src) <= 300 && g.chance(0.3)
 	var multi []*relation
 	if other == nil && !unnest && g.chance(0.12) {
 		// A join of three to six small inputs (gen_join.go).

@@ -1096,6 +1096,9 @@ type relation struct {
 	nullableKey bool
 	def         string   // the defining SELECT
 	sources     []string // the relations the view reads
+	// multiplies marks views with several rows per input row (unnest):
+	// their inputs stay small, as a join's do.
+	multiplies bool
 	// where is set on the FROM list of a comma join (see gen_join.go):
 	// the conditions every query over it must have in its WHERE.
 	where string

@@ -403,5 +403,6 @@ func (g *gen) unnestView(name string, src *relation, named bool) (*relation, boo
 	}
 	v := g.view(name, &relation{name: from, cols: cols}, named)
 	v.sources = append([]string{src.name}, v.sources[1:]...)
+	v.multiplies = true
 	return v, true
 }
