@@ -298,7 +298,12 @@ func (g *gen) arrayUse(x *ectx, t, want typ, depth int) (expr, bool) {
 		case 0, 1:
 			el := g.element(x, t, depth)
 			op := pick(g, []string{" = ANY", " <> ALL", " = ALL", " <> ANY", " < ANY", " >= ALL"})
-			e.sql = "(" + el.sql + op + " (" + a.sql + "))"
+			arr := a.sql
+			if strings.HasPrefix(arr, "(SELECT") {
+				// ANY ((SELECT ...)) reads as ANY over the subquery's rows.
+				arr = "CAST(" + arr + " AS " + t.castName() + ")"
+			}
+			e.sql = "(" + el.sql + op + " (" + arr + "))"
 		case 2:
 			b := g.expr(x, t, depth)
 			e.sql = "(" + a.sql + pick(g, []string{" @> ", " <@ ", " && "}) + b.sql + ")"
