@@ -761,7 +761,7 @@ func (h *harness) newView(g *gen, w *world) (*relation, stmt) {
 	// functions over its rows cost PostgreSQL quadratic time with EXCLUDE).
 	unnest := other == nil && hasColumnOf(src, tIntArray, tTextArray) && h.count(src) <= 300 && g.chance(0.3)
 	var multi []*relation
-	if other == nil && !unnest && g.chance(0.12) {
+	if other == nil && !unnest && g.chance(0.08) {
 		// A join of three to six small inputs (gen_join.go).
 		n := pick(g, []int{3, 3, 3, 4, 4, 5, 6})
 		limit := pick(g, []int{60, 25})

@@ -23,7 +23,7 @@ import (
 // is a correlated subquery, and subqueriesPerView bounds their number in
 // one view definition (each is a join to maintain).
 const (
-	subqueryChance    = 0.06
+	subqueryChance    = 0.04
 	subqueriesPerView = 2
 )
 
