@@ -262,6 +262,17 @@ func (b *binder) bindIndirection(ctx *exprCtx, ind *pg_query.A_Indirection) (Exp
 	return e, nil
 }
 
+// bindComparison binds comparison fn (FnEq, FnLt, ...) of l and r, through
+// the array comparisons when an operand is an array.
+func (b *binder) bindComparison(fn string, l, r Expr, loc int32) (Expr, error) {
+	if l.Type().Kind == types.Array || r.Type().Kind == types.Array {
+		if afn, ok := arrayCompareFns[fn]; ok {
+			return b.bindArrayCall(afn, []Expr{l, r}, loc)
+		}
+	}
+	return b.resolveCall(fn, []Expr{l, r}, loc)
+}
+
 // bindArrayOperator binds a binary operator with an array operand, or
 // returns nil if neither operand is an array.
 func (b *binder) bindArrayOperator(op string, l, r Expr, loc int32) (Expr, error) {

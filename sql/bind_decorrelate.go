@@ -188,7 +188,7 @@ func (b *binder) bindMarkSubquery(ctx *exprCtx, s *pg_query.SubLink) (Expr, erro
 	}
 	xref := &InputRef{Index: len(rel.Columns()) + len(d.domain), T: t, Name: "domain" + itoa(int64(len(d.domain)+1))}
 	d.domain = append(d.domain, x)
-	if d.cond, err = b.resolveCall(fn, []Expr{xref, y}, s.Location); err != nil {
+	if d.cond, err = b.bindComparison(fn, xref, y, s.Location); err != nil {
 		return nil, err
 	}
 	return ctx.subs.add(scalarJoin{dep: d}, types.BoolT), nil

@@ -329,7 +329,7 @@ func (b *binder) bindQuantified(input Rel, sc *scope, s *pg_query.SubLink, negat
 		return join, nil
 	}
 	// Over the input's columns followed by the subquery's.
-	cond, err := b.resolveCall(fn, []Expr{x, ShiftRefs(y, len(input.Columns()))}, s.Location)
+	cond, err := b.bindComparison(fn, x, ShiftRefs(y, len(input.Columns())), s.Location)
 	if err != nil {
 		return nil, err
 	}

@@ -42,16 +42,28 @@ func DArray(elems []Datum) Datum {
 }
 
 // arrayOIDs are the OIDs of the array types (pg_type.typarray), by
-// element kind.
+// element kind: text[] for text elements (character varying[] is
+// oidVarcharArray, see arrayOID).
 var arrayOIDs = map[Kind]uint32{
 	Bool: 1000, Int16: 1005, Int32: 1007, Int64: 1016, Numeric: 1231,
-	Float32: 1021, Float64: 1022, Text: 1015, Date: 1182,
+	Float32: 1021, Float64: 1022, Text: 1009, Date: 1182,
 	Timestamp: 1115, TimestampTZ: 1185, Interval: 1187, Unknown: 1009,
 	JSONB:  3807,
 	Struct: OIDRecordArray, Map: 1009,
 }
 
-func arrayOID(elem Kind) uint32 { return arrayOIDs[elem] }
+// oidVarcharArray is character varying[].
+const oidVarcharArray = 1015
+
+// arrayOID returns the OID of array type t: an array of text is text[],
+// one of character varying (varchar, varchar(n)) character varying[], as
+// its elements are described text or character varying.
+func arrayOID(t T) uint32 {
+	if t.Elem == Text && t.ElemT().OID() == OIDVarchar {
+		return oidVarcharArray
+	}
+	return arrayOIDs[t.Elem]
+}
 
 // arrayString is the PostgreSQL spelling of an array type: integer[].
 func (t T) arrayString() string { return t.ElemT().String() + "[]" }

@@ -38,8 +38,15 @@ func TestArrayText(t *testing.T) {
 	if s := intArr.String(); s != "integer[]" {
 		t.Errorf("name %s", s)
 	}
-	if o := textArr.OID(); o != 1015 {
+	// text[] is text[] (1009), character varying[] and varchar(n)[] are
+	// character varying[] (1015), as in PostgreSQL.
+	if o := textArr.OID(); o != 1009 {
 		t.Errorf("oid %d", o)
+	}
+	for _, vt := range []T{{Kind: Text, Varchar: true}, {Kind: Text, Width: 5}} {
+		if o := ArrayOf(vt).OID(); o != 1015 {
+			t.Errorf("%s: oid %d", ArrayOf(vt), o)
+		}
 	}
 }
 

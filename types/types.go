@@ -180,7 +180,7 @@ func (t T) OID() uint32 {
 	case Interval:
 		return OIDInterval
 	case Array:
-		return arrayOID(t.Elem)
+		return arrayOID(t)
 	case Bytea:
 		return OIDBytea
 	case UUID:

@@ -394,10 +394,11 @@ func (w *world) find(name string) *relation {
 }
 
 // feedsJoin reports whether a view combines r, directly or not, with
-// another relation (a join, a subquery, a set operation).
+// another relation (a join, a subquery, a set operation) or multiplies its
+// rows (unnest).
 func (w *world) feedsJoin(r *relation) bool {
 	for name := range w.dependents(r) {
-		if v := w.find(name); v != nil && len(v.sources) > 1 {
+		if v := w.find(name); v != nil && (len(v.sources) > 1 || v.multiplies) {
 			return true
 		}
 	}
@@ -408,10 +409,24 @@ func (w *world) feedsJoin(r *relation) bool {
 // deletes: tables that feed joins stay small, as joins on small domains
 // multiply rows.
 func (w *world) maxRows(r *relation) int {
-	if w.feedsJoin(r) {
+	switch {
+	case w.feedsManyWayJoin(r):
+		return 40
+	case w.feedsJoin(r):
 		return 80
 	}
 	return 300
+}
+
+// feedsManyWayJoin reports whether a view joins r, directly or not, with
+// two or more other relations.
+func (w *world) feedsManyWayJoin(r *relation) bool {
+	for name := range w.dependents(r) {
+		if v := w.find(name); v != nil && len(v.sources) > 2 {
+			return true
+		}
+	}
+	return false
 }
 
 // dependents returns r and every view built on it, directly or not.
@@ -742,8 +757,40 @@ func (h *harness) newView(g *gen, w *world) (*relation, stmt) {
 			g.others = append(g.others, r)
 		}
 	}
+	// unnest multiplies rows: over inputs that are not too large (window
+	// functions over its rows cost PostgreSQL quadratic time with EXCLUDE).
+	unnest := other == nil && hasColumnOf(src, tIntArray, tTextArray) && h.count(src) <= 300 && g.chance(0.3)
+	var multi []*relation
+	if other == nil && !unnest && g.chance(0.08) {
+		// A join of three to six small inputs (gen_join.go).
+		n := pick(g, []int{3, 3, 3, 4, 4, 5, 6})
+		limit := pick(g, []int{60, 25})
+		if n > 4 {
+			limit = 25
+		}
+		multi = []*relation{src}
+		for len(multi) < n {
+			if r := pickSource(); h.count(r) <= limit {
+				multi = append(multi, r)
+			} else {
+				multi = nil
+				break
+			}
+		}
+		if multi != nil && h.count(src) > limit {
+			multi = nil
+		}
+	}
 	mk := func(named bool) *relation {
 		switch {
+		case multi != nil:
+			if v, ok := g.multiJoinView(name, multi, named); ok {
+				return v
+			}
+		case unnest:
+			if v, ok := g.unnestView(name, src, named); ok {
+				return v
+			}
 		case setOp:
 			return g.setView(name, src, other, named)
 		case other != nil:

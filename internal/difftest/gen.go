@@ -25,11 +25,19 @@ const (
 	tDate
 	tTimestamp
 	tInterval
+	// Non-scalar types, described by extTypes (gen_types.go).
+	tIntArray  // integer[] (gen_array.go)
+	tTextArray // text[]
 )
 
 // columnTypes are the types a table column can have; interval is rarer.
 var columnTypes = []typ{tSmallint, tInt, tBigint, tNumeric, tFloat, tText, tBool, tDate, tTimestamp,
-	tSmallint, tInt, tBigint, tNumeric, tFloat, tText, tBool, tDate, tTimestamp, tInterval}
+	tSmallint, tInt, tBigint, tNumeric, tFloat, tText, tBool, tDate, tTimestamp, tInterval,
+	tIntArray, tTextArray}
+
+// comparableTypes are the types comparisons (= <> < ...) are generated for.
+var comparableTypes = []typ{tSmallint, tInt, tBigint, tNumeric, tFloat, tText, tText, tBool, tDate, tTimestamp, tInterval,
+	tIntArray, tTextArray}
 
 // keyTypes are the types a primary key column can have.
 var keyTypes = []typ{tSmallint, tInt, tBigint, tText, tDate}
@@ -38,10 +46,10 @@ func (t typ) isInt() bool    { return t <= tBigint }
 func (t typ) isNumber() bool { return t <= tFloat }
 
 // castName is the name of t in CAST expressions.
-func (t typ) castName() string {
-	return [...]string{"smallint", "integer", "bigint", "numeric", "double precision", "text",
-		"boolean", "date", "timestamp", "interval"}[t]
-}
+func (t typ) castName() string { return typeNames[t] }
+
+var typeNames = [...]string{"smallint", "integer", "bigint", "numeric", "double precision", "text",
+	"boolean", "date", "timestamp", "interval", "integer[]", "text[]"}
 
 // declName is the name of t in CREATE TABLE.
 func (t typ) declName() string {
@@ -71,6 +79,9 @@ func (t typ) limit() float64 {
 		return 1000
 	case tInterval:
 		return 1e7 // days
+	}
+	if s := extTypes[t]; s != nil {
+		return s.limit
 	}
 	return math.Inf(1)
 }
@@ -110,6 +121,8 @@ type expr struct {
 	ambiguous bool
 	// lit marks literals.
 	lit bool
+	// length bounds the number of elements of arrays.
+	length float64
 }
 
 // Value domains. They are small so that groups, duplicates and DISTINCT
@@ -170,6 +183,9 @@ type gen struct {
 	// read; refs collects those they do.
 	others []*relation
 	refs   []string
+	// subqueries counts the subqueries made by corrSubquery in the view
+	// being generated.
+	subqueries int
 }
 
 func newGen(seed int64) *gen {
@@ -191,6 +207,9 @@ type ectx struct {
 	// grouping marks values that are grouped or made distinct: they
 	// compare by hashing.
 	grouping bool
+	// corr are the outer columns a correlated subquery in the expression
+	// may refer to; nil where no subquery may be (see gen_subquery.go).
+	corr []expr
 }
 
 // strict returns c for operands of computations: exact, and dyadic when c
@@ -199,11 +218,14 @@ func (c *ectx) strict() *ectx {
 	if c.exact {
 		return c
 	}
-	return &ectx{cols: c.cols, exact: true, dyadic: c.dyadic}
+	return &ectx{cols: c.cols, exact: true, dyadic: c.dyadic, corr: c.corr}
 }
 
 func (c *ectx) ok(e expr) bool {
 	if e.bound > e.t.limit() {
+		return false
+	}
+	if s := extTypes[e.t]; s != nil && e.length > s.maxLen {
 		return false
 	}
 	if c.exact && e.approx {
@@ -293,6 +315,9 @@ func (g *gen) nonNullLiteral(t typ) expr {
 		e.sql = "INTERVAL " + quote(pick(g, intervalDomain))
 		e.bound = 40
 		e.ambiguous = true
+	default:
+		e = extTypes[t].literal(g)
+		e.lit, e.dyadic = true, true
 	}
 	return e
 }
@@ -399,17 +424,23 @@ func (g *gen) fromColumn(c *ectx, t typ) (expr, bool) {
 // does not apply.
 func (g *gen) compound(c *ectx, t typ, depth int) (expr, bool) {
 	x := c.strict()
+	if e, ok := g.corrSubquery(c, t); ok {
+		return e, true
+	}
 	switch g.intn(13) {
 	case 0:
 		return g.caseExpr(c, t, depth), true
 	case 1:
 		return g.coalesce(c, t, depth), true
 	case 2:
-		if t != tInterval {
+		if s := extTypes[t]; t != tInterval && (s == nil || s.greatest) {
 			return g.nullifOrGreatest(c, t, depth), true
 		}
 	case 3:
 		return g.viaText(x, t, depth)
+	}
+	if e, ok := g.fromExt(x, t, depth); ok {
+		return e, true
 	}
 	switch t {
 	case tSmallint, tInt, tBigint, tNumeric, tFloat:
@@ -424,6 +455,9 @@ func (g *gen) compound(c *ectx, t typ, depth int) (expr, bool) {
 		return g.timestamp(x, depth)
 	case tInterval:
 		return g.interval(x, depth)
+	}
+	if s := extTypes[t]; s != nil {
+		return s.make(g, c, x, depth)
 	}
 	return expr{}, false
 }
@@ -510,6 +544,7 @@ func merge(t typ, es ...expr) expr {
 		m.dyadic = m.dyadic && e.dyadic
 		m.special = m.special || e.special
 		m.ambiguous = m.ambiguous || e.ambiguous
+		m.length = math.Max(m.length, e.length)
 	}
 	return m
 }
@@ -979,7 +1014,7 @@ func comparableApprox(e expr) bool { return !e.approx || e.t != tFloat }
 // one approximate and the other a literal.
 func (g *gen) comparable(c *ectx, depth int) (expr, expr) {
 	x := c.strict()
-	ta := g.someType(c, []typ{tSmallint, tInt, tBigint, tNumeric, tFloat, tText, tText, tBool, tDate, tTimestamp, tInterval})
+	ta := g.someType(c, comparableTypes)
 	tb := ta
 	switch {
 	case ta.isNumber() && g.chance(0.4):
@@ -1062,6 +1097,12 @@ type relation struct {
 	nullableKey bool
 	def         string   // the defining SELECT
 	sources     []string // the relations the view reads
+	// multiplies marks views with several rows per input row (unnest):
+	// their inputs stay small, as a join's do.
+	multiplies bool
+	// where is set on the FROM list of a comma join (see gen_join.go):
+	// the conditions every query over it must have in its WHERE.
+	where string
 }
 
 // table returns a random table definition named name.
@@ -1116,6 +1157,8 @@ func (g *gen) table(name string) *relation {
 			}
 		case c.t == tInterval:
 			e.bound, e.ambiguous = 1e3, true
+		case extTypes[c.t] != nil:
+			extTypes[c.t].column(&e)
 		}
 		r.cols = append(r.cols, e)
 	}
@@ -1171,6 +1214,9 @@ func (g *gen) value(t typ) string {
 		return quote(pick(g, timestampDomain))
 	case tInterval:
 		return quote(pick(g, intervalDomain))
+	}
+	if s := extTypes[t]; s != nil {
+		return s.value(g)
 	}
 	panic("no values of type " + t.castName())
 }
@@ -1329,7 +1375,11 @@ func (g *gen) seriesValue(t typ) string {
 	case tInterval:
 		e = fmt.Sprintf("(i %% %d) * INTERVAL '5 hours'", m)
 	default:
-		panic("no series values of type " + t.castName())
+		s := extTypes[t]
+		if s == nil {
+			panic("no series values of type " + t.castName())
+		}
+		e = s.series(g)
 	}
 	if g.chance(0.5) {
 		e = fmt.Sprintf("CASE WHEN i %% %d = 0 THEN NULL ELSE %s END", pick(g, []int{3, 4, 10}), e)
@@ -1364,7 +1414,7 @@ func (g *gen) assignment(c *ectx, col column, bound expr, depth int) expr {
 	}
 	for range 10 {
 		e := g.expr(c, t, depth)
-		if e.bound > bound.bound || t == tFloat && strings.Contains(e.sql, "*") {
+		if e.bound > bound.bound || e.length > bound.length || t == tFloat && strings.Contains(e.sql, "*") {
 			// Too large for the column, or a float product (which would,
 			// repeated, make values lose their dyadic exactness).
 			continue
@@ -1466,7 +1516,7 @@ func (g *gen) delete(r *relation) string {
 // nameColumns.
 func (g *gen) view(name string, src *relation, named bool) *relation {
 	v := &relation{name: name, view: true}
-	g.named, g.unnamed, g.refs = named, false, nil
+	g.named, g.unnamed, g.refs, g.subqueries = named, false, nil, 0
 	var sel string
 	var outs []expr
 	switch g.intn(6) {
@@ -1488,7 +1538,7 @@ func (g *gen) view(name string, src *relation, named bool) *relation {
 	}
 	v.def = sel
 	v.unnamed = g.unnamed
-	v.sources = append([]string{src.name}, g.refs...)
+	v.sources = append([]string{src.name}, usedRefs(sel, g.refs)...)
 	for i, o := range outs {
 		col := o
 		col.sql = fmt.Sprintf("c%d", i+1)
@@ -1580,7 +1630,7 @@ func (g *gen) setView(name string, a, b *relation, named bool) *relation {
 // then it is or has a subquery over one of g.others (see subquery), alone,
 // AND-ed, OR-ed or negated.
 func (g *gen) where(c *ectx, src *relation) string {
-	cond := g.expr(c, tBool, 2).sql
+	cond := g.expr(withCorr(c, outerColumns(src)), tBool, 2).sql
 	if len(g.others) == 0 || !g.chance(0.3) {
 		return cond
 	}
@@ -1783,7 +1833,7 @@ func (v *relation) nameColumns(names []string) bool {
 
 // projection returns SELECT [DISTINCT] exprs FROM src [WHERE ...].
 func (g *gen) projection(src *relation, distinct bool) (string, []expr) {
-	c := &ectx{cols: src.cols, exact: distinct, grouping: distinct}
+	c := &ectx{cols: src.cols, exact: distinct, grouping: distinct, corr: outerColumns(src)}
 	n := 1 + g.intn(4)
 	var outs []expr
 	var items []string
@@ -1809,10 +1859,11 @@ func (g *gen) projection(src *relation, distinct bool) (string, []expr) {
 	if distinct {
 		q += "DISTINCT "
 	}
-	q += strings.Join(items, ", ") + " FROM " + src.name
+	cond := ""
 	if g.chance(0.6) {
-		q += " WHERE " + g.where(&ectx{cols: c.cols}, src)
+		cond = g.where(&ectx{cols: c.cols}, src)
 	}
+	q += strings.Join(items, ", ") + " FROM " + src.name + whereOf(src, cond)
 	return q, outs
 }
 
@@ -1851,10 +1902,19 @@ func (g *gen) aggregation(src *relation) (string, []expr) {
 		outs = append(outs, a)
 		items = append(items, g.item(a, len(outs)))
 	}
-	q := "SELECT " + strings.Join(items, ", ") + " FROM " + src.name
-	if g.chance(0.4) {
-		q += " WHERE " + g.where(c, src)
+	if g.chance(0.1) {
+		t := g.someType(c, []typ{tBool, tBigint, tInt, tText})
+		if e, ok := g.keySubquery(src, keys, t); ok {
+			// Named: PostgreSQL names a subquery after its select list.
+			outs = append(outs, e)
+			items = append(items, fmt.Sprintf("%s AS c%d", e.sql, len(outs)))
+		}
 	}
+	cond := ""
+	if g.chance(0.4) {
+		cond = g.where(c, src)
+	}
+	q := "SELECT " + strings.Join(items, ", ") + " FROM " + src.name + whereOf(src, cond)
 	if len(keys) > 0 && g.chance(0.25) {
 		q += " GROUP BY " + g.groupingSets(keys)
 	} else if len(keys) > 0 {
@@ -1870,7 +1930,7 @@ func (g *gen) aggregation(src *relation) (string, []expr) {
 		q += " GROUP BY " + strings.Join(gs, ", ")
 	}
 	if g.chance(0.35) {
-		q += " HAVING " + g.having(c, keys)
+		q += " HAVING " + g.having(c, keys, src)
 	}
 	return q, outs
 }
@@ -1918,6 +1978,9 @@ func (g *gen) aggregate(c *ectx) expr {
 	filter := ""
 	if g.chance(0.25) {
 		filter = " FILTER (WHERE " + g.expr(c, tBool, 1).sql + ")"
+	}
+	if g.chance(arrayAggChance) {
+		return g.arrayAgg(c, filter)
 	}
 	var e expr
 	switch g.intn(9) {
@@ -2039,8 +2102,13 @@ func (g *gen) distinct(a expr) string {
 }
 
 // having returns a HAVING condition over aggregates and the group keys.
-func (g *gen) having(c *ectx, keys []expr) string {
+func (g *gen) having(c *ectx, keys []expr, src *relation) string {
 	cond := func() string {
+		if g.chance(0.2) {
+			if e, ok := g.keySubquery(src, keys, tBool); ok {
+				return e.sql
+			}
+		}
 		if len(keys) > 0 && g.chance(0.3) {
 			k := pick(g, keys)
 			if k.t == tBool {

@@ -20,14 +20,23 @@ func genScript(seed int64) []string {
 		rels = append(rels, r)
 		out = append(out, r.createTable())
 	}
-	for i := range 6 {
-		v := g.view(fmt.Sprintf("v%d", i+1), pick(g, rels), true)
+	for i := range 10 {
+		name := fmt.Sprintf("v%d", i+1)
+		v := g.view(name, pick(g, rels), true)
 		g.others = rels
-		switch i % 3 {
+		switch i % 5 {
 		case 1:
-			v = g.joinView(fmt.Sprintf("v%d", i+1), pick(g, rels), pick(g, rels), true)
+			v = g.joinView(name, pick(g, rels), pick(g, rels), true)
 		case 2:
-			v = g.setView(fmt.Sprintf("v%d", i+1), pick(g, rels), pick(g, rels), true)
+			v = g.setView(name, pick(g, rels), pick(g, rels), true)
+		case 3:
+			if m, ok := g.multiJoinView(name, []*relation{pick(g, rels), pick(g, rels), pick(g, rels), pick(g, rels)}, true); ok {
+				v = m
+			}
+		case 4:
+			if u, ok := g.unnestView(name, pick(g, rels), true); ok {
+				v = u
+			}
 		}
 		rels = append(rels, v)
 		out = append(out, "CREATE MATERIALIZED VIEW "+v.name+" AS "+v.def)

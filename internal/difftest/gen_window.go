@@ -67,10 +67,11 @@ func (g *gen) windowed(src *relation) (string, []expr) {
 		outs = append(outs, e)
 		items = append(items, g.item(e, len(outs)))
 	}
-	q := "SELECT " + strings.Join(items, ", ") + " FROM " + src.name
+	cond := ""
 	if g.chance(0.4) {
-		q += " WHERE " + g.where(&ectx{cols: src.cols}, src)
+		cond = g.where(&ectx{cols: src.cols}, src)
 	}
+	q := "SELECT " + strings.Join(items, ", ") + " FROM " + src.name + whereOf(src, cond)
 	if named {
 		q += " WINDOW w AS (" + spec + ")"
 	}
@@ -322,6 +323,6 @@ func (g *gen) ranked(src *relation) (string, []expr) {
 		items = append(items, g.item(rn, len(outs)))
 	}
 	q := "SELECT " + strings.Join(items, ", ") + " FROM (SELECT " + strings.Join(inner, ", ") + ", " + fn + " OVER (" + spec +
-		") AS rn FROM " + src.name + ") AS t WHERE " + bound
+		") AS rn FROM " + src.name + whereOf(src, "") + ") AS t WHERE " + bound
 	return q, outs
 }
