@@ -12,8 +12,10 @@ import (
 // emitSteppedSeries emits generate_series over timestamps (an interval
 // step, added to the previous value each time as PostgreSQL does, so a
 // month step from January 31st goes to February 28th and then March 28th)
-// or numerics, from start (vals[0]) to stop (vals[1]) inclusive.
-func emitSteppedSeries(ctx context.Context, mem memory.Allocator, t types.T, vals [3]types.Datum, out Output) error {
+// or numerics, from start (vals[0]) to stop (vals[1]) inclusive. A
+// timestamptz series adds days and months in zone ("": UTC), as
+// timestamptz + interval does there.
+func emitSteppedSeries(ctx context.Context, mem memory.Allocator, t types.T, zone string, vals [3]types.Datum, out Output) error {
 	var next func(v types.Datum) (types.Datum, bool)
 	var sign int
 	switch t.Kind {
@@ -25,12 +27,25 @@ func emitSteppedSeries(ctx context.Context, mem memory.Allocator, t types.T, val
 			// Stop at overflow rather than wrap around.
 			return types.DNumeric(n), (sign > 0) == (n.Greater(v.Dec))
 		}
+	case types.TimestampTZ:
+		if zone != "" {
+			z, err := types.LoadZone(zone)
+			if err != nil {
+				return err
+			}
+			step := vals[2].Ivl
+			sign = step.Compare(types.IntervalValue{})
+			next = func(v types.Datum) (types.Datum, bool) {
+				n, ok := eval.TimestampTZAddInterval(z, v.I, step)
+				return types.Datum{I: n}, ok
+			}
+			break
+		}
+		fallthrough
 	default:
 		step := vals[2].Ivl
 		sign = step.Compare(types.IntervalValue{})
 		next = func(v types.Datum) (types.Datum, bool) {
-			// timestamptz steps too are added by the timestamp + interval
-			// kernel's rule (UTC).
 			n, ok := eval.TimestampAddInterval(v.I, step)
 			return types.Datum{I: n}, ok
 		}

@@ -46,7 +46,7 @@ func emitSeries(ctx context.Context, mem memory.Allocator, ectx *eval.Context, s
 	}
 	switch s.Col.Type.Kind {
 	case types.Timestamp, types.TimestampTZ, types.Numeric:
-		return emitSteppedSeries(ctx, mem, s.Col.Type, vals, out)
+		return emitSteppedSeries(ctx, mem, s.Col.Type, s.Zone, vals, out)
 	}
 	start, stop, step := vals[0].I, vals[1].I, vals[2].I
 	if step == 0 {

@@ -152,7 +152,7 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 		if b.stream {
 			return nil, sqlerr.Unsupported("generate_series in a materialized view")
 		}
-		return &Series{Start: r.Start, Stop: r.Stop, Step: r.Step, Col: r.Col}, nil
+		return &Series{Start: r.Start, Stop: r.Stop, Step: r.Step, Col: r.Col, Zone: r.Zone}, nil
 	case *sql.Filter:
 		if w, ok := r.Input.(*sql.Window); ok {
 			if n, ok, err := b.windowTopN(w, r.Pred); ok {

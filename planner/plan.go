@@ -51,6 +51,7 @@ type Values struct {
 type Series struct {
 	Start, Stop, Step sql.Expr
 	Col               sql.Column
+	Zone              string // see sql.GenerateSeries
 }
 
 // Filter keeps the rows for which Pred is true.

@@ -102,6 +102,9 @@ func (b *binder) seriesOf(args []Expr, loc int32) (*GenerateSeries, error) {
 		}
 	}
 	gs := &GenerateSeries{Start: conv[0], Stop: conv[1], Col: Column{Name: "generate_series", Type: t}}
+	if t.Kind == types.TimestampTZ {
+		gs.Zone = b.zoneName()
+	}
 	switch {
 	case len(conv) == 3:
 		gs.Step = conv[2]

@@ -42,6 +42,9 @@ type Values struct {
 type GenerateSeries struct {
 	Start, Stop, Step Expr
 	Col               Column
+	// Zone is the time zone a timestamptz series steps days and months in
+	// ("": UTC), the session's when the query was bound.
+	Zone string
 }
 
 // Filter keeps the input rows for which Pred is true.

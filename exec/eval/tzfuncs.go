@@ -210,6 +210,13 @@ func init() {
 	}))
 }
 
+// TimestampTZAddInterval is timestamptz u + iv in zone z; ok is false when
+// the result is out of range.
+func TimestampTZAddInterval(z *types.Zone, u int64, iv types.IntervalValue) (int64, bool) {
+	d, err := tstzAddInterval(z, u, iv)
+	return d.I, err == nil
+}
+
 // tstzAddInterval is timestamptz + interval in zone z, as PostgreSQL's
 // timestamptz_pl_interval: the months, then the days, are added to the local
 // date (so a day across a daylight saving transition is 23 or 25 hours), the
