@@ -575,8 +575,13 @@ func (b *binder) bindInsert(s *pg_query.InsertStmt) (Statement, error) {
 		for k, ti := range targets {
 			if ti == ci && k < len(vis) {
 				in := srcCols[vis[k]]
-				e, err = b.assign(&InputRef{Index: vis[k], T: in.Type, Name: in.Name}, col, -1)
-				if err != nil {
+				var v Expr = &InputRef{Index: vis[k], T: in.Type, Name: in.Name}
+				if c := b.untypedOutput(src, vis[k]); c != nil {
+					// An untyped literal selected into a column takes the
+					// column's type, as in PostgreSQL: INSERT ... SELECT NULL.
+					v = c
+				}
+				if e, err = b.assign(v, col, -1); err != nil {
 					return nil, err
 				}
 			}
@@ -587,6 +592,20 @@ func (b *binder) bindInsert(s *pg_query.InsertStmt) (Statement, error) {
 	fe, fc := serialFlags(table, targets, len(vis), flagCols)
 	exprs, cols = append(exprs, fe...), append(cols, fc...)
 	return &Insert{Table: table, Source: &Project{Input: src, Exprs: exprs, Cols: cols}}, nil
+}
+
+// untypedOutput returns the untyped literal that output column i of a
+// query's top projection was before it defaulted to text, or nil.
+func (b *binder) untypedOutput(src Rel, i int) *Const {
+	p, ok := src.(*Project)
+	if !ok || i >= len(p.Exprs) {
+		return nil
+	}
+	c, ok := p.Exprs[i].(*Const)
+	if !ok {
+		return nil
+	}
+	return b.defaulted[c]
 }
 
 // bindInsertValues binds VALUES rows of an INSERT with the target columns'
