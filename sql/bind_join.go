@@ -76,6 +76,12 @@ func (b *binder) bindFrom(items []*pg_query.Node) (Rel, *scope, error) {
 				continue
 			}
 		}
+		if rs := lateralSubselect(item); rs != nil {
+			if rel, sc, _, err = b.bindLateral(rs, InnerJoin, nil, rel, sc); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
 		right, rsc, err := b.bindFromItem(item)
 		if err != nil {
 			return nil, nil, err
@@ -112,6 +118,15 @@ func (b *binder) bindJoinExpr(j *pg_query.JoinExpr) (Rel, *scope, error) {
 	if rf := j.Rarg.GetRangeFunction(); rf != nil {
 		if calls := unnestCalls(rf); calls != nil {
 			return b.joinUnnest(j, typ, rf, calls, left, lsc)
+		}
+	}
+	if rs := lateralSubselect(j.Rarg); rs != nil {
+		if j.IsNatural || len(j.UsingClause) > 0 || j.Alias != nil {
+			return nil, nil, sqlerr.Unsupported("JOIN LATERAL with USING, NATURAL or an alias")
+		}
+		rel, sc, ok, err := b.bindLateral(rs, typ, j.Quals, left, lsc)
+		if ok || err != nil {
+			return rel, sc, err
 		}
 	}
 	right, rsc, err := b.bindFromItem(j.Rarg)
