@@ -17,6 +17,10 @@ type decorrelator struct {
 // value's nd columns. The result has no outer reference that refs maps.
 func (dc *decorrelator) rel(r Rel) (Rel, error) {
 	if !relHasOuterRef(r) {
+		if v, ok := r.(*Values); ok && len(v.Rows) == 1 && len(v.Cols) == 0 {
+			// No FROM: one row of no columns, for every domain value.
+			return dc.domain, nil
+		}
 		return &Join{Type: InnerJoin, Left: r, Right: dc.domain}, nil
 	}
 	switch r := r.(type) {
@@ -79,7 +83,7 @@ func (dc *decorrelator) rel(r Rel) (Rel, error) {
 		}
 		return u, nil
 	case *Window:
-		return nil, sqlerr.Unsupported("window functions in a correlated subquery")
+		return dc.window(r)
 	}
 	return nil, sqlerr.Unsupported("correlated subqueries over %s", relKindName(r))
 }
