@@ -76,6 +76,12 @@ func (b *binder) bindFrom(items []*pg_query.Node) (Rel, *scope, error) {
 				continue
 			}
 		}
+		if rs := lateralSubselect(item); rs != nil {
+			if rel, sc, _, err = b.bindLateral(rs, InnerJoin, nil, rel, sc); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
 		right, rsc, err := b.bindFromItem(item)
 		if err != nil {
 			return nil, nil, err
@@ -112,6 +118,18 @@ func (b *binder) bindJoinExpr(j *pg_query.JoinExpr) (Rel, *scope, error) {
 	if rf := j.Rarg.GetRangeFunction(); rf != nil {
 		if calls := unnestCalls(rf); calls != nil {
 			return b.joinUnnest(j, typ, rf, calls, left, lsc)
+		}
+	}
+	if rs := lateralSubselect(j.Rarg); rs != nil {
+		if j.IsNatural || len(j.UsingClause) > 0 {
+			return nil, nil, sqlerr.Unsupported("JOIN LATERAL with USING or NATURAL")
+		}
+		rel, sc, ok, err := b.bindLateral(rs, typ, j.Quals, left, lsc)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			return rel, sc, applyJoinAlias(sc, j.Alias)
 		}
 	}
 	right, rsc, err := b.bindFromItem(j.Rarg)
@@ -223,21 +241,28 @@ func (b *binder) bindJoinExpr(j *pg_query.JoinExpr) (Rel, *scope, error) {
 			return nil, nil, err
 		}
 	}
-	if j.Alias != nil {
-		for i := range sc.cols {
-			if sc.cols[i].usingDup {
-				// The alias hides the joined tables' names, and with them
-				// the only way to reach these columns.
-				sc.cols[i].table, sc.cols[i].hidden = "", true
-				continue
-			}
-			sc.cols[i].table = j.Alias.Aliasname
-		}
-		if err := applyColumnAliases(sc, j.Alias.Colnames); err != nil {
-			return nil, nil, err
-		}
+	if err := applyJoinAlias(sc, j.Alias); err != nil {
+		return nil, nil, err
 	}
 	return rel, sc, nil
+}
+
+// applyJoinAlias names the columns of a join's scope sc by the join's
+// alias, if any.
+func applyJoinAlias(sc *scope, alias *pg_query.Alias) error {
+	if alias == nil {
+		return nil
+	}
+	for i := range sc.cols {
+		if sc.cols[i].usingDup {
+			// The alias hides the joined tables' names, and with them
+			// the only way to reach these columns.
+			sc.cols[i].table, sc.cols[i].hidden = "", true
+			continue
+		}
+		sc.cols[i].table = alias.Aliasname
+	}
+	return applyColumnAliases(sc, alias.Colnames)
 }
 
 // usingColumn is one column of JOIN USING: the two sides' columns converted

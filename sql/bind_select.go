@@ -819,9 +819,6 @@ func (b *binder) bindFromItem(n *pg_query.Node) (Rel, *scope, error) {
 		}
 		return &Scan{Relation: rel, Alias: alias}, sc, nil
 	case *pg_query.Node_RangeSubselect:
-		if x.RangeSubselect.Lateral {
-			return nil, nil, sqlerr.Unsupported("LATERAL")
-		}
 		sub, err := b.bindQuery(x.RangeSubselect.Subquery.GetSelectStmt())
 		if err != nil {
 			return nil, nil, err

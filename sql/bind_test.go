@@ -364,7 +364,16 @@ func TestSubqueryJoins(t *testing.T) {
 			joins: "left left left inner inner inner"},
 		{query: "SELECT id, (SELECT count(*) FROM r FULL JOIN l AS m ON r.k = m.k AND r.w < l.v) FROM l", err: sqlerr.FeatureNotSupported},
 		{query: "SELECT id, (SELECT sum(l.k) FROM r WHERE r.w < l.v) FROM l", err: sqlerr.FeatureNotSupported},
-		{query: "SELECT id, (SELECT row_number() OVER () FROM r WHERE r.w < l.v LIMIT 1) FROM l", err: sqlerr.FeatureNotSupported},
+		{query: "SELECT id, (SELECT row_number() OVER () FROM r WHERE r.w < l.v LIMIT 1) FROM l", joins: "left inner"},
+		// LATERAL: the outer query joined with the subquery per value of
+		// its domain.
+		{query: "SELECT l.id, s.w FROM l, LATERAL (SELECT r.w FROM r WHERE r.w < l.v) s", joins: "inner inner"},
+		{query: "SELECT l.id, s.w FROM l LEFT JOIN LATERAL (SELECT r.w FROM r WHERE r.k = l.k) s ON s.w > l.v", joins: "left inner"},
+		{query: "SELECT l.id, s.n FROM l, LATERAL (SELECT count(*) AS n FROM r WHERE r.w < l.v) s", joins: "inner left inner"},
+		{query: "SELECT l.id, s.w FROM l CROSS JOIN LATERAL (SELECT max(r.w) AS w FROM r) s", joins: "inner"},
+		{query: "SELECT l.id FROM l RIGHT JOIN LATERAL (SELECT r.w FROM r WHERE r.k = l.k) s ON true", err: sqlerr.InvalidColumnReference},
+		{query: "SELECT l.id FROM LATERAL (SELECT r.w FROM r WHERE r.k = l.k) s, l", err: sqlerr.UndefinedTable},
+		{query: "SELECT l.id FROM l JOIN LATERAL (SELECT r.k FROM r WHERE r.w < l.v) s USING (k)", err: sqlerr.FeatureNotSupported},
 		{query: "SELECT sum((SELECT 1)) FROM l", err: sqlerr.FeatureNotSupported},
 		{query: "SELECT id FROM l WHERE k = (SELECT id, k FROM r)", err: sqlerr.SyntaxError},
 		{query: "SELECT id FROM l WHERE k = (SELECT nope FROM r WHERE r.id = l.id)", err: sqlerr.UndefinedColumn},

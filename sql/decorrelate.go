@@ -17,10 +17,17 @@ type decorrelator struct {
 // value's nd columns. The result has no outer reference that refs maps.
 func (dc *decorrelator) rel(r Rel) (Rel, error) {
 	if !relHasOuterRef(r) {
+		if noFrom(r) {
+			// One row of no columns, for every domain value.
+			return dc.domain, nil
+		}
 		return &Join{Type: InnerJoin, Left: r, Right: dc.domain}, nil
 	}
 	switch r := r.(type) {
 	case *Filter:
+		if noFrom(r.Input) {
+			return &Filter{Input: dc.domain, Pred: dc.expr(r.Pred, 0)}, nil
+		}
 		if !relHasOuterRef(r.Input) {
 			// A join with the domain on the condition: its equalities
 			// become hash keys.
@@ -79,9 +86,16 @@ func (dc *decorrelator) rel(r Rel) (Rel, error) {
 		}
 		return u, nil
 	case *Window:
-		return nil, sqlerr.Unsupported("window functions in a correlated subquery")
+		return dc.window(r)
 	}
 	return nil, sqlerr.Unsupported("correlated subqueries over %s", relKindName(r))
+}
+
+// noFrom reports whether r is the one row of no columns of a SELECT
+// without FROM.
+func noFrom(r Rel) bool {
+	v, ok := r.(*Values)
+	return ok && len(v.Rows) == 1 && len(v.Cols) == 0
 }
 
 func relKindName(r Rel) string {
