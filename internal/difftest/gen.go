@@ -1678,12 +1678,8 @@ func (g *gen) subqueryItem(src *relation) (expr, bool) {
 // the columns of the outer relation src and of the subquery, qualified.
 func (g *gen) subqueryScopes(src *relation) (o *relation, outer, inner []expr) {
 	o = pick(g, g.others)
-	outer = src.cols
-	if !strings.Contains(src.name, " ") {
-		// Qualified, so that the subquery's columns do not hide them.
-		outer = qualified(src.name, src.cols)
-	}
-	return o, outer, qualified("s", o.cols)
+	// Qualified, so that the subquery's columns do not hide them.
+	return o, outerColumns(src), qualified("s", o.cols)
 }
 
 // subquery returns a boolean subquery over one of g.others for a query
