@@ -211,7 +211,9 @@ func (g *gen) scalarSubquery(inner []expr, from string, t typ) (expr, bool) {
 		e.sql = "(SELECT " + b.sql + from + " ORDER BY " + strings.Join(keys, ", ") + " LIMIT 1)"
 		return e, true
 	}
-	if b.t == tBool || b.t == tInterval && b.ambiguous {
+	if b.t == tBool || b.t == tInterval && b.ambiguous || b.t == tJsonb || b.t == tStruct {
+		// PostgreSQL has no min or max of booleans, jsonb or records
+		// (42883; streamsql has them of jsonb).
 		return expr{}, false
 	}
 	e.sql = "(SELECT " + pick(g, []string{"min", "max"}) + "(" + b.sql + ")" + from + ")"
