@@ -873,7 +873,7 @@ func (b *binder) bindAExpr(ctx *exprCtx, a *pg_query.A_Expr) (Expr, error) {
 		if e, err := b.bindJSONBOperator(op, l, r, a.Location); e != nil || err != nil {
 			return e, err
 		}
-		if e, err := b.bindStructOperator(op, l, r, a.Location); e != nil || err != nil {
+		if e, err := b.bindStructOperator(op, l, r, isRowExpr(a.Lexpr) && isRowExpr(a.Rexpr), a.Location); e != nil || err != nil {
 			return e, err
 		}
 		if e, err := b.bindArrayOperator(op, l, r, a.Location); e != nil || err != nil {

@@ -196,8 +196,10 @@ func (b *binder) structColumnRef(ctx *exprCtx, parts []string, loc int32) (Expr,
 }
 
 // bindStructOperator binds a comparison with a struct or map operand, or
-// returns nil if neither operand is one.
-func (b *binder) bindStructOperator(op string, l, r Expr, loc int32) (Expr, error) {
+// returns nil if neither operand is one. rows says that both operands are
+// written as row constructors, which compare pairwise; a cast row
+// (CAST(ROW(1, NULL) AS STRUCT<...>)) is a struct value, compared as one.
+func (b *binder) bindStructOperator(op string, l, r Expr, rows bool, loc int32) (Expr, error) {
 	lt, rt := l.Type(), r.Type()
 	if lt.Kind == types.Map || rt.Kind == types.Map {
 		return nil, b.errAt(loc, sqlerr.New(sqlerr.UndefinedFunction, "operator does not exist: %s %s %s", lt, op, rt))
@@ -211,7 +213,7 @@ func (b *binder) bindStructOperator(op string, l, r Expr, loc int32) (Expr, erro
 	}
 	lr, lRow := l.(*Call)
 	rr, rRow := r.(*Call)
-	if lRow && rRow && lr.Fn == FnRow && rr.Fn == FnRow {
+	if rows && lRow && rRow && lr.Fn == FnRow && rr.Fn == FnRow {
 		return b.rowCompare(binaryOps[op], lr.Args, rr.Args, loc)
 	}
 	// A row constructor or an untyped literal takes the other side's type.
@@ -461,6 +463,12 @@ func splitTopLevel(s string) []string {
 		parts = append(parts, s[start:])
 	}
 	return parts
+}
+
+// isRowExpr reports whether n is written as a row constructor.
+func isRowExpr(n *pg_query.Node) bool {
+	_, ok := n.GetNode().(*pg_query.Node_RowExpr)
+	return ok
 }
 
 // isRowCall reports whether e is a row constructor.

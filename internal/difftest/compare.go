@@ -19,15 +19,23 @@ const (
 	oidText     = 25
 	oidVarchar  = 1043
 	oidInterval = 1186
+	oidRecord   = 2249
+	// oidFirstUser is the first OID of user objects, such as the
+	// composite types of gen_struct.go.
+	oidFirstUser = 16384
 )
 
 // sameType reports whether type OIDs a and b describe the same streamsql
 // type: streamsql has one string type and describes every string column as
-// varchar, where PostgreSQL says text.
+// varchar, where PostgreSQL says text; it describes structs as record,
+// where PostgreSQL gives the OID of the composite type (a user type's).
 func sameType(a, b uint32) bool {
 	norm := func(o uint32) uint32 {
-		if o == oidVarchar {
+		switch {
+		case o == oidVarchar:
 			return oidText
+		case o >= oidFirstUser:
+			return oidRecord
 		}
 		return o
 	}

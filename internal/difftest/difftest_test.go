@@ -171,6 +171,9 @@ func newHarness(t *testing.T, pg *pgtest.Server, seed int64) *harness {
 	if h.pgc, err = pgconn.Connect(ctx, u.String()); err != nil {
 		t.Fatalf("connecting to PostgreSQL: %v", err)
 	}
+	if _, err := query(ctx, h.pgc, pgTypes); err != nil {
+		t.Fatalf("creating types: %v", err)
+	}
 	// The barrier interval varies with the seed: writes ask for a barrier
 	// at once, so it changes how epochs batch them, not the results. (DDL
 	// waits for the next periodic barrier, so long intervals make the test
@@ -258,7 +261,7 @@ func (h *harness) exec(s stmt) (ok bool, f *failure) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), stmtTimeout)
 	defer cancel()
-	_, pgErr := query(ctx, h.pgc, s.pg)
+	_, pgErr := query(ctx, h.pgc, pgSpell(s.pg))
 	start := time.Now()
 	_, ssErr := query(ctx, h.ssc.PgConn(), s.ss)
 	h.logf("%s (%v on streamsql)", s.ss, time.Since(start).Round(time.Millisecond))
@@ -312,7 +315,7 @@ func (h *harness) restart() *failure {
 func (h *harness) pgQuery(sql string) *result {
 	ctx, cancel := context.WithTimeout(context.Background(), stmtTimeout)
 	defer cancel()
-	r, err := query(ctx, h.pgc, sql)
+	r, err := query(ctx, h.pgc, pgSpell(sql))
 	if err != nil {
 		h.t.Fatalf("difftest: PostgreSQL: %s: %v", sql, err)
 	}
@@ -329,7 +332,7 @@ func (h *harness) check(r *relation) *failure {
 	if r.view {
 		ref = r.def
 	}
-	want, err := query(ctx, h.pgc, ref)
+	want, err := query(ctx, h.pgc, pgSpell(ref))
 	if err != nil {
 		return &failure{msg: fmt.Sprintf("PostgreSQL cannot run %s: %v", ref, err)}
 	}
@@ -610,7 +613,7 @@ func (h *harness) burst(g *gen, w *world) *failure {
 		stmts[i].concurrent = true
 		h.hist = append(h.hist, stmts[i])
 		h.logf("concurrently: %s", stmts[i].ss)
-		_, pgErrs[i] = query(ctx, h.pgc, stmts[i].pg)
+		_, pgErrs[i] = query(ctx, h.pgc, pgSpell(stmts[i].pg))
 		if pgErrs[i] != nil && strings.HasPrefix(errCode(pgErrs[i]), "42") {
 			h.t.Fatalf("difftest: generated invalid SQL: %s: %v", stmts[i].pg, pgErrs[i])
 		}
@@ -759,7 +762,7 @@ func (h *harness) newView(g *gen, w *world) (*relation, stmt) {
 	}
 	// unnest multiplies rows: over inputs that are not too large (window
 	// functions over its rows cost PostgreSQL quadratic time with EXCLUDE).
-	unnest := other == nil && hasColumnOf(src, tIntArray, tTextArray) && h.count(src) <= 300 && g.chance(0.3)
+	unnest := other == nil && hasColumnOf(src, tIntArray, tTextArray, tJsonb) && h.count(src) <= 300 && g.chance(0.3)
 	var multi []*relation
 	if other == nil && !unnest && g.chance(0.08) {
 		// A join of three to six small inputs (gen_join.go).
@@ -788,6 +791,11 @@ func (h *harness) newView(g *gen, w *world) (*relation, stmt) {
 				return v
 			}
 		case unnest:
+			if !hasColumnOf(src, tIntArray, tTextArray) || g.chance(0.4) {
+				if v, ok := g.jsonbElementsView(name, src, named); ok {
+					return v
+				}
+			}
 			if v, ok := g.unnestView(name, src, named); ok {
 				return v
 			}

@@ -30,10 +30,30 @@ const (
 // outerColumns returns src's columns as a subquery sees them: qualified by
 // src's name, unless src is a join, whose columns are qualified already.
 func outerColumns(src *relation) []expr {
+	return correlatable(outerScope(src))
+}
+
+// outerScope returns src's columns as a subquery refers to them.
+func outerScope(src *relation) []expr {
 	if strings.Contains(src.name, " ") {
 		return src.cols
 	}
 	return qualified(src.name, src.cols)
+}
+
+// correlatable returns the columns of cols a subquery may be correlated
+// with.
+//
+// TODO(bug): not structs. streamsql matches the outer values of a
+// subquery correlated by a comparison other than = with coalesce(s, zero)
+// and s IS NULL as hash keys, and a struct has no zero value that works:
+// SELECT (SELECT count(*) FROM t AS s WHERE s.c >= t.c) FROM t over a
+// STRUCT<a int, b text> column c fails with "index out of range [0] with
+// length 0" (XX000), and s IS NULL is true for ROW(NULL, NULL) too, so a
+// NULL struct and a struct of NULLs would share a key. No correlation on
+// structs until it is fixed.
+func correlatable(cols []expr) []expr {
+	return slices.DeleteFunc(slices.Clone(cols), func(c expr) bool { return c.t == tStruct })
 }
 
 // withCorr returns c with subqueries correlated with outer allowed.
@@ -191,7 +211,9 @@ func (g *gen) scalarSubquery(inner []expr, from string, t typ) (expr, bool) {
 		e.sql = "(SELECT " + b.sql + from + " ORDER BY " + strings.Join(keys, ", ") + " LIMIT 1)"
 		return e, true
 	}
-	if b.t == tBool || b.t == tInterval && b.ambiguous {
+	if b.t == tBool || b.t == tInterval && b.ambiguous || b.t == tJsonb || b.t == tStruct {
+		// PostgreSQL has no min or max of booleans, jsonb or records
+		// (42883; streamsql has them of jsonb).
 		return expr{}, false
 	}
 	e.sql = "(SELECT " + pick(g, []string{"min", "max"}) + "(" + b.sql + ")" + from + ")"
@@ -204,10 +226,10 @@ func (g *gen) scalarSubquery(inner []expr, from string, t typ) (expr, bool) {
 // HAVING.
 func (g *gen) keySubquery(src *relation, keys []expr, t typ) (expr, bool) {
 	var plain []expr
-	outer := outerColumns(src)
+	outer := outerScope(src)
 	for _, k := range keys {
 		for i, col := range src.cols {
-			if col.sql == k.sql {
+			if col.sql == k.sql && col.t != tStruct {
 				plain = append(plain, outer[i])
 			}
 		}

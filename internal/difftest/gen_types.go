@@ -7,10 +7,14 @@ package difftest
 // extType registered in extTypes, which gen.go consults where a switch over
 // the scalars ends: declaring the type, generating its values and literals,
 // bounding a column, building expressions of the type and expressions of a
-// scalar type over it. Adding a type, such as jsonb or a struct, is a typ
-// constant in gen.go (with its name in typeNames), a file of its own that
-// registers its extType in an init function, and its entry in columnTypes
-// and, if it is ordered, in comparableTypes.
+// scalar type over it. Adding a type is a typ constant in gen.go (with its
+// name in typeNames), a file of its own that registers its extType in an
+// init function, and its entry in columnTypes and, if it is ordered, in
+// comparableTypes. Arrays (gen_array.go), jsonb (gen_jsonb.go) and structs
+// (gen_struct.go) are done so. A type PostgreSQL spells differently is
+// written as streamsql spells it and rewritten for PostgreSQL by pgSpell
+// (gen_struct.go), which the harness applies to every statement and query
+// it sends PostgreSQL.
 
 // extType describes a non-scalar column type. Every function gets a gen
 // positioned in its seeded stream, so that generation stays deterministic.
