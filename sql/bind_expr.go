@@ -1038,6 +1038,9 @@ func (b *binder) bindInList(ctx *exprCtx, a *pg_query.A_Expr, negate bool) (Expr
 			return nil, err
 		}
 	}
+	if t.Kind == types.Struct {
+		return b.structInList(arg, items, negate, a.Location)
+	}
 	// The comparison must exist for the type.
 	if _, err := b.resolveCall(FnEq, []Expr{arg, arg}, a.Location); err != nil {
 		return nil, err

@@ -529,3 +529,24 @@ func (b *binder) expandFieldStar(ctx *exprCtx, rt *pg_query.ResTarget) ([]target
 	}
 	return out, true, nil
 }
+
+// structInList binds arg [NOT] IN (items) over structs as PostgreSQL
+// defines IN: arg = item1 OR arg = item2 ..., with record equality.
+func (b *binder) structInList(arg Expr, items []Expr, negate bool, loc int32) (Expr, error) {
+	eqs := make([]Expr, len(items))
+	for i, it := range items {
+		eq, err := b.bindStructOperator("=", arg, it, false, loc)
+		if err != nil {
+			return nil, err
+		}
+		eqs[i] = eq
+	}
+	var e Expr = eqs[0]
+	if len(eqs) > 1 {
+		e = &Call{Fn: FnOr, Args: eqs, T: types.BoolT}
+	}
+	if negate {
+		e = &Call{Fn: FnNot, Args: []Expr{e}, T: types.BoolT}
+	}
+	return e, nil
+}
