@@ -384,6 +384,13 @@ func matchNullSafe(j *Join, l, r []Expr) {
 			rest = append(rest, &Call{Fn: FnIsNotDistinct, T: types.BoolT, Args: []Expr{l[i], ShiftRefs(r[i], nl)}})
 			continue
 		}
+		if t.Kind == types.Struct {
+			// ROW(s) is never NULL, and record equality holds between
+			// NULL fields: one key that is exactly IS NOT DISTINCT FROM.
+			j.LeftKeys = append(j.LeftKeys, wrapRow(l[i]))
+			j.RightKeys = append(j.RightKeys, wrapRow(r[i]))
+			continue
+		}
 		j.LeftKeys = append(j.LeftKeys, isNull(l[i]), orZero(l[i]))
 		j.RightKeys = append(j.RightKeys, isNull(r[i]), orZero(r[i]))
 	}
@@ -397,13 +404,14 @@ func matchNullSafe(j *Join, l, r []Expr) {
 
 func isNull(e Expr) Expr { return &Call{Fn: FnIsNull, T: types.BoolT, Args: []Expr{e}} }
 
+// wrapRow is ROW(e): a one-field struct around a struct e.
+func wrapRow(e Expr) Expr {
+	return &Call{Fn: FnRow, Args: []Expr{e}, T: types.StructOf([]types.Field{{Name: "f1", Type: e.Type()}})}
+}
+
 // orZero is coalesce(e, v) for the zero value v of e's type: a valid
-// value, as hash keys encode it (JSON null for jsonb).
-//
-// TODO(bug): structs have none that works: isNull of a struct of NULL
-// fields is true as for a NULL struct, so the two must not share a zero,
-// and the zero value here (a struct without fields) makes the hash join
-// fail (index out of range).
+// value, as hash keys encode it (JSON null for jsonb). Structs are matched
+// by wrapRow instead.
 func orZero(e Expr) Expr {
 	zero := types.Datum{}
 	switch e.Type().Kind {

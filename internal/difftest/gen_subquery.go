@@ -30,7 +30,7 @@ const (
 // outerColumns returns src's columns as a subquery sees them: qualified by
 // src's name, unless src is a join, whose columns are qualified already.
 func outerColumns(src *relation) []expr {
-	return correlatable(outerScope(src))
+	return outerScope(src)
 }
 
 // outerScope returns src's columns as a subquery refers to them.
@@ -39,21 +39,6 @@ func outerScope(src *relation) []expr {
 		return src.cols
 	}
 	return qualified(src.name, src.cols)
-}
-
-// correlatable returns the columns of cols a subquery may be correlated
-// with.
-//
-// TODO(bug): not structs. streamsql matches the outer values of a
-// subquery correlated by a comparison other than = with coalesce(s, zero)
-// and s IS NULL as hash keys, and a struct has no zero value that works:
-// SELECT (SELECT count(*) FROM t AS s WHERE s.c >= t.c) FROM t over a
-// STRUCT<a int, b text> column c fails with "index out of range [0] with
-// length 0" (XX000), and s IS NULL is true for ROW(NULL, NULL) too, so a
-// NULL struct and a struct of NULLs would share a key. No correlation on
-// structs until it is fixed.
-func correlatable(cols []expr) []expr {
-	return slices.DeleteFunc(slices.Clone(cols), func(c expr) bool { return c.t == tStruct })
 }
 
 // withCorr returns c with subqueries correlated with outer allowed.
