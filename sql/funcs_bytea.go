@@ -88,7 +88,7 @@ func byteaConcat(l, r Expr) bool {
 // which PostgreSQL does not define.
 func noMinMax(fn string, t types.T) bool {
 	switch t.Kind {
-	case types.Bytea, types.UUID, types.Struct, types.Map:
+	case types.Bytea, types.UUID, types.Struct, types.Map, types.JSONB:
 		// min and max of these do not exist, as in PostgreSQL.
 		return fn == AggMin || fn == AggMax
 	}
