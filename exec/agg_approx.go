@@ -176,18 +176,9 @@ func hllPosition(h uint64) (int, uint8) {
 func (a *approxDistinctAgg) count(slot int32, idx int, rho uint8, s int8) error {
 	a.keyBuf = append(a.keyBuf[:0], a.groupKey(slot)...)
 	a.keyBuf = append(a.keyBuf, valueSetTag, byte(idx>>8), byte(idx), rho)
-	var n int64
-	if v, ok, err := a.set.Get(a.keyBuf); err != nil {
+	_, n, err := addCount(a.set, a.keyBuf, int64(s), &a.valBuf)
+	if err != nil {
 		return err
-	} else if ok {
-		n, _ = binary.Varint(v)
-	}
-	n += int64(s)
-	if n > 0 {
-		a.valBuf = binary.AppendVarint(a.valBuf[:0], n)
-		a.set.Put(a.keyBuf, a.valBuf)
-	} else {
-		a.set.Delete(a.keyBuf)
 	}
 	r := &a.regs[slot]
 	cur := r.get(idx)

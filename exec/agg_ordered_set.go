@@ -71,18 +71,8 @@ func (a *orderedSetAgg) update(col arrow.Array, slots []int32, signs []int8) err
 		slot := slots[i]
 		a.keyBuf = append(a.keyBuf[:0], a.groupKey(slot)...)
 		a.keyBuf = state.AppendKey(a.keyBuf, a.t, col, i)
-		var cnt int64
-		if v, ok, err := a.set.Get(a.keyBuf); err != nil {
+		if _, _, err := addCount(a.set, a.keyBuf, int64(s), &a.valBuf); err != nil {
 			return err
-		} else if ok {
-			cnt, _ = binary.Varint(v)
-		}
-		cnt += int64(s)
-		if cnt > 0 {
-			a.valBuf = binary.AppendVarint(a.valBuf[:0], cnt)
-			a.set.Put(a.keyBuf, a.valBuf)
-		} else {
-			a.set.Delete(a.keyBuf)
 		}
 		a.n[slot] += int64(s)
 		a.stale[slot] = true

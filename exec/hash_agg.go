@@ -343,19 +343,9 @@ func (a *HashAgg) distinctSigns(k int, col arrow.Array, signs []int8) ([]int8, e
 		} else {
 			a.keyBuf = state.AppendKey(a.keyBuf, t, col, i)
 		}
-		var cnt int64
-		if v, ok, err := set.Get(a.keyBuf); err != nil {
+		before, cnt, err := addCount(set, a.keyBuf, int64(s), &a.valBuf)
+		if err != nil {
 			return nil, err
-		} else if ok {
-			cnt, _ = binary.Varint(v)
-		}
-		before := cnt
-		cnt += int64(s)
-		if cnt > 0 {
-			a.valBuf = binary.AppendVarint(a.valBuf[:0], cnt)
-			set.Put(a.keyBuf, a.valBuf)
-		} else {
-			set.Delete(a.keyBuf)
 		}
 		switch {
 		case before <= 0 && cnt > 0:

@@ -273,15 +273,21 @@ func appendArrayBinary(buf []byte, t T, d Datum) []byte {
 	buf = binary.BigEndian.AppendUint32(buf, uint32(len(d.Arr)))
 	buf = binary.BigEndian.AppendUint32(buf, 1)
 	for _, e := range d.Arr {
-		if e.Null {
-			buf = binary.BigEndian.AppendUint32(buf, 0xFFFFFFFF)
-			continue
-		}
-		at := len(buf)
-		buf = append(buf, 0, 0, 0, 0)
-		buf = AppendBinary(buf, et, e)
-		binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
+		buf = appendBinaryItem(buf, et, e)
 	}
+	return buf
+}
+
+// appendBinaryItem appends an element of an array or a field of a record
+// in the binary format: its length (-1 for NULL), then its binary form.
+func appendBinaryItem(buf []byte, t T, d Datum) []byte {
+	if d.Null {
+		return binary.BigEndian.AppendUint32(buf, 0xFFFFFFFF)
+	}
+	at := len(buf)
+	buf = append(buf, 0, 0, 0, 0)
+	buf = AppendBinary(buf, t, d)
+	binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
 	return buf
 }
 

@@ -373,14 +373,7 @@ func appendStructBinary(buf []byte, t T, d Datum) []byte {
 	for j, f := range d.Arr {
 		ft := t.Fields.fs[j].Type
 		buf = binary.BigEndian.AppendUint32(buf, ft.OID())
-		if f.Null {
-			buf = binary.BigEndian.AppendUint32(buf, 0xFFFFFFFF)
-			continue
-		}
-		at := len(buf)
-		buf = append(buf, 0, 0, 0, 0)
-		buf = AppendBinary(buf, ft, f)
-		binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
+		buf = appendBinaryItem(buf, ft, f)
 	}
 	return buf
 }
