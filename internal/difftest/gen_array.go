@@ -395,19 +395,33 @@ func (g *gen) unnestView(name string, src *relation, named bool) (*relation, boo
 		cols = append(cols, expr{sql: "u.n", t: tBigint, bound: arrayMaxLen, dyadic: true})
 	}
 	item := fn + " AS u(" + strings.Join(names, ", ") + ")"
+	if g.chance(0.25) {
+		// A function in FROM sees the items before it without LATERAL.
+		return g.functionView(name, src, src.name+" AS l, "+item, cols, named), true
+	}
+	return g.lateralView(name, src, item, cols, named), true
+}
+
+// lateralView returns a view over src (as l) joined laterally with the
+// set-returning function item, whose columns with l's are cols.
+func (g *gen) lateralView(name string, src *relation, item string, cols []expr, named bool) *relation {
 	var from string
-	switch g.intn(4) {
+	switch g.intn(3) {
 	case 0:
-		from = src.name + " AS l, " + item
-	case 1:
 		from = src.name + " AS l, LATERAL " + item
-	case 2:
+	case 1:
 		from = src.name + " AS l CROSS JOIN LATERAL " + item
 	default:
 		from = src.name + " AS l LEFT JOIN LATERAL " + item + " ON true"
 	}
+	return g.functionView(name, src, from, cols, named)
+}
+
+// functionView returns a view over from, src joined with a set-returning
+// function: its rows multiply src's, and src is what it reads.
+func (g *gen) functionView(name string, src *relation, from string, cols []expr, named bool) *relation {
 	v := g.view(name, &relation{name: from, cols: cols}, named)
 	v.sources = append([]string{src.name}, v.sources[1:]...)
 	v.multiplies = true
-	return v, true
+	return v
 }

@@ -343,18 +343,5 @@ func (g *gen) jsonbElementsView(name string, src *relation, named bool) (*relati
 		names += ", n"
 		cols = append(cols, expr{sql: "u.n", t: tBigint, bound: arrayMaxLen, dyadic: true})
 	}
-	item := fn + " AS u(" + names + ")"
-	var from string
-	switch g.intn(3) {
-	case 0:
-		from = src.name + " AS l, LATERAL " + item
-	case 1:
-		from = src.name + " AS l CROSS JOIN LATERAL " + item
-	default:
-		from = src.name + " AS l LEFT JOIN LATERAL " + item + " ON true"
-	}
-	v := g.view(name, &relation{name: from, cols: cols}, named)
-	v.sources = append([]string{src.name}, v.sources[1:]...)
-	v.multiplies = true
-	return v, true
+	return g.lateralView(name, src, fn+" AS u("+names+")", cols, named), true
 }
