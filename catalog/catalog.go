@@ -37,6 +37,10 @@ const (
 	// View is a plain view: a stored query, bound in place of its name
 	// wherever it is read. It has no state and no dataflow of its own.
 	View
+	// Sink is a dataflow like a materialized view's whose change stream goes
+	// to a connector (Options) instead of into stored rows. It cannot be
+	// read.
+	Sink
 )
 
 func (k Kind) String() string {
@@ -51,6 +55,8 @@ func (k Kind) String() string {
 		return "source"
 	case View:
 		return "view"
+	case Sink:
+		return "sink"
 	}
 	return fmt.Sprintf("kind(%d)", k)
 }
@@ -111,7 +117,7 @@ type Relation struct {
 	// DependsOn lists the relations a materialized view's dataflow reads
 	// (plain views it names are replaced by what they read).
 	DependsOn []uint32 `json:"depends_on,omitempty"`
-	// Options are a source's connector options (WITH (...)).
+	// Options are a source's or a sink's connector options (WITH (...)).
 	Options map[string]string `json:"options,omitempty"`
 	// PauseTable keeps a view's input changes while it is paused; Paused says
 	// whether it is (ALTER MATERIALIZED VIEW ... PAUSE).

@@ -153,6 +153,8 @@ func dropKeyword(k catalog.Kind) string {
 		return "SOURCE"
 	case catalog.View:
 		return "VIEW"
+	case catalog.Sink:
+		return "SINK"
 	}
 	return "MATERIALIZED VIEW"
 }

@@ -423,9 +423,9 @@ func (e *Engine) restoreDataflows() error {
 			}
 			e.tables[r.ID] = w
 			e.coord.AddSource(w)
-		case catalog.MaterializedView:
+		case catalog.MaterializedView, catalog.Sink:
 			if err := e.restoreView(r); err != nil {
-				return fmt.Errorf("restoring materialized view %s: %w", r.Name, err)
+				return fmt.Errorf("restoring %s %s: %w", r.Kind, r.Name, err)
 			}
 		}
 	}

@@ -219,7 +219,16 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 			return err
 		}
 	case *sql.CreateMaterializedView:
-		if err := e.createView(ctx, s.cat, st, s.value("checkpoint_mode") == "at_least_once", w); err != nil {
+		if err := e.createView(ctx, s.cat, st, s.value("checkpoint_mode") == "at_least_once", w, nil); err != nil {
+			return err
+		}
+	case *sql.CreateSink:
+		if err := e.createSink(ctx, s.cat, st, s.value("checkpoint_mode") == "at_least_once", w); err != nil {
+			return err
+		}
+	case *sql.DropSink:
+		d := &sql.Drop{Kind: catalog.Sink, Names: []sql.ObjectName{st.Name}, IfExists: st.IfExists, Path: st.Path}
+		if err := e.drop(ctx, s.cat, d, w); err != nil {
 			return err
 		}
 	case *sql.Drop:

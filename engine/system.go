@@ -99,6 +99,20 @@ var systemTables = []systemTable{
 		},
 		rows: (*Engine).stateTableRows,
 	},
+	{
+		rel: &catalog.Relation{
+			Name: "streamsql_sinks",
+			Columns: []catalog.Column{
+				{Name: "name", Type: types.TextT},
+				{Name: "connector", Type: types.TextT},
+				{Name: "rows_written", Type: types.Int64T},
+				{Name: "status", Type: types.TextT},
+				{Name: "schema", Type: types.TextT},
+				{Name: "definition", Type: types.TextT},
+			},
+		},
+		rows: (*Engine).sinkRows,
+	},
 }
 
 // stateTableRows lists every state table of every table and view with its

@@ -38,6 +38,8 @@ type view struct {
 	exprErrors atomic.Int64
 	lateRows   atomic.Int64
 	failed     atomic.Pointer[error]
+	// sinkRows counts the changes a sink has written.
+	sinkRows atomic.Int64
 }
 
 // planView plans a view's defining statement. keepJoinOrder plans its inner
@@ -74,7 +76,13 @@ func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*vi
 	for _, idx := range rel.Indexes {
 		storage.IndexTables = append(storage.IndexTables, e.store.Table(state.TableID(idx.StateTable)))
 	}
-	df, err := exec.BuildStream(env, plan, storage, v.disp)
+	var df *exec.Dataflow
+	var err error
+	if rel.Kind == catalog.Sink {
+		df, err = e.buildSink(env, rel, plan, v)
+	} else {
+		df, err = exec.BuildStream(env, plan, storage, v.disp)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -150,6 +158,9 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 		return err
 	}
 	cmv, ok := st.(*sql.CreateMaterializedView)
+	if cs, sink := st.(*sql.CreateSink); sink {
+		cmv, ok = cs.View, true
+	}
 	if !ok {
 		return fmt.Errorf("stored definition is a %s", st.Tag())
 	}
@@ -191,8 +202,9 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 // createView creates a materialized view: it attaches a new dataflow to the
 // upstream's change stream at barrier n, backfills it from the upstream's
 // snapshot at epoch n, and returns once epoch n+1, which holds the view's
-// initial state and its catalog entry, is committed.
-func (e *Engine) createView(ctx context.Context, cat *catalog.Catalog, stmt *sql.CreateMaterializedView, atLeastOnce bool, w notifier) error {
+// initial state and its catalog entry, is committed. With sinkOptions it
+// creates a sink instead (see createSink).
+func (e *Engine) createView(ctx context.Context, cat *catalog.Catalog, stmt *sql.CreateMaterializedView, atLeastOnce bool, w notifier, sinkOptions map[string]string) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
 	if exists, err := e.nameTaken(cat, stmt.Schema, stmt.Name, stmt.IfNotExists, w); exists {
@@ -208,7 +220,8 @@ func (e *Engine) createView(ctx context.Context, cat *catalog.Catalog, stmt *sql
 		ID:             ids[0],
 		Schema:         stmt.Schema,
 		Name:           stmt.Name,
-		Kind:           catalog.MaterializedView,
+		Kind:           viewKind(sinkOptions),
+		Options:        sinkOptions,
 		Key:            plan.Root.Key,
 		StateTable:     ids[1],
 		PauseTable:     ids[2],

@@ -287,7 +287,12 @@ func BuildStream(env Env, p *planner.StreamPlan, view ViewStorage, out Output) (
 	}
 	mat := NewMaterialize(env.Mem, view.ID, view.Rows, m.Key, ts, indexes)
 	d.Closers = append(d.Closers, mat)
-	if err := d.build(env, m.Input, &link{op: mat, next: out}); err != nil {
+	return d.buildOver(env, m.Input, &link{op: mat, next: out})
+}
+
+// buildOver builds n into d, ending in next; n's leaves must be scans.
+func (d *Dataflow) buildOver(env Env, n planner.Node, next Output) (*Dataflow, error) {
+	if err := d.build(env, n, next); err != nil {
 		d.Close()
 		return nil, err
 	}
@@ -298,6 +303,15 @@ func BuildStream(env Env, p *planner.StreamPlan, view ViewStorage, out Output) (
 		}
 	}
 	return d, nil
+}
+
+// BuildSink builds a sink's dataflow: every operator of the plan down to
+// its scans, ending in sink instead of the Materialize of a view, and then
+// in out (which sees only barriers).
+func BuildSink(env Env, p *planner.StreamPlan, sink *Sink, out Output) (*Dataflow, error) {
+	d := &Dataflow{}
+	d.Closers = append(d.Closers, sink)
+	return d.buildOver(env, p.Root.Input, &link{op: sink, next: out})
 }
 
 // emitSystemRows emits the rows of a system table.

@@ -35,6 +35,13 @@ func bind(b *binder, p *Parsed) (Statement, error) {
 		d := *cs
 		d.Path = b.path
 		st = &d
+	case *createSinkSyntax:
+		b.base = p.start
+		st, err = b.bindCreateSink(cs)
+	case *DropSink:
+		d := *cs
+		d.Path = b.path
+		st = &d
 	case *AlterViewPause:
 		a := *cs
 		a.Path = b.path
@@ -158,6 +165,8 @@ func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 			return &ShowRelations{Kind: catalog.Source}, nil
 		case "views":
 			return &ShowRelations{Kind: catalog.View}, nil
+		case "sinks":
+			return &ShowRelations{Kind: catalog.Sink}, nil
 		}
 		return &ShowVar{Name: name}, nil
 	case *pg_query.Node_TransactionStmt:

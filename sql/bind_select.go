@@ -807,6 +807,9 @@ func (b *binder) bindFromItem(n *pg_query.Node) (Rel, *scope, error) {
 		if rel.Kind == catalog.View {
 			return b.expandView(rel, x.RangeVar)
 		}
+		if rel.Kind == catalog.Sink {
+			return nil, nil, b.errAt(x.RangeVar.Location, sqlerr.New(sqlerr.WrongObjectType, "\"%s\" is a sink; a sink cannot be read", rel.Name))
+		}
 		alias := ""
 		var colAliases []*pg_query.Node
 		if x.RangeVar.Alias != nil {

@@ -101,8 +101,11 @@ func (b *binder) zoneName() string {
 
 // stampZone records the zone a materialized view is bound in.
 func (b *binder) stampZone(st Statement) {
-	if cmv, ok := st.(*CreateMaterializedView); ok {
-		cmv.TimeZone = b.zoneName()
+	switch st := st.(type) {
+	case *CreateMaterializedView:
+		st.TimeZone = b.zoneName()
+	case *CreateSink:
+		st.View.TimeZone = b.zoneName()
 	}
 }
 

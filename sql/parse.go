@@ -98,6 +98,14 @@ func parseStatements(text, src string) ([]*Parsed, error) {
 			if p.custom, err = parseDropSource(piece.words); err != nil {
 				return nil, err
 			}
+		case len(piece.words) >= 3 && piece.words[0] == "create" && piece.words[1] == "sink":
+			if p.custom, err = parseCreateSink(src[piece.start:piece.end]); err != nil {
+				return nil, err
+			}
+		case len(piece.words) >= 3 && piece.words[0] == "drop" && piece.words[1] == "sink":
+			if p.custom, err = parseDropSink(piece.words); err != nil {
+				return nil, err
+			}
 		default:
 			p.custom = parseCustom(piece.words)
 		}

@@ -1,8 +1,6 @@
 package sql
 
 import (
-	"strings"
-
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/sqlerr"
@@ -76,32 +74,9 @@ func parseCreateSource(src string) (Statement, error) {
 	if with < 0 {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "CREATE SOURCE needs WITH (connector = '...')")
 	}
-	opts := map[string]string{}
-	i := with + 2
-	for i < len(toks) && toks[i].Token != pg_query.Token_ASCII_41 {
-		var key []string
-		for i < len(toks) && toks[i].Token != pg_query.Token_ASCII_61 {
-			if toks[i].Token != pg_query.Token_ASCII_46 {
-				key = append(key, strings.Trim(strings.ToLower(text(toks[i])), `"`))
-			}
-			i++
-		}
-		if i+1 >= len(toks) || len(key) == 0 {
-			return nil, sqlerr.New(sqlerr.SyntaxError, "malformed WITH option in CREATE SOURCE; write name = 'value'")
-		}
-		i++ // =
-		v := text(toks[i])
-		if toks[i].Token == pg_query.Token_SCONST {
-			v = strings.ReplaceAll(v[1:len(v)-1], "''", "'")
-		}
-		opts[strings.Join(key, ".")] = v
-		i++
-		if i < len(toks) && toks[i].Token == pg_query.Token_ASCII_44 {
-			i++
-		}
-	}
-	if i >= len(toks) {
-		return nil, sqlerr.New(sqlerr.SyntaxError, "unterminated WITH options in CREATE SOURCE")
+	opts, i, err := withOptions(src, toks, with+2, "CREATE SOURCE")
+	if err != nil {
+		return nil, err
 	}
 	if i+1 < len(toks) {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "syntax error at or near \"%s\"", text(toks[i+1]))
@@ -140,23 +115,32 @@ func (b *binder) bindCreateSource(s *createSourceSyntax) (Statement, error) {
 
 // parseDropSource parses DROP SOURCE [IF EXISTS] name [CASCADE | RESTRICT].
 func parseDropSource(words []string) (Statement, error) {
+	name, ifExists, cascade, err := parseDropNamed(words, "SOURCE")
+	if err != nil {
+		return nil, err
+	}
+	return &DropSource{Name: name, IfExists: ifExists, Cascade: cascade}, nil
+}
+
+// parseDropNamed parses DROP what [IF EXISTS] name [CASCADE | RESTRICT],
+// whose words are given.
+func parseDropNamed(words []string, what string) (name ObjectName, ifExists, cascade bool, err error) {
 	w := words[2:]
-	d := &DropSource{}
 	if len(w) >= 2 && w[0] == "if" && w[1] == "exists" {
-		d.IfExists = true
+		ifExists = true
 		w = w[2:]
 	}
 	if len(w) == 0 {
-		return nil, sqlerr.New(sqlerr.SyntaxError, "DROP SOURCE needs a name")
+		return name, false, false, sqlerr.New(sqlerr.SyntaxError, "DROP %s needs a name", what)
 	}
-	d.Name, w = customName(w)
+	name, w = customName(w)
 	switch {
 	case len(w) == 0:
 	case len(w) == 1 && w[0] == "cascade":
-		d.Cascade = true
+		cascade = true
 	case len(w) == 1 && w[0] == "restrict":
 	default:
-		return nil, sqlerr.New(sqlerr.SyntaxError, "syntax error at or near \"%s\"", w[0])
+		return name, false, false, sqlerr.New(sqlerr.SyntaxError, "syntax error at or near \"%s\"", w[0])
 	}
-	return d, nil
+	return name, ifExists, cascade, nil
 }

@@ -163,6 +163,8 @@ func (s *Drop) Tag() string {
 		return "DROP VIEW"
 	case catalog.Source:
 		return "DROP SOURCE"
+	case catalog.Sink:
+		return "DROP SINK"
 	}
 	return "DROP MATERIALIZED VIEW"
 }
