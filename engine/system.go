@@ -58,6 +58,7 @@ var systemTables = []systemTable{
 				{Name: "max_alignment_ms", Type: types.Float64T},
 				{Name: "status", Type: types.TextT},
 				{Name: "error", Type: types.TextT},
+				{Name: "commit_ms", Type: types.Float64T},
 			},
 		},
 		rows: global((*Engine).checkpointRows),
@@ -279,9 +280,10 @@ func (e *Engine) checkpointRows() ([][]types.Datum, error) {
 				maxAlign = millis(d)
 			}
 		}
-		keys, bytes, size := types.Null, types.Null, types.Null
+		keys, bytes, size, commit := types.Null, types.Null, types.Null, types.Null
 		if r.Status == barrier.StatusCompleted {
 			keys, bytes, size = types.DInt(int64(stats.Keys)), types.DInt(stats.Bytes), types.DInt(stats.StateSize)
+			commit = millis(stats.Duration)
 		}
 		errText := types.Null
 		if r.Error != "" {
@@ -289,7 +291,7 @@ func (e *Engine) checkpointRows() ([][]types.Datum, error) {
 		}
 		rows = append(rows, []types.Datum{
 			types.DInt(int64(r.Epoch)), types.DInt(r.Started.UnixMicro()), dur, keys, bytes, size, maxAlign,
-			types.DText(r.Status), errText,
+			types.DText(r.Status), errText, commit,
 		})
 	}
 	return rows, nil
