@@ -25,6 +25,8 @@ type batchQuery struct {
 	cat *catalog.Catalog
 	// random is the session's generator for random() and setseed().
 	random *eval.Random
+	// copyIn emits the rows of a COPY FROM STDIN (exec.Env.CopyInput).
+	copyIn func(ctx context.Context, out exec.Output) error
 }
 
 // batchEnv returns the environment of one batch query: strict expression
@@ -44,6 +46,7 @@ func (e *Engine) batchEnv(q batchQuery) (exec.Env, func()) {
 		Eval:       &eval.Context{Mem: mem, Strict: true, Now: q.now, Random: q.random},
 		Budget:     budget,
 		SystemRows: func(rel *catalog.Relation) ([]arrow.RecordBatch, error) { return e.systemRows(q.cat, rel) },
+		CopyInput:  q.copyIn,
 		Table: func(slot int) *state.Table {
 			if t := tables[slot]; t != nil {
 				return t

@@ -214,6 +214,10 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 			return err
 		}
 		return w.Complete(fmt.Sprintf("DELETE %d", n))
+	case *sql.CopyFrom:
+		return e.copyFrom(ctx, st, q, s.zone, w)
+	case *sql.CopyTo:
+		return e.copyTo(ctx, st, q, s.zone, w)
 	case *sql.CreateTable:
 		if err := e.createTable(ctx, s.cat, st, w); err != nil {
 			return err

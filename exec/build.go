@@ -35,6 +35,9 @@ type Env struct {
 	// Budget bounds the memory of a batch query (nil: no bound). Env.Mem
 	// is then its allocator.
 	Budget *Budget
+	// CopyInput emits the rows of a COPY FROM STDIN as inserts (the plan's
+	// planner.CopyInput leaf), in batches of the leaf's columns.
+	CopyInput func(ctx context.Context, out Output) error
 	// StartTime is now() (microseconds since the Unix epoch) for a new
 	// streaming plan until its first barrier: the time of the last barrier
 	// injected before it started.
@@ -71,7 +74,7 @@ func (d *Dataflow) build(env Env, n planner.Node, next Output) error {
 		next = &budgetCheck{b: env.Budget, next: next}
 	}
 	switch n := n.(type) {
-	case *planner.Scan, *planner.Values, *planner.Series:
+	case *planner.Scan, *planner.Values, *planner.Series, *planner.CopyInput:
 		d.Leaves = append(d.Leaves, n)
 		d.Heads = append(d.Heads, next)
 		return nil
@@ -366,6 +369,11 @@ func RunBatch(ctx context.Context, env Env, snap *state.Snapshot, root planner.N
 			err = emitValues(ctx, env.Mem, env.Eval, leaf, d.Heads[i])
 		case *planner.Series:
 			err = emitSeries(ctx, env.Mem, env.Eval, leaf, d.Heads[i])
+		case *planner.CopyInput:
+			if env.CopyInput == nil {
+				return fmt.Errorf("exec: a plan reads COPY input its statement does not have")
+			}
+			err = env.CopyInput(ctx, d.Heads[i])
 		}
 		if err != nil {
 			return err

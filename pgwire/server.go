@@ -6,7 +6,8 @@
 // portals, parameters and results in text or binary format; see extended.go),
 // query cancellation and shutdown. What the statements mean is up to the
 // Engine plugged in: pgwire knows nothing of SQL beyond the types and errors
-// it puts on the wire. The function call protocol and COPY are not supported.
+// it puts on the wire. COPY's sub-protocol is in copy.go; the function call
+// protocol is not supported.
 //
 // Every connection runs in its own goroutine, plus a reader goroutine that
 // notices a client going away while a query runs, so that the query's context

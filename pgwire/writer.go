@@ -31,6 +31,8 @@ type resultWriter struct {
 	formats []int16
 	fields  []pgproto3.FieldDescription
 	inRows  bool
+	// copyOut is set between CopyOut and the statement's Complete.
+	copyOut bool
 	// reported is set once anything answered a statement (a CommandComplete,
 	// an EmptyQueryResponse or a row description).
 	reported bool
@@ -58,6 +60,7 @@ func (w *resultWriter) start(ctx context.Context) {
 	w.portal = nil
 	w.formats = nil
 	w.inRows = false
+	w.copyOut = false
 	w.reported = false
 }
 
@@ -260,6 +263,9 @@ func (w *resultWriter) Complete(tag string) error {
 		return err
 	}
 	w.inRows, w.reported = false, true
+	if err := w.endCopyOut(); err != nil {
+		return err
+	}
 	if p := w.portal; p != nil {
 		p.tag = tag
 		if p.buffering {

@@ -143,6 +143,11 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 			b.leaves = append(b.leaves, n)
 		}
 		return n, nil
+	case *sql.CopyInput:
+		if b.stream {
+			return nil, sqlerr.Unsupported("COPY input in a materialized view")
+		}
+		return &CopyInput{Cols: r.Cols}, nil
 	case *sql.Values:
 		if b.stream {
 			return nil, sqlerr.Unsupported("materialized views over VALUES or without FROM")

@@ -90,6 +90,8 @@ func (e *explainer) node(depth int, n Node) {
 		e.line(depth, "Scan", "%s: %s, columns: %s%s", n.Relation.Kind, n.Relation.Name, colList(n.Cols), lookup)
 	case *Values:
 		e.line(depth, "Values", "rows: %d, columns: %s", len(n.Rows), colList(n.Cols))
+	case *CopyInput:
+		e.line(depth, "CopyInput", "columns: %s", colList(n.Cols))
 	case *Series:
 		e.line(depth, "GenerateSeries", "start: %s, stop: %s, step: %s", n.Start, n.Stop, n.Step)
 	case *Filter:

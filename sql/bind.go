@@ -71,6 +71,8 @@ type binder struct {
 	refs []catalog.Ref
 	// viewDepth is the nesting of plain views being expanded.
 	viewDepth int
+	// copyInput is the source of the INSERT a COPY FROM binds to.
+	copyInput *CopyInput
 	// intervalSpelling keys intervals by spelling (BindStoredBySpelling).
 	intervalSpelling bool
 	full             string
@@ -181,6 +183,8 @@ func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 		return nil, b.errAt(s.TransactionStmt.Location, sqlerr.Unsupported("%s", strings.TrimPrefix(s.TransactionStmt.Kind.String(), "TRANS_STMT_")))
 	case *pg_query.Node_ViewStmt:
 		return b.bindCreateView(s.ViewStmt)
+	case *pg_query.Node_CopyStmt:
+		return b.bindCopy(s.CopyStmt)
 	case *pg_query.Node_CreateSchemaStmt:
 		return b.bindCreateSchema(s.CreateSchemaStmt)
 	case *pg_query.Node_CreateFunctionStmt:
@@ -558,6 +562,8 @@ func (b *binder) bindInsert(s *pg_query.InsertStmt) (Statement, error) {
 			}
 		}
 		src, flagCols, err = b.bindInsertValues(sel, table, targets)
+	} else if b.copyInput != nil {
+		src = b.copyInput // COPY FROM STDIN (copy.go)
 	} else {
 		src, err = b.bindQuery(sel)
 	}

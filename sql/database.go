@@ -54,16 +54,6 @@ func utf8Like(opt, v string) bool {
 	return v == "c" || v == "posix" || strings.HasSuffix(v, ".utf8") || v == "c.utf8"
 }
 
-func defElemString(d *pg_query.DefElem) string {
-	if d.Arg == nil {
-		return ""
-	}
-	if s := d.Arg.GetString_(); s != nil {
-		return s.Sval
-	}
-	return ""
-}
-
 func (b *binder) bindDropDatabase(s *pg_query.DropdbStmt) (Statement, error) {
 	st := &DropDatabase{Name: s.Dbname, IfExists: s.MissingOk}
 	for _, o := range s.Options {

@@ -63,6 +63,8 @@ const (
 	InvalidRowCountInLimit     = "2201W"
 	DependentObjectsStillExist = "2BP01"
 	ProtocolViolation          = "08P01"
+	ConnectionFailure          = "08006"
+	BadCopyFileFormat          = "22P04"
 	QueryCanceled              = "57014"
 	AdminShutdown              = "57P01"
 	ObjectInUse                = "55006"
