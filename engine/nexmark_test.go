@@ -20,7 +20,7 @@ import (
 	"github.com/streamsql/streamsql/internal/testserver"
 )
 
-var nexmarkEvents = flag.Int("nexmark.events", 0, "events of TestNexmarkQueries (default 20,000; 5,000 with -short or -race)")
+var nexmarkEvents = flag.Int("nexmark.events", 0, "events of TestNexmarkQueries (default 20,000; 5,000 with -short, 2,000 with -race)")
 
 // nexmarkRate is the sources' event rate in the test: 500 events per
 // second of event time spread the events over tens of seconds, so that the
@@ -43,63 +43,10 @@ var tieFree = map[string]string{
 // PostgreSQL's answer over those tables (windowed queries rewritten with
 // date_bin and generate_series).
 func TestNexmarkQueries(t *testing.T) {
-	n := *nexmarkEvents
-	switch {
-	case n > 0:
-	case testing.Short() || raceEnabled:
-		n = 5_000
-	default:
-		n = 20_000
-	}
+	n := nexmarkN()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	srv := testserver.Start(t, testserver.Options{BarrierInterval: 20 * time.Millisecond})
-	conn, err := srv.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	batch, err := srv.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer batch.Close(ctx)
-
-	tables := nexmarkTables(t, int64(n))
-	mustExec(ctx, t, batch, "CREATE SCHEMA nb", "SET search_path = nb")
-	loadTables(ctx, t, batch, tables)
-	for _, ddl := range nexmark.SourceDDL(nexmark.SourceOptions{EventNum: int64(n), Splits: 2, Extra: fmt.Sprintf("nexmark.event.rate = '%d'", nexmarkRate)}) {
-		mustExec(ctx, t, conn, ddl)
-	}
-	start := time.Now()
-	for _, q := range nexmark.Queries {
-		mustExec(ctx, t, conn, q.SQL)
-	}
-	views := map[string][]string{}
-	for _, q := range nexmark.Queries {
-		t.Run(q.Name, func(t *testing.T) {
-			cols, from := "*", "("+q.Select()+") q"
-			if c, ok := tieFree[q.Name]; ok {
-				cols = c
-			}
-			want := queryRows(ctx, t, batch, "SELECT "+cols+" FROM "+from)
-			deadline := time.Now().Add(2 * time.Minute)
-			for {
-				got := queryRows(ctx, t, conn, "SELECT "+cols+" FROM "+q.View())
-				if slices.Equal(got, want) {
-					views[q.Name] = got
-					t.Logf("%s: %d rows", q.Name, len(got))
-					return
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("view differs from the batch query:\n%s", diffRows(got, want))
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-		})
-	}
-	t.Logf("%d events, %d queries verified in %v", n, len(views), time.Since(start).Round(time.Millisecond))
-
+	views, tables := verifyNexmark(ctx, t, n, nexmark.SourceOptions{Splits: 2}, nexmark.Queries)
 	t.Run("postgresql", func(t *testing.T) {
 		pg, err := pgtest.Start(pgtest.Options{Settings: map[string]string{"timezone": "UTC"}})
 		if errors.Is(err, pgtest.ErrNotInstalled) {
@@ -130,6 +77,88 @@ func TestNexmarkQueries(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestNexmarkCombined runs queries over RisingWave's combined form: one
+// source of every event, with a watermark and three splits, and views
+// person, auction and bid over it.
+func TestNexmarkCombined(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	var qs []nexmark.Query
+	for _, name := range []string{"q0", "q3", "q4", "q5", "q7", "q8", "q9", "q15", "q101", "q104"} {
+		q, _ := nexmark.QueryNamed(name)
+		qs = append(qs, q)
+	}
+	verifyNexmark(ctx, t, nexmarkN()/2, nexmark.SourceOptions{Combined: true, Splits: 3, Watermark: true}, qs)
+}
+
+func nexmarkN() int {
+	switch {
+	case *nexmarkEvents > 0:
+		return *nexmarkEvents
+	case raceEnabled:
+		return 2_000
+	case testing.Short():
+		return 5_000
+	}
+	return 20_000
+}
+
+// verifyNexmark creates the nexmark sources of n events and opts and a view
+// per query on a new server, and compares each view, once its sources are
+// consumed, with the same query run as a batch SELECT over tables holding
+// the same events. It returns the views' rows and the tables.
+func verifyNexmark(ctx context.Context, t *testing.T, n int, opts nexmark.SourceOptions, queries []nexmark.Query) (map[string][]string, []nexmarkTable) {
+	srv := testserver.Start(t, testserver.Options{BarrierInterval: 20 * time.Millisecond})
+	conn, err := srv.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	batch, err := srv.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer batch.Close(ctx)
+
+	tables := nexmarkTables(t, int64(n))
+	mustExec(ctx, t, batch, "CREATE SCHEMA nb", "SET search_path = nb")
+	loadTables(ctx, t, batch, tables)
+	opts.EventNum = int64(n)
+	opts.Extra = fmt.Sprintf("nexmark.event.rate = '%d'", nexmarkRate)
+	for _, ddl := range nexmark.SourceDDL(opts) {
+		mustExec(ctx, t, conn, ddl)
+	}
+	start := time.Now()
+	for _, q := range queries {
+		mustExec(ctx, t, conn, q.SQL)
+	}
+	views := map[string][]string{}
+	for _, q := range queries {
+		t.Run(q.Name, func(t *testing.T) {
+			cols, from := "*", "("+q.Select()+") q"
+			if c, ok := tieFree[q.Name]; ok {
+				cols = c
+			}
+			want := queryRows(ctx, t, batch, "SELECT "+cols+" FROM "+from)
+			deadline := time.Now().Add(2 * time.Minute)
+			for wait := 20 * time.Millisecond; ; wait = min(2*wait, 500*time.Millisecond) {
+				got := queryRows(ctx, t, conn, "SELECT "+cols+" FROM "+q.View())
+				if slices.Equal(got, want) {
+					views[q.Name] = got
+					t.Logf("%s: %d rows", q.Name, len(got))
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("view differs from the batch query:\n%s", diffRows(got, want))
+				}
+				time.Sleep(wait)
+			}
+		})
+	}
+	t.Logf("%d events, %d of %d queries verified in %v", n, len(views), len(queries), time.Since(start).Round(time.Millisecond))
+	return views, tables
 }
 
 // nexmarkTable is the events of one table type as SQL literals.
@@ -306,7 +335,10 @@ func postgresDialect(q string) string {
 // views then hold exactly the events, each once: every split resumes from
 // its checkpointed position.
 func TestNexmarkSourceReplay(t *testing.T) {
-	const n = 10_000
+	n := int64(10_000)
+	if raceEnabled {
+		n = 4_000
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	srv := testserver.Start(t, testserver.Options{Crashable: true, BarrierInterval: 20 * time.Millisecond})
@@ -318,7 +350,7 @@ func TestNexmarkSourceReplay(t *testing.T) {
 	mustExec(ctx, t, conn, "CREATE SCHEMA nb", "SET search_path = nb")
 	loadTables(ctx, t, conn, tables)
 	mustExec(ctx, t, conn, "SET search_path = public")
-	// About 3,000 bids a second over three splits: three seconds to read.
+	// About 2,800 bids a second over three splits: a few seconds to read.
 	for _, ddl := range nexmark.SourceDDL(nexmark.SourceOptions{EventNum: n, Splits: 3,
 		Extra: fmt.Sprintf("nexmark.event.rate = '%d', nexmark.min.event.gap.in.ns = '1000000', nexmark.max.chunk.size = '64'", nexmarkRate)}) {
 		mustExec(ctx, t, conn, ddl)
@@ -339,7 +371,7 @@ func TestNexmarkSourceReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	var partial int
+	var partial int64
 	if err := conn.QueryRow(ctx, "SELECT count(*) FROM bids").Scan(&partial); err != nil {
 		t.Fatal(err)
 	}

@@ -211,7 +211,13 @@ func (r *sourceReader) send(m exec.Message) error {
 func (r *sourceReader) run() {
 	defer close(r.done)
 	const tick = 100 * time.Millisecond
+	// A turn takes 1/k of a chunk from each of the k splits, so that the
+	// splits advance together on the source's timeline (a watermark
+	// generated from them all then finds no split far behind).
 	chunk := int64(r.gen.ChunkSize())
+	if k := int64(len(r.next)); k > 1 {
+		chunk = max(1, (chunk+k-1)/k)
+	}
 	perTick := chunk
 	rate := r.gen.RowsPerSecond()
 	if rate > 0 {

@@ -34,41 +34,67 @@ type SourceOptions struct {
 	Watermark bool
 	// Extra is more options, "name = 'value', ..." (e.g. nexmark.min.event.gap.in.ns).
 	Extra string
+	// Combined creates one source, nexmark, in the combined form, and views
+	// person, auction and bid over it, instead of three sources.
+	Combined bool
 }
 
-// SourceDDL returns the CREATE SOURCE statements of person, auction and
-// bid.
+// SourceDDL returns the statements that create person, auction and bid:
+// three sources, or one combined source and three views over it.
 func SourceDDL(o SourceOptions) []string {
+	if o.Combined {
+		ddl := []string{sourceDDL("nexmark", Combined, o)}
+		for _, t := range []Table{Person, Auction, Bid} {
+			var b strings.Builder
+			fmt.Fprintf(&b, "CREATE VIEW %s AS SELECT ", t)
+			for i, c := range Columns(t) {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "(%s).%s AS %s", t, c.Name, c.Name)
+			}
+			fmt.Fprintf(&b, " FROM nexmark WHERE event_type = %d", int(t)-1)
+			ddl = append(ddl, b.String())
+		}
+		return ddl
+	}
 	var ddl []string
 	for _, t := range []Table{Person, Auction, Bid} {
-		var b strings.Builder
-		fmt.Fprintf(&b, "CREATE SOURCE %s (", t)
-		for i, c := range Columns(t) {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(c.Name + " " + c.Type.String())
-		}
-		if o.Watermark {
-			b.WriteString(", WATERMARK FOR date_time AS date_time - INTERVAL '4' SECOND")
-		}
-		fmt.Fprintf(&b, ") WITH (connector = 'nexmark', nexmark.table.type = '%s'", t)
-		if o.EventNum > 0 {
-			fmt.Fprintf(&b, ", nexmark.event.num = '%d'", o.EventNum)
-		}
-		if o.Splits > 1 {
-			fmt.Fprintf(&b, ", nexmark.split.num = '%d'", o.Splits)
-		}
-		if o.Extra != "" {
-			b.WriteString(", " + o.Extra)
-		}
-		b.WriteString(")")
-		ddl = append(ddl, b.String())
+		ddl = append(ddl, sourceDDL(t.String(), t, o))
 	}
 	return ddl
 }
 
-// Query returns the query called name, or false.
+func sourceDDL(name string, t Table, o SourceOptions) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "CREATE SOURCE %s (", name)
+	for i, c := range Columns(t) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(c.Name + " " + c.Type.String())
+	}
+	if o.Watermark {
+		b.WriteString(", WATERMARK FOR date_time AS date_time - INTERVAL '4' SECOND")
+	}
+	b.WriteString(") WITH (connector = 'nexmark'")
+	if t != Combined {
+		fmt.Fprintf(&b, ", nexmark.table.type = '%s'", t)
+	}
+	if o.EventNum > 0 {
+		fmt.Fprintf(&b, ", nexmark.event.num = '%d'", o.EventNum)
+	}
+	if o.Splits > 1 {
+		fmt.Fprintf(&b, ", nexmark.split.num = '%d'", o.Splits)
+	}
+	if o.Extra != "" {
+		b.WriteString(", " + o.Extra)
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// QueryNamed returns the query called name, or false.
 func QueryNamed(name string) (Query, bool) {
 	for _, q := range Queries {
 		if q.Name == name {
