@@ -3,6 +3,7 @@ package nexmark
 import (
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -391,14 +392,13 @@ func (g *Generator) personColumns(mem memory.Allocator, ids []int64) []arrow.Arr
 		r := newRNG(n, saltState)
 		return append(buf, states[r.intn(int64(len(states)))]...)
 	}
-	var scratch []byte
 	extra := func(buf []byte, n int64) []byte {
-		// The size of the other fields: two numbers and the strings.
-		size := 16
-		for _, f := range []func([]byte, int64) []byte{name, email, card, city, state} {
-			scratch = f(scratch[:0], n)
-			size += len(scratch)
-		}
+		// The size of the other fields: two numbers, the name, the email
+		// (7@5.com), the card number, the city and the state.
+		rn, rc := newRNG(n, saltPersonName), newRNG(n, saltCity)
+		first := len(firstNames[rn.intn(int64(len(firstNames)))])
+		last := len(lastNames[rn.intn(int64(len(lastNames)))])
+		size := 16 + first + 1 + last + 17 + 19 + len(cities[rc.intn(int64(len(cities)))]) + 2
 		r := newRNG(n, saltPersonExtra)
 		return r.appendExtra(buf, size, 200)
 	}
@@ -415,21 +415,21 @@ func (g *Generator) personColumns(mem memory.Allocator, ids []int64) []arrow.Arr
 }
 
 func (g *Generator) auctionColumns(mem memory.Allocator, ids []int64) []arrow.Array {
+	// The item name has 3 to 19 letters, the description 3 to 99; the
+	// first draw of each stream is the length.
+	itemLen := func(r *rng) int { return 3 + int(r.intn(20-3)) }
+	descLen := func(r *rng) int { return 3 + int(r.intn(100-3)) }
 	item := func(buf []byte, n int64) []byte {
 		r := newRNG(n, saltItem)
-		return r.appendString(buf, 3+int(r.intn(20-3)))
+		return r.appendString(buf, itemLen(&r))
 	}
 	desc := func(buf []byte, n int64) []byte {
 		r := newRNG(n, saltDesc)
-		return r.appendString(buf, 3+int(r.intn(100-3)))
+		return r.appendString(buf, descLen(&r))
 	}
-	var scratch []byte
 	extra := func(buf []byte, n int64) []byte {
-		size := 7 * 8
-		scratch = item(scratch[:0], n)
-		size += len(scratch)
-		scratch = desc(scratch[:0], n)
-		size += len(scratch)
+		ri, rd := newRNG(n, saltItem), newRNG(n, saltDesc)
+		size := 7*8 + itemLen(&ri) + descLen(&rd)
 		r := newRNG(n, saltAuctionExtra)
 		return r.appendExtra(buf, size, 500)
 	}
@@ -479,11 +479,12 @@ func (g *Generator) bidColumns(mem memory.Allocator, ids []int64) []arrow.Array 
 		_, _, u := channel(n)
 		return append(buf, u...)
 	}
-	var scratch []byte
 	extra := func(buf []byte, n int64) []byte {
-		scratch = channelText(scratch[:0], n)
-		_, _, u := channel(n)
-		size := 4*8 + len(scratch) + len(u)
+		name, j, u := channel(n)
+		size := 4*8 + len(name) + len(u)
+		if j >= 0 {
+			size += len("channel-") + digits(j)
+		}
 		r := newRNG(n, saltBidExtra)
 		return r.appendExtra(buf, size, 100)
 	}
@@ -510,6 +511,15 @@ func (g *Generator) bidColumns(mem memory.Allocator, ids []int64) []arrow.Array 
 		g.timeColumn(mem, ids, 0),
 		stringColumn(mem, ids, 20, extra),
 	}
+}
+
+// digits is the number of decimal digits of j >= 0.
+func digits(j int64) int {
+	d := 1
+	for ; j >= 10; j /= 10 {
+		d++
+	}
+	return d
 }
 
 var hotChannels = []string{"Google", "Facebook", "Baidu", "Apple"}
@@ -581,7 +591,7 @@ func (r *rng) intn(n int64) int64 {
 // price returns a log-uniform price in cents, 100 to 10^8.
 func (r *rng) price() int64 {
 	u := float64(r.next()>>11) / (1 << 53)
-	return int64(math.Round(math.Pow(10, u*6) * 100))
+	return int64(math.Round(math.Exp(u*6*math.Ln10) * 100))
 }
 
 // recentPerson returns a uniform base-0 person id among the last
@@ -597,15 +607,17 @@ const letters32 = "abcdefghijklmnopqrstuvwxyzaeioun"
 
 // appendString appends n random lower-case letters.
 func (r *rng) appendString(buf []byte, n int) []byte {
-	for n > 0 {
+	buf = slices.Grow(buf, n)
+	out := buf[len(buf) : len(buf)+n]
+	for i := 0; i < n; {
 		x := r.next()
-		for k := 0; k < 12 && n > 0; k++ {
-			buf = append(buf, letters32[x&31])
+		for k := 0; k < 12 && i < n; k++ {
+			out[i] = letters32[x&31]
 			x >>= 5
-			n--
+			i++
 		}
 	}
-	return buf
+	return buf[:len(buf)+n]
 }
 
 // appendExtra appends the padding that brings a row of size bytes to avg
