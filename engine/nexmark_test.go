@@ -319,10 +319,12 @@ var (
 	hopRe    = regexp.MustCompile(`HOP\((\w+), (\w+), INTERVAL '(\d+)' SECOND, INTERVAL '(\d+)' SECOND\)`)
 )
 
-// postgresDialect rewrites TUMBLE and HOP for PostgreSQL: a tumbling
+// postgresDialect rewrites LIMIT ... WITH TIES, TUMBLE and HOP for
+// PostgreSQL: a tumbling
 // window is date_bin of the time; the hopping windows of a row are the
 // slide-aligned starts in (time - size, time].
 func postgresDialect(q string) string {
+	q = strings.ReplaceAll(q, "LIMIT 1000 WITH TIES", "FETCH FIRST 1000 ROWS WITH TIES")
 	q = tumbleRe.ReplaceAllString(q, `(SELECT w.*, date_bin(interval '$3 seconds', w.$2, timestamp '1970-01-01') AS window_start,
 		date_bin(interval '$3 seconds', w.$2, timestamp '1970-01-01') + interval '$3 seconds' AS window_end FROM $1 w) AS tumble_$1`)
 	return hopRe.ReplaceAllString(q, `(SELECT w.*, ws AS window_start, ws + interval '$4 seconds' AS window_end

@@ -318,13 +318,12 @@ SELECT a.id AS auction_id, a.item_name AS auction_item_name
 FROM auction a
 WHERE a.id NOT IN (SELECT b.auction FROM bid b GROUP BY b.auction HAVING count(*) < 20)`},
 
-	// The 1000 auctions with the most bids, and those tied with the last
-	// (RisingWave writes LIMIT 1000 WITH TIES).
+	// The 1000 auctions with the most bids, and those tied with the last.
 	{"q105", `CREATE MATERIALIZED VIEW nexmark_q105 AS
 SELECT a.id AS auction_id, a.item_name AS auction_item_name, count(b.auction) AS bid_count
 FROM auction a
 JOIN bid b ON a.id = b.auction
 GROUP BY a.id, a.item_name
 ORDER BY bid_count DESC
-FETCH FIRST 1000 ROWS WITH TIES`},
+LIMIT 1000 WITH TIES`},
 }
