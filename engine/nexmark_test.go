@@ -79,6 +79,18 @@ func TestNexmarkQueries(t *testing.T) {
 	})
 }
 
+// TestNexmarkWatermark runs every query over sources that declare RisingWave's
+// watermark (date_time - 4 seconds), which lets windowed aggregations and
+// joins clean their state.
+func TestNexmarkWatermark(t *testing.T) {
+	if testing.Short() {
+		t.Skip("TestNexmarkQueries covers the queries in -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	verifyNexmark(ctx, t, nexmarkN()/2, nexmark.SourceOptions{Splits: 4, Watermark: true}, nexmark.Queries)
+}
+
 // TestNexmarkCombined runs queries over RisingWave's combined form: one
 // source of every event, with a watermark and three splits, and views
 // person, auction and bid over it.

@@ -90,10 +90,12 @@ type sourceReader struct {
 	next   []int64 // per split, the next row to generate
 	cursor int     // the split to read next
 	paused bool    // the view is paused: generate nothing
-	// wm generates the source's watermark (sources with WATERMARK FOR); its
-	// position is kept with the offset. wmSentAt is the last one sent after
-	// a batch (when wmSent).
-	wm       *exec.WatermarkGen
+	// wms generate the source's watermark (sources with WATERMARK FOR), one
+	// per split: the source's is the least over the splits that have rows
+	// left, since each split is in event-time order but the splits are not
+	// in step. Their positions are kept with the offset. wmSentAt is the
+	// last watermark sent after a batch (when wmSent).
+	wms      []*exec.WatermarkGen
 	wmSent   bool
 	wmSentAt int64
 	stop     chan struct{}
@@ -134,18 +136,57 @@ func newSourceReader(e *Engine, rel, view *catalog.Relation, table *state.Table,
 		if err != nil {
 			return nil, err
 		}
-		if r.wm, err = exec.NewWatermarkGen(rel.Watermark.Column, expr); err != nil {
-			return nil, err
-		}
-		v, _, err := table.Get(watermarkKey)
-		if err != nil {
-			return nil, err
-		}
-		if err := r.wm.LoadState(v); err != nil {
-			return nil, err
+		for s := range r.next {
+			g, err := exec.NewWatermarkGen(rel.Watermark.Column, expr)
+			if err != nil {
+				return nil, err
+			}
+			v, _, err := table.Get(splitWatermarkKey(s))
+			if err != nil {
+				return nil, err
+			}
+			if err := g.LoadState(v); err != nil {
+				return nil, err
+			}
+			r.wms = append(r.wms, g)
 		}
 	}
 	return r, nil
+}
+
+// splitWatermarkKey is the key of split s's watermark position in the
+// reader's offset table.
+func splitWatermarkKey(s int) []byte {
+	if s == 0 {
+		return watermarkKey
+	}
+	return binary.AppendUvarint(append([]byte(nil), watermarkKey...), uint64(s))
+}
+
+// watermark returns the source's watermark: the least of the splits that
+// have rows left (the greatest, once none has), or false while a split
+// that has rows left has produced none. (Called with mu held.)
+func (r *sourceReader) watermark() (*barrier.Watermark, bool) {
+	var least, greatest *barrier.Watermark
+	for s, g := range r.wms {
+		wm, ok := g.Current()
+		if rows := r.gen.SplitRows(s); rows >= 0 && r.next[s] >= rows {
+			if ok && (greatest == nil || wm.Value > greatest.Value) {
+				greatest = wm
+			}
+			continue
+		}
+		if !ok {
+			return nil, false
+		}
+		if least == nil || wm.Value < least.Value {
+			least = wm
+		}
+	}
+	if least == nil {
+		least = greatest
+	}
+	return least, least != nil
 }
 
 // Inject records the reader's position for the epoch and sends the barrier.
@@ -160,13 +201,12 @@ func (r *sourceReader) Inject(ctx context.Context, b *barrier.Barrier) error {
 		pos = binary.AppendVarint(pos, int64(r.cursor))
 	}
 	r.offset.Put(offsetKey, pos)
-	var wm *barrier.Watermark
-	if r.wm != nil {
-		var ok bool
-		if wm, ok = r.wm.Current(); ok {
-			r.offset.Put(watermarkKey, r.wm.AppendState(nil))
+	for s, g := range r.wms {
+		if _, ok := g.Current(); ok {
+			r.offset.Put(splitWatermarkKey(s), g.AppendState(nil))
 		}
 	}
+	wm, _ := r.watermark()
 	r.offset.Seal(b.Epoch)
 	if wm != nil {
 		if err := r.send(exec.Message{Watermark: wm}); err != nil {
@@ -238,7 +278,7 @@ func (r *sourceReader) run() {
 			rec := r.gen.Batch(r.e.mem, s, r.next[s], min(left, chunk))
 			r.next[s] += rec.NumRows()
 			left -= max(rec.NumRows(), 1)
-			err := r.sendBatch(exec.NewBatch(rec, nil))
+			err := r.sendBatch(s, exec.NewBatch(rec, nil))
 			r.mu.Unlock()
 			if err != nil {
 				return
@@ -280,22 +320,22 @@ func (r *sourceReader) nextSplit() (int, bool) {
 	return 0, false
 }
 
-// sendBatch sends a generated batch, and then the source's watermark if
+// sendBatch sends a generated batch of split s, and then the source's watermark if
 // the batch moved it: a fast source keeps the operators that clean their
 // state by watermark from holding a whole epoch of rows. (Called with mu
 // held, so the watermarks' positions in the stream replay exactly.)
-func (r *sourceReader) sendBatch(b *exec.Batch) error {
-	if r.wm == nil {
+func (r *sourceReader) sendBatch(s int, b *exec.Batch) error {
+	if r.wms == nil {
 		return r.send(exec.Message{Batch: b})
 	}
-	if err := r.wm.Observe(r.e.mem, b); err != nil {
+	if err := r.wms[s].Observe(r.e.mem, b); err != nil {
 		b.Release()
 		return err
 	}
 	if err := r.send(exec.Message{Batch: b}); err != nil {
 		return err
 	}
-	wm, ok := r.wm.Current()
+	wm, ok := r.watermark()
 	if !ok || (r.wmSent && wm.Value <= r.wmSentAt) {
 		return nil
 	}
