@@ -345,9 +345,10 @@ func postgresDialect(q string) string {
 }
 
 // TestNexmarkSourceReplay kills the server (kill -9) while paced nexmark
-// sources with several splits are being read, twice, and checks that the
-// views then hold exactly the events, each once: every split resumes from
-// its checkpointed position.
+// sources with several splits and a watermark are being read, twice, and
+// checks that the views then hold exactly the events, each once: every
+// split resumes from its checkpointed position, and no row is late for a
+// windowed aggregation.
 func TestNexmarkSourceReplay(t *testing.T) {
 	n := int64(10_000)
 	if raceEnabled {
@@ -365,14 +366,15 @@ func TestNexmarkSourceReplay(t *testing.T) {
 	loadTables(ctx, t, conn, tables)
 	mustExec(ctx, t, conn, "SET search_path = public")
 	// About 2,800 bids a second over three splits: a few seconds to read.
-	for _, ddl := range nexmark.SourceDDL(nexmark.SourceOptions{EventNum: n, Splits: 3,
+	for _, ddl := range nexmark.SourceDDL(nexmark.SourceOptions{EventNum: n, Splits: 3, Watermark: true,
 		Extra: fmt.Sprintf("nexmark.event.rate = '%d', nexmark.min.event.gap.in.ns = '1000000', nexmark.max.chunk.size = '64'", nexmarkRate)}) {
 		mustExec(ctx, t, conn, ddl)
 	}
 	mustExec(ctx, t, conn,
 		"CREATE MATERIALIZED VIEW bids AS SELECT * FROM bid",
 		"CREATE MATERIALIZED VIEW people AS SELECT * FROM person",
-		"CREATE MATERIALIZED VIEW per_auction AS SELECT auction, count(*) AS n, sum(price) AS s FROM bid GROUP BY auction")
+		"CREATE MATERIALIZED VIEW per_auction AS SELECT auction, count(*) AS n, sum(price) AS s FROM bid GROUP BY auction",
+		"CREATE MATERIALIZED VIEW per_window AS SELECT window_start, count(*) AS n FROM TUMBLE(auction, date_time, INTERVAL '2' SECOND) GROUP BY window_start")
 	conn.Close(ctx)
 	for kill := 0; kill < 2; kill++ {
 		time.Sleep(700 * time.Millisecond)
@@ -396,6 +398,7 @@ func TestNexmarkSourceReplay(t *testing.T) {
 		{"bids", "nb.bid"},
 		{"people", "nb.person"},
 		{"per_auction", "(SELECT auction, count(*) AS n, sum(price) AS s FROM nb.bid GROUP BY auction) q"},
+		{"per_window", "(SELECT date_bin('2 seconds', date_time, '1970-01-01') AS window_start, count(*) AS n FROM nb.auction GROUP BY 1) q"},
 	} {
 		want := queryRows(ctx, t, conn, "SELECT * FROM "+c.want)
 		deadline := time.Now().Add(time.Minute)
