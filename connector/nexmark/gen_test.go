@@ -316,3 +316,23 @@ func TestGolden(t *testing.T) {
 }
 
 var golden = map[string]uint64{"person": 0x35bb072264ec4d12, "auction": 0x3827ac1a7c0403d1, "bid": 0x4a2956d03fc59792, "": 0x5c89a612898a1777}
+
+// TestNoAllocationPerRow checks that a batch's allocations do not grow with
+// its rows (builders and buffers are per column, not per row).
+func TestNoAllocationPerRow(t *testing.T) {
+	for _, table := range []string{"bid", "auction", "person", ""} {
+		opts := map[string]string{}
+		if table != "" {
+			opts["nexmark.table.type"] = table
+		}
+		g := gen(t, opts)
+		mem := memory.NewGoAllocator()
+		allocs := func(rows int64) float64 {
+			return testing.AllocsPerRun(5, func() { g.Batch(mem, 0, 0, rows).Release() })
+		}
+		small, large := allocs(256), allocs(4096)
+		if large > small*1.5+10 {
+			t.Errorf("%q: %.0f allocations for 256 rows, %.0f for 4096", table, small, large)
+		}
+	}
+}
