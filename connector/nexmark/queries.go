@@ -233,11 +233,11 @@ GROUP BY to_char(date_time, 'yyyy-MM-dd')`},
 
 	// Daily statistics per channel.
 	{"q16", `CREATE MATERIALIZED VIEW nexmark_q16 AS
-SELECT channel, to_char(date_time, 'yyyy-MM-dd') AS day, max(to_char(date_time, 'HH:mm')) AS minute,
+SELECT channel, to_char(date_time, 'YYYY-MM-DD') AS day, max(to_char(date_time, 'HH:mm')) AS minute,
 ` + rankCounts + `,
 ` + distinctCounts + `
 FROM bid
-GROUP BY channel, to_char(date_time, 'yyyy-MM-dd')`},
+GROUP BY channel, to_char(date_time, 'YYYY-MM-DD')`},
 
 	// Daily statistics per auction.
 	{"q17", `CREATE MATERIALIZED VIEW nexmark_q17 AS
