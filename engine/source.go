@@ -9,27 +9,12 @@ import (
 
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/catalog"
-	"github.com/streamsql/streamsql/connector/datagen"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
-
-// newGenerator returns the generator of a datagen source.
-func newGenerator(rel *catalog.Relation) (*datagen.Generator, error) {
-	if c := rel.Options["connector"]; c != "datagen" {
-		return nil, sqlerr.Unsupported("connector %q (streamsql has datagen)", c)
-	}
-	var cols []datagen.Column
-	for _, c := range rel.Columns {
-		if !c.Hidden {
-			cols = append(cols, datagen.Column{Name: c.Name, Type: c.Type})
-		}
-	}
-	return datagen.New(cols, rel.Options)
-}
 
 // createSource creates a source; it returns once its catalog entry is
 // committed. Nothing runs until a view reads it.
@@ -38,6 +23,16 @@ func (e *Engine) createSource(ctx context.Context, cat *catalog.Catalog, stmt *s
 	defer e.ddlMu.Unlock()
 	if exists, err := e.nameTaken(cat, stmt.Schema, stmt.Name, stmt.IfNotExists, w); exists {
 		return err
+	}
+	if len(stmt.Columns) == 0 {
+		cols, err := defaultSourceColumns(stmt.Options)
+		if err != nil {
+			return err
+		}
+		if len(cols) == 0 {
+			return sqlerr.New(sqlerr.SyntaxError, "a %s source needs a column list", stmt.Options["connector"])
+		}
+		stmt.Columns = cols
 	}
 	rel := &catalog.Relation{
 		Database: cat.DatabaseName(),
@@ -52,7 +47,7 @@ func (e *Engine) createSource(ctx context.Context, cat *catalog.Catalog, stmt *s
 		Watermark:  stmt.Watermark,
 	}
 	rel.Key = []int{len(rel.Columns) - 1}
-	if _, err := newGenerator(rel); err != nil {
+	if _, err := newRowSource(rel); err != nil {
 		return err
 	}
 	var catErr error
@@ -77,83 +72,141 @@ func (e *Engine) dropSource(ctx context.Context, rel *catalog.Relation) error {
 
 // sourceReader is one view's reader of a source: it generates the source's
 // rows into the view's input channel and is a barrier source of the
-// coordinator. Generating a batch and injecting a barrier both hold mu, so
-// the position recorded with each barrier is exactly the number of rows
-// sent before it; after a restart the reader resumes there, and because the
-// generator is deterministic the view sees every row exactly once.
+// coordinator. It reads every split of the source, a batch at a time in
+// turn. Generating a batch and injecting a barrier both hold mu, so the
+// position recorded with each barrier is exactly the number of rows of each
+// split sent before it; after a restart the reader resumes there, and
+// because the generator is deterministic the view sees every row exactly
+// once.
 type sourceReader struct {
 	e      *Engine
 	rel    *catalog.Relation
 	view   uint32
-	gen    *datagen.Generator
+	gen    rowSource
 	out    chan<- exec.Message
 	offset *state.Table
 
 	mu     sync.Mutex
-	next   int64 // the next row to generate
-	paused bool  // the view is paused: generate nothing
-	// wm generates the source's watermark (sources with WATERMARK FOR); its
-	// position is kept with the offset. wmSentAt is the last one sent after
-	// a batch (when wmSent).
-	wm       *exec.WatermarkGen
+	next   []int64 // per split, the next row to generate
+	cursor int     // the split to read next
+	paused bool    // the view is paused: generate nothing
+	// wms generate the source's watermark (sources with WATERMARK FOR), one
+	// per split: the source's is the least over the splits that have rows
+	// left, since each split is in event-time order but the splits are not
+	// in step. Their positions are kept with the offset. wmSentAt is the
+	// last watermark sent after a batch (when wmSent).
+	wms      []*exec.WatermarkGen
 	wmSent   bool
 	wmSentAt int64
 	stop     chan struct{}
 	done     chan struct{}
 }
 
-// offsetKey is the key of the reader's position in its offset table.
+// offsetKey is the key of the reader's position in its offset table: the
+// next row of each split, then (with several splits) the split to read
+// next, as varints.
 var offsetKey = []byte("offset")
 
 func newSourceReader(e *Engine, rel, view *catalog.Relation, table *state.Table, out chan<- exec.Message) (*sourceReader, error) {
-	gen, err := newGenerator(rel)
+	gen, err := newRowSource(rel)
 	if err != nil {
 		return nil, err
 	}
 	r := &sourceReader{e: e, rel: rel, view: view.ID, paused: view.Paused, gen: gen, out: out, offset: table,
-		stop: make(chan struct{}), done: make(chan struct{})}
+		next: make([]int64, gen.Splits()), stop: make(chan struct{}), done: make(chan struct{})}
 	v, ok, err := table.Get(offsetKey)
 	if err != nil {
 		return nil, err
 	}
-	if ok {
+	// The position is the next row of each split, then the cursor.
+	for s := 0; ok && len(v) > 0 && s <= len(r.next); s++ {
 		n, k := binary.Varint(v)
-		if k <= 0 {
+		if k <= 0 || (s == len(r.next) && (n < 0 || n >= int64(len(r.next)))) {
 			return nil, fmt.Errorf("engine: corrupt position of a reader of source %s", rel.Name)
 		}
-		r.next = n
+		if s == len(r.next) {
+			r.cursor = int(n)
+		} else {
+			r.next[s] = n
+		}
+		v = v[k:]
 	}
 	if rel.Watermark != nil {
 		expr, err := sql.BindWatermark(rel)
 		if err != nil {
 			return nil, err
 		}
-		if r.wm, err = exec.NewWatermarkGen(rel.Watermark.Column, expr); err != nil {
-			return nil, err
-		}
-		v, _, err := table.Get(watermarkKey)
-		if err != nil {
-			return nil, err
-		}
-		if err := r.wm.LoadState(v); err != nil {
-			return nil, err
+		for s := range r.next {
+			g, err := exec.NewWatermarkGen(rel.Watermark.Column, expr)
+			if err != nil {
+				return nil, err
+			}
+			v, _, err := table.Get(splitWatermarkKey(s))
+			if err != nil {
+				return nil, err
+			}
+			if err := g.LoadState(v); err != nil {
+				return nil, err
+			}
+			r.wms = append(r.wms, g)
 		}
 	}
 	return r, nil
+}
+
+// splitWatermarkKey is the key of split s's watermark position in the
+// reader's offset table.
+func splitWatermarkKey(s int) []byte {
+	if s == 0 {
+		return watermarkKey
+	}
+	return binary.AppendUvarint(append([]byte(nil), watermarkKey...), uint64(s))
+}
+
+// watermark returns the source's watermark: the least of the splits that
+// have rows left (the greatest, once none has), or false while a split
+// that has rows left has produced none. (Called with mu held.)
+func (r *sourceReader) watermark() (*barrier.Watermark, bool) {
+	var least, greatest *barrier.Watermark
+	for s, g := range r.wms {
+		wm, ok := g.Current()
+		if rows := r.gen.SplitRows(s); rows >= 0 && r.next[s] >= rows {
+			if ok && (greatest == nil || wm.Value > greatest.Value) {
+				greatest = wm
+			}
+			continue
+		}
+		if !ok {
+			return nil, false
+		}
+		if least == nil || wm.Value < least.Value {
+			least = wm
+		}
+	}
+	if least == nil {
+		least = greatest
+	}
+	return least, least != nil
 }
 
 // Inject records the reader's position for the epoch and sends the barrier.
 func (r *sourceReader) Inject(ctx context.Context, b *barrier.Barrier) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.offset.Put(offsetKey, binary.AppendVarint(nil, r.next))
-	var wm *barrier.Watermark
-	if r.wm != nil {
-		var ok bool
-		if wm, ok = r.wm.Current(); ok {
-			r.offset.Put(watermarkKey, r.wm.AppendState(nil))
+	var pos []byte
+	for _, n := range r.next {
+		pos = binary.AppendVarint(pos, n)
+	}
+	if len(r.next) > 1 {
+		pos = binary.AppendVarint(pos, int64(r.cursor))
+	}
+	r.offset.Put(offsetKey, pos)
+	for s, g := range r.wms {
+		if _, ok := g.Current(); ok {
+			r.offset.Put(splitWatermarkKey(s), g.AppendState(nil))
 		}
 	}
+	wm, _ := r.watermark()
 	r.offset.Seal(b.Epoch)
 	if wm != nil {
 		if err := r.send(exec.Message{Watermark: wm}); err != nil {
@@ -198,24 +251,34 @@ func (r *sourceReader) send(m exec.Message) error {
 func (r *sourceReader) run() {
 	defer close(r.done)
 	const tick = 100 * time.Millisecond
-	perTick := int64(exec.BatchSize)
-	if r.gen.Rate > 0 {
-		perTick = max(1, int64(r.gen.Rate*tick.Seconds()))
+	// A turn takes 1/k of a chunk from each of the k splits, so that the
+	// splits advance together on the source's timeline (a watermark
+	// generated from them all then finds no split far behind).
+	chunk := int64(r.gen.ChunkSize())
+	if k := int64(len(r.next)); k > 1 {
+		chunk = max(1, (chunk+k-1)/k)
+	}
+	perTick := chunk
+	rate := r.gen.RowsPerSecond()
+	if rate > 0 {
+		perTick = max(1, int64(rate*tick.Seconds()))
 	}
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
 	for {
+		ended := false
 		for left := perTick; left > 0; {
 			r.mu.Lock()
-			if r.paused || (r.gen.Total >= 0 && r.next >= r.gen.Total) {
+			s, ok := r.nextSplit()
+			ended = !ok
+			if r.paused || !ok {
 				r.mu.Unlock()
 				break
 			}
-			n := min(left, int64(exec.BatchSize))
-			rec := r.gen.Batch(r.e.mem, r.next, n)
-			r.next += rec.NumRows()
-			left -= rec.NumRows()
-			err := r.sendBatch(exec.NewBatch(rec, nil))
+			rec := r.gen.Batch(r.e.mem, s, r.next[s], min(left, chunk))
+			r.next[s] += rec.NumRows()
+			left -= max(rec.NumRows(), 1)
+			err := r.sendBatch(s, exec.NewBatch(rec, nil))
 			r.mu.Unlock()
 			if err != nil {
 				return
@@ -224,15 +287,13 @@ func (r *sourceReader) run() {
 		r.mu.Lock()
 		paused := r.paused
 		r.mu.Unlock()
-		if r.gen.Rate == 0 && !paused {
+		if rate == 0 && !paused && !ended {
 			select {
 			case <-r.stop:
 				return
 			default:
 			}
-			if r.gen.Total < 0 || r.next < r.gen.Total {
-				continue
-			}
+			continue
 		}
 		select {
 		case <-ticker.C:
@@ -244,22 +305,37 @@ func (r *sourceReader) run() {
 	}
 }
 
-// sendBatch sends a generated batch, and then the source's watermark if
+// nextSplit returns the next split, in turn, that has rows left, and moves
+// the cursor past it; false if every split has ended. (Called with mu
+// held.)
+func (r *sourceReader) nextSplit() (int, bool) {
+	k := len(r.next)
+	for i := 0; i < k; i++ {
+		s := (r.cursor + i) % k
+		if rows := r.gen.SplitRows(s); rows < 0 || r.next[s] < rows {
+			r.cursor = (s + 1) % k
+			return s, true
+		}
+	}
+	return 0, false
+}
+
+// sendBatch sends a generated batch of split s, and then the source's watermark if
 // the batch moved it: a fast source keeps the operators that clean their
 // state by watermark from holding a whole epoch of rows. (Called with mu
 // held, so the watermarks' positions in the stream replay exactly.)
-func (r *sourceReader) sendBatch(b *exec.Batch) error {
-	if r.wm == nil {
+func (r *sourceReader) sendBatch(s int, b *exec.Batch) error {
+	if r.wms == nil {
 		return r.send(exec.Message{Batch: b})
 	}
-	if err := r.wm.Observe(r.e.mem, b); err != nil {
+	if err := r.wms[s].Observe(r.e.mem, b); err != nil {
 		b.Release()
 		return err
 	}
 	if err := r.send(exec.Message{Batch: b}); err != nil {
 		return err
 	}
-	wm, ok := r.wm.Current()
+	wm, ok := r.watermark()
 	if !ok || (r.wmSent && wm.Value <= r.wmSentAt) {
 		return nil
 	}
@@ -283,7 +359,9 @@ func (e *Engine) SourceRowsRead() int64 {
 		for _, r := range v.readers {
 			if r != nil {
 				r.mu.Lock()
-				n += r.next
+				for _, k := range r.next {
+					n += k
+				}
 				r.mu.Unlock()
 			}
 		}

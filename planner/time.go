@@ -82,7 +82,26 @@ func (b *builder) hopWindow(r *sql.HopWindow) (Node, error) {
 			WatermarkMap{In: c, Out: width, InType: t, Expr: start},
 			WatermarkMap{In: c, Out: width + 1, InType: t, Expr: end})
 	}
+	if m := len(r.Input.Columns()); width > m {
+		return b.hopOverHiddenKey(n, m, r.Cols), nil
+	}
 	return n, nil
+}
+
+// hopOverHiddenKey places the window columns of n, a HopWindow whose input
+// has stream key columns the query does not see after its first m columns
+// (a subquery's or view's row ids), where the query sees them: right after
+// those m columns, the hidden ones after the window columns.
+func (b *builder) hopOverHiddenKey(n *HopWindow, m int, cols []sql.Column) Node {
+	width := len(n.Input.Columns())
+	n.Cols = append(append([]sql.Column(nil), n.Input.Columns()...), cols[m:]...)
+	exprs := make([]sql.Expr, 0, m+2)
+	for i, c := range n.Cols {
+		if i < m || i >= width {
+			exprs = append(exprs, &sql.InputRef{Index: i, T: c.Type, Name: c.Name})
+		}
+	}
+	return b.project(n, exprs, cols)
 }
 
 func micros(us int64) *sql.Const {

@@ -281,6 +281,10 @@ func (b *binder) bindSortLimit(sel *pg_query.SelectStmt, rel Rel, keys []SortKey
 		return rel, nil
 	}
 	withTies := sel.LimitOption == pg_query.LimitOption_LIMIT_OPTION_WITH_TIES
+	if !withTies && sel.LimitCount != nil {
+		// RisingWave's LIMIT n WITH TIES.
+		withTies = b.takeLimitWithTies(exprLocation(sel.LimitCount))
+	}
 	if c := sel.LimitCount.GetAConst(); withTies && c != nil && c.Isnull {
 		return nil, sqlerr.New(sqlerr.InvalidRowCountInLimit, "row count cannot be null in FETCH FIRST ... WITH TIES clause")
 	}

@@ -15,6 +15,7 @@ import (
 //	... FROM a ASOF [LEFT [OUTER]] JOIN b ON ...
 //	lag(x) IGNORE NULLS OVER (...), first_value(x) RESPECT NULLS OVER w
 //	f(...) OVER (PARTITION BY k ORDER BY ts SESSION WITH GAP INTERVAL '5 minutes')
+//	SELECT ... ORDER BY ... LIMIT n WITH TIES   (PostgreSQL: FETCH FIRST n ROWS WITH TIES)
 //
 // Parse cuts them out of the text before PostgreSQL's parser sees it: each
 // clause is replaced by spaces of the same length, so that every position
@@ -34,6 +35,7 @@ const (
 	clauseRespectNulls
 	clauseSessionGap
 	clauseType // STRUCT<...> or MAP(...), see dialect_types.go
+	clauseLimitWithTies
 )
 
 func (k clauseKind) String() string {
@@ -52,6 +54,8 @@ func (k clauseKind) String() string {
 		return "SESSION WITH GAP"
 	case clauseType:
 		return "STRUCT and MAP types"
+	case clauseLimitWithTies:
+		return "WITH TIES"
 	}
 	return "EMIT ON WINDOW CLOSE"
 }
@@ -68,7 +72,8 @@ type dialectClause struct {
 	exprOff int
 	// For ASOF: the byte offset of the join's right input; for IGNORE
 	// NULLS and RESPECT NULLS, of the window after OVER; for SESSION WITH
-	// GAP (whose gap is expr), of the parenthesis opening its window.
+	// GAP (whose gap is expr), of the parenthesis opening its window; for
+	// LIMIT ... WITH TIES, the end of the LIMIT keyword.
 	rightOff int
 	// used is set by the binder once it has taken the clause.
 	used bool
@@ -80,7 +85,7 @@ func cutDialectClauses(text string) (string, []*dialectClause, error) {
 	lower := strings.ToLower(text)
 	if !strings.Contains(lower, "watermark") && !strings.Contains(lower, "append") && !strings.Contains(lower, "emit") &&
 		!strings.Contains(lower, "asof") && !strings.Contains(lower, "nulls") && !strings.Contains(lower, "gap") &&
-		!strings.Contains(lower, "struct") && !strings.Contains(lower, "map") {
+		!strings.Contains(lower, "struct") && !strings.Contains(lower, "map") && !strings.Contains(lower, "ties") {
 		return text, nil, nil
 	}
 	res, err := pg_query.Scan(text)
@@ -205,6 +210,12 @@ func (c *clauseCutter) run() error {
 				return err
 			}
 			i = end
+		case c.is(i, "with", "ties") && c.word(i-1) != "row" && c.word(i-1) != "rows":
+			if limit := c.limitBefore(i); limit >= 0 {
+				c.clauses = append(c.clauses, &dialectClause{kind: clauseLimitWithTies, start: int(c.toks[i].Start), rightOff: int(c.toks[limit].End)})
+				c.blank(i, i+1)
+				i++
+			}
 		case depth == 0 && c.is(i, "emit", "on", "window", "close"):
 			c.clauses = append(c.clauses, &dialectClause{kind: clauseEmitOnWindowClose, start: int(c.toks[i].Start)})
 			c.blank(i, i+3)
@@ -212,6 +223,29 @@ func (c *clauseCutter) run() error {
 		}
 	}
 	return nil
+}
+
+// limitBefore returns the index of the LIMIT keyword whose row count ends
+// just before token i, at the same parenthesis depth, or -1.
+func (c *clauseCutter) limitBefore(i int) int {
+	depth := 0
+	for j := i - 1; j >= 0; j-- {
+		switch c.toks[j].Token {
+		case pg_query.Token_ASCII_41:
+			depth++
+		case pg_query.Token_ASCII_40:
+			if depth--; depth < 0 {
+				return -1
+			}
+		case pg_query.Token_ASCII_59:
+			return -1
+		case pg_query.Token_LIMIT:
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
 }
 
 // watermark cuts WATERMARK FOR col AS expr starting at token i, with the
@@ -348,6 +382,19 @@ func (b *binder) takeNullTreatment(loc int32) (ignore bool) {
 	return false
 }
 
+// takeLimitWithTies returns whether the LIMIT whose row count is at byte
+// offset loc (relative to b.base) is followed by WITH TIES.
+func (b *binder) takeLimitWithTies(loc int32) bool {
+	at := b.base + int(loc)
+	for _, c := range b.clauses {
+		if c.kind == clauseLimitWithTies && !c.used && loc >= 0 && c.rightOff <= at && at < c.start {
+			c.used = true
+			return true
+		}
+	}
+	return false
+}
+
 // checkClausesUsed fails with a syntax error at the first clause the
 // statement did not take.
 func (b *binder) checkClausesUsed() error {
@@ -363,6 +410,8 @@ func (b *binder) checkClausesUsed() error {
 				where = "only between a window function call and its OVER"
 			case clauseSessionGap:
 				where = "only at the end of a window definition"
+			case clauseLimitWithTies:
+				where = "only after the row count of LIMIT"
 			default:
 				where = "only in CREATE TABLE and CREATE SOURCE"
 			}

@@ -38,6 +38,8 @@ func (*DropSource) Tag() string   { return "DROP SOURCE" }
 type createSourceSyntax struct {
 	table   *pg_query.Node
 	options map[string]string
+	// noColumns: the statement has no column list (table has a placeholder).
+	noColumns bool
 }
 
 func (*createSourceSyntax) Tag() string { return "CREATE SOURCE" }
@@ -82,6 +84,13 @@ func parseCreateSource(src string) (Statement, error) {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "syntax error at or near \"%s\"", text(toks[i+1]))
 	}
 	table := "CREATE TABLE " + src[toks[1].End:toks[with].Start]
+	noColumns := !hasColumnList(toks[2:with])
+	if noColumns {
+		// A connector with a fixed schema (nexmark) may go without a column
+		// list; the engine declares its columns. The placeholder column
+		// lets the rest bind as a CREATE TABLE and is dropped there.
+		table += " (placeholder int)"
+	}
 	parsed, err := pg_query.Parse(table)
 	if err != nil {
 		return nil, syntaxError(table, 0, err)
@@ -89,7 +98,18 @@ func parseCreateSource(src string) (Statement, error) {
 	if len(parsed.Stmts) != 1 || parsed.Stmts[0].Stmt.GetCreateStmt() == nil {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "malformed CREATE SOURCE")
 	}
-	return &createSourceSyntax{table: parsed.Stmts[0].Stmt, options: opts}, nil
+	return &createSourceSyntax{table: parsed.Stmts[0].Stmt, options: opts, noColumns: noColumns}, nil
+}
+
+// hasColumnList reports whether toks, the tokens between SOURCE and WITH,
+// hold a parenthesised column list.
+func hasColumnList(toks []*pg_query.ScanToken) bool {
+	for _, t := range toks {
+		if t.Token == pg_query.Token_ASCII_40 {
+			return true
+		}
+	}
+	return false
 }
 
 // bindCreateSource binds a parsed CREATE SOURCE: its columns as for CREATE
@@ -108,6 +128,9 @@ func (b *binder) bindCreateSource(s *createSourceSyntax) (Statement, error) {
 	}
 	if s.options["connector"] == "" {
 		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "CREATE SOURCE needs the option connector")
+	}
+	if s.noColumns {
+		ct.Columns = nil
 	}
 	return &CreateSource{Schema: ct.Schema, Name: ct.Name, IfNotExists: ct.IfNotExists, Columns: ct.Columns, Options: s.options,
 		Watermark: ct.Watermark, AppendOnly: ct.AppendOnly}, nil
