@@ -27,15 +27,6 @@ var nexmarkEvents = flag.Int("nexmark.events", 0, "events of TestNexmarkQueries 
 // windowed queries see many windows.
 const nexmarkRate = 500
 
-// tieFree are the columns of the queries whose ROW_NUMBER() picks among
-// tied rows: any of them is a right answer, so views and batch
-// results are compared on the columns that do not depend on the pick.
-var tieFree = map[string]string{
-	"q9":  "id, item_name, reserve, price, bid_date_time",
-	"q18": "auction, bidder, date_time",
-	"q19": "auction, price, rank_number",
-}
-
 // TestNexmarkQueries runs every Nexmark query as a materialized view over
 // nexmark sources (two splits each) and compares each view, once its
 // sources are consumed, with the same query run as a batch SELECT over
@@ -67,10 +58,7 @@ func TestNexmarkQueries(t *testing.T) {
 			if !ok {
 				continue
 			}
-			cols := "*"
-			if c, ok := tieFree[q.Name]; ok {
-				cols = c
-			}
+			cols := q.Columns()
 			want := queryRows(ctx, t, pconn, "SELECT "+cols+" FROM ("+postgresDialect(q.Select())+") q")
 			if !slices.Equal(normalize(got), normalize(want)) {
 				t.Errorf("%s differs from PostgreSQL:\n%s", q.Name, diffRows(normalize(got), normalize(want)))
@@ -149,10 +137,7 @@ func verifyNexmark(ctx context.Context, t *testing.T, n int, opts nexmark.Source
 	views := map[string][]string{}
 	for _, q := range queries {
 		t.Run(q.Name, func(t *testing.T) {
-			cols, from := "*", "("+q.Select()+") q"
-			if c, ok := tieFree[q.Name]; ok {
-				cols = c
-			}
+			cols, from := q.Columns(), "("+q.Select()+") q"
 			want := queryRows(ctx, t, batch, "SELECT "+cols+" FROM "+from)
 			deadline := time.Now().Add(2 * time.Minute)
 			for wait := 20 * time.Millisecond; ; wait = min(2*wait, 500*time.Millisecond) {

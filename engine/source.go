@@ -320,6 +320,18 @@ func (r *sourceReader) nextSplit() (int, bool) {
 	return 0, false
 }
 
+// exhausted reports whether every split has ended.
+func (r *sourceReader) exhausted() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for s, next := range r.next {
+		if rows := r.gen.SplitRows(s); rows < 0 || next < rows {
+			return false
+		}
+	}
+	return true
+}
+
 // sendBatch sends a generated batch of split s, and then the source's watermark if
 // the batch moved it: a fast source keeps the operators that clean their
 // state by watermark from holding a whole epoch of rows. (Called with mu
@@ -347,6 +359,24 @@ func (r *sourceReader) sendBatch(s int, b *exec.Batch) error {
 func (r *sourceReader) close() {
 	close(r.stop)
 	<-r.done
+}
+
+// SourcesExhausted reports whether every source reader of every view has
+// generated all of its rows (false while one reads an unbounded source).
+func (e *Engine) SourcesExhausted() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, v := range e.views {
+		for _, r := range v.readers {
+			if r == nil {
+				continue
+			}
+			if !r.exhausted() {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // SourceRowsRead returns the rows the source readers of every view have
