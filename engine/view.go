@@ -326,6 +326,7 @@ func (e *Engine) createView(ctx context.Context, cat *catalog.Catalog, stmt *sql
 func (e *Engine) dropView(ctx context.Context, rel *catalog.Relation) error {
 	e.mu.Lock()
 	v := e.views[rel.ID]
+	delete(e.jobs, rel.ID) // a backfill under way ends with the view
 	e.mu.Unlock()
 	e.cat.Remove(rel.ID)
 	var muts []barrier.Mutation
@@ -360,7 +361,6 @@ func (e *Engine) dropView(ctx context.Context, rel *catalog.Relation) error {
 		}
 		e.mu.Lock()
 		delete(e.views, rel.ID)
-		delete(e.jobs, rel.ID)
 		e.mu.Unlock()
 	}
 	return e.awaitCommit(e.ctx, epoch+1)
