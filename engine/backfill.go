@@ -57,7 +57,7 @@ func (e *Engine) backfillBudget() time.Duration {
 	if e.opts.BackfillBudget > 0 {
 		return e.opts.BackfillBudget
 	}
-	return max(e.opts.BarrierInterval/4, 10*time.Millisecond)
+	return min(50*time.Millisecond, max(e.opts.BarrierInterval/4, 10*time.Millisecond))
 }
 
 // addBackfills puts a Backfill at the head of every input of the view that
@@ -103,9 +103,9 @@ func (e *Engine) addBackfills(rel *catalog.Relation, plan *planner.StreamPlan, h
 	return j, nil
 }
 
-// runJob lists j and, in the background, counts the rows to backfill and
-// waits for the backfill's end to commit, then closes j.finished and
-// delists it. A job whose view is dropped or whose engine closes just ends.
+// runJob lists j and, in the background, counts the rows to backfill,
+// drives checkpoints back to back until the backfill is done, waits for its
+// end to commit, then closes j.finished and delists it. A job whose view is dropped or whose engine closes just ends.
 func (e *Engine) runJob(v *view, j *backfillJob) {
 	e.mu.Lock()
 	if e.jobs == nil {
@@ -127,13 +127,23 @@ func (e *Engine) runJob(v *view, j *backfillJob) {
 	}()
 	go func() {
 		defer e.actors.Done()
-		select {
-		case <-j.allDone:
-		case <-v.done:
-			delist()
-			return
-		case <-e.ctx.Done():
-			return
+		// A backfill moves at barriers: ask for them back to back (each
+		// once the last committed) until it is done.
+		for running := true; running; {
+			select {
+			case <-j.allDone:
+				running = false
+				continue
+			case <-v.done:
+				delist()
+				return
+			case <-e.ctx.Done():
+				return
+			default:
+			}
+			if err := e.coord.WaitCommitted(e.ctx, e.coord.Checkpoint()); err != nil {
+				return
+			}
 		}
 		if err := e.awaitCommit(e.ctx, j.doneEpoch.Load()); err != nil {
 			return

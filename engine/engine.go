@@ -57,8 +57,8 @@ type Options struct {
 	// next checkpoint. Writes and FLUSH always ask for a checkpoint.
 	CheckpointFrequency int
 	// BackfillBudget bounds the time a new view's backfill reads its
-	// upstreams at one barrier (default a quarter of BarrierInterval, at
-	// least 10ms); BackfillChunkRows the rows (default 65536).
+	// upstreams at one barrier (default a quarter of BarrierInterval, within
+	// [10ms, 50ms]); BackfillChunkRows the rows (default 65536).
 	BackfillBudget    time.Duration
 	BackfillChunkRows int
 	// AggCacheGroups bounds the groups each streaming aggregation keeps in
