@@ -105,7 +105,8 @@ func (e *Engine) addBackfills(rel *catalog.Relation, plan *planner.StreamPlan, h
 
 // runJob lists j and, in the background, counts the rows to backfill,
 // drives checkpoints back to back until the backfill is done, waits for its
-// end to commit, then closes j.finished and delists it. A job whose view is dropped or whose engine closes just ends.
+// end to commit, then closes j.finished and delists it. A job whose view is
+// dropped or fails, or whose engine closes, just ends.
 func (e *Engine) runJob(v *view, j *backfillJob) {
 	e.mu.Lock()
 	if e.jobs == nil {
@@ -136,6 +137,9 @@ func (e *Engine) runJob(v *view, j *backfillJob) {
 				continue
 			case <-v.done:
 				delist()
+				return
+			case <-j.failed:
+				delist() // the view reports its failure (viewError)
 				return
 			case <-e.ctx.Done():
 				return

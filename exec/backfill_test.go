@@ -38,6 +38,8 @@ type backfillRig struct {
 	upCommitted map[int64]string // upstream as of the last commit
 	chunk       int
 	doneAt      uint64
+	// watermarks are the values of the watermarks passed on.
+	watermarks []int64
 }
 
 func newBackfillRig(t *testing.T, chunk int) *backfillRig {
@@ -89,6 +91,9 @@ func (r *backfillRig) key(k int64) []byte {
 // apply is the backfill's downstream: it applies changes to the view model,
 // checking that they are consistent with it.
 func (r *backfillRig) apply(_ context.Context, m Message) error {
+	if m.Watermark != nil {
+		r.watermarks = append(r.watermarks, m.Watermark.Value)
+	}
 	if m.Batch == nil {
 		return nil
 	}
@@ -267,5 +272,34 @@ func TestBackfillResume(t *testing.T) {
 	}
 	if restarts == 0 || r.doneAt == 0 {
 		t.Fatalf("restarts %d, done at %d", restarts, r.doneAt)
+	}
+}
+
+// TestBackfillHoldsWatermarks: watermarks wait for the end of the backfill
+// (rows it emits later may be older); then the last one is passed on.
+func TestBackfillHoldsWatermarks(t *testing.T) {
+	r := newBackfillRig(t, 2)
+	defer r.close()
+	for k := int64(1); k <= 5; k++ {
+		r.write(change{Insert, k, "a"})
+	}
+	wm := func(v int64) {
+		if err := r.bf.Emit(context.Background(), Message{Watermark: &barrier.Watermark{Column: 0, Value: v}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wm(3)
+	r.barrier(true)
+	wm(4)
+	wm(5)
+	if len(r.watermarks) != 0 {
+		t.Fatalf("watermarks passed during the backfill: %v", r.watermarks)
+	}
+	for !r.bf.Done() {
+		r.barrier(true)
+	}
+	wm(6)
+	if fmt.Sprint(r.watermarks) != "[5 6]" {
+		t.Fatalf("watermarks %v, want [5 6]", r.watermarks)
 	}
 }
