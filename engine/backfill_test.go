@@ -267,6 +267,14 @@ func TestBackfillCancel(t *testing.T) {
 			res <- err
 		}()
 		awaitJob(ctx, t, conn, view, 1000)
+		var id, done int64
+		var total *int64 // NULL until counted
+		var name, schema string
+		var started time.Time
+		var elapsed float64
+		if err := conn.QueryRow(ctx, "SHOW JOBS").Scan(&id, &name, &schema, &done, &total, &started, &elapsed); err != nil || name != view || done <= 0 || elapsed <= 0 {
+			t.Fatalf("SHOW JOBS: %d %s %d/%v %v (%v)", id, name, done, total, elapsed, err)
+		}
 		if how == "cancel" {
 			qcancel()
 		} else {
