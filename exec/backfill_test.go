@@ -237,8 +237,14 @@ func TestBackfillInterleaved(t *testing.T) {
 // random changes: the backfill resumes from its committed position and the
 // committed view, and ends equal to the upstream.
 func TestBackfillResume(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	r := newBackfillRig(t, 7)
+	for seed := uint64(1); seed <= 8; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { testBackfillResume(t, seed) })
+	}
+}
+
+func testBackfillResume(t *testing.T, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	r := newBackfillRig(t, 3+int(seed%3)*5)
 	defer r.close()
 	for k := int64(0); k < 200; k++ {
 		r.write(change{Insert, k * 2, "init"})
