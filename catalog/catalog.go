@@ -123,6 +123,10 @@ type Relation struct {
 	// whether it is (ALTER MATERIALIZED VIEW ... PAUSE).
 	PauseTable uint32 `json:"pause_table,omitempty"`
 	Paused     bool   `json:"paused,omitempty"`
+	// BackfillTable holds the positions of a materialized view's backfills
+	// (one per input from a table or view; see exec.Backfill). Views created
+	// before backfills existed have none: they were filled when created.
+	BackfillTable uint32 `json:"backfill_table,omitempty"`
 	// Watermark is the WATERMARK FOR clause of a table or source, or nil.
 	Watermark *Watermark `json:"watermark,omitempty"`
 	// AppendOnly tables and sources only ever insert rows (UPDATE and DELETE

@@ -56,6 +56,11 @@ type Options struct {
 	// changes in memory; they become durable and visible to queries with the
 	// next checkpoint. Writes and FLUSH always ask for a checkpoint.
 	CheckpointFrequency int
+	// BackfillBudget bounds the time a new view's backfill reads its
+	// upstreams at one barrier (default a quarter of BarrierInterval, within
+	// [10ms, 50ms]); BackfillChunkRows the rows (default 65536).
+	BackfillBudget    time.Duration
+	BackfillChunkRows int
 	// AggCacheGroups bounds the groups each streaming aggregation keeps in
 	// memory (default exec.DefaultAggCacheGroups); the others are read from
 	// the store when they change.
@@ -95,6 +100,8 @@ type Engine struct {
 	mu     sync.Mutex
 	tables map[uint32]*tableWriter
 	views  map[uint32]*view
+	// jobs are the backfills under way, by view id (see backfillJob).
+	jobs map[uint32]*backfillJob
 
 	// stats records per-checkpoint figures for streamsql_checkpoints.
 	stats checkpointStats

@@ -150,6 +150,9 @@ func (s *session) resultColumns(st sql.Statement) []pgwire.Column {
 	case *sql.ShowRelations:
 		return text("Name")
 	case *sql.ShowVar:
+		if st.Name == "jobs" {
+			return jobColumns()
+		}
 		if showAll(st.Name) {
 			return text("name", "setting", "description")
 		}

@@ -307,6 +307,9 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 			return err
 		}
 	case *sql.ShowVar:
+		if st.Name == "jobs" {
+			return s.showJobs(w)
+		}
 		return s.show(st.Name, w)
 	case *sql.Transaction:
 		switch st.Kind {

@@ -114,6 +114,21 @@ var systemTables = []systemTable{
 		},
 		rows: (*Engine).sinkRows,
 	},
+	{
+		rel: &catalog.Relation{
+			Name: "streamsql_jobs",
+			Columns: []catalog.Column{
+				{Name: "job_id", Type: types.Int64T},
+				{Name: "view", Type: types.TextT},
+				{Name: "schema", Type: types.TextT},
+				{Name: "rows_done", Type: types.Int64T},
+				{Name: "rows_total", Type: types.Int64T},
+				{Name: "started_at", Type: types.TimestampTZT},
+				{Name: "elapsed_ms", Type: types.Float64T},
+			},
+		},
+		rows: (*Engine).jobRows,
+	},
 }
 
 // stateTableRows lists every state table of every table and view with its
@@ -156,6 +171,9 @@ func (e *Engine) stateTableRows(cat *catalog.Catalog) ([][]types.Datum, error) {
 			}
 		}
 		if err := add(r, r.PauseTable, "paused changes"); err != nil {
+			return nil, err
+		}
+		if err := add(r, r.BackfillTable, "backfill positions"); err != nil {
 			return nil, err
 		}
 		for _, idx := range r.Indexes {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,8 +50,9 @@ func (e *Engine) planView(stmt *sql.CreateMaterializedView, keepJoinOrder bool) 
 	return planner.PlanStreamWith(stmt.Query, planner.StreamOptions{EmitOnWindowClose: stmt.EmitOnWindowClose, KeepJoinOrder: keepJoinOrder})
 }
 
-// buildView creates the view's actor (not yet running).
-func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*view, *exec.Actor, error) {
+// buildView creates the view's actor (not yet running) and, if some of its
+// inputs are still to be backfilled, its backfill job (not yet running).
+func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*view, *exec.Actor, *backfillJob, error) {
 	v := &view{
 		rel:  rel,
 		plan: plan,
@@ -84,7 +86,7 @@ func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*vi
 		df, err = exec.BuildStream(env, plan, storage, v.disp)
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	inputs := make([]<-chan exec.Message, len(plan.Upstreams))
 	heads := make([]exec.Output, len(plan.Upstreams))
@@ -95,9 +97,19 @@ func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*vi
 		gate, err := exec.NewPauseGate(e.mem, rel.ID, i, df.Heads[i], pauseTable, planner.Types(plan.Leaves[i].Cols), rel.Paused)
 		if err != nil {
 			df.Close()
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		heads[i] = gate
+	}
+	var job *backfillJob
+	var backfillTable *state.Table
+	if rel.BackfillTable != 0 {
+		backfillTable = e.store.Table(state.TableID(rel.BackfillTable))
+		v.tables = append(v.tables, backfillTable)
+		if job, err = e.addBackfills(rel, plan, heads, backfillTable); err != nil {
+			df.Close()
+			return nil, nil, nil, err
+		}
 	}
 	a := &exec.Actor{
 		ID:     rel.ID,
@@ -112,14 +124,20 @@ func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*vi
 			// The pause gates write kept changes on this goroutine; they
 			// belong to the epoch once every input's barrier has arrived.
 			pauseTable.Seal(b.Epoch)
+			if backfillTable != nil {
+				backfillTable.Seal(b.Epoch) // as the pause table
+			}
 			e.coord.Ack(rel.ID, b.Epoch)
 		},
 		OnError: func(err error) {
 			v.failed.Store(&err)
+			if job != nil {
+				job.fail()
+			}
 		},
 		Log: log,
 	}
-	return v, a, nil
+	return v, a, job, nil
 }
 
 func (e *Engine) runActor(v *view, a *exec.Actor) {
@@ -172,7 +190,7 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 		return fmt.Errorf("plan has %d state tables and %d columns, catalog has %d and %d (incompatible version?)",
 			plan.Tables, len(plan.Root.Cols), len(rel.OperatorTables), len(rel.Columns))
 	}
-	v, a, err := e.buildView(rel, plan)
+	v, a, job, err := e.buildView(rel, plan)
 	if err != nil {
 		return err
 	}
@@ -195,18 +213,26 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 	e.views[rel.ID] = v
 	e.mu.Unlock()
 	e.coord.AddRunningActor(rel.ID)
+	if job != nil {
+		// A backfill interrupted by a restart goes on in the background.
+		e.runJob(v, job)
+	}
 	e.runActor(v, a)
 	return nil
 }
 
 // createView creates a materialized view: it attaches a new dataflow to the
-// upstream's change stream at barrier n, backfills it from the upstream's
-// snapshot at epoch n, and returns once epoch n+1, which holds the view's
-// initial state and its catalog entry, is committed. With sinkOptions it
-// creates a sink instead (see createSink).
+// upstreams' change streams at barrier n; the view's catalog entry and its
+// first state land in epoch n+1. Its inputs from tables and views start with
+// a Backfill each, which feeds the dataflow the upstream's rows chunk by
+// chunk at the barriers after n while checkpoints go on; createView returns
+// once the backfill is done and committed. A cancel (ctx) during the
+// backfill drops the view. With sinkOptions it creates a sink instead (see
+// createSink).
 func (e *Engine) createView(ctx context.Context, cat *catalog.Catalog, stmt *sql.CreateMaterializedView, atLeastOnce bool, w notifier, sinkOptions map[string]string) error {
 	e.ddlMu.Lock()
-	defer e.ddlMu.Unlock()
+	unlock := sync.OnceFunc(e.ddlMu.Unlock)
+	defer unlock()
 	if exists, err := e.nameTaken(cat, stmt.Schema, stmt.Name, stmt.IfNotExists, w); exists {
 		return err
 	}
@@ -214,7 +240,12 @@ func (e *Engine) createView(ctx context.Context, cat *catalog.Catalog, stmt *sql
 	if err != nil {
 		return err
 	}
-	ids := e.catSrc.allocIDs(3 + plan.Tables)
+	for _, up := range plan.Upstreams {
+		if err := e.backfillError(up); err != nil {
+			return err
+		}
+	}
+	ids := e.catSrc.allocIDs(4 + plan.Tables)
 	rel := &catalog.Relation{
 		Database:       cat.DatabaseName(),
 		ID:             ids[0],
@@ -225,7 +256,8 @@ func (e *Engine) createView(ctx context.Context, cat *catalog.Catalog, stmt *sql
 		Key:            plan.Root.Key,
 		StateTable:     ids[1],
 		PauseTable:     ids[2],
-		OperatorTables: ids[3:],
+		BackfillTable:  ids[3],
+		OperatorTables: ids[4:],
 		SQL:            stmt.SQL,
 		DependsOn:      dependencies(plan.Upstreams),
 		Refs:           stmt.Refs,
@@ -244,30 +276,9 @@ func (e *Engine) createView(ctx context.Context, cat *catalog.Catalog, stmt *sql
 	for _, c := range plan.Root.Cols {
 		rel.Columns = append(rel.Columns, catalog.Column{Name: c.Name, Type: c.Type, Hidden: c.Hidden})
 	}
-	v, a, err := e.buildView(rel, plan)
+	v, a, job, err := e.buildView(rel, plan)
 	if err != nil {
 		return err
-	}
-	var attachEpoch atomic.Uint64
-	a.Prelude = func(ctx context.Context) error {
-		epoch := attachEpoch.Load()
-		if err := e.awaitCommit(ctx, epoch); err != nil {
-			return err
-		}
-		snap := e.store.Snapshot()
-		defer snap.Release()
-		if snap.Epoch() != epoch {
-			return fmt.Errorf("engine: backfill of %s found epoch %d, want %d", rel.Name, snap.Epoch(), epoch)
-		}
-		for i, up := range plan.Upstreams {
-			if up.Kind == catalog.Source {
-				continue // the view's reader starts at the source's first row
-			}
-			if err := exec.ScanSnapshot(ctx, e.mem, snap, up, a.Heads[i]); err != nil {
-				return err
-			}
-		}
-		return nil
 	}
 	e.mu.Lock()
 	e.views[rel.ID] = v
@@ -299,17 +310,24 @@ func (e *Engine) createView(ctx context.Context, cat *catalog.Catalog, stmt *sql
 			close(done)
 		},
 	})
-	attachEpoch.Store(epoch)
+	if job != nil {
+		e.runJob(v, job)
+	}
 	e.runActor(v, a)
 	<-done
 	if catErr != nil {
 		return catErr
 	}
-	// The view exists once epoch+1 commits, whatever happens to this session.
+	// The view exists once epoch+1 commits, whatever happens to this session;
+	// a crash after that resumes its backfill.
 	if err := e.awaitCommit(e.ctx, epoch+1); err != nil {
 		return err
 	}
 	cat.Add(rel)
+	if job != nil {
+		unlock() // other DDL (a DROP of this view) may run during the backfill
+		return e.awaitBackfill(ctx, rel, v, job)
+	}
 	if p := v.failed.Load(); p != nil {
 		return sqlerr.New(sqlerr.InternalError, "materialized view %s failed during backfill: %v", rel.Name, *p)
 	}
@@ -321,6 +339,7 @@ func (e *Engine) createView(ctx context.Context, cat *catalog.Catalog, stmt *sql
 func (e *Engine) dropView(ctx context.Context, rel *catalog.Relation) error {
 	e.mu.Lock()
 	v := e.views[rel.ID]
+	delete(e.jobs, rel.ID) // a backfill under way ends with the view
 	e.mu.Unlock()
 	e.cat.Remove(rel.ID)
 	var muts []barrier.Mutation
@@ -360,8 +379,12 @@ func (e *Engine) dropView(ctx context.Context, rel *catalog.Relation) error {
 	return e.awaitCommit(e.ctx, epoch+1)
 }
 
-// viewError returns the error of a failed view, or nil.
+// viewError returns the error of a failed view, or of one still being
+// backfilled, or nil.
 func (e *Engine) viewError(rel *catalog.Relation) error {
+	if err := e.backfillError(rel); err != nil {
+		return err
+	}
 	e.mu.Lock()
 	v := e.views[rel.ID]
 	e.mu.Unlock()

@@ -32,9 +32,6 @@ type Actor struct {
 	Mode   barrier.Mode
 	// Ops are closed when the actor stops.
 	Ops []interface{ Close() }
-	// Prelude, if set, runs before the inputs are read (backfill of a new
-	// view); it emits into the heads itself.
-	Prelude func(ctx context.Context) error
 	// Ack is called once per barrier, after it has passed the dataflow.
 	Ack func(b *barrier.Barrier)
 	// Aligned, if set, is told how long each barrier took to align: from its
@@ -71,11 +68,6 @@ func (a *Actor) Run(ctx context.Context) (err error) {
 		}
 	}()
 	a.lastEpoch = make([]uint64, len(a.Inputs))
-	if a.Prelude != nil {
-		if err := a.Prelude(ctx); err != nil {
-			return a.fail(ctx, err)
-		}
-	}
 	if len(a.Inputs) == 1 {
 		return a.runSingle(ctx)
 	}

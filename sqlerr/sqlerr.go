@@ -76,6 +76,10 @@ const (
 	InternalError              = "XX000"
 )
 
+// ObjectNotInPrerequisiteState: the object is not ready for the operation
+// (a materialized view still being backfilled).
+const ObjectNotInPrerequisiteState = "55000"
+
 // Error is an error with a SQLSTATE. Position is the 1-based character offset
 // into the statement text the error refers to, or 0.
 type Error struct {

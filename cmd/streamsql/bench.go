@@ -28,7 +28,7 @@ func newBenchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Measure streamsql end to end (results go to stdout as Markdown tables)",
 	}
-	cmd.AddCommand(newBenchInsertSelectCmd(), newBenchDMLCmd(), newBenchRecoveryCmd(), newBenchCheckpointCmd(), newBenchEventTimeCmd(), newBenchJoinsCmd(), newBenchMemoryCmd(), newBenchNexmarkCmd())
+	cmd.AddCommand(newBenchInsertSelectCmd(), newBenchDMLCmd(), newBenchRecoveryCmd(), newBenchCheckpointCmd(), newBenchEventTimeCmd(), newBenchJoinsCmd(), newBenchMemoryCmd(), newBenchNexmarkCmd(), newBenchBackfillCmd())
 	cmd.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the measured runs to this file")
 	cmd.PersistentPreRunE = func(*cobra.Command, []string) error {
 		if cpuProfile == "" {

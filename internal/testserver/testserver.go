@@ -48,6 +48,8 @@ type Options struct {
 	Clock func() time.Time
 	// Mem allocates the engine's Arrow memory (default: Go's).
 	Mem memory.Allocator
+	// BackfillChunkRows: see engine.Options.
+	BackfillChunkRows int
 }
 
 // Start starts a server; it is stopped at the end of the test.
@@ -74,6 +76,7 @@ func Start(t testing.TB, opts Options) *Server {
 		DataDir:             opts.DataDir,
 		BarrierInterval:     opts.BarrierInterval,
 		CheckpointFrequency: opts.CheckpointFrequency,
+		BackfillChunkRows:   opts.BackfillChunkRows,
 		FS:                  opts.FS,
 		Logger:              slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
 	}}
