@@ -35,6 +35,9 @@ type Env struct {
 	// Budget bounds the memory of a batch query (nil: no bound). Env.Mem
 	// is then its allocator.
 	Budget *Budget
+	// Snapshot is the committed snapshot a batch run reads (RunBatch): its
+	// lookup joins read it.
+	Snapshot *state.Snapshot
 	// StartTime is now() (microseconds since the Unix epoch) for a new
 	// streaming plan until its first barrier: the time of the last barrier
 	// injected before it started.
@@ -214,6 +217,8 @@ func operator(env Env, n planner.Node) (Operator, error) {
 		return NewTemporalFilter(env.Mem, n, env.Table(n.Table), env.StartTime)
 	case *planner.SessionWindow:
 		return newSessionWindowOperator(env, n)
+	case *planner.IndexJoin:
+		return newIndexJoinOperator(env, n)
 	}
 	return nil, fmt.Errorf("exec: no operator for %T", n)
 }
@@ -333,6 +338,7 @@ func emitInserts(ctx context.Context, out Output, recs []arrow.RecordBatch) erro
 // Consolidate operator that cancels the ones they do emit).
 func RunBatch(ctx context.Context, env Env, snap *state.Snapshot, root planner.Node, out Output) error {
 	env.Batch = true
+	env.Snapshot = snap
 	d := &Dataflow{}
 	defer d.Close()
 	if err := d.build(env, root, out); err != nil {

@@ -66,7 +66,15 @@ func deriveRows(rel sql.Rel, rc RowCounts) float64 {
 		}
 		n := l * rr
 		if len(r.LeftKeys) > 0 {
+			// An input whose key is among the join keys matches each row of
+			// the other at most once.
 			n = math.Max(l, rr)
+			if uniqueOn(r.Right, r.RightKeys) {
+				n = l
+			}
+			if uniqueOn(r.Left, r.LeftKeys) {
+				n = math.Min(n, rr)
+			}
 		} else if r.Cond != nil {
 			n /= 3
 		}
@@ -81,4 +89,29 @@ func deriveRows(rel sql.Rel, rc RowCounts) float64 {
 		return math.Max(1, n)
 	}
 	return defaultRows
+}
+
+// uniqueOn reports whether no two rows of rel, a stored relation with a key
+// (possibly filtered and projected), have the same values of keys.
+func uniqueOn(rel sql.Rel, keys []sql.Expr) bool {
+	ls, ok := asLookupSide(rel)
+	if !ok {
+		return false
+	}
+	r := ls.scan.Relation
+	if !r.PrimaryKey && r.Kind != catalog.MaterializedView {
+		return false
+	}
+	for _, k := range r.Key {
+		found := false
+		for _, e := range keys {
+			if ref, ok := e.(*sql.InputRef); ok && ls.cols[ref.Index] == k {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return len(r.Key) > 0
 }
