@@ -3,7 +3,6 @@ package exec
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -63,6 +62,8 @@ type IndexJoin struct {
 	arena          []byte
 	probes         []probe
 	pks            [][]byte
+	// rowsIt and idxIt read the relation and its index during one batch.
+	rowsIt, idxIt *state.Iter
 }
 
 // NewIndexJoin returns an IndexJoin.
@@ -107,6 +108,12 @@ func (j *IndexJoin) OnBatch(ctx context.Context, b *Batch, out Output) error {
 	lo := make([]int32, n)
 	hi := make([]int32, n)
 	found := 0
+	if len(j.probes) > 0 {
+		if err := j.openIters(); err != nil {
+			return err
+		}
+		defer j.closeIters()
+	}
 	for p := 0; p < len(j.probes); {
 		q := p + 1
 		for q < len(j.probes) && bytes.Equal(j.probes[q].key, j.probes[p].key) {
@@ -169,29 +176,53 @@ func (j *IndexJoin) OnBatch(ctx context.Context, b *Batch, out Output) error {
 	return j.emit(ctx, b, relRec, inRows, relRows, pass, out)
 }
 
+// openIters opens the iterators a batch's lookups share.
+func (j *IndexJoin) openIters() error {
+	var err error
+	if j.rowsIt, err = j.spec.Rows.NewIter(nil, nil); err != nil {
+		return err
+	}
+	if j.spec.Index != nil {
+		if j.idxIt, err = j.spec.Index.NewIter(nil, nil); err != nil {
+			j.closeIters()
+			return err
+		}
+	}
+	return nil
+}
+
+// closeIters closes the batch's iterators. Their errors were seen by the
+// lookups (Iter.Error).
+func (j *IndexJoin) closeIters() {
+	for _, it := range []**state.Iter{&j.rowsIt, &j.idxIt} {
+		if *it != nil {
+			_ = (*it).Close()
+			*it = nil
+		}
+	}
+}
+
 // lookup appends to bs the relation rows matching the encoded key, and
 // returns how many.
 func (j *IndexJoin) lookup(key []byte, bs []array.Builder) (int, error) {
 	if j.spec.Index == nil {
 		return j.readRows(key, bs)
 	}
+	it := j.idxIt
 	j.endBuf = state.AppendPrefixEnd(j.endBuf[:0], key)
-	it, err := j.spec.Index.NewIter(key, j.endBuf)
-	if err != nil {
-		return 0, err
-	}
+	it.SetBounds(key, j.endBuf)
 	j.pks = j.pks[:0]
+	var err error
 	for ok := it.First(); ok; ok = it.Next() {
 		rest := it.Key()
 		for _, t := range j.spec.IndexCols {
 			if _, rest, err = state.DecodeKeyDatum(rest, t); err != nil {
-				it.Close()
 				return 0, err
 			}
 		}
 		j.pks = append(j.pks, slices.Clone(rest))
 	}
-	if err := errors.Join(it.Error(), it.Close()); err != nil {
+	if err := it.Error(); err != nil {
 		return 0, err
 	}
 	n := 0
@@ -207,20 +238,17 @@ func (j *IndexJoin) lookup(key []byte, bs []array.Builder) (int, error) {
 
 // readRows appends to bs the rows whose key starts with prefix.
 func (j *IndexJoin) readRows(prefix []byte, bs []array.Builder) (int, error) {
+	it := j.rowsIt
 	j.endBuf = state.AppendPrefixEnd(j.endBuf[:0], prefix)
-	it, err := j.spec.Rows.NewIter(prefix, j.endBuf)
-	if err != nil {
-		return 0, err
-	}
+	it.SetBounds(prefix, j.endBuf)
 	n := 0
 	for ok := it.First(); ok; ok = it.Next() {
 		if err := j.codec.Decode(it.Value(), bs); err != nil {
-			it.Close()
 			return 0, err
 		}
 		n++
 	}
-	return n, errors.Join(it.Error(), it.Close())
+	return n, it.Error()
 }
 
 // evalMask clears mask[i] where pred over rec is not true.
