@@ -16,7 +16,7 @@ import (
 //
 //	table t (a int, b text)   declare a table (a hidden row id without a primary key)
 //	index i ON t (a)          declare a secondary index (CREATE INDEX)
-//	rows t=1000 u=10          give batch plans these table sizes (RowCounts)
+//	rows t=1000 u=10          give batch plans these table sizes (RowCounts; none: no sizes)
 //	batch SELECT ...          plan a batch query and print EXPLAIN
 //	stream SELECT ...         plan a materialized view and print EXPLAIN
 //	stream-keep-order SELECT  the same, with the inner joins in FROM order
@@ -58,7 +58,11 @@ func TestExplain(t *testing.T) {
 				cat.Add(rel.WithIndexes(append(rel.Indexes[:len(rel.Indexes):len(rel.Indexes)], def)))
 				return "ok"
 			case "rows":
-				sizes = map[string]float64{}
+				// rows without arguments forgets the sizes.
+				sizes = nil
+				if len(d.CmdArgs) > 0 {
+					sizes = map[string]float64{}
+				}
 				for _, arg := range d.CmdArgs {
 					n, err := strconv.ParseFloat(arg.Vals[0], 64)
 					if err != nil {
