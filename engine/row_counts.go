@@ -6,10 +6,14 @@ import (
 	"github.com/streamsql/streamsql/state"
 )
 
-// rowCountLimit is how many rows of a relation a batch query's planner
-// counts before estimating the rest from its size on disk
-// (state.Snapshot.EstimateRows).
-const rowCountLimit = 4096
+// A batch query's planner counts up to rowCountLimit rows of a relation
+// before estimating the rest from its size on disk, and up to rowCountMax
+// when that size shows fewer (the rows are still in the memtable); see
+// state.Snapshot.EstimateRows.
+const (
+	rowCountLimit = 4096
+	rowCountMax   = 65536
+)
 
 // rowCounts returns the row counts a batch query is planned with: each
 // stored relation's rows in snap, estimated once per query. A relation
@@ -24,7 +28,7 @@ func rowCounts(snap *state.Snapshot) planner.RowCounts {
 		if c, ok := seen[rel.ID]; ok {
 			return c.rows, c.ok
 		}
-		n, err := snap.EstimateRows(state.TableID(rel.StateTable), rowCountLimit)
+		n, err := snap.EstimateRows(state.TableID(rel.StateTable), rowCountLimit, rowCountMax)
 		seen[rel.ID] = count{n, err == nil}
 		return n, err == nil
 	}
