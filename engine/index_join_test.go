@@ -16,8 +16,8 @@ import (
 // TestLookupJoinRandom runs random joins of a small table with a larger one
 // that the planner reads by key or index (a lookup join, which EXPLAIN must
 // show) and compares each result with the same query whose join keys on the
-// large table are wrapped in no-op expressions (k + 0, g || ”), which
-// cannot be looked up and so run as hash joins.
+// large table are wrapped in no-op expressions (k + 0, g concatenated with
+// the empty string), which cannot be looked up and so run as hash joins.
 func TestLookupJoinRandom(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
