@@ -386,7 +386,10 @@ func (e *estimator) greedyFrom(first int) ([]int, float64) {
 	order := []int{first}
 	in[first] = true
 	size := e.rows[first]
-	cost := 0.0
+	cost := -size
+	for _, r := range e.rows {
+		cost += r
+	}
 	for len(order) < n {
 		next, nextSize, connected := -1, math.Inf(1), false
 		for i := 0; i < n; i++ {
@@ -400,10 +403,14 @@ func (e *estimator) greedyFrom(first int) ([]int, float64) {
 				next, nextSize, connected = i, s, conn
 			}
 		}
-		cost += e.buildCost(in, size, next) + nextSize
+		if e.lookups != nil {
+			// (Views have no lookups: their costs stay the sums they were.)
+			cost += e.buildCost(in, size, next) - e.rows[next]
+		}
 		in[next] = true
 		order = append(order, next)
 		size = nextSize
+		cost += size
 	}
 	return order, cost
 }
