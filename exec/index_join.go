@@ -61,7 +61,8 @@ type IndexJoin struct {
 	keyBuf, endBuf []byte
 	arena          []byte
 	probes         []probe
-	pks            [][]byte
+	pkArena        []byte
+	pks            []int // ends of the row keys in pkArena
 	// rowsIt and idxIt read the relation and its index during one batch.
 	rowsIt, idxIt *state.Iter
 }
@@ -211,7 +212,7 @@ func (j *IndexJoin) lookup(key []byte, bs []array.Builder) (int, error) {
 	it := j.idxIt
 	j.endBuf = state.AppendPrefixEnd(j.endBuf[:0], key)
 	it.SetBounds(key, j.endBuf)
-	j.pks = j.pks[:0]
+	j.pks, j.pkArena = j.pks[:0], j.pkArena[:0]
 	var err error
 	for ok := it.First(); ok; ok = it.Next() {
 		rest := it.Key()
@@ -220,13 +221,18 @@ func (j *IndexJoin) lookup(key []byte, bs []array.Builder) (int, error) {
 				return 0, err
 			}
 		}
-		j.pks = append(j.pks, slices.Clone(rest))
+		// The row keys end at offsets into one arena (the iterator reuses
+		// its key buffer).
+		j.pkArena = append(j.pkArena, rest...)
+		j.pks = append(j.pks, len(j.pkArena))
 	}
 	if err := it.Error(); err != nil {
 		return 0, err
 	}
-	n := 0
-	for _, pk := range j.pks {
+	n, start := 0, 0
+	for _, end := range j.pks {
+		pk := j.pkArena[start:end:end]
+		start = end
 		m, err := j.readRows(pk, bs)
 		if err != nil {
 			return 0, err
