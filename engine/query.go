@@ -94,14 +94,14 @@ func (e *Engine) runQuery(ctx context.Context, rel sql.Rel, q batchQuery, out ex
 	if err := e.checkViews(rel); err != nil {
 		return err
 	}
-	root, _, err := planner.PlanBatch(rel)
+	snap := e.store.Snapshot()
+	defer snap.Release()
+	root, _, err := planner.PlanBatchWith(rel, planner.BatchOptions{Rows: rowCounts(snap)})
 	if err != nil {
 		return err
 	}
 	env, release := e.batchEnv(q)
 	defer release()
-	snap := e.store.Snapshot()
-	defer snap.Release()
 	return exec.RunBatch(ctx, env, snap, root, out)
 }
 
@@ -150,7 +150,9 @@ func (e *Engine) selectRows(ctx context.Context, rel sql.Rel, q batchQuery, w pg
 func (e *Engine) explain(st sql.Statement) ([]string, error) {
 	switch st := st.(type) {
 	case *sql.Select:
-		root, _, err := planner.PlanBatch(st.Query)
+		snap := e.store.Snapshot()
+		defer snap.Release()
+		root, _, err := planner.PlanBatchWith(st.Query, planner.BatchOptions{Rows: rowCounts(snap)})
 		if err != nil {
 			return nil, err
 		}

@@ -38,6 +38,9 @@ type Env struct {
 	// CopyInput emits the rows of a COPY FROM STDIN as inserts (the plan's
 	// planner.CopyInput leaf), in batches of the leaf's columns.
 	CopyInput func(ctx context.Context, out Output) error
+	// Snapshot is the committed snapshot a batch run reads (RunBatch): its
+	// lookup joins read it.
+	Snapshot *state.Snapshot
 	// StartTime is now() (microseconds since the Unix epoch) for a new
 	// streaming plan until its first barrier: the time of the last barrier
 	// injected before it started.
@@ -217,6 +220,8 @@ func operator(env Env, n planner.Node) (Operator, error) {
 		return NewTemporalFilter(env.Mem, n, env.Table(n.Table), env.StartTime)
 	case *planner.SessionWindow:
 		return newSessionWindowOperator(env, n)
+	case *planner.IndexJoin:
+		return newIndexJoinOperator(env, n)
 	}
 	return nil, fmt.Errorf("exec: no operator for %T", n)
 }
@@ -350,6 +355,7 @@ func emitInserts(ctx context.Context, out Output, recs []arrow.RecordBatch) erro
 // Consolidate operator that cancels the ones they do emit).
 func RunBatch(ctx context.Context, env Env, snap *state.Snapshot, root planner.Node, out Output) error {
 	env.Batch = true
+	env.Snapshot = snap
 	d := &Dataflow{}
 	defer d.Close()
 	if err := d.build(env, root, out); err != nil {

@@ -47,7 +47,7 @@ func PlanStreamWith(rel sql.Rel, opts StreamOptions) (*StreamPlan, error) {
 	b := &builder{stream: true, legacyKeys: opts.KeepJoinOrder}
 	rel = pushDown(rel)
 	if !opts.KeepJoinOrder {
-		rel = orderJoins(rel)
+		rel = orderJoins(rel, nil)
 	}
 	root, err := b.build(rel)
 	if err == nil {
@@ -74,8 +74,13 @@ func PlanStreamWith(rel sql.Rel, opts StreamOptions) (*StreamPlan, error) {
 
 // PlanBatch plans rel as a batch query.
 func PlanBatch(rel sql.Rel) (Node, int, error) {
-	b := &builder{}
-	root, err := b.build(orderJoins(pushDown(rel)))
+	return PlanBatchWith(rel, BatchOptions{})
+}
+
+// PlanBatchWith plans rel as a batch query with options.
+func PlanBatchWith(rel sql.Rel, opts BatchOptions) (Node, int, error) {
+	b := &builder{rows: opts.Rows}
+	root, err := b.build(orderJoins(pushDown(rel), opts.Rows))
 	if err == nil {
 		err = checkTypes(root)
 	}
@@ -113,6 +118,7 @@ type builder struct {
 	stream bool
 	// legacyKeys: see StreamOptions.KeepJoinOrder.
 	legacyKeys bool
+	rows       RowCounts // batch plans: sizes of stored relations, or nil
 	tables     int
 	upstreams  []*catalog.Relation
 	leaves     []*Scan

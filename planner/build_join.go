@@ -12,6 +12,9 @@ import (
 // projection under the join; a projection over the join restores the
 // binder's column layout (left columns, then right columns).
 func (b *builder) join(r *sql.Join) (Node, error) {
+	if n, ok, err := b.lookupJoin(r); ok || err != nil {
+		return n, err
+	}
 	left, err := b.build(r.Left)
 	if err != nil {
 		return nil, err

@@ -182,6 +182,9 @@ func (e *explainer) node(depth int, n Node) {
 		e.line(depth, "HashJoin", "%s", detail)
 		e.node(depth+1, n.Left)
 		e.node(depth+1, n.Right)
+	case *IndexJoin:
+		e.line(depth, "IndexLookupJoin", "%s", indexJoinDetail(n))
+		e.node(depth+1, n.Input)
 	case *Union:
 		e.line(depth, "Union", "inputs: %d%s", len(n.Ins), e.keySuffix(n))
 		for _, in := range n.Ins {

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,6 +15,8 @@ import (
 // TestExplain plans queries and prints their plans. Commands:
 //
 //	table t (a int, b text)   declare a table (a hidden row id without a primary key)
+//	index i ON t (a)          declare a secondary index (CREATE INDEX)
+//	rows t=1000 u=10          give batch plans these table sizes (RowCounts; none: no sizes)
 //	batch SELECT ...          plan a batch query and print EXPLAIN
 //	stream SELECT ...         plan a materialized view and print EXPLAIN
 //	stream-keep-order SELECT  the same, with the inner joins in FROM order
@@ -24,6 +27,7 @@ func TestExplain(t *testing.T) {
 	datadriven.Walk(t, "testdata/explain", func(t *testing.T, path string) {
 		cat := catalog.New()
 		var nextID uint32
+		var sizes map[string]float64
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 			switch d.Cmd {
 			case "table":
@@ -42,12 +46,44 @@ func TestExplain(t *testing.T) {
 				}
 				cat.Add(rel)
 				return "ok"
+			case "index":
+				st, err := bindText(cat, "CREATE INDEX "+d.Input)
+				if err != nil {
+					return "error: " + err.Error()
+				}
+				ci := st.(*sql.CreateIndex)
+				rel := cat.ByID(ci.Table.ID)
+				nextID++
+				def := catalog.Index{Name: ci.Name, Columns: ci.Columns, Include: ci.Include, StateTable: nextID}
+				cat.Add(rel.WithIndexes(append(rel.Indexes[:len(rel.Indexes):len(rel.Indexes)], def)))
+				return "ok"
+			case "rows":
+				// rows without arguments forgets the sizes.
+				sizes = nil
+				if len(d.CmdArgs) > 0 {
+					sizes = map[string]float64{}
+				}
+				for _, arg := range d.CmdArgs {
+					n, err := strconv.ParseFloat(arg.Vals[0], 64)
+					if err != nil {
+						d.Fatalf(t, "bad size %s", arg)
+					}
+					sizes[arg.Key] = n
+				}
+				return "ok"
 			case "batch":
 				st, err := bindText(cat, d.Input)
 				if err != nil {
 					return "error: " + err.Error()
 				}
-				root, _, err := PlanBatch(st.(*sql.Select).Query)
+				var opts BatchOptions
+				if sizes != nil {
+					opts.Rows = func(rel *catalog.Relation) (float64, bool) {
+						n, ok := sizes[rel.Name]
+						return n, ok
+					}
+				}
+				root, _, err := PlanBatchWith(st.(*sql.Select).Query, opts)
 				if err != nil {
 					return "error: " + err.Error()
 				}

@@ -25,9 +25,10 @@ import (
 // them, so nothing moves across them; their own inputs are ordered
 // separately.
 //
-// The order is a function of the query and the catalog only (keys, not row
-// counts), so that a view re-planned after a restart gets the same plan, and
-// a view and a batch query over the same joins get the same tree.
+// For views the order is a function of the query and the catalog only
+// (keys, not row counts), so that a view re-planned after a restart gets the
+// same plan. Batch queries also weigh the row counts of the stored relations
+// they read (RowCounts, cardinality.go), when the caller has them.
 
 // defaultRows is the row count assumed for an input of unknown size.
 const defaultRows = 1000
@@ -37,11 +38,11 @@ const defaultRows = 1000
 const maxDistinct = 200
 
 // orderJoins rewrites the inner-join trees of rel (see above). rel has been
-// through pushDown.
-func orderJoins(rel sql.Rel) sql.Rel {
+// through pushDown. rc, if not nil, counts the rows of stored relations.
+func orderJoins(rel sql.Rel, rc RowCounts) sql.Rel {
 	switch r := rel.(type) {
 	case *sql.Project:
-		in := orderJoins(r.Input)
+		in := orderJoins(r.Input, rc)
 		if inner, ok := in.(*sql.Project); ok && inner != r.Input && composable(r.Exprs, inner.Exprs) {
 			// The projection restoring a reordered tree's layout merges with
 			// the one above it.
@@ -57,7 +58,7 @@ func orderJoins(rel sql.Rel) sql.Rel {
 		return &sql.Project{Input: in, Exprs: r.Exprs, Cols: r.Cols}
 	case *sql.Filter, *sql.Join:
 		if isInnerTree(rel) {
-			return reorderTree(rel)
+			return reorderTree(rel, rc)
 		}
 	}
 	ins := sql.Inputs(rel)
@@ -67,7 +68,7 @@ func orderJoins(rel sql.Rel) sql.Rel {
 	out := make([]sql.Rel, len(ins))
 	changed := false
 	for i, in := range ins {
-		out[i] = orderJoins(in)
+		out[i] = orderJoins(in, rc)
 		changed = changed || out[i] != in
 	}
 	if !changed {
@@ -100,6 +101,7 @@ type joinGraph struct {
 	// leftDeep: the tree joins each input in turn to the ones before it, with
 	// no filter between the joins (the shape the rebuilt tree has).
 	leftDeep bool
+	rc       RowCounts // nil: sizes unknown
 }
 
 // flatten adds rel, whose columns start at offset, to g.
@@ -139,14 +141,14 @@ func (g *joinGraph) flatten(rel sql.Rel, offset int, top bool) {
 			return
 		}
 	}
-	g.inputs = append(g.inputs, orderJoins(rel))
+	g.inputs = append(g.inputs, orderJoins(rel, g.rc))
 	g.offsets = append(g.offsets, offset)
 }
 
 // reorderTree rebuilds the inner-join tree rel in the order chooseOrder
 // picks. A tree whose order does not change is returned as it was.
-func reorderTree(rel sql.Rel) sql.Rel {
-	g := &joinGraph{leftDeep: true}
+func reorderTree(rel sql.Rel, rc RowCounts) sql.Rel {
+	g := &joinGraph{leftDeep: true, rc: rc}
 	g.flatten(rel, 0, true)
 	e := newEstimator(g)
 	order := e.chooseOrder()
@@ -282,6 +284,10 @@ type estimator struct {
 	byIn [][]int   // per input, the conjuncts reading it and another input
 	rows []float64 // per input, estimated rows after its own conjuncts
 	sel  []float64 // per conjunct, estimated selectivity
+	// With row counts: per input, the conjuncts through which a lookup
+	// join could read it (index_join.go), and the rows a scan of it reads.
+	lookups [][]int
+	scanned []float64
 }
 
 func newEstimator(g *joinGraph) *estimator {
@@ -310,7 +316,10 @@ func newEstimator(g *joinGraph) *estimator {
 		}
 	}
 	for i, in := range g.inputs {
-		e.rows[i] = estimateRows(in)
+		e.rows[i] = estimateRows(in, g.rc)
+	}
+	if g.rc != nil {
+		e.findLookups(inputOf)
 	}
 	for c, conj := range g.conjuncts {
 		s := e.selectivity(conj, inputOf)
@@ -323,6 +332,29 @@ func newEstimator(g *joinGraph) *estimator {
 	return e
 }
 
+// buildCost is the cost of joining input i to the inputs marked in (of
+// estimated size size) as the right side of a join: its rows, which a hash
+// join keeps in memory, or, if it can be read by a lookup join that pays,
+// the lookups.
+func (e *estimator) buildCost(in []bool, size float64, i int) float64 {
+	if e.lookups == nil || size*lookupRatio > e.scanned[i] {
+		return e.rows[i]
+	}
+	for _, c := range e.lookups[i] {
+		applies := true
+		for _, u := range e.uses[c] {
+			if u != i && !in[u] {
+				applies = false
+				break
+			}
+		}
+		if applies {
+			return size
+		}
+	}
+	return e.rows[i]
+}
+
 // chooseOrder returns the order in which to join the inputs: greedily, from
 // each possible first input, the next input is the one that gives the
 // smallest estimated result among those a conjunct connects to the inputs
@@ -332,7 +364,8 @@ func newEstimator(g *joinGraph) *estimator {
 // cost is the sum of the estimated intermediate results plus the rows of
 // every input but the first: in a left-deep tree each later input is a
 // join's right side, the one a batch run keeps in memory (its left side
-// streams through), so the largest input goes first.
+// streams through), so the largest input goes first. With row counts, an
+// input a lookup join can read costs its lookups instead (buildCost).
 func (e *estimator) chooseOrder() []int {
 	n := len(e.g.inputs)
 	var best []int
@@ -370,6 +403,10 @@ func (e *estimator) greedyFrom(first int) ([]int, float64) {
 				next, nextSize, connected = i, s, conn
 			}
 		}
+		if e.lookups != nil {
+			// (Views have no lookups: their costs stay the sums they were.)
+			cost += e.buildCost(in, size, next) - e.rows[next]
+		}
 		in[next] = true
 		order = append(order, next)
 		size = nextSize
@@ -401,11 +438,15 @@ func (e *estimator) joinSize(in []bool, size float64, i int) (float64, bool) {
 
 // estimateRows estimates the rows of a join input: a table scan, possibly
 // filtered, whose filter pins its whole key returns one row per key
-// value; other inputs count defaultRows.
-func estimateRows(rel sql.Rel) float64 {
-	if f, ok := rel.(*sql.Filter); ok {
-		if s, ok := f.Input.(*sql.Scan); ok && len(s.Relation.Key) > 0 {
-			pinned := PinnedKey(f.Pred, s.Relation.Key, s.Relation.Types())
+// value; a filter keeps a fixed fraction of its input (filterSelectivity).
+// Without row counts (rc nil) every other input counts defaultRows; with
+// them, a scan counts its relation's rows and other inputs are derived from
+// theirs (deriveRows).
+func estimateRows(rel sql.Rel, rc RowCounts) float64 {
+	switch r := rel.(type) {
+	case *sql.Filter:
+		if s, ok := r.Input.(*sql.Scan); ok && len(s.Relation.Key) > 0 {
+			pinned := PinnedKey(r.Pred, s.Relation.Key, s.Relation.Types())
 			if len(pinned) == len(s.Relation.Key) {
 				n := 1.0
 				for _, vals := range pinned {
@@ -414,11 +455,18 @@ func estimateRows(rel sql.Rel) float64 {
 				return n
 			}
 		}
-		rows := estimateRows(f.Input)
-		for _, c := range sql.Conjuncts(f.Pred) {
+		rows := estimateRows(r.Input, rc)
+		for _, c := range sql.Conjuncts(r.Pred) {
 			rows *= filterSelectivity(c)
 		}
 		return math.Max(1, rows)
+	case *sql.Scan:
+		if n, ok := rc.rows(r.Relation); ok {
+			return n
+		}
+	}
+	if rc != nil {
+		return deriveRows(rel, rc)
 	}
 	return defaultRows
 }
@@ -462,8 +510,13 @@ func (e *estimator) distinct(i, col int) float64 {
 		rel = f.Input
 	}
 	rows := float64(defaultRows)
-	if s, ok := rel.(*sql.Scan); ok && isWholeKey(s.Relation, col) {
-		return rows
+	if s, ok := rel.(*sql.Scan); ok {
+		if n, ok := e.g.rc.rows(s.Relation); ok {
+			rows = n
+		}
+		if isWholeKey(s.Relation, col) {
+			return rows
+		}
 	}
 	return math.Min(rows, maxDistinct)
 }
