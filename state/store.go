@@ -34,7 +34,7 @@ var (
 
 // FormatVersion is the version of the store's key layout and encodings. Open
 // refuses a store written with another version.
-const FormatVersion = 1
+const FormatVersion = 2
 
 // MemoryDir is the directory name that makes Open use an in-memory filesystem.
 const MemoryDir = ":memory:"
