@@ -674,6 +674,7 @@ type minMaxAgg struct {
 	// then days.
 	exact      bool
 	vBuf, wBuf []byte
+	sBuf       [1]byte
 
 	cur   []types.Datum
 	stale []bool
@@ -701,7 +702,7 @@ func (a *minMaxAgg) update(col arrow.Array, slots []int32, signs []int8) error {
 			a.keyBuf = state.AppendKey(a.keyBuf, a.t, col, i)
 			a.keyBuf = append(a.keyBuf, a.rowKey(i)...)
 			if s > 0 {
-				a.set.Put(a.keyBuf, nil)
+				a.set.Put(a.keyBuf, a.entryValue(col, i))
 			} else {
 				a.set.Delete(a.keyBuf)
 			}
@@ -787,8 +788,33 @@ func (a *minMaxAgg) rescan(slot int32) error {
 	if a.t.Kind == types.Text {
 		d.S = strings.Clone(d.S)
 	}
+	if v := it.Value(); a.t.DynamicNumeric() && len(v) == 1 {
+		d = withScale(d, v[0])
+	}
 	a.cur[slot] = d
 	return nil
+}
+
+// entryValue is the value of row i's value-set entry: nothing, or for an
+// unconstrained numeric its display scale, which the key drops.
+func (a *minMaxAgg) entryValue(col arrow.Array, i int) []byte {
+	if !a.t.DynamicNumeric() {
+		return nil
+	}
+	_, scale := types.UnpackNumeric(col.(*array.Decimal128).Value(i))
+	a.sBuf[0] = byte(scale)
+	return a.sBuf[:]
+}
+
+// withScale gives the unconstrained numeric d (decoded from a key) the
+// display scale scale.
+func withScale(d types.Datum, scale byte) types.Datum {
+	if !d.Null {
+		if v, ok := eval.NumericRescale(d.Dec, int32(scale)); ok {
+			d.Dec = v
+		}
+	}
+	return d
 }
 
 func (a *minMaxAgg) result(slot int32) (types.Datum, error) {
@@ -809,7 +835,12 @@ func (a *minMaxAgg) appendState(buf []byte, slot int32) []byte {
 	if a.set != nil {
 		return buf
 	}
-	return state.AppendKeyDatum(buf, a.t, a.cur[slot])
+	buf = state.AppendKeyDatum(buf, a.t, a.cur[slot])
+	if a.t.DynamicNumeric() {
+		_, scale := types.UnpackNumeric(a.cur[slot].Dec)
+		buf = append(buf, byte(scale))
+	}
+	return buf
 }
 
 func (a *minMaxAgg) loadState(buf []byte, slot int32) ([]byte, error) {
@@ -820,6 +851,12 @@ func (a *minMaxAgg) loadState(buf []byte, slot int32) ([]byte, error) {
 	d, rest, err := state.DecodeKeyDatum(buf, a.t)
 	if err != nil {
 		return nil, err
+	}
+	if a.t.DynamicNumeric() {
+		if len(rest) < 1 {
+			return nil, errCorruptState
+		}
+		d, rest = withScale(d, rest[0]), rest[1:]
 	}
 	a.cur[slot], a.stale[slot] = d, false
 	return rest, nil

@@ -73,10 +73,12 @@ func log10Scale(x *apd.Decimal, dscale int32) int32 {
 	return logScale(apd.New(10, 0), x, 0, dscale)
 }
 
-// powerScale is power_var's (and power_var_int's for integral exponents):
-// the result's decimal weight is about y·log10|x|.
+// powerScale is power_var's: an integral exponent (power_var_int) gives 16
+// decimals, another one enough for 16 significant digits of a result whose
+// decimal weight is about y·log10|x|; never less than an input's scale.
 func powerScale(x, y *apd.Decimal, dx, dy int32) int32 {
-	if x.IsZero() {
+	var frac apd.Decimal
+	if _, err := apdCtx.Rem(&frac, y, apd.New(1, 0)); err == nil && frac.IsZero() || x.IsZero() {
 		return max(minSigDigits, dx, dy)
 	}
 	fx, fy := math.Abs(apdFloat(x)), apdFloat(y)
