@@ -56,11 +56,11 @@ func newRangeBound(t types.T, key sql.WindowKey, b sql.FrameBound, off types.Dat
 			return nil, errInvalidRangeOffset
 		}
 	case types.Numeric:
-		if off.Dec.Sign() < 0 {
-			return nil, errInvalidRangeOffset
-		}
 		// Offsets and sums are unconstrained numerics.
 		m, s := types.NumericParts(r.offT, off.Dec)
+		if m.Sign() < 0 {
+			return nil, errInvalidRangeOffset
+		}
 		var ok bool
 		if r.off.Dec, ok = eval.NumericFromParts(m, s); !ok {
 			return nil, errInvalidRangeOffset
