@@ -299,12 +299,18 @@ func dynMod(a, b decimal128.Num) (decimal128.Num, bool) {
 		return decimal128.Num{}, false
 	}
 	s := max(sa, sb)
-	if s-min(sa, sb) > 38 {
-		// One operand is below the other's last digit.
-		if sa > sb {
-			return a, true // |a| < 10^-38·... < |b|
+	if sa-sb > 38 {
+		// |a| < 10^(36-sa) < 10^-sb <= |b|: a itself.
+		return a, true
+	}
+	if sb-sa > 38 {
+		// a·10^(sb-sa) mod b, the power of ten applied modulo b in steps
+		// (products of two values below 10^38 fit 256 bits).
+		_, r := divmod256([4]uint64{ma.lo, ma.hi}, mb)
+		for k := sb - sa; k > 0; k -= min(k, 38) {
+			_, r = divmod256(mul128(r, pow10[min(k, 38)]), mb)
 		}
-		return types.PackNumeric(decimal128.Num{}, s), true
+		return dynFit(na, [4]uint64{r.lo, r.hi}, s)
 	}
 	x, y := mul128(ma, pow10[s-sa]), mul128(mb, pow10[s-sb])
 	yy, ok := fitsDyn(y)

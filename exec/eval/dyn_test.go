@@ -123,6 +123,13 @@ func TestDynArithmetic(t *testing.T) {
 			got, ok = dynDiv(a, b)
 			check("/", got, ok, new(big.Rat).Quo(x, y), refDivScale(a, b))
 		}
+		if y.Sign() != 0 {
+			// a % b = a - b·trunc(a/b), with the sign of a.
+			q := new(big.Int).Quo(new(big.Rat).Quo(x, y).Num(), new(big.Rat).Quo(x, y).Denom())
+			rem := new(big.Rat).Sub(x, new(big.Rat).Mul(y, new(big.Rat).SetInt(q)))
+			got, ok = dynMod(a, b)
+			check("%", got, ok, rem, max(sa, sb))
+		}
 		if c, want := dynCompare(a, b), x.Cmp(y); c != want {
 			t.Fatalf("compare(%s, %s) = %d, want %d", types.DNumeric(a).Text(types.NumericT), types.DNumeric(b).Text(types.NumericT), c, want)
 		}
