@@ -80,6 +80,9 @@ type exactVarianceAgg struct {
 	sum    []wideInt
 	sumSq  []wideInt
 	scales [][]scaleCount
+	// over marks dyn groups that got a value beyond varianceDynScale's
+	// 26 integer digits: their result is the overflow error until reset.
+	over []bool
 }
 
 // varianceDynScale is the scale unconstrained numerics are summed at.
@@ -92,13 +95,14 @@ func (a *exactVarianceAgg) grow(n int) {
 		a.sumSq = append(a.sumSq, wideInt{})
 		if a.dyn {
 			a.scales = append(a.scales, nil)
+			a.over = append(a.over, false)
 		}
 	}
 }
 func (a *exactVarianceAgg) reset(slot int32) {
 	a.n[slot], a.sum[slot], a.sumSq[slot] = 0, wideInt{}, wideInt{}
 	if a.dyn {
-		a.scales[slot] = a.scales[slot][:0]
+		a.scales[slot], a.over[slot] = a.scales[slot][:0], false
 	}
 }
 
@@ -114,9 +118,7 @@ func (a *exactVarianceAgg) update(col arrow.Array, slots []int32, signs []int8) 
 		bits, off, all := validity(col)
 		for i, s := range signs {
 			if s != 0 && (all || bitutil.BitIsSet(bits, off+i)) {
-				if err := a.addNumeric(slots[i], s, c.Value(i)); err != nil {
-					return err
-				}
+				a.addNumeric(slots[i], s, c.Value(i))
 			}
 		}
 	default:
@@ -136,17 +138,18 @@ func accumulateInts[T int16 | int32 | int64](a *exactVarianceAgg, vals []T, col 
 }
 
 // addNumeric adds (s = 1) or retracts (s = -1) the numeric slot v.
-func (a *exactVarianceAgg) addNumeric(slot int32, s int8, v decimal128.Num) error {
+func (a *exactVarianceAgg) addNumeric(slot int32, s int8, v decimal128.Num) {
 	if a.dyn {
 		_, scale := types.UnpackNumeric(v)
 		countScale(&a.scales[slot], scale, s)
 		var ok bool
 		if v, ok = eval.NumericToFixed(v, varianceDynScale); !ok {
-			return errNumericOverflow
+			a.over[slot] = true
+			a.n[slot] += int64(s)
+			return
 		}
 	}
 	a.add(slot, s, v.HighBits(), v.LowBits())
-	return nil
 }
 
 // add adds (s = 1) or retracts (s = -1) the 128-bit value hi:lo.
@@ -174,6 +177,9 @@ func (a *exactVarianceAgg) result(slot int32) (types.Datum, error) {
 	n := a.n[slot]
 	if n < a.kind.minRows() {
 		return types.Null, nil
+	}
+	if a.dyn && a.over[slot] {
+		return types.Null, errNumericOverflow
 	}
 	bn := big.NewInt(n)
 	sum := a.sum[slot].big()
@@ -271,6 +277,7 @@ func (a *exactVarianceAgg) appendState(buf []byte, slot int32) []byte {
 	buf = appendWide(buf, &a.sumSq[slot])
 	if a.dyn {
 		buf = appendScaleCounts(buf, a.scales[slot])
+		buf = append(buf, b2byte(a.over[slot]))
 	}
 	return buf
 }
@@ -285,7 +292,14 @@ func (a *exactVarianceAgg) loadState(buf []byte, slot int32) ([]byte, error) {
 	if buf, err = loadWide(buf, &a.sumSq[slot]); err != nil || !a.dyn {
 		return buf, err
 	}
-	return loadScaleCounts(buf, &a.scales[slot])
+	if buf, err = loadScaleCounts(buf, &a.scales[slot]); err != nil {
+		return nil, err
+	}
+	if len(buf) < 1 {
+		return nil, errCorruptState
+	}
+	a.over[slot] = buf[0] != 0
+	return buf[1:], nil
 }
 
 // floatVarianceAgg is the variances and standard deviations of real and

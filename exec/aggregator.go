@@ -259,6 +259,9 @@ type decimalSumAgg struct {
 	sum         []decimal128.Num
 	n           []int64
 	scales      [][]scaleCount
+	// over marks dyn sums that overflowed (an integer part beyond 36
+	// digits): their result is the overflow error until the group resets.
+	over []bool
 }
 
 // scaleCount is the number of live values of one display scale.
@@ -273,13 +276,14 @@ func (a *decimalSumAgg) grow(n int) {
 		a.n = append(a.n, 0)
 		if a.dyn {
 			a.scales = append(a.scales, nil)
+			a.over = append(a.over, false)
 		}
 	}
 }
 func (a *decimalSumAgg) reset(slot int32) {
 	a.sum[slot], a.n[slot] = decimal128.Num{}, 0
 	if a.dyn {
-		a.scales[slot] = a.scales[slot][:0]
+		a.scales[slot], a.over[slot] = a.scales[slot][:0], false
 	}
 }
 
@@ -374,14 +378,17 @@ func (a *decimalSumAgg) updateDyn(c *array.Decimal128, slots []int32, signs []in
 		}
 		slot := slots[i]
 		v := vals[i]
-		var ok bool
+		var sum decimal128.Num
+		ok := true
 		if s > 0 {
-			a.sum[slot], ok = eval.NumericAdd(a.sum[slot], v)
+			sum, ok = eval.NumericAdd(a.sum[slot], v)
 		} else {
-			a.sum[slot], ok = eval.NumericSub(a.sum[slot], v)
+			sum, ok = eval.NumericSub(a.sum[slot], v)
 		}
-		if !ok {
-			return errNumericOverflow
+		if ok {
+			a.sum[slot] = sum
+		} else {
+			a.over[slot] = true
 		}
 		a.n[slot] += int64(s)
 		_, scale := types.UnpackNumeric(v)
@@ -396,6 +403,9 @@ func (a *decimalSumAgg) result(slot int32) (types.Datum, error) {
 		return types.Null, nil
 	}
 	if a.dyn {
+		if a.over[slot] {
+			return types.Null, errNumericOverflow
+		}
 		v, ok := eval.NumericRescale(a.sum[slot], maxScale(a.scales[slot]))
 		if !ok {
 			return types.Null, errNumericOverflow
@@ -438,6 +448,7 @@ func (a *decimalSumAgg) appendState(buf []byte, slot int32) []byte {
 	buf = binary.AppendVarint(buf, a.n[slot])
 	if a.dyn {
 		buf = appendScaleCounts(buf, a.scales[slot])
+		buf = append(buf, b2byte(a.over[slot]))
 	}
 	return buf
 }
@@ -450,7 +461,21 @@ func (a *decimalSumAgg) loadState(buf []byte, slot int32) ([]byte, error) {
 	if err != nil || !a.dyn {
 		return buf, err
 	}
-	return loadScaleCounts(buf, &a.scales[slot])
+	if buf, err = loadScaleCounts(buf, &a.scales[slot]); err != nil {
+		return nil, err
+	}
+	if len(buf) < 1 {
+		return nil, errCorruptState
+	}
+	a.over[slot] = buf[0] != 0
+	return buf[1:], nil
+}
+
+func b2byte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // floatSumAgg is sum and avg over real and double precision, accumulated in

@@ -84,10 +84,9 @@ func (a *boolAcc) loadState(buf []byte) ([]byte, error) { return loadVarints(buf
 type varianceAcc struct {
 	agg  aggregator
 	argT types.T
-	err  error // a value beyond what the sums hold, until reset
 }
 
-func (a *varianceAcc) reset()               { a.agg.reset(0); a.err = nil }
+func (a *varianceAcc) reset()               { a.agg.reset(0) }
 func (a *varianceAcc) add(d types.Datum)    { a.update(d, 1) }
 func (a *varianceAcc) remove(d types.Datum) { a.update(d, -1) }
 func (a *varianceAcc) invertible() bool     { return true }
@@ -100,20 +99,13 @@ func (a *varianceAcc) update(d types.Datum, s int8) {
 		agg.add(0, s, d.F)
 	case *exactVarianceAgg:
 		if a.argT.Kind == types.Numeric {
-			if err := agg.addNumeric(0, s, d.Dec); err != nil && a.err == nil {
-				a.err = err
-			}
+			agg.addNumeric(0, s, d.Dec)
 		} else {
 			agg.add(0, s, d.I>>63, uint64(d.I))
 		}
 	}
 }
-func (a *varianceAcc) result() (types.Datum, error) {
-	if a.err != nil {
-		return types.Null, a.err
-	}
-	return a.agg.result(0)
-}
+func (a *varianceAcc) result() (types.Datum, error)       { return a.agg.result(0) }
 func (a *varianceAcc) appendState(buf []byte) []byte      { return a.agg.appendState(buf, 0) }
 func (a *varianceAcc) loadState(b []byte) ([]byte, error) { return a.agg.loadState(b, 0) }
 
