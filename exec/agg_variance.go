@@ -62,8 +62,9 @@ func (k varianceKind) minRows() int64 {
 // numerics. Like PostgreSQL it keeps exact sums of the values and of their
 // squares (in 384 bits, which cannot overflow; see wideInt), so retractions
 // are exact and the result equals a computation over the current rows:
-// (n·Σx² − (Σx)²) / (n·(n−1)) (or n² for the population forms), rounded
-// to types.NumericScale, and its square root for the standard deviations.
+// (n·Σx² − (Σx)²) / (n·(n−1)) (or n² for the population forms), and its
+// square root for the standard deviations (of the rounded variance, as
+// PostgreSQL takes it).
 //
 // The result has PostgreSQL's display scale: select_div_scale of the
 // numerator (whose scale is twice the input's display scale) and the

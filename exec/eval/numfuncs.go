@@ -12,9 +12,9 @@ import (
 
 // The numeric versions of sqrt, exp, ln, log and power are computed with
 // apd (arbitrary precision decimals) to 50 significant digits and rounded
-// half away from zero to the result's scale (NumericScale), so their
-// digits are exact, where PostgreSQL picks a result scale that gives at
-// least 16 significant digits. They allocate; they are not hot paths.
+// half away from zero to PostgreSQL's result scale (numscale.go: at least 16
+// significant digits), so their digits are exact. They allocate; they are
+// not hot paths.
 
 var (
 	errSqrtNegative = sqlerr.New(codeInvalidPowerArg, "cannot take square root of a negative number")
@@ -232,8 +232,8 @@ func numMath2(f func(r, x, y *apd.Decimal) *sqlerr.Error, rscale func(x, y *apd.
 	}
 }
 
-// The numeric functions below work on mantissas at NumericScale (the
-// evaluator rescales their arguments; see numericScaled).
+// The numeric functions below work on mantissas at one scale (the kernels
+// align their unconstrained arguments; see dynAlign).
 
 // numIntDiv is div(a, b): a / b truncated toward zero.
 func numIntDiv(a, b decimal128.Num, scale int32) (types.Datum, *sqlerr.Error) {

@@ -422,9 +422,9 @@ func unitErr(code, verb, unit string, t types.T) *sqlerr.Error {
 	return sqlerr.New(code, "unit \"%s\" %s for type %s", unit, verb, t)
 }
 
-// extract computes extract(field from d) as a numeric mantissa at
-// NumericScale. For date_part (numericResult false) a date is treated as a
-// timestamp at midnight, as PostgreSQL's implicit cast does.
+// extract computes extract(field from d) as an unconstrained numeric with
+// PostgreSQL's display scale. For date_part (numericResult false) a date is
+// treated as a timestamp at midnight, as PostgreSQL's implicit cast does.
 func extract(field string, t types.T, d types.Datum, numericResult bool) (decimal128.Num, *sqlerr.Error) {
 	unit, ok := types.CanonicalTimeUnit(field)
 	lower := strings.ToLower(field)
