@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/streamsql/streamsql/exec/eval"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
@@ -39,7 +40,10 @@ func newVarianceAgg(fn string, argType types.T) (aggregator, error) {
 	case types.Int16, types.Int32, types.Int64:
 		return &exactVarianceAgg{kind: k}, nil
 	case types.Numeric:
-		return &exactVarianceAgg{kind: k, scale: argType.EffectiveScale()}, nil
+		if argType.DynamicNumeric() {
+			return &exactVarianceAgg{kind: k, scale: varianceDynScale, dyn: true}, nil
+		}
+		return &exactVarianceAgg{kind: k, scale: argType.Scale, dscale: argType.Scale}, nil
 	case types.Float32, types.Float64:
 		return &floatVarianceAgg{kind: k}, nil
 	}
@@ -58,25 +62,49 @@ func (k varianceKind) minRows() int64 {
 // numerics. Like PostgreSQL it keeps exact sums of the values and of their
 // squares (in 384 bits, which cannot overflow; see wideInt), so retractions
 // are exact and the result equals a computation over the current rows:
-// (n·Σx² − (Σx)²) / (n·(n−1)) (or n² for the population forms), rounded
-// to types.NumericScale, and its square root for the standard deviations.
+// (n·Σx² − (Σx)²) / (n·(n−1)) (or n² for the population forms), and its
+// square root for the standard deviations (of the rounded variance, as
+// PostgreSQL takes it).
+//
+// The result has PostgreSQL's display scale: select_div_scale of the
+// numerator (whose scale is twice the input's display scale) and the
+// denominator. Over unconstrained numerics (dyn) the values are summed at
+// varianceDynScale (rounded there when they have more fraction digits) and
+// scales counts the live values of each display scale, as decimalSumAgg
+// does.
 type exactVarianceAgg struct {
-	kind  varianceKind
-	scale int32 // of the input values
-	n     []int64
-	sum   []wideInt
-	sumSq []wideInt
+	kind   varianceKind
+	scale  int32 // of the summed mantissas
+	dscale int32 // display scale of the input values (not dyn)
+	dyn    bool
+	n      []int64
+	sum    []wideInt
+	sumSq  []wideInt
+	scales [][]scaleCount
+	// over marks dyn groups that got a value beyond varianceDynScale's
+	// 26 integer digits: their result is the overflow error until reset.
+	over []bool
 }
+
+// varianceDynScale is the scale unconstrained numerics are summed at.
+const varianceDynScale = 12
 
 func (a *exactVarianceAgg) grow(n int) {
 	for len(a.n) < n {
 		a.n = append(a.n, 0)
 		a.sum = append(a.sum, wideInt{})
 		a.sumSq = append(a.sumSq, wideInt{})
+		if a.dyn {
+			a.scales = append(a.scales, nil)
+			a.over = append(a.over, false)
+		}
 	}
 }
 func (a *exactVarianceAgg) reset(slot int32) {
 	a.n[slot], a.sum[slot], a.sumSq[slot] = 0, wideInt{}, wideInt{}
+	if a.dyn {
+		a.scales[slot], a.over[slot] = a.scales[slot][:0], false
+	}
 }
 
 func (a *exactVarianceAgg) update(col arrow.Array, slots []int32, signs []int8) error {
@@ -91,8 +119,7 @@ func (a *exactVarianceAgg) update(col arrow.Array, slots []int32, signs []int8) 
 		bits, off, all := validity(col)
 		for i, s := range signs {
 			if s != 0 && (all || bitutil.BitIsSet(bits, off+i)) {
-				v := c.Value(i)
-				a.add(slots[i], s, v.HighBits(), v.LowBits())
+				a.addNumeric(slots[i], s, c.Value(i))
 			}
 		}
 	default:
@@ -109,6 +136,21 @@ func accumulateInts[T int16 | int32 | int64](a *exactVarianceAgg, vals []T, col 
 			a.add(slots[i], s, v>>63, uint64(v))
 		}
 	}
+}
+
+// addNumeric adds (s = 1) or retracts (s = -1) the numeric slot v.
+func (a *exactVarianceAgg) addNumeric(slot int32, s int8, v decimal128.Num) {
+	if a.dyn {
+		_, scale := types.UnpackNumeric(v)
+		countScale(&a.scales[slot], scale, s)
+		var ok bool
+		if v, ok = eval.NumericToFixed(v, varianceDynScale); !ok {
+			a.over[slot] = true
+			a.n[slot] += int64(s)
+			return
+		}
+	}
+	a.add(slot, s, v.HighBits(), v.LowBits())
 }
 
 // add adds (s = 1) or retracts (s = -1) the 128-bit value hi:lo.
@@ -128,14 +170,17 @@ func (a *exactVarianceAgg) prepare([]int32) error { return nil }
 
 var errNumericOverflow = sqlerr.New(sqlerr.NumericValueOutOfRange, "numeric field overflow")
 
-// stddevExtraDigits are the digits computed beyond types.NumericScale before
-// the square root's result is rounded.
+// stddevExtraDigits are the digits computed beyond the result's scale
+// before the square root is rounded.
 const stddevExtraDigits = 4
 
 func (a *exactVarianceAgg) result(slot int32) (types.Datum, error) {
 	n := a.n[slot]
 	if n < a.kind.minRows() {
 		return types.Null, nil
+	}
+	if a.dyn && a.over[slot] {
+		return types.Null, errNumericOverflow
 	}
 	bn := big.NewInt(n)
 	sum := a.sum[slot].big()
@@ -151,23 +196,70 @@ func (a *exactVarianceAgg) result(slot int32) (types.Datum, error) {
 	} else {
 		den.Mul(den, bn)
 	}
-	// The values have scale s, so num/den has scale 2s.
-	den.Mul(den, pow10(int64(2*a.scale)))
-	var q *big.Int
-	if !a.kind.stddev {
-		q = roundDiv(num.Mul(num, pow10(types.NumericScale)), den)
-	} else {
-		v := num.Mul(num, pow10(2*(types.NumericScale+stddevExtraDigits)))
-		v.Quo(v, den)
-		q = roundDiv(v.Sqrt(v), pow10(stddevExtraDigits))
+	dscale := a.dscale
+	if a.dyn {
+		dscale = maxScale(a.scales[slot])
 	}
-	if q.CmpAbs(maxNumericMantissa) > 0 {
-		return types.Null, errNumericOverflow
+	// num has scale 2·a.scale; PostgreSQL's has display scale 2·dscale.
+	rscale := divScaleBig(num, 2*a.scale, den, 2*dscale)
+	for {
+		// variance = num / (den·10^(2·scale)) at rscale.
+		d := new(big.Int).Mul(den, pow10(int64(2*a.scale)))
+		q := roundDiv(new(big.Int).Mul(num, pow10(int64(rscale))), d)
+		if a.kind.stddev {
+			// PostgreSQL takes the square root of the rounded variance.
+			v := q.Mul(q, pow10(int64(rscale+2*stddevExtraDigits)))
+			q = roundDiv(v.Sqrt(v), pow10(stddevExtraDigits))
+		}
+		if len(q.String()) <= types.DynDigits || rscale == 0 {
+			if q.CmpAbs(maxDynMantissa) > 0 {
+				return types.Null, errNumericOverflow
+			}
+			return types.DNumeric(types.PackNumeric(decimal128.FromBigInt(q), rscale)), nil
+		}
+		rscale-- // more digits than an unconstrained numeric holds
 	}
-	return types.DNumeric(decimal128.FromBigInt(q)), nil
 }
 
-var maxNumericMantissa = new(big.Int).Sub(pow10(types.NumericPrecision), big.NewInt(1))
+// maxScale is the largest display scale with live values.
+func maxScale(cs []scaleCount) int32 {
+	m := int32(0)
+	for _, c := range cs {
+		m = max(m, c.scale)
+	}
+	return m
+}
+
+// divScaleBig is PostgreSQL's select_div_scale for num (a mantissa at scale
+// numScale, display scale numDscale) over the integer den, capped at what an
+// unconstrained numeric shows.
+func divScaleBig(num *big.Int, numScale int32, den *big.Int, numDscale int32) int32 {
+	w1, f1 := nbaseFirstBig(num, numScale)
+	w2, f2 := nbaseFirstBig(den, 0)
+	qweight := w1 - w2
+	if f1 <= f2 {
+		qweight--
+	}
+	return min(max(16-qweight*4, numDscale, 0), types.DynMaxScale)
+}
+
+// nbaseFirstBig returns the base-10000 weight and first base-10000 digit of
+// v·10^-scale (v > 0).
+func nbaseFirstBig(v *big.Int, scale int32) (weight, first int32) {
+	digits := v.String()
+	e := int32(len(digits)) - 1 - scale
+	weight = e >> 2
+	lead := int(e - 4*weight + 1)
+	for _, c := range digits[:min(lead, len(digits))] {
+		first = first*10 + int32(c-'0')
+	}
+	for i := len(digits); i < lead; i++ {
+		first *= 10
+	}
+	return weight, first
+}
+
+var maxDynMantissa = new(big.Int).Sub(pow10(types.DynDigits), big.NewInt(1))
 
 func pow10(n int64) *big.Int { return new(big.Int).Exp(big.NewInt(10), big.NewInt(n), nil) }
 
@@ -183,7 +275,12 @@ func roundDiv(num, den *big.Int) *big.Int {
 func (a *exactVarianceAgg) appendState(buf []byte, slot int32) []byte {
 	buf = binary.AppendVarint(buf, a.n[slot])
 	buf = appendWide(buf, &a.sum[slot])
-	return appendWide(buf, &a.sumSq[slot])
+	buf = appendWide(buf, &a.sumSq[slot])
+	if a.dyn {
+		buf = appendScaleCounts(buf, a.scales[slot])
+		buf = append(buf, b2byte(a.over[slot]))
+	}
+	return buf
 }
 func (a *exactVarianceAgg) loadState(buf []byte, slot int32) ([]byte, error) {
 	buf, err := loadVarints(buf, &a.n[slot])
@@ -193,7 +290,17 @@ func (a *exactVarianceAgg) loadState(buf []byte, slot int32) ([]byte, error) {
 	if buf, err = loadWide(buf, &a.sum[slot]); err != nil {
 		return nil, err
 	}
-	return loadWide(buf, &a.sumSq[slot])
+	if buf, err = loadWide(buf, &a.sumSq[slot]); err != nil || !a.dyn {
+		return buf, err
+	}
+	if buf, err = loadScaleCounts(buf, &a.scales[slot]); err != nil {
+		return nil, err
+	}
+	if len(buf) < 1 {
+		return nil, errCorruptState
+	}
+	a.over[slot] = buf[0] != 0
+	return buf[1:], nil
 }
 
 // floatVarianceAgg is the variances and standard deviations of real and

@@ -55,9 +55,12 @@ func newAggregator(call sql.AggCall, argType types.T, valueSet *state.Table, gro
 		case types.Int16, types.Int32:
 			return &intSumAgg{avg: avg, resultT: call.T}, nil
 		case types.Int64:
-			return &decimalSumAgg{avg: avg, scale: 0, resultScale: call.T.EffectiveScale(), int64Input: true}, nil
+			return &decimalSumAgg{avg: avg, scale: 0, resultScale: -1, int64Input: true}, nil
 		case types.Numeric:
-			return &decimalSumAgg{avg: avg, scale: argType.EffectiveScale(), resultScale: call.T.EffectiveScale()}, nil
+			if argType.DynamicNumeric() {
+				return &decimalSumAgg{avg: avg, dyn: true}, nil
+			}
+			return &decimalSumAgg{avg: avg, scale: argType.Scale, resultScale: call.T.EffectiveScale()}, nil
 		case types.Float32, types.Float64:
 			return &floatSumAgg{avg: avg, resultT: call.T}, nil
 		case types.Interval:
@@ -225,54 +228,113 @@ func loadVarints(buf []byte, dst ...*int64) ([]byte, error) {
 	return buf, nil
 }
 
-// divideDecimal returns sum/n as a numeric at types.NumericScale, rounding
-// half away from zero; sum has the given scale.
+// divideDecimal returns sum/n for avg, sum a mantissa at scale: an
+// unconstrained numeric with PostgreSQL's division display scale (avg is
+// numeric_div of the sum by the count).
 func divideDecimal(sum decimal128.Num, scale int32, n int64) (types.Datum, error) {
-	shift := types.NumericScale - scale
-	num := sum
-	if shift > 0 {
-		num = num.Mul(decimal128.GetScaleMultiplier(int(shift)))
+	p, ok := eval.NumericFromParts(sum, scale)
+	if !ok {
+		return types.Null, errNumericOverflow
 	}
-	if !num.FitsInPrecision(types.NumericPrecision) {
-		return types.Null, sqlerr.New(sqlerr.NumericValueOutOfRange, "numeric field overflow")
-	}
-	den := decimal128.FromI64(n)
-	if shift < 0 {
-		den = den.Mul(decimal128.GetScaleMultiplier(int(-shift)))
-	}
-	q, r := num.Div(den)
-	// Round half away from zero: |2r| >= |den|.
-	r2 := r.Abs().Mul(decimal128.FromI64(2))
-	if r2.GreaterEqual(den.Abs()) {
-		if num.Sign()*den.Sign() < 0 {
-			q = q.Sub(decimal128.FromI64(1))
-		} else {
-			q = q.Add(decimal128.FromI64(1))
-		}
+	q, ok := eval.NumericDiv(p, eval.NumericInt(n))
+	if !ok {
+		return types.Null, errNumericOverflow
 	}
 	return types.DNumeric(q), nil
 }
 
-// decimalSumAgg is sum and avg over bigint and numeric: a 128-bit sum at the
-// input's scale and a count of non-NULL values. A sum is returned at the
-// result type's scale (the input's, or types.NumericScale), an average at
-// types.NumericScale.
+// decimalSumAgg is sum and avg over bigint and numeric: a 128-bit sum and a
+// count of non-NULL values. Over numeric(p,s) the sum is a mantissa at the
+// input's scale, returned at the result type's scale. Over bigint and
+// unconstrained numeric (dyn) it is an unconstrained numeric whose scale is
+// the largest one added so far, and scales counts the live values of each
+// display scale: the result shows the largest live one, as PostgreSQL's sum
+// of the current rows does after deletes.
 type decimalSumAgg struct {
 	avg         bool
 	scale       int32
 	resultScale int32
 	int64Input  bool
+	dyn         bool
 	sum         []decimal128.Num
 	n           []int64
+	scales      [][]scaleCount
+	// over marks dyn sums that overflowed (an integer part beyond 36
+	// digits): their result is the overflow error until the group resets.
+	over []bool
+}
+
+// scaleCount is the number of live values of one display scale.
+type scaleCount struct {
+	scale int32
+	n     int64
 }
 
 func (a *decimalSumAgg) grow(n int) {
 	for len(a.sum) < n {
 		a.sum = append(a.sum, decimal128.Num{})
 		a.n = append(a.n, 0)
+		if a.dyn {
+			a.scales = append(a.scales, nil)
+			a.over = append(a.over, false)
+		}
 	}
 }
-func (a *decimalSumAgg) reset(slot int32) { a.sum[slot], a.n[slot] = decimal128.Num{}, 0 }
+func (a *decimalSumAgg) reset(slot int32) {
+	a.sum[slot], a.n[slot] = decimal128.Num{}, 0
+	if a.dyn {
+		a.scales[slot], a.over[slot] = a.scales[slot][:0], false
+	}
+}
+
+// countScale adds s (+1 or -1) to the live values of display scale scale
+// in *cs.
+func countScale(cs *[]scaleCount, scale int32, s int8) {
+	for i := range *cs {
+		if c := &(*cs)[i]; c.scale == scale {
+			c.n += int64(s)
+			if c.n == 0 {
+				last := len(*cs) - 1
+				(*cs)[i] = (*cs)[last]
+				*cs = (*cs)[:last]
+			}
+			return
+		}
+	}
+	*cs = append(*cs, scaleCount{scale: scale, n: int64(s)})
+}
+
+func appendScaleCounts(buf []byte, cs []scaleCount) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(cs)))
+	for _, c := range cs {
+		buf = append(buf, byte(c.scale))
+		buf = binary.AppendVarint(buf, c.n)
+	}
+	return buf
+}
+
+func loadScaleCounts(buf []byte, dst *[]scaleCount) ([]byte, error) {
+	k, n := binary.Uvarint(buf)
+	if n <= 0 || k > types.DynMaxScale+1 {
+		return nil, errCorruptState
+	}
+	buf = buf[n:]
+	cs := (*dst)[:0]
+	for ; k > 0; k-- {
+		if len(buf) < 1 {
+			return nil, errCorruptState
+		}
+		c := scaleCount{scale: int32(buf[0])}
+		var err error
+		if buf, err = loadVarints(buf[1:], &c.n); err != nil {
+			return nil, err
+		}
+		cs = append(cs, c)
+	}
+	*dst = cs
+	return buf, nil
+}
+
 func (a *decimalSumAgg) update(col arrow.Array, slots []int32, signs []int8) error {
 	bits, off, all := validity(col)
 	switch c := col.(type) {
@@ -289,6 +351,9 @@ func (a *decimalSumAgg) update(col arrow.Array, slots []int32, signs []int8) err
 			}
 		}
 	case *array.Decimal128:
+		if a.dyn {
+			return a.updateDyn(c, slots, signs, bits, off, all)
+		}
 		for i, s := range signs {
 			if s != 0 && (all || bitutil.BitIsSet(bits, off+i)) {
 				v := c.Value(i)
@@ -304,31 +369,113 @@ func (a *decimalSumAgg) update(col arrow.Array, slots []int32, signs []int8) err
 	}
 	return nil
 }
+
+func (a *decimalSumAgg) updateDyn(c *array.Decimal128, slots []int32, signs []int8, bits []byte, off int, all bool) error {
+	vals := c.Values()
+	for i, s := range signs {
+		if s == 0 || !(all || bitutil.BitIsSet(bits, off+i)) {
+			continue
+		}
+		slot := slots[i]
+		v := vals[i]
+		var sum decimal128.Num
+		ok := true
+		if s > 0 {
+			sum, ok = eval.NumericAdd(a.sum[slot], v)
+		} else {
+			sum, ok = eval.NumericSub(a.sum[slot], v)
+		}
+		if ok {
+			a.sum[slot] = sum
+		} else {
+			a.over[slot] = true
+		}
+		a.n[slot] += int64(s)
+		_, scale := types.UnpackNumeric(v)
+		countScale(&a.scales[slot], scale, s)
+	}
+	return nil
+}
+
 func (a *decimalSumAgg) prepare([]int32) error { return nil }
 func (a *decimalSumAgg) result(slot int32) (types.Datum, error) {
 	if a.n[slot] == 0 {
 		return types.Null, nil
 	}
+	if a.dyn {
+		if a.over[slot] {
+			return types.Null, errNumericOverflow
+		}
+		v, ok := eval.NumericRescale(a.sum[slot], maxScale(a.scales[slot]))
+		if !ok {
+			return types.Null, errNumericOverflow
+		}
+		if a.avg {
+			q, ok := eval.NumericDiv(v, eval.NumericInt(a.n[slot]))
+			if !ok {
+				return types.Null, errNumericOverflow
+			}
+			v = q
+		}
+		return types.DNumeric(v), nil
+	}
 	if a.avg {
 		return divideDecimal(a.sum[slot], a.scale, a.n[slot])
 	}
+	if a.resultScale < 0 {
+		// bigint input, unconstrained numeric result.
+		return packSum(a.sum[slot])
+	}
 	v, err := a.sum[slot].Rescale(a.scale, a.resultScale)
 	if err != nil || !v.FitsInPrecision(types.NumericPrecision) {
-		return types.Null, sqlerr.New(sqlerr.NumericValueOutOfRange, "numeric field overflow")
+		return types.Null, errNumericOverflow
 	}
 	return types.DNumeric(v), nil
 }
+
+// packSum packs an integer sum as an unconstrained numeric.
+func packSum(sum decimal128.Num) (types.Datum, error) {
+	p, ok := eval.NumericFromParts(sum, 0)
+	if !ok {
+		return types.Null, errNumericOverflow
+	}
+	return types.DNumeric(p), nil
+}
+
 func (a *decimalSumAgg) appendState(buf []byte, slot int32) []byte {
 	buf = binary.BigEndian.AppendUint64(buf, uint64(a.sum[slot].HighBits()))
 	buf = binary.BigEndian.AppendUint64(buf, a.sum[slot].LowBits())
-	return binary.AppendVarint(buf, a.n[slot])
+	buf = binary.AppendVarint(buf, a.n[slot])
+	if a.dyn {
+		buf = appendScaleCounts(buf, a.scales[slot])
+		buf = append(buf, b2byte(a.over[slot]))
+	}
+	return buf
 }
 func (a *decimalSumAgg) loadState(buf []byte, slot int32) ([]byte, error) {
 	if len(buf) < 16 {
 		return nil, errCorruptState
 	}
 	a.sum[slot] = decimal128.New(int64(binary.BigEndian.Uint64(buf)), binary.BigEndian.Uint64(buf[8:]))
-	return loadVarints(buf[16:], &a.n[slot])
+	buf, err := loadVarints(buf[16:], &a.n[slot])
+	if err != nil || !a.dyn {
+		return buf, err
+	}
+	if buf, err = loadScaleCounts(buf, &a.scales[slot]); err != nil {
+		return nil, err
+	}
+	if len(buf) < 1 {
+		return nil, errCorruptState
+	}
+	a.over[slot] = buf[0] != 0
+	return buf[1:], nil
+}
+
+func b2byte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // floatSumAgg is sum and avg over real and double precision, accumulated in
@@ -552,6 +699,7 @@ type minMaxAgg struct {
 	// then days.
 	exact      bool
 	vBuf, wBuf []byte
+	sBuf       [1]byte
 
 	cur   []types.Datum
 	stale []bool
@@ -579,7 +727,7 @@ func (a *minMaxAgg) update(col arrow.Array, slots []int32, signs []int8) error {
 			a.keyBuf = state.AppendKey(a.keyBuf, a.t, col, i)
 			a.keyBuf = append(a.keyBuf, a.rowKey(i)...)
 			if s > 0 {
-				a.set.Put(a.keyBuf, nil)
+				a.set.Put(a.keyBuf, a.entryValue(col, i))
 			} else {
 				a.set.Delete(a.keyBuf)
 			}
@@ -665,8 +813,33 @@ func (a *minMaxAgg) rescan(slot int32) error {
 	if a.t.Kind == types.Text {
 		d.S = strings.Clone(d.S)
 	}
+	if v := it.Value(); a.t.DynamicNumeric() && len(v) == 1 {
+		d = withScale(d, v[0])
+	}
 	a.cur[slot] = d
 	return nil
+}
+
+// entryValue is the value of row i's value-set entry: nothing, or for an
+// unconstrained numeric its display scale, which the key drops.
+func (a *minMaxAgg) entryValue(col arrow.Array, i int) []byte {
+	if !a.t.DynamicNumeric() {
+		return nil
+	}
+	_, scale := types.UnpackNumeric(col.(*array.Decimal128).Value(i))
+	a.sBuf[0] = byte(scale)
+	return a.sBuf[:]
+}
+
+// withScale gives the unconstrained numeric d (decoded from a key) the
+// display scale scale.
+func withScale(d types.Datum, scale byte) types.Datum {
+	if !d.Null {
+		if v, ok := eval.NumericRescale(d.Dec, int32(scale)); ok {
+			d.Dec = v
+		}
+	}
+	return d
 }
 
 func (a *minMaxAgg) result(slot int32) (types.Datum, error) {
@@ -687,7 +860,12 @@ func (a *minMaxAgg) appendState(buf []byte, slot int32) []byte {
 	if a.set != nil {
 		return buf
 	}
-	return state.AppendKeyDatum(buf, a.t, a.cur[slot])
+	buf = state.AppendKeyDatum(buf, a.t, a.cur[slot])
+	if a.t.DynamicNumeric() {
+		_, scale := types.UnpackNumeric(a.cur[slot].Dec)
+		buf = append(buf, byte(scale))
+	}
+	return buf
 }
 
 func (a *minMaxAgg) loadState(buf []byte, slot int32) ([]byte, error) {
@@ -698,6 +876,12 @@ func (a *minMaxAgg) loadState(buf []byte, slot int32) ([]byte, error) {
 	d, rest, err := state.DecodeKeyDatum(buf, a.t)
 	if err != nil {
 		return nil, err
+	}
+	if a.t.DynamicNumeric() {
+		if len(rest) < 1 {
+			return nil, errCorruptState
+		}
+		d, rest = withScale(d, rest[0]), rest[1:]
 	}
 	a.cur[slot], a.stale[slot] = d, false
 	return rest, nil

@@ -109,6 +109,9 @@ type HashAgg struct {
 	keyBuf     []byte
 	valBuf     []byte
 	datums     []types.Datum
+	// groupScales are the hidden aggregators (at the end of aggs) of the
+	// unconstrained numeric group columns' display scales.
+	groupScales []*groupScaleAgg
 
 	// wm is the watermark of the first group column (nil without
 	// spec.Watermark).
@@ -128,6 +131,13 @@ func NewHashAgg(mem memory.Allocator, ectx *eval.Context, spec HashAggSpec) (*Ha
 			return nil, err
 		}
 		a.aggs = append(a.aggs, agg)
+	}
+	for j, t := range spec.GroupTypes {
+		if t.DynamicNumeric() {
+			gs := &groupScaleAgg{col: j}
+			a.groupScales = append(a.groupScales, gs)
+			a.aggs = append(a.aggs, gs) // after the calls' aggregators
+		}
 	}
 	for i, call := range spec.Calls {
 		if needsRowKeys(call) && spec.ValueSets[i] != nil {
@@ -286,7 +296,12 @@ func (a *HashAgg) OnBatch(ctx context.Context, b *Batch, out Output) error {
 	if a.needRowKeys {
 		a.encodeRowKeys(rec)
 	}
-	for k, agg := range a.aggs {
+	for _, gs := range a.groupScales {
+		if err := gs.update(keyCols[gs.col], a.slots, a.signs); err != nil {
+			return err
+		}
+	}
+	for k, agg := range a.aggs[:len(a.spec.Calls)] {
 		if ra, ok := agg.(recordAggregator); ok {
 			ra.setRecord(rec)
 		}
@@ -470,7 +485,10 @@ func (a *HashAgg) outputRow(slot int32) ([]byte, error) {
 		key = rest
 		a.datums = append(a.datums, d)
 	}
-	for _, agg := range a.aggs {
+	for _, gs := range a.groupScales {
+		a.datums[gs.col] = gs.show(slot, a.datums[gs.col])
+	}
+	for _, agg := range a.aggs[:len(a.spec.Calls)] {
 		d, err := agg.result(slot)
 		if err != nil {
 			if d, err = a.ectx.RowError(err); err != nil {

@@ -21,6 +21,15 @@ func emitSteppedSeries(ctx context.Context, mem memory.Allocator, t types.T, zon
 	switch t.Kind {
 	case types.Numeric:
 		step := vals[2].Dec
+		if t.DynamicNumeric() {
+			m, _ := types.UnpackNumeric(step)
+			sign = m.Sign()
+			next = func(v types.Datum) (types.Datum, bool) {
+				n, ok := eval.NumericAdd(v.Dec, step)
+				return types.DNumeric(n), ok
+			}
+			break
+		}
 		sign = step.Sign()
 		next = func(v types.Datum) (types.Datum, bool) {
 			n := v.Dec.Add(step)

@@ -99,7 +99,7 @@ func (a *varianceAcc) update(d types.Datum, s int8) {
 		agg.add(0, s, d.F)
 	case *exactVarianceAgg:
 		if a.argT.Kind == types.Numeric {
-			agg.add(0, s, d.Dec.HighBits(), d.Dec.LowBits())
+			agg.addNumeric(0, s, d.Dec)
 		} else {
 			agg.add(0, s, d.I>>63, uint64(d.I))
 		}

@@ -49,7 +49,8 @@ func newFrameAcc(fn string, argT, resultT types.T, ignoreNulls bool, n int64, se
 		case types.Int16, types.Int32:
 			return &intSumAcc{avg: avg}, nil
 		case types.Int64, types.Numeric:
-			return &decSumAcc{avg: avg, int64Input: argT.Kind == types.Int64, scale: argT.EffectiveScale(), resultScale: resultT.EffectiveScale()}, nil
+			return &decSumAcc{avg: avg, int64Input: argT.Kind == types.Int64, dyn: argT.DynamicNumeric(),
+				scale: argT.EffectiveScale(), resultScale: resultT.EffectiveScale()}, nil
 		case types.Float32, types.Float64:
 			return &floatSumAcc{avg: avg, f32: resultT.Kind == types.Float32}, nil
 		case types.Interval:
@@ -127,77 +128,105 @@ func (a *intSumAcc) appendState(buf []byte) []byte {
 func (a *intSumAcc) loadState(buf []byte) ([]byte, error) { return loadVarints(buf, &a.sum, &a.n) }
 
 // decSumAcc is sum and avg over bigint (scale 0) and numeric: a 128-bit sum
-// at the argument's scale.
+// at the argument's scale, or over unconstrained numerics (dyn) an
+// unconstrained numeric with the live values' display scales counted (see
+// decimalSumAgg).
 type decSumAcc struct {
-	avg, int64Input    bool
-	scale, resultScale int32
-	sum                decimal128.Num
-	n                  int64
+	avg, int64Input, dyn bool
+	scale, resultScale   int32
+	sum                  decimal128.Num
+	n                    int64
+	scales               []scaleCount
+	err                  error
 }
 
-func (a *decSumAcc) reset() { a.sum, a.n = decimal128.Num{}, 0 }
+func (a *decSumAcc) reset() { a.sum, a.n, a.scales, a.err = decimal128.Num{}, 0, a.scales[:0], nil }
 func (a *decSumAcc) value(d types.Datum) decimal128.Num {
 	if a.int64Input {
 		return decimal128.FromI64(d.I)
 	}
 	return d.Dec
 }
-func (a *decSumAcc) add(d types.Datum) {
-	if !d.Null {
-		a.sum = a.sum.Add(a.value(d))
-		a.n++
+func (a *decSumAcc) add(d types.Datum)    { a.update(d, 1) }
+func (a *decSumAcc) remove(d types.Datum) { a.update(d, -1) }
+
+func (a *decSumAcc) update(d types.Datum, s int8) {
+	if d.Null {
+		return
 	}
-}
-func (a *decSumAcc) remove(d types.Datum) {
-	if !d.Null {
-		a.sum = a.sum.Sub(a.value(d))
-		a.n--
+	a.n += int64(s)
+	if !a.dyn {
+		if s > 0 {
+			a.sum = a.sum.Add(a.value(d))
+		} else {
+			a.sum = a.sum.Sub(a.value(d))
+		}
+		return
 	}
+	var ok bool
+	if s > 0 {
+		a.sum, ok = eval.NumericAdd(a.sum, d.Dec)
+	} else {
+		a.sum, ok = eval.NumericSub(a.sum, d.Dec)
+	}
+	if !ok {
+		a.err = errNumericOverflow
+	}
+	_, scale := types.UnpackNumeric(d.Dec)
+	countScale(&a.scales, scale, s)
 }
+
 func (a *decSumAcc) invertible() bool { return true }
 func (a *decSumAcc) result() (types.Datum, error) {
 	switch {
 	case a.n == 0:
 		return types.Null, nil
+	case a.err != nil:
+		return types.Null, a.err
+	case a.dyn:
+		v, ok := eval.NumericRescale(a.sum, maxScale(a.scales))
+		if ok && a.avg {
+			v, ok = eval.NumericDiv(v, eval.NumericInt(a.n))
+		}
+		if !ok {
+			return types.Null, errNumericOverflow
+		}
+		return types.DNumeric(v), nil
 	case a.avg:
 		return divideDecimal(a.sum, a.scale, a.n)
+	case a.int64Input:
+		return packSum(a.sum)
 	}
 	return rescaleSum(a.sum, a.scale, a.resultScale)
 }
 
-// rescaleBound is 10^26: a sum below it in magnitude keeps 38 digits when
-// scaled up by 10^12.
-var rescaleBound = decimal128.GetScaleMultiplier(types.NumericPrecision - types.NumericScale)
-
-// rescaleSum returns sum (at scale from) at scale to, or the overflow
-// error; scaling up a sum that fits is one multiplication.
+// rescaleSum returns sum (at scale from) at scale to, or the overflow error.
 func rescaleSum(sum decimal128.Num, from, to int32) (types.Datum, error) {
-	if to == from {
-		if !sum.FitsInPrecision(types.NumericPrecision) {
-			return types.Null, sqlerr.New(sqlerr.NumericValueOutOfRange, "numeric field overflow")
-		}
-		return types.DNumeric(sum), nil
-	}
-	if to > from && to-from <= types.NumericScale && sum.Abs().Less(rescaleBound) {
-		return types.DNumeric(sum.Mul(decimal128.GetScaleMultiplier(int(to - from)))), nil
-	}
 	v, err := sum.Rescale(from, to)
 	if err != nil || !v.FitsInPrecision(types.NumericPrecision) {
-		return types.Null, sqlerr.New(sqlerr.NumericValueOutOfRange, "numeric field overflow")
+		return types.Null, errNumericOverflow
 	}
 	return types.DNumeric(v), nil
 }
 func (a *decSumAcc) appendState(buf []byte) []byte {
 	buf = binary.BigEndian.AppendUint64(buf, uint64(a.sum.HighBits()))
 	buf = binary.BigEndian.AppendUint64(buf, a.sum.LowBits())
-	return binary.AppendVarint(buf, a.n)
+	buf = binary.AppendVarint(buf, a.n)
+	if a.dyn {
+		buf = appendScaleCounts(buf, a.scales)
+	}
+	return buf
 }
 func (a *decSumAcc) loadState(buf []byte) ([]byte, error) {
 	if len(buf) < 16 {
 		return nil, errCorruptState
 	}
 	a.sum = decimal128.New(int64(binary.BigEndian.Uint64(buf)), binary.BigEndian.Uint64(buf[8:]))
-	return loadVarints(buf[16:], &a.n)
+	buf, err := loadVarints(buf[16:], &a.n)
+	if err != nil || !a.dyn {
+		return buf, err
+	}
+	return loadScaleCounts(buf, &a.scales)
 }
 
 // floatSumAcc is sum and avg over real and double precision. It has no

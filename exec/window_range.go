@@ -33,8 +33,6 @@ type rangeBound struct {
 	offT       types.T
 	sub, less  bool
 	nullsFirst bool
-	// scale is the common scale of numeric values and offsets.
-	scale int32
 }
 
 // newRangeBound returns the bound for an offset (a non-NULL constant
@@ -58,12 +56,13 @@ func newRangeBound(t types.T, key sql.WindowKey, b sql.FrameBound, off types.Dat
 			return nil, errInvalidRangeOffset
 		}
 	case types.Numeric:
-		if off.Dec.Sign() < 0 {
+		// Offsets and sums are unconstrained numerics.
+		m, s := types.NumericParts(r.offT, off.Dec)
+		if m.Sign() < 0 {
 			return nil, errInvalidRangeOffset
 		}
-		r.scale = max(t.EffectiveScale(), r.offT.EffectiveScale())
-		var err error
-		if r.off.Dec, err = off.Dec.Rescale(r.offT.EffectiveScale(), r.scale); err != nil {
+		var ok bool
+		if r.off.Dec, ok = eval.NumericFromParts(m, s); !ok {
 			return nil, errInvalidRangeOffset
 		}
 	case types.Date, types.Timestamp, types.TimestampTZ, types.Interval:
@@ -100,18 +99,23 @@ func (r *rangeBound) inRange(w, v types.Datum) bool {
 	case types.Float32, types.Float64:
 		return r.inRangeFloat(w.F, v.F)
 	case types.Numeric:
-		wv, err1 := w.Dec.Rescale(r.t.EffectiveScale(), r.scale)
-		base, err2 := v.Dec.Rescale(r.t.EffectiveScale(), r.scale)
-		if err1 != nil || err2 != nil {
+		m, s := types.NumericParts(r.t, v.Dec)
+		base, ok := eval.NumericFromParts(m, s)
+		var sum decimal128.Num
+		if ok {
+			if r.sub {
+				sum, ok = eval.NumericSub(base, r.off.Dec)
+			} else {
+				sum, ok = eval.NumericAdd(base, r.off.Dec)
+			}
+		}
+		if !ok {
+			// The true sum is beyond every value.
 			return r.sub != r.less
 		}
-		var sum decimal128.Num
-		if r.sub {
-			sum = base.Sub(r.off.Dec)
-		} else {
-			sum = base.Add(r.off.Dec)
-		}
-		return r.cmp(wv.Cmp(sum))
+		mw, sw := types.NumericParts(r.t, w.Dec)
+		ms, ss := types.UnpackNumeric(sum)
+		return r.cmp(types.CompareParts(mw, sw, ms, ss))
 	case types.Date, types.Timestamp, types.TimestampTZ:
 		wt, vt := w.I, v.I
 		if r.t.Kind == types.Date {

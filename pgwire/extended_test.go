@@ -342,7 +342,7 @@ func TestBinaryFormats(t *testing.T) {
 		{types.Int64T, int64(math.MaxInt64), "9223372036854775807"},
 		{types.Float32T, float32(1.5), "1.5"},
 		{types.Float64T, 0.1, "0.1"},
-		{types.NumericT, "-12.3400", "-12.34"},
+		{types.NumericT, "-12.3400", "-12.3400"},
 		{types.TextT, "héllo", "héllo"},
 		{types.DateT, time.Date(1999, 12, 31, 0, 0, 0, 0, time.UTC), "1999-12-31"},
 		{types.TimestampT, time.Date(2024, 2, 29, 13, 14, 15, 123456000, time.UTC), "2024-02-29 13:14:15.123456"},

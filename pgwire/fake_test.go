@@ -426,8 +426,8 @@ func (s *fakeSession) writeTypes(w ResultWriter) error {
 	b.Field(3).(*array.Int64Builder).Append(math.MinInt64)
 	b.Field(4).(*array.Float32Builder).Append(1.5)
 	b.Field(5).(*array.Float64Builder).Append(0.1)
-	b.Field(6).(*array.Decimal128Builder).Append(decimal128.FromI64(-1_500_000_000_000)) // -1.5 at scale 12
-	b.Field(7).(*array.Decimal128Builder).Append(decimal128.FromI64(5))                  // 0.05
+	b.Field(6).(*array.Decimal128Builder).Append(types.PackNumeric(decimal128.FromI64(-15), 1)) // -1.5
+	b.Field(7).(*array.Decimal128Builder).Append(decimal128.FromI64(5))                         // 0.05
 	b.Field(8).(*array.StringBuilder).Append("héllo")
 	b.Field(9).(*array.StringBuilder).Append("")
 	b.Field(10).(*array.Date32Builder).Append(-1)
@@ -464,7 +464,7 @@ func newTestBatch(t testing.TB, mem memory.Allocator, cols []Column, n int) arro
 			case *array.StringBuilder:
 				f.Append("value " + strconv.Itoa(i))
 			case *array.Decimal128Builder:
-				f.Append(decimal128.FromI64(int64(i) * 12345))
+				f.Append(types.PackNumeric(decimal128.FromI64(int64(i)*12345), 2))
 			default:
 				t.Fatalf("column %d: no case for %T", j, f)
 			}

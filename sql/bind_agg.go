@@ -214,7 +214,7 @@ func aggResultType(fn string, t types.T) (types.T, error) {
 		case types.Int16, types.Int32:
 			return types.Int64T, nil
 		case types.Numeric:
-			if t.HasTypmod && t.Scale <= types.NumericScale {
+			if t.HasTypmod {
 				// The sum keeps the scale of its input, which PostgreSQL
 				// displays (a sum of numeric(8,2) prints 5.00).
 				return types.NumericOf(types.NumericPrecision, t.Scale), nil

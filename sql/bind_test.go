@@ -213,7 +213,7 @@ func TestAggregateTypes(t *testing.T) {
 	for _, tc := range []struct{ expr, want string }{
 		{"sum(p)", "numeric(38,2)"},
 		{"avg(p)", "numeric"},
-		{"sum(w)", "numeric"},
+		{"sum(w)", "numeric(38,15)"},
 		{"sum(i)", "bigint"},
 		{"sum(b)", "numeric"},
 		{"avg(i)", "numeric"},

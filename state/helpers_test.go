@@ -76,6 +76,19 @@ func randDatum(r *rand.Rand, t types.T, nullable bool) types.Datum {
 		default:
 			n = decimal128.FromI64(r.Int64N(2001) - 1000)
 		}
+		if t.DynamicNumeric() {
+			// A mantissa of up to 36 digits with its own display scale;
+			// trailing zeros are common.
+			switch r.IntN(3) {
+			case 0:
+				n = decimal128.FromI64(r.Int64N(2001) - 1000)
+			case 1:
+				n = decimal128.FromI64(r.Int64N(2001) - 1000).Mul(decimal128.GetScaleMultiplier(r.IntN(34)))
+			default:
+				n = decimal128.FromI64(r.Int64()).Mul(decimal128.FromI64(r.Int64N(1e17)))
+			}
+			return types.DNumeric(types.PackNumeric(n, int32(r.IntN(types.DynMaxScale+1))))
+		}
 		return types.DNumeric(n)
 	case types.Text:
 		alphabet := []byte{0x00, 0x01, 'a', 'b', 0xFE, 0xFF}
@@ -166,6 +179,8 @@ func sameDatum(t types.T, a, b types.Datum) bool {
 		return math.Float64bits(a.F) == math.Float64bits(b.F)
 	case types.Interval:
 		return a.Ivl == b.Ivl
+	case types.Numeric:
+		return a.Dec == b.Dec // the display scale too
 	}
 	return types.Compare(t, a, b) == 0
 }
@@ -173,6 +188,10 @@ func sameDatum(t types.T, a, b types.Datum) bool {
 // keyCanonical returns the value a key of d decodes to: -0 becomes 0 and any
 // NaN the canonical NaN.
 func keyCanonical(t types.T, d types.Datum) types.Datum {
+	if !d.Null && t.DynamicNumeric() {
+		// Keys drop the display scale's trailing zeros.
+		return types.DNumeric(types.NormalizeNumeric(d.Dec))
+	}
 	if d.Null || (t.Kind != types.Float32 && t.Kind != types.Float64) {
 		return d
 	}

@@ -95,6 +95,9 @@ func AppendKey(buf []byte, t types.T, col arrow.Array, i int) []byte {
 	case types.Float64:
 		return binary.BigEndian.AppendUint64(buf, float64Key(col.(*array.Float64).Value(i)))
 	case types.Numeric:
+		if t.DynamicNumeric() {
+			return appendKeyDynNumeric(buf, col.(*array.Decimal128).Value(i))
+		}
 		return appendKeyDecimal(buf, col.(*array.Decimal128).Value(i))
 	case types.Text:
 		return appendKeyString(buf, col.(*array.String).Value(i))
@@ -139,6 +142,9 @@ func AppendKeyDatum(buf []byte, t types.T, d types.Datum) []byte {
 	case types.Float64:
 		return binary.BigEndian.AppendUint64(buf, float64Key(d.F))
 	case types.Numeric:
+		if t.DynamicNumeric() {
+			return appendKeyDynNumeric(buf, d.Dec)
+		}
 		return appendKeyDecimal(buf, d.Dec)
 	case types.Text:
 		return appendKeyString(buf, d.S)
@@ -222,6 +228,10 @@ func decodeKeyValue(buf []byte, t types.T, b array.Builder) ([]byte, error) {
 	case types.Float64:
 		b.(*array.Float64Builder).Append(float64FromKey(binary.BigEndian.Uint64(buf)))
 	case types.Numeric:
+		if t.DynamicNumeric() {
+			b.(*array.Decimal128Builder).Append(dynNumericFromKey(buf))
+			break
+		}
 		b.(*array.Decimal128Builder).Append(decimalFromKey(buf))
 	case types.Interval:
 		months, days, micros := intervalFromKey(buf)
@@ -305,6 +315,10 @@ func decodeKeyValueDatum(buf []byte, t types.T) (types.Datum, []byte, error) {
 	case types.Float64:
 		d = types.DFloat(float64FromKey(binary.BigEndian.Uint64(buf)))
 	case types.Numeric:
+		if t.DynamicNumeric() {
+			d = types.DNumeric(dynNumericFromKey(buf))
+			break
+		}
 		d = types.DNumeric(decimalFromKey(buf))
 	case types.Interval:
 		months, days, micros := intervalFromKey(buf)
@@ -676,6 +690,10 @@ func (e *KeyEncoder) encodeColumn(t types.T, col arrow.Array) {
 		})
 	case types.Numeric:
 		vals := col.(*array.Decimal128).Values()
+		if t.DynamicNumeric() {
+			e.putFixed(col, 16, func(dst []byte, i int) { putKeyDynNumeric(dst, vals[i]) })
+			break
+		}
 		e.putFixed(col, 16, func(dst []byte, i int) {
 			binary.BigEndian.PutUint64(dst, uint64(vals[i].HighBits())^(1<<63))
 			binary.BigEndian.PutUint64(dst[8:], vals[i].LowBits())

@@ -33,8 +33,10 @@ var (
 )
 
 // FormatVersion is the version of the store's key layout and encodings. Open
-// refuses a store written with another version.
-const FormatVersion = 1
+// refuses a store written with another version. Version 2: unconstrained
+// numeric values carry their display scale (keys ignore trailing zeros,
+// rows and aggregate states keep the scale).
+const FormatVersion = 2
 
 // MemoryDir is the directory name that makes Open use an in-memory filesystem.
 const MemoryDir = ":memory:"

@@ -74,8 +74,10 @@ func NewColumnBinaryFormatter(t T, arr arrow.Array) ColumnFormatter {
 		return func(buf []byte, i int) []byte { return binary.BigEndian.AppendUint64(buf, math.Float64bits(vs[i])) }
 	case Numeric:
 		vs := arr.(*array.Decimal128).Values()
-		scale, trim := t.EffectiveScale(), !t.HasTypmod
-		return func(buf []byte, i int) []byte { return appendNumericBinary(buf, vs[i], scale, trim) }
+		return func(buf []byte, i int) []byte {
+			m, scale := NumericParts(t, vs[i])
+			return appendNumericBinary(buf, m, scale)
+		}
 	case Text:
 		a := arr.(*array.String)
 		return func(buf []byte, i int) []byte { return append(buf, a.Value(i)...) }
@@ -129,7 +131,8 @@ func AppendBinary(buf []byte, t T, d Datum) []byte {
 	case Float64:
 		return binary.BigEndian.AppendUint64(buf, math.Float64bits(d.F))
 	case Numeric:
-		return appendNumericBinary(buf, d.Dec, t.EffectiveScale(), !t.HasTypmod)
+		m, scale := NumericParts(t, d.Dec)
+		return appendNumericBinary(buf, m, scale)
 	case Text:
 		return append(buf, d.S...)
 	case Date:
@@ -159,25 +162,14 @@ func appendIntervalBinary(buf []byte, iv IntervalValue) []byte {
 }
 
 // appendNumericBinary appends PostgreSQL's binary numeric for the mantissa n
-// at the given scale: ndigits, weight, sign and display scale (int16 each),
-// then ndigits base-10000 digits, the most significant first, without
-// leading or trailing zero digits. trim (numerics without typmod) makes the
-// display scale that of the text output, which drops trailing zeros.
-func appendNumericBinary(buf []byte, n decimal128.Num, scale int32, trim bool) []byte {
+// at the given scale: ndigits, weight, sign and display scale (the scale;
+// int16 each), then ndigits base-10000 digits, the most significant first,
+// without leading or trailing zero digits.
+func appendNumericBinary(buf []byte, n decimal128.Num, scale int32) []byte {
 	var tmp [40]byte
 	digits, neg := decimalDigits(&tmp, n)
 	nd := int32(len(digits))
-
 	dscale := scale
-	if trim {
-		// Trailing zeros of the fraction are not displayed.
-		for k := nd - 1; k >= 0 && dscale > 0 && digits[k] == '0'; k-- {
-			dscale--
-		}
-		if nd == 0 {
-			dscale = 0
-		}
-	}
 	if nd == 0 {
 		buf = binary.BigEndian.AppendUint16(buf, 0) // ndigits
 		buf = binary.BigEndian.AppendUint16(buf, 0) // weight
@@ -392,12 +384,14 @@ func decodeNumericBinary(t T, b []byte) (decimal128.Num, error) {
 		nonzero = nonzero || d != 0
 	}
 	switch {
+	case !nonzero && t.DynamicNumeric():
+		return PackNumeric(decimal128.Num{}, int32(min(int(dscale), DynMaxScale))), nil
 	case !nonzero:
 		return decimal128.Num{}, nil
 	case weight >= NumericPrecision/4+1:
 		// At least 10^40: more digits than any numeric holds.
 		return decimal128.Num{}, NumericOverflowError(t)
-	case 4*(weight+1) < -int(t.EffectiveScale())-1:
+	case t.HasTypmod && 4*(weight+1) < -int(t.Scale)-1:
 		// Below 10^-(scale+1): rounds to zero.
 		return decimal128.Num{}, nil
 	}
@@ -422,10 +416,19 @@ func decodeNumericBinary(t T, b []byte) (decimal128.Num, error) {
 			text = append4(text, group(i))
 		}
 	}
-	if last := ndigits - 1; last > weight {
+	// The fraction has exactly dscale digits: PostgreSQL truncates digits
+	// the display scale hides.
+	if dscale > 0 {
 		text = append(text, '.')
-		for i := weight + 1; i <= last; i++ {
-			text = append4(text, group(i))
+		for i, n := weight+1, 0; n < int(dscale); i++ {
+			var g [4]byte
+			append4(g[:0], group(i))
+			for _, c := range g {
+				if n < int(dscale) {
+					text = append(text, c)
+					n++
+				}
+			}
 		}
 	}
 	return parseNumeric(t, string(text))

@@ -8,6 +8,7 @@ import (
 	mrand "math/rand"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,11 +82,17 @@ func randomDatum(r *rand.Rand, t T) Datum {
 	case Numeric:
 		// Up to the type's precision, often with trailing zeros.
 		p := int(t.Precision)
+		if !t.HasTypmod {
+			p = DynDigits
+		}
 		digits := r.IntN(p) + 1
 		n := new(big.Int).Rand(mrand.New(randSource{r}), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(digits)), nil))
 		n.Mul(n, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(r.IntN(max(1, p-digits)))), nil))
 		if r.IntN(2) == 0 {
 			n.Neg(n)
+		}
+		if !t.HasTypmod {
+			return DNumeric(PackNumeric(decimal128.FromBigInt(n), int32(r.IntN(DynMaxScale+1))))
 		}
 		return DNumeric(decimal128.FromBigInt(n))
 	case Text:
@@ -335,10 +342,15 @@ func TestDecodeBinaryErrors(t *testing.T) {
 		b    []byte
 		want string
 	}{
-		{numeric(1, -20, numericPos, 80, 5), "0"},
-		{numeric(1, -4, numericNeg, 16, 5000), "-0.000000000001"},
+		// Unconstrained numerics keep the display scale (capped at
+		// DynMaxScale); digits it hides are truncated, as PostgreSQL's
+		// numeric_recv does.
+		{numeric(1, -20, numericPos, 80, 5), "0." + strings.Repeat("0", DynMaxScale)},
+		{numeric(1, -4, numericNeg, 16, 5000), "-0.0000000000005000"},
+		{numeric(1, -4, numericNeg, 13, 5000), "-0.0000000000005"},
+		{numeric(1, -4, numericNeg, 12, 5000), "0.000000000000"},
 		{numeric(2, 1, numericPos, 0, 1, 0), "10000"},
-		{numeric(3, 0, numericNeg, 8, 12, 3400, 5600), "-12.340056"},
+		{numeric(3, 0, numericNeg, 8, 12, 3400, 5600), "-12.34005600"},
 	} {
 		d, err := DecodeBinary(NumericT, tc.b)
 		if err != nil || d.Text(NumericT) != tc.want {

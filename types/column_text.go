@@ -50,8 +50,14 @@ func NewColumnFormatter(t T, arr arrow.Array) ColumnFormatter {
 		return func(buf []byte, i int) []byte { return appendFloat(buf, vs[i], 64) }
 	case Numeric:
 		vs := arr.(*array.Decimal128).Values()
-		scale, trim := t.EffectiveScale(), !t.HasTypmod
-		return func(buf []byte, i int) []byte { return appendDecimal(buf, vs[i], scale, trim) }
+		if t.DynamicNumeric() {
+			return func(buf []byte, i int) []byte {
+				m, scale := UnpackNumeric(vs[i])
+				return appendDecimal(buf, m, scale)
+			}
+		}
+		scale := t.EffectiveScale()
+		return func(buf []byte, i int) []byte { return appendDecimal(buf, vs[i], scale) }
 	case Text:
 		a := arr.(*array.String)
 		return func(buf []byte, i int) []byte { return append(buf, a.Value(i)...) }
@@ -151,8 +157,8 @@ func appendFloat(buf []byte, f float64, bitSize int) []byte {
 
 // appendDecimal is AppendNumeric for a mantissa at the given scale without
 // big.Int: it converts the 128-bit magnitude to decimal digits with 64-bit
-// divisions. trim drops trailing fractional zeros (numerics without typmod).
-func appendDecimal(buf []byte, n decimal128.Num, scale int32, trim bool) []byte {
+// divisions. It prints exactly scale fractional digits.
+func appendDecimal(buf []byte, n decimal128.Num, scale int32) []byte {
 	var tmp [40]byte
 	digits, neg := decimalDigits(&tmp, n)
 	nd := int32(len(digits))
@@ -165,14 +171,6 @@ func appendDecimal(buf []byte, n decimal128.Num, scale int32, trim bool) []byte 
 		intPart, frac = digits[:nd-scale], digits[nd-scale:]
 	} else {
 		fracZeros, frac = scale-nd, digits
-	}
-	if trim {
-		for len(frac) > 0 && frac[len(frac)-1] == '0' {
-			frac = frac[:len(frac)-1]
-		}
-		if len(frac) == 0 {
-			fracZeros = 0
-		}
 	}
 	hasFrac := fracZeros > 0 || len(frac) > 0
 	if neg && (hasFrac || len(intPart) > 0) {

@@ -115,7 +115,7 @@ func Compare(t T, a, b Datum) int {
 	case Float32, Float64:
 		return CompareFloat(a.F, b.F)
 	case Numeric:
-		return a.Dec.Cmp(b.Dec)
+		return CompareNumeric(t, a.Dec, b.Dec)
 	case Text:
 		return cmpOrdered(a.S, b.S)
 	case Interval:
@@ -302,37 +302,42 @@ func AppendFloat(buf []byte, f float64, bitSize int) []byte {
 	return strconv.AppendFloat(buf, f, 'f', -1, bitSize)
 }
 
-// AppendNumeric appends the text of the numeric mantissa n of type t. Numerics
-// with a declared scale print exactly that many fractional digits; the others
-// print without trailing zeros.
+// AppendNumeric appends the text of the numeric slot n of type t with
+// exactly its display scale of fractional digits: the declared scale of
+// numeric(p,s), the value's own scale for unconstrained numeric.
 func AppendNumeric(buf []byte, n decimal128.Num, t T) []byte {
-	scale := t.EffectiveScale()
-	neg := n.Sign() < 0
-	if neg {
-		n = n.Negate()
+	m, scale := NumericParts(t, n)
+	return appendDecimal(buf, m, scale)
+}
+
+// CompareNumeric orders the numeric slots a and b of type t by value.
+func CompareNumeric(t T, a, b decimal128.Num) int {
+	if t.HasTypmod {
+		return a.Cmp(b)
 	}
-	var tmp [48]byte
-	digits := tmp[:0]
-	digits = append(digits, n.BigInt().String()...)
-	for int32(len(digits)) <= scale {
-		digits = append([]byte{'0'}, digits...)
+	ma, sa := UnpackNumeric(a)
+	mb, sb := UnpackNumeric(b)
+	return CompareParts(ma, sa, mb, sb)
+}
+
+// CompareParts orders ma·10^-sa and mb·10^-sb (mantissas below 10^38).
+func CompareParts(ma decimal128.Num, sa int32, mb decimal128.Num, sb int32) int {
+	if sa < sb {
+		return -CompareParts(mb, sb, ma, sa)
 	}
-	intPart := digits[:int32(len(digits))-scale]
-	frac := digits[int32(len(digits))-scale:]
-	if !t.HasTypmod {
-		for len(frac) > 0 && frac[len(frac)-1] == '0' {
-			frac = frac[:len(frac)-1]
+	if sa == sb {
+		return ma.Cmp(mb)
+	}
+	// Bring b up to scale sa. If that takes b past 38 digits, b is larger in
+	// magnitude than a and its sign decides.
+	k := sa - sb
+	if k > NumericPrecision || !mb.Abs().Less(decimal128.GetScaleMultiplier(int(NumericPrecision-k))) {
+		if mb == (decimal128.Num{}) {
+			return ma.Sign()
 		}
+		return -mb.Sign()
 	}
-	if neg && (len(frac) > 0 || string(intPart) != "0") {
-		buf = append(buf, '-')
-	}
-	buf = append(buf, intPart...)
-	if len(frac) > 0 {
-		buf = append(buf, '.')
-		buf = append(buf, frac...)
-	}
-	return buf
+	return ma.Cmp(mb.Mul(decimal128.GetScaleMultiplier(int(k))))
 }
 
 const (

@@ -447,7 +447,10 @@ func parseNumeric(t T, s string) (decimal128.Num, error) {
 	if i != len(v) {
 		return decimal128.Num{}, parseSyntaxErr(t, s)
 	}
-	n, ok := parseDigitsToMantissa(digs[:nd], exp-fracDigits+int(t.EffectiveScale()))
+	if t.DynamicNumeric() {
+		return parseDynNumeric(digs[:nd], exp, fracDigits, neg)
+	}
+	n, ok := parseDigitsToMantissa(digs[:nd], exp-fracDigits+int(t.EffectiveScale()), NumericPrecision)
 	if !ok || !parseFitsPrecision(n, t) {
 		return decimal128.Num{}, NumericOverflowError(t)
 	}
@@ -457,15 +460,43 @@ func parseNumeric(t T, s string) (decimal128.Num, error) {
 	return n, nil
 }
 
+// parseDynNumeric packs the unconstrained numeric digits×10^(exp-fracDigits)
+// with PostgreSQL's display scale max(fracDigits-exp, 0), rounding fraction
+// digits away (half away from zero) where the value has more than DynDigits
+// significant digits or a scale above DynMaxScale.
+func parseDynNumeric(digits []byte, exp, fracDigits int, neg bool) (decimal128.Num, error) {
+	scale := max(fracDigits-exp, 0)
+	intDigits := len(digits) + exp - fracDigits
+	if len(digits) > 0 && intDigits > DynDigits {
+		return decimal128.Num{}, NumericOverflowError(NumericT)
+	}
+	// The mantissa has intDigits+scale digits (leading fraction zeros are
+	// not significant).
+	scale = max(min(scale, DynMaxScale, DynDigits-intDigits), 0)
+	for {
+		n, ok := parseDigitsToMantissa(digits, exp-fracDigits+scale, DynDigits)
+		if ok {
+			if neg {
+				n = n.Negate()
+			}
+			return PackNumeric(n, int32(scale)), nil
+		}
+		if scale == 0 {
+			return decimal128.Num{}, NumericOverflowError(NumericT)
+		}
+		scale-- // rounding carried into a 37th digit
+	}
+}
+
 // parseDigitsToMantissa returns digits × 10^shift rounded half away from zero
 // to an integer (only the first dropped digit decides). ok is false when the
-// result has more than NumericPrecision digits.
-func parseDigitsToMantissa(digits []byte, shift int) (decimal128.Num, bool) {
+// result has more than maxDigits digits.
+func parseDigitsToMantissa(digits []byte, shift, maxDigits int) (decimal128.Num, bool) {
 	if len(digits) == 0 {
 		return decimal128.Num{}, true
 	}
 	keep := len(digits) + shift
-	if keep > NumericPrecision {
+	if keep > maxDigits {
 		return decimal128.Num{}, false
 	}
 	if keep < 0 {
@@ -483,7 +514,7 @@ func parseDigitsToMantissa(digits []byte, shift int) (decimal128.Num, bool) {
 	if keep < len(digits) && digits[keep] >= '5' {
 		n = n.Add(decimal128.FromU64(1))
 	}
-	if n.Cmp(decimal128.GetScaleMultiplier(NumericPrecision)) >= 0 {
+	if n.Cmp(decimal128.GetScaleMultiplier(maxDigits)) >= 0 {
 		return decimal128.Num{}, false
 	}
 	return n, true

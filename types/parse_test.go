@@ -119,10 +119,15 @@ func TestParseTextFloats(t *testing.T) {
 func TestParseTextNumeric(t *testing.T) {
 	runParseCases(t, NumericT, []parseCase{
 		{"1.5", "1.5", ""}, {" -0.000001 ", "-0.000001", ""}, {"1e3", "1000", ""},
-		{"1.23e-2", "0.0123", ""}, {"0.0000000000005", "0.000000000001", ""},
-		{"-0.0000000000005", "-0.000000000001", ""}, {"0.0000000000004", "0", ""},
-		{"12345678901234567890123456", "12345678901234567890123456", ""},
-		{"123456789012345678901234567", "", cRange}, {"1e26", "", cRange}, {"1e-1000", "0", ""},
+		{"1.23e-2", "0.0123", ""}, {"0.0000000000005", "0.0000000000005", ""},
+		{"-0.0000000000005", "-0.0000000000005", ""}, {"1.50", "1.50", ""}, {"0.00", "0.00", ""},
+		{"1.50e1", "15.0", ""}, {"1.5e-3", "0.0015", ""}, {"-0.0", "0.0", ""},
+		{"123456789012345678901234567890123456", "123456789012345678901234567890123456", ""},
+		{"1234567890123456789012345678901234567", "", cRange}, {"1e36", "", cRange},
+		// Beyond 36 significant digits, fraction digits round away.
+		{"1.23456789012345678901234567890123456789", "1.23456789012345678901234567890123457", ""},
+		{"99999999999999999999999999999999999.99", "100000000000000000000000000000000000", ""},
+		{"1e-1000", "0." + strings.Repeat("0", DynMaxScale), ""},
 		{"1_000.5", "1000.5", ""}, {"007", "7", ""}, {".5", "0.5", ""}, {"5.", "5", ""},
 		{"abc", "", cSyntax}, {"1.2.3", "", cSyntax}, {"", "", cSyntax}, {"e5", "", cSyntax},
 		{"NaN", "", sqlerr.FeatureNotSupported},
@@ -351,7 +356,7 @@ func ptRandDatum(rng *rand.Rand, typ T) Datum {
 		}
 		return DFloat(f)
 	case Numeric:
-		p := NumericPrecision
+		p := DynDigits
 		if typ.HasTypmod {
 			p = int(typ.Precision)
 		}
@@ -362,6 +367,10 @@ func ptRandDatum(rng *rand.Rand, typ T) Datum {
 		}
 		if rng.IntN(2) == 0 {
 			n = n.Negate()
+		}
+		if !typ.HasTypmod {
+			// Unconstrained values carry a display scale.
+			return DNumeric(PackNumeric(n, int32(rng.IntN(DynMaxScale+1))))
 		}
 		return DNumeric(n)
 	case Text:
@@ -437,6 +446,9 @@ func parseDatumEqual(typ T, a, b Datum) bool {
 		return math.Float64bits(a.F) == math.Float64bits(b.F)
 	case Interval:
 		return a.Ivl == b.Ivl
+	case Numeric:
+		// The display scale round-trips too.
+		return a.Dec == b.Dec
 	}
 	return Compare(typ, a, b) == 0
 }

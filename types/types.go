@@ -8,7 +8,9 @@
 //	boolean           -> Boolean
 //	smallint/int/bigint -> Int16/Int32/Int64
 //	real/double       -> Float32/Float64
-//	numeric(p,s)      -> Decimal128(38, s); unconstrained numeric uses scale NumericScale
+//	numeric(p,s)      -> Decimal128(38, s): mantissas at scale s
+//	numeric           -> Decimal128(38, 12) holding packed mantissa and display
+//	                     scale per value (numeric.go)
 //	varchar/text      -> String
 //	date              -> Date32 (days since 1970-01-01)
 //	timestamp         -> Timestamp(us) without zone
@@ -60,10 +62,10 @@ const (
 	Map Kind = 18
 )
 
-// NumericScale is the scale of numeric values whose type carries no declared
-// scale: every numeric expression result and every column declared as bare
-// numeric/decimal. Such values print without trailing zeros.
-const NumericScale = 12
+// numericArrowScale is the Arrow Decimal128 scale of unconstrained numeric
+// columns, whose slots pack each value's own scale (see numeric.go); it
+// only names the type.
+const numericArrowScale = 12
 
 // NumericPrecision is the total number of decimal digits a numeric holds.
 const NumericPrecision = 38
@@ -97,7 +99,7 @@ var (
 	Int16T       = T{Kind: Int16}
 	Int32T       = T{Kind: Int32}
 	Int64T       = T{Kind: Int64}
-	NumericT     = T{Kind: Numeric, Precision: NumericPrecision, Scale: NumericScale}
+	NumericT     = T{Kind: Numeric, Precision: NumericPrecision}
 	Float32T     = T{Kind: Float32}
 	Float64T     = T{Kind: Float64}
 	TextT        = T{Kind: Text}
@@ -223,15 +225,14 @@ func (t T) Typmod() int32 {
 	return -1
 }
 
-// EffectiveScale is the scale of the Decimal128 values of a numeric type.
+// EffectiveScale is the scale of the Decimal128 mantissas of numeric(p,s):
+// s. Unconstrained numeric values carry their own scales (NumericParts), and
+// other types have none: 0.
 func (t T) EffectiveScale() int32 {
-	if t.Kind != Numeric {
+	if t.Kind != Numeric || !t.HasTypmod {
 		return 0
 	}
-	if t.HasTypmod {
-		return t.Scale
-	}
-	return NumericScale
+	return t.Scale
 }
 
 // ArrowType returns the Arrow type that holds values of t.
@@ -246,7 +247,10 @@ func (t T) ArrowType() arrow.DataType {
 	case Int64:
 		return arrow.PrimitiveTypes.Int64
 	case Numeric:
-		return &arrow.Decimal128Type{Precision: NumericPrecision, Scale: t.EffectiveScale()}
+		if !t.HasTypmod {
+			return &arrow.Decimal128Type{Precision: NumericPrecision, Scale: numericArrowScale}
+		}
+		return &arrow.Decimal128Type{Precision: NumericPrecision, Scale: t.Scale}
 	case Float32:
 		return arrow.PrimitiveTypes.Float32
 	case Float64:
@@ -420,7 +424,7 @@ func FromName(name string, mods []int32) (t T, ok bool) {
 
 // FromArrow returns the SQL type whose Arrow representation is dt. Numeric
 // columns come back without a typmod unless their scale differs from
-// NumericScale.
+// numericArrowScale.
 func FromArrow(dt arrow.DataType) (T, bool) {
 	switch dt.ID() {
 	case arrow.BOOL:
@@ -437,7 +441,7 @@ func FromArrow(dt arrow.DataType) (T, bool) {
 		return Float64T, true
 	case arrow.DECIMAL128:
 		s := dt.(*arrow.Decimal128Type).Scale
-		if s == NumericScale {
+		if s == numericArrowScale {
 			return NumericT, true
 		}
 		return NumericOf(NumericPrecision, s), true

@@ -307,6 +307,15 @@ func (g *Generator) column(mem memory.Allocator, i int, t types.T, first, n int6
 		case *array.Float64Builder:
 			bb.Append(x)
 		case *array.Decimal128Builder:
+			if t.DynamicNumeric() {
+				d, err := types.ParseText(t, strconv.FormatFloat(x, 'g', 15, 64))
+				if err != nil {
+					bb.AppendNull()
+					continue
+				}
+				bb.Append(d.Dec)
+				continue
+			}
 			scale := t.EffectiveScale()
 			v, err := decimal128.FromFloat64(x, types.NumericPrecision, scale)
 			if err != nil {

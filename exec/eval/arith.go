@@ -401,7 +401,6 @@ func numArithVec(c *ectx, fn string, ac, bc arrow.Array, bk decimal128.Num) (*me
 		b = fixedVals[decimal128.Num](bc)[:len(a)]
 	}
 	bad := false
-	const s = types.NumericScale
 	for i := range a {
 		y := bk
 		if b != nil {
@@ -411,15 +410,15 @@ func numArithVec(c *ectx, fn string, ac, bc arrow.Array, bk decimal128.Num) (*me
 		ok := true
 		switch fn {
 		case sql.FnAdd:
-			r, ok = numAdd(a[i], y)
+			r, ok = dynAdd(a[i], y)
 		case sql.FnSub:
-			r, ok = numSub(a[i], y)
+			r, ok = dynSub(a[i], y)
 		case sql.FnMul:
-			r, ok = numMul(a[i], y, s)
+			r, ok = dynMul(a[i], y)
 		case sql.FnDiv:
-			r, ok = numDiv(a[i], y, s)
+			r, ok = dynDiv(a[i], y)
 		case sql.FnMod:
-			r, ok = numMod(a[i], y)
+			r, ok = dynMod(a[i], y)
 		}
 		bad = bad || !ok
 		out[i] = r
@@ -460,7 +459,7 @@ func (n *negNode) eval(c *ectx, rec arrow.RecordBatch) (arrow.Array, error) {
 		var out []decimal128.Num
 		vals, out = allocFixed[decimal128.Num](c.mem, c.n)
 		for i, v := range fixedVals[decimal128.Num](a) {
-			out[i] = v.Negate()
+			out[i] = dynNeg(v)
 		}
 	}
 	if bad {

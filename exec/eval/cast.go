@@ -82,9 +82,10 @@ func compileAssignText(arg node, to types.T) (node, error) {
 func castIsIdentity(from, to types.T) bool {
 	switch {
 	case from.Kind == types.Numeric && to.Kind == types.Numeric:
-		return from.EffectiveScale() == to.EffectiveScale() &&
-			(!to.HasTypmod || to.Precision >= types.NumericPrecision ||
-				(from.HasTypmod && from.Precision <= to.Precision))
+		if !from.HasTypmod || !to.HasTypmod {
+			return from.HasTypmod == to.HasTypmod
+		}
+		return from.Scale == to.Scale && (to.Precision >= types.NumericPrecision || from.Precision <= to.Precision)
 	case from.Kind == types.Text && to.Kind == types.Text:
 		return to.Width <= 0 || (from.Width > 0 && from.Width <= to.Width)
 	case from.Kind == types.Struct && to.Kind == types.Struct, from.Kind == types.Map && to.Kind == types.Map:
@@ -279,7 +280,7 @@ func castNumber(from, to types.T, d types.Datum) (types.Datum, *sqlerr.Error) {
 		case to.Kind == types.Float64:
 			return types.DFloat(float64(d.I)), nil
 		case to.Kind == types.Numeric:
-			n, ok := numFromInt(d.I, to.EffectiveScale())
+			n, ok := numFromIntTo(d.I, to)
 			if !ok || !numFitsType(n, to) {
 				return types.Null, types.NumericOverflowError(to)
 			}
@@ -308,7 +309,7 @@ func castNumber(from, to types.T, d types.Datum) (types.Datum, *sqlerr.Error) {
 			return d, nil
 		case to.Kind == types.Numeric:
 			digits, bitSize := floatDigits(from.Kind)
-			n, err := numFromFloat(f, digits, bitSize, to.EffectiveScale())
+			n, err := numFromFloatTo(f, digits, bitSize, to)
 			if err != nil {
 				if err == errNumericOverflow {
 					return types.Null, types.NumericOverflowError(to)
@@ -321,21 +322,21 @@ func castNumber(from, to types.T, d types.Datum) (types.Datum, *sqlerr.Error) {
 			return types.DNumeric(n), nil
 		}
 	case from.Kind == types.Numeric:
-		scale := from.EffectiveScale()
+		m, scale := types.NumericParts(from, d.Dec)
 		switch {
 		case to.IsInteger():
-			v, ok := numToInt(d.Dec, scale)
+			v, ok := numToInt(m, scale)
 			lo, hi := intBounds(to.Kind)
 			if !ok || v < lo || v > hi {
 				return types.Null, intRangeErr(to.Kind)
 			}
 			return types.DInt(v), nil
 		case to.Kind == types.Float32:
-			return types.DFloat(numToFloat32(d.Dec, scale)), nil
+			return types.DFloat(numToFloat32(m, scale)), nil
 		case to.Kind == types.Float64:
-			return types.DFloat(numToFloat(d.Dec, scale)), nil
+			return types.DFloat(numToFloat(m, scale)), nil
 		case to.Kind == types.Numeric:
-			n, ok := rescale(d.Dec, scale, to.EffectiveScale())
+			n, ok := numConvert(from, d.Dec, to)
 			if !ok || !numFitsType(n, to) {
 				return types.Null, types.NumericOverflowError(to)
 			}
@@ -390,7 +391,7 @@ func (n *castNode) convert(c *ectx, a arrow.Array) (*memory.Buffer, bool) {
 	case types.Float64:
 		return castFromFloat(c, n.from, to, fixedVals[float64](a))
 	case types.Numeric:
-		return castFromNum(c, n.from.EffectiveScale(), to, fixedVals[decimal128.Num](a))
+		return castFromNum(c, n.from, to, fixedVals[decimal128.Num](a))
 	case types.Bool:
 		buf, out := allocFixed[int32](c.mem, c.n)
 		bm, off := boolBits(a)
@@ -443,9 +444,8 @@ func castFromInt[F integer](c *ectx, to types.T, in []F) (*memory.Buffer, bool) 
 	case types.Numeric:
 		buf, out := allocFixed[decimal128.Num](c.mem, c.n)
 		bad := false
-		scale := to.EffectiveScale()
 		for i, v := range in {
-			r, ok := numFromInt(int64(v), scale)
+			r, ok := numFromIntTo(int64(v), to)
 			bad = bad || !ok || !numFitsType(r, to)
 			out[i] = r
 		}
@@ -501,10 +501,9 @@ func castFromFloat[F float](c *ectx, from, to types.T, in []F) (*memory.Buffer, 
 	case types.Numeric:
 		buf, out := allocFixed[decimal128.Num](c.mem, c.n)
 		digits, bitSize := floatDigits(from.Kind)
-		scale := to.EffectiveScale()
 		bad := false
 		for i, v := range in {
-			r, err := numFromFloat(float64(v), digits, bitSize, scale)
+			r, err := numFromFloatTo(float64(v), digits, bitSize, to)
 			bad = bad || err != nil || !numFitsType(r, to)
 			out[i] = r
 		}
@@ -531,7 +530,11 @@ func floatToInts[F float, T integer](out []T, in []F, k types.Kind) bool {
 	return bad
 }
 
-func castFromNum(c *ectx, scale int32, to types.T, in []decimal128.Num) (*memory.Buffer, bool) {
+func castFromNum(c *ectx, from, to types.T, in []decimal128.Num) (*memory.Buffer, bool) {
+	if from.DynamicNumeric() && to.Kind != types.Numeric {
+		return castFromDynNum(c, to, in)
+	}
+	scale := from.EffectiveScale()
 	switch to.Kind {
 	case types.Int16:
 		buf, out := allocFixed[int16](c.mem, c.n)
@@ -557,15 +560,58 @@ func castFromNum(c *ectx, scale int32, to types.T, in []decimal128.Num) (*memory
 	case types.Numeric:
 		buf, out := allocFixed[decimal128.Num](c.mem, c.n)
 		bad := false
-		ts := to.EffectiveScale()
 		for i, v := range in {
-			r, ok := rescale(v, scale, ts)
+			r, ok := numConvert(from, v, to)
 			bad = bad || !ok || !numFitsType(r, to)
 			out[i] = r
 		}
 		return buf, bad
 	}
 	panic("eval: unexpected vector cast to " + to.String())
+}
+
+// castFromDynNum converts unconstrained numerics to integers and floats.
+func castFromDynNum(c *ectx, to types.T, in []decimal128.Num) (*memory.Buffer, bool) {
+	switch to.Kind {
+	case types.Int16:
+		buf, out := allocFixed[int16](c.mem, c.n)
+		return buf, dynToInts(out, in, to.Kind)
+	case types.Int32:
+		buf, out := allocFixed[int32](c.mem, c.n)
+		return buf, dynToInts(out, in, to.Kind)
+	case types.Int64:
+		buf, out := allocFixed[int64](c.mem, c.n)
+		return buf, dynToInts(out, in, to.Kind)
+	case types.Float32:
+		buf, out := allocFixed[float32](c.mem, c.n)
+		for i, v := range in {
+			m, s := types.UnpackNumeric(v)
+			out[i] = float32(numToFloat32(m, s))
+		}
+		return buf, false
+	case types.Float64:
+		buf, out := allocFixed[float64](c.mem, c.n)
+		for i, v := range in {
+			m, s := types.UnpackNumeric(v)
+			out[i] = numToFloat(m, s)
+		}
+		return buf, false
+	}
+	panic("eval: unexpected vector cast to " + to.String())
+}
+
+func dynToInts[T integer](out []T, in []decimal128.Num, k types.Kind) bool {
+	lo, hi := intBounds(k)
+	bad := false
+	out = out[:len(in)]
+	for i, v := range in {
+		m, s := types.UnpackNumeric(v)
+		r, ok := numToInt(m, s)
+		ok = ok && r >= lo && r <= hi
+		bad = bad || !ok
+		out[i] = T(r)
+	}
+	return bad
 }
 
 func numToInts[T integer](out []T, in []decimal128.Num, scale int32, k types.Kind) bool {

@@ -33,7 +33,7 @@ type cmpNode struct {
 // newCmpNode returns the vectorized comparison, or nil when the arguments are
 // numerics of different scales (left to the row-at-a-time kernel).
 func newCmpNode(fn string, ta, tb types.T, a, b node, _ scalarFn) node {
-	if ta.Kind == types.Numeric && ta.EffectiveScale() != tb.EffectiveScale() {
+	if ta.Kind == types.Numeric && (ta.HasTypmod != tb.HasTypmod || ta.EffectiveScale() != tb.EffectiveScale()) {
 		return nil
 	}
 	if ta.Kind == types.Unknown || tb.Kind == types.Unknown {
@@ -119,6 +119,10 @@ func (n *cmpNode) compute(c *ectx, rec arrow.RecordBatch) (vals, valid *memory.B
 	case types.Text, types.Bytea, types.UUID:
 		cmpStrings(n.op, out, ac, bc, bk.S, c.n)
 	case types.Numeric:
+		if n.t.DynamicNumeric() {
+			cmpDynDecimals(n.op, out, fixedVals[decimal128.Num](ac), colOrNil[decimal128.Num](bc), bk.Dec)
+			break
+		}
 		cmpDecimals(n.op, out, fixedVals[decimal128.Num](ac), colOrNil[decimal128.Num](bc), bk.Dec)
 	case types.Interval:
 		cmpIntervals(n.op, out, fixedVals[arrow.MonthDayNanoInterval](ac), colOrNil[arrow.MonthDayNanoInterval](bc), bk.Ivl.ToArrow())
@@ -317,6 +321,28 @@ func cmpDecimals(op cmpOp, out []byte, a, b []decimal128.Num, k decimal128.Num) 
 			y = bv[i]
 		}
 		c := cmp128(av[i], y)
+		var r bool
+		switch op {
+		case opEq:
+			r = c == 0
+		case opLt:
+			r = c < 0
+		case opGt:
+			r = c > 0
+		}
+		out[i>>3] |= b2u(r) << (i & 7)
+	}
+}
+
+// cmpDynDecimals compares unconstrained numerics by value (their slots
+// carry display scales).
+func cmpDynDecimals(op cmpOp, out []byte, a, b []decimal128.Num, k decimal128.Num) {
+	for i := range a {
+		y := k
+		if b != nil {
+			y = b[i]
+		}
+		c := dynCompare(a[i], y)
 		var r bool
 		switch op {
 		case opEq:

@@ -8,8 +8,8 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// numericScaled lists the functions whose numeric arguments are computed at
-// NumericScale (their numeric result is types.NumericT).
+// numericScaled lists the functions whose numeric arguments are computed as
+// unconstrained numerics (their numeric result is types.NumericT).
 var numericScaled = map[string]bool{
 	sql.FnAdd: true, sql.FnSub: true, sql.FnMul: true, sql.FnDiv: true, sql.FnMod: true,
 	sql.FnNeg: true, sql.FnAbs: true, sql.FnRound: true, sql.FnTrunc: true, sql.FnFloor: true,
@@ -22,7 +22,8 @@ var numericScaled = map[string]bool{
 func computesNumeric(fn string) bool { return numericScaled[fn] || fn == sql.FnExtract }
 
 // normalize inserts the numeric rescaling casts that kernels rely on:
-// arguments of arithmetic are brought to NumericScale, and the values merged
+// arguments of arithmetic are brought to unconstrained numeric (each value
+// keeping its scale), and the values merged
 // by COALESCE, GREATEST, LEAST and CASE to the scale of the result type.
 func normalize(e sql.Expr) sql.Expr {
 	to := func(x sql.Expr, t types.T) sql.Expr {

@@ -11,8 +11,9 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// Numeric values are Decimal128 mantissas at a type's EffectiveScale. The
-// arithmetic here works on 128-bit magnitudes with 256-bit intermediates so
+// Numeric values are Decimal128 mantissas at a scale (numeric(p,s) slots, or
+// the unpacked parts of unconstrained ones, see dyn.go). The arithmetic here
+// works on 128-bit magnitudes with 256-bit intermediates so
 // that it never allocates (decimal128.Num's Div and rescaling go through
 // math/big).
 
@@ -444,10 +445,13 @@ func numFromFloat(f float64, digits int, bitSize int, scale int32) (decimal128.N
 	return fromMagnitude(neg, m), nil
 }
 
-// numFitsType reports whether mantissa n (already at t's scale) fits t's
-// precision.
+// numFitsType reports whether slot n (already in t's representation) fits
+// t's precision. Packed unconstrained numerics always do.
 func numFitsType(n decimal128.Num, t types.T) bool {
-	if !t.HasTypmod || t.Precision >= types.NumericPrecision || t.Precision <= 0 {
+	if !t.HasTypmod {
+		return true
+	}
+	if t.Precision >= types.NumericPrecision || t.Precision <= 0 {
 		_, m := magnitude(n)
 		return m.less(maxMag)
 	}

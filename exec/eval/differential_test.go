@@ -94,9 +94,9 @@ func (g *exprGen) randDatum(t types.T) types.Datum {
 		return types.DFloat(f)
 	case types.Numeric:
 		s := []string{"1.5", "-2.25", "0", "99999999999999999999999999", "0.000000000001", "3", "-7.125",
-			"12345678.99", "0.5"}[r.IntN(9)]
+			"12345678.99", "0.5", "1.50", "2.000"}[r.IntN(11)]
 		d, _ := types.ParseText(types.NumericT, s)
-		v, _ := rescale(d.Dec, types.NumericScale, t.EffectiveScale())
+		v, _ := numConvert(types.NumericT, d.Dec, t)
 		if !numFitsType(v, t) {
 			return types.DNumeric(decimal0())
 		}

@@ -199,7 +199,7 @@ func hotBatch(mem memory.Allocator, n int) arrow.RecordBatch {
 		if i%9 == 3 {
 			a = types.Null
 		}
-		nd, _ := numFromInt(int64(i%1000), types.NumericScale)
+		nd := dynInt(int64(i % 1000))
 		rows[i] = []types.Datum{a, types.DInt(int64(i % 13)), types.DFloat(float64(i) / 3),
 			types.DText(texts[i%len(texts)]), types.DNumeric(nd), types.DInt(int64(i) * microsPerSecond)}
 	}

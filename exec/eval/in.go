@@ -68,8 +68,8 @@ func compileIn(e *sql.InList) (node, error) {
 			if t.Kind == types.Numeric {
 				// Bring the constant to the argument's scale; one that
 				// cannot be represented there equals no value of it.
-				d, ok := rescale(k.d.Dec, el.Type().EffectiveScale(), t.EffectiveScale())
-				if !ok || numCompare(d, t.EffectiveScale(), k.d.Dec, el.Type().EffectiveScale()) != 0 {
+				d, ok := numConvert(el.Type(), k.d.Dec, t)
+				if !ok || numCompareTypes(t, d, el.Type(), k.d.Dec) != 0 {
 					continue
 				}
 				consts = append(consts, types.DNumeric(d))
@@ -79,11 +79,11 @@ func compileIn(e *sql.InList) (node, error) {
 			continue
 		}
 		o := inOther{el: en, wt: t}
-		if t.Kind == types.Numeric && t.EffectiveScale() != el.Type().EffectiveScale() {
-			// Numerics of different scales: compare both at the larger one.
-			s := max(t.EffectiveScale(), el.Type().EffectiveScale())
-			o.wt = types.NumericOf(types.NumericPrecision, s)
-			o.castArg = s != t.EffectiveScale()
+		if t.Kind == types.Numeric && (t.HasTypmod != el.Type().HasTypmod || t.EffectiveScale() != el.Type().EffectiveScale()) {
+			// Numerics of different scales: compare both as unconstrained
+			// numerics.
+			o.wt = types.NumericT
+			o.castArg = t.HasTypmod
 			if o.el, err = compileCast(en, o.wt); err != nil {
 				return nil, err
 			}
@@ -132,7 +132,7 @@ func (s *constSet) build(t types.T, ds []types.Datum) {
 	case types.Numeric:
 		s.decs = map[decimal128.Num]struct{}{}
 		for _, d := range ds {
-			s.decs[d.Dec] = struct{}{}
+			s.decs[numSetKey(t, d.Dec)] = struct{}{}
 		}
 	case types.Interval:
 		s.spans = map[i128]struct{}{}
@@ -164,7 +164,7 @@ func (n *inNode) scalar(d types.Datum) types.Datum {
 	case types.Text, types.Bytea, types.UUID:
 		_, found = s.strs[d.S]
 	case types.Numeric:
-		_, found = s.decs[d.Dec]
+		_, found = s.decs[numSetKey(n.t, d.Dec)]
 	case types.Interval:
 		_, found = s.spans[intervalSpan(d.Ivl.ToArrow())]
 	}
@@ -216,7 +216,7 @@ func (n *inNode) eval(c *ectx, rec arrow.RecordBatch) (arrow.Array, error) {
 	case types.Numeric:
 		if len(s.decs) > 0 {
 			for i, x := range fixedVals[decimal128.Num](col) {
-				_, ok := s.decs[x]
+				_, ok := s.decs[numSetKey(n.t, x)]
 				f[i>>3] |= b2u(ok) << (i & 7)
 			}
 		}
@@ -315,4 +315,13 @@ func inFloats[T float](f []byte, vals []T, s *constSet) {
 		}
 		f[i>>3] |= b2u(ok) << (i & 7)
 	}
+}
+
+// numSetKey is the set key of numeric slot x of type t: unconstrained values
+// without trailing zeros, so that 1.5 finds 1.50.
+func numSetKey(t types.T, x decimal128.Num) decimal128.Num {
+	if t.DynamicNumeric() {
+		return types.NormalizeNumeric(x)
+	}
+	return x
 }

@@ -220,10 +220,8 @@ func arithKernel(fn string, t types.T) scalarFn {
 			return types.DFloat(r), err
 		}
 	case types.Numeric:
-		scale := t.EffectiveScale()
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
-			r, err := numArith(fn, a[0], a[1], scale)
-			return r, err
+			return numArith(fn, a[0], a[1])
 		}
 	}
 	return nil
@@ -325,26 +323,28 @@ func floatArith(fn string, a, b float64, f32 bool) (float64, *sqlerr.Error) {
 	return r, nil
 }
 
-func numArith(fn string, a, b types.Datum, scale int32) (types.Datum, *sqlerr.Error) {
+// numArith is + - * / % on unconstrained numerics (the arguments are
+// brought to types.NumericT by normalize).
+func numArith(fn string, a, b types.Datum) (types.Datum, *sqlerr.Error) {
 	var r = a.Dec
 	var ok bool
 	switch fn {
 	case sql.FnAdd:
-		r, ok = numAdd(a.Dec, b.Dec)
+		r, ok = dynAdd(a.Dec, b.Dec)
 	case sql.FnSub:
-		r, ok = numSub(a.Dec, b.Dec)
+		r, ok = dynSub(a.Dec, b.Dec)
 	case sql.FnMul:
-		r, ok = numMul(a.Dec, b.Dec, scale)
+		r, ok = dynMul(a.Dec, b.Dec)
 	case sql.FnDiv:
-		if b.Dec.Sign() == 0 {
+		if dynIsZero(b.Dec) {
 			return types.Null, errDivByZero
 		}
-		r, ok = numDiv(a.Dec, b.Dec, scale)
+		r, ok = dynDiv(a.Dec, b.Dec)
 	case sql.FnMod:
-		if b.Dec.Sign() == 0 {
+		if dynIsZero(b.Dec) {
 			return types.Null, errDivByZero
 		}
-		r, ok = numMod(a.Dec, b.Dec)
+		r, ok = dynMod(a.Dec, b.Dec)
 	}
 	if !ok {
 		return types.Null, errNumericOverflow
@@ -367,7 +367,7 @@ func negKernel(t types.T) scalarFn {
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) { return types.DFloat(-a[0].F), nil }
 	case types.Numeric:
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
-			return types.DNumeric(a[0].Dec.Negate()), nil
+			return types.DNumeric(dynNeg(a[0].Dec)), nil
 		}
 	case types.Interval:
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
@@ -402,7 +402,7 @@ func absKernel(t types.T) scalarFn {
 		}
 	case types.Numeric:
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
-			return types.DNumeric(a[0].Dec.Abs()), nil
+			return types.DNumeric(dynAbs(a[0].Dec)), nil
 		}
 	}
 	return nil
@@ -414,8 +414,7 @@ func absKernel(t types.T) scalarFn {
 // b (the same kind; numerics may differ in scale).
 func comparer(a, b types.T) func(x, y types.Datum) int {
 	if a.Kind == types.Numeric {
-		sa, sb := a.EffectiveScale(), b.EffectiveScale()
-		return func(x, y types.Datum) int { return numCompare(x.Dec, sa, y.Dec, sb) }
+		return func(x, y types.Datum) int { return numCompareTypes(a, x.Dec, b, y.Dec) }
 	}
 	return func(x, y types.Datum) int { return types.Compare(a, x, y) }
 }

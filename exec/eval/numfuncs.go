@@ -12,9 +12,9 @@ import (
 
 // The numeric versions of sqrt, exp, ln, log and power are computed with
 // apd (arbitrary precision decimals) to 50 significant digits and rounded
-// half away from zero to the result's scale (NumericScale), so their
-// digits are exact, where PostgreSQL picks a result scale that gives at
-// least 16 significant digits. They allocate; they are not hot paths.
+// half away from zero to PostgreSQL's result scale (numscale.go: at least 16
+// significant digits), so their digits are exact. They allocate; they are
+// not hot paths.
 
 var (
 	errSqrtNegative = sqlerr.New(codeInvalidPowerArg, "cannot take square root of a negative number")
@@ -46,6 +46,27 @@ func toAPD(d *apd.Decimal, n decimal128.Num, scale int32) *apd.Decimal {
 	return d
 }
 
+// fromAPDDyn rounds d to scale (as far as an unconstrained numeric holds
+// digits) and packs it.
+func fromAPDDyn(d *apd.Decimal, scale int32) (types.Datum, *sqlerr.Error) {
+	scale = min(scale, types.DynMaxScale)
+	// Integer digits of d: the scale that leaves DynDigits significant
+	// digits is DynDigits minus them.
+	if d.Coeff.Sign() != 0 {
+		intDigits := int32(d.NumDigits()) + d.Exponent
+		scale = max(min(scale, types.DynDigits-intDigits), 0)
+	}
+	r, err := fromAPD(d, scale)
+	if err != nil {
+		return r, err
+	}
+	p, ok := dynFromParts(r.Dec, scale)
+	if !ok {
+		return types.Null, errNumericOverflow
+	}
+	return types.DNumeric(p), nil
+}
+
 // fromAPD rounds d to scale; a result beyond 38 digits is an overflow.
 func fromAPD(d *apd.Decimal, scale int32) (types.Datum, *sqlerr.Error) {
 	var q apd.Decimal
@@ -68,16 +89,18 @@ func fromAPD(d *apd.Decimal, scale int32) (types.Datum, *sqlerr.Error) {
 }
 
 // numMath1 makes the kernel of a numeric function of one argument computed
-// by f on apd decimals.
-func numMath1(f func(r, x *apd.Decimal) *sqlerr.Error) kernelMaker {
+// by f on apd decimals, with the result's display scale chosen by rscale
+// from the argument and its display scale (PostgreSQL's rule for f).
+func numMath1(f func(r, x *apd.Decimal) *sqlerr.Error, rscale func(x *apd.Decimal, dscale int32) int32) kernelMaker {
 	return func(args []types.T, result types.T) scalarFn {
-		in, out := args[0].EffectiveScale(), result.EffectiveScale()
+		in := args[0]
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			var x, r apd.Decimal
-			if err := f(&r, toAPD(&x, a[0].Dec, in)); err != nil {
+			m, s := types.NumericParts(in, a[0].Dec)
+			if err := f(&r, toAPD(&x, m, s)); err != nil {
 				return types.Null, err
 			}
-			return fromAPD(&r, out)
+			return fromAPDDyn(&r, rscale(&x, s))
 		}
 	}
 }
@@ -194,21 +217,23 @@ func numPower(r, x, y *apd.Decimal) *sqlerr.Error {
 }
 
 // numMath2 makes the kernel of a numeric function of two arguments.
-func numMath2(f func(r, x, y *apd.Decimal) *sqlerr.Error) kernelMaker {
+func numMath2(f func(r, x, y *apd.Decimal) *sqlerr.Error, rscale func(x, y *apd.Decimal, dx, dy int32) int32) kernelMaker {
 	return func(args []types.T, result types.T) scalarFn {
-		s0, s1, out := args[0].EffectiveScale(), args[1].EffectiveScale(), result.EffectiveScale()
+		t0, t1 := args[0], args[1]
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			var x, y, r apd.Decimal
-			if err := f(&r, toAPD(&x, a[0].Dec, s0), toAPD(&y, a[1].Dec, s1)); err != nil {
+			m0, s0 := types.NumericParts(t0, a[0].Dec)
+			m1, s1 := types.NumericParts(t1, a[1].Dec)
+			if err := f(&r, toAPD(&x, m0, s0), toAPD(&y, m1, s1)); err != nil {
 				return types.Null, err
 			}
-			return fromAPD(&r, out)
+			return fromAPDDyn(&r, rscale(&x, &y, s0, s1))
 		}
 	}
 }
 
-// The numeric functions below work on mantissas at NumericScale (the
-// evaluator rescales their arguments; see numericScaled).
+// The numeric functions below work on mantissas at one scale (the kernels
+// align their unconstrained arguments; see dynAlign).
 
 // numIntDiv is div(a, b): a / b truncated toward zero.
 func numIntDiv(a, b decimal128.Num, scale int32) (types.Datum, *sqlerr.Error) {
@@ -317,33 +342,88 @@ func numFactorial(n int64, scale int32) (types.Datum, *sqlerr.Error) {
 
 func init() {
 	num, i4, i8 := types.NumericT, types.Int32T, types.Int64T
-	reg(sql.FnSqrt, ts(num), numMath1(numSqrt))
-	reg(sql.FnExp, ts(num), numMath1(numExp))
-	reg(sql.FnLn, ts(num), numMath1(numLn))
-	reg(sql.FnLog10, ts(num), numMath1(numLog10))
-	reg(sql.FnLog10, ts(num, num), numMath2(numLogBase))
-	reg(sql.FnPower, ts(num, num), numMath2(numPower))
-	reg(sql.FnIntDiv, ts(num, num), func(_ []types.T, result types.T) scalarFn {
-		scale := result.EffectiveScale()
-		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
-			return numIntDiv(a[0].Dec, a[1].Dec, scale)
+	reg(sql.FnSqrt, ts(num), numMath1(numSqrt, sqrtScale))
+	reg(sql.FnExp, ts(num), numMath1(numExp, expScale))
+	reg(sql.FnLn, ts(num), numMath1(numLn, lnScale))
+	reg(sql.FnLog10, ts(num), numMath1(numLog10, log10Scale))
+	reg(sql.FnLog10, ts(num, num), numMath2(numLogBase, logScale))
+	reg(sql.FnPower, ts(num, num), numMath2(numPower, powerScale))
+	reg(sql.FnIntDiv, ts(num, num), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+		x, y, _, ok := dynAlign(a[0].Dec, a[1].Dec)
+		if !ok {
+			return types.Null, errNumericOverflow
 		}
-	})
+		r, err := numIntDiv(x, y, 0)
+		if err != nil {
+			return r, err
+		}
+		return dynDatum(r.Dec, 0)
+	}))
 	reg(sql.FnGcd, ts(num, num), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
-		return numGcd(a[0].Dec, a[1].Dec)
+		x, y, s, ok := dynAlign(a[0].Dec, a[1].Dec)
+		if !ok {
+			return types.Null, errNumericOverflow
+		}
+		r, _ := numGcd(x, y)
+		return dynDatum(r.Dec, s)
 	}))
 	reg(sql.FnLcm, ts(num, num), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
-		return numLcm(a[0].Dec, a[1].Dec)
+		x, y, s, ok := dynAlign(a[0].Dec, a[1].Dec)
+		if !ok {
+			return types.Null, errNumericOverflow
+		}
+		r, err := numLcm(x, y)
+		if err != nil {
+			return r, err
+		}
+		return dynDatum(r.Dec, s)
 	}))
 	reg(sql.FnWidthBucket, ts(num, num, num, i4), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
-		return numWidthBucket(a[0].Dec, a[1].Dec, a[2].Dec, a[3].I)
+		s := int32(0)
+		var ms [3]decimal128.Num
+		for i := range ms {
+			var si int32
+			ms[i], si = types.UnpackNumeric(a[i].Dec)
+			s = max(s, si)
+		}
+		for i := range ms {
+			_, si := types.UnpackNumeric(a[i].Dec)
+			var ok bool
+			if ms[i], ok = rescale(ms[i], si, s); !ok {
+				return types.Null, errNumericOverflow
+			}
+		}
+		return numWidthBucket(ms[0], ms[1], ms[2], a[3].I)
 	}))
-	reg(sql.FnFactorial, ts(i8), func(_ []types.T, result types.T) scalarFn {
-		scale := result.EffectiveScale()
-		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) { return numFactorial(a[0].I, scale) }
-	})
-	// Their arguments share NumericScale.
+	reg(sql.FnFactorial, ts(i8), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+		r, err := numFactorial(a[0].I, 0)
+		if err != nil {
+			return r, err
+		}
+		return dynDatum(r.Dec, 0)
+	}))
+	// Their arguments are unconstrained numerics.
 	for _, fn := range []string{sql.FnIntDiv, sql.FnGcd, sql.FnLcm, sql.FnWidthBucket} {
 		numericScaled[fn] = true
 	}
+}
+
+// dynAlign returns the mantissas of packed a and b at their larger scale.
+func dynAlign(a, b decimal128.Num) (ma, mb decimal128.Num, scale int32, ok bool) {
+	ma, sa := types.UnpackNumeric(a)
+	mb, sb := types.UnpackNumeric(b)
+	s := max(sa, sb)
+	ma, ok1 := rescale(ma, sa, s)
+	mb, ok2 := rescale(mb, sb, s)
+	return ma, mb, s, ok1 && ok2
+}
+
+// dynDatum packs mantissa m at scale, failing with an overflow beyond what
+// an unconstrained numeric holds.
+func dynDatum(m decimal128.Num, scale int32) (types.Datum, *sqlerr.Error) {
+	p, ok := dynFromParts(m, scale)
+	if !ok {
+		return types.Null, errNumericOverflow
+	}
+	return types.DNumeric(p), nil
 }

@@ -417,9 +417,8 @@ func init() {
 
 	numFn := func(fn string, mode roundMode) {
 		reg(fn, ts(num), func(args []types.T, _ types.T) scalarFn {
-			scale := args[0].EffectiveScale()
 			return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
-				r, ok := numRoundTo(a[0].Dec, scale, 0, mode)
+				r, ok := dynRoundTo(a[0].Dec, 0, mode)
 				if !ok {
 					return types.Null, errNumericOverflow
 				}
@@ -437,9 +436,8 @@ func init() {
 			mode = roundTrunc
 		}
 		reg(fn, ts(num, i4), func(args []types.T, _ types.T) scalarFn {
-			scale := args[0].EffectiveScale()
 			return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
-				r, ok := numRoundTo(a[0].Dec, scale, a[1].I, mode)
+				r, ok := dynRoundTo(a[0].Dec, a[1].I, mode)
 				if !ok {
 					return types.Null, errNumericOverflow
 				}
@@ -448,10 +446,9 @@ func init() {
 		})
 	}
 	reg(sql.FnSign, ts(num), func(args []types.T, _ types.T) scalarFn {
-		scale := args[0].EffectiveScale()
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
-			r, _ := numFromInt(int64(a[0].Dec.Sign()), scale)
-			return types.DNumeric(r), nil
+			m, _ := types.UnpackNumeric(a[0].Dec)
+			return types.DNumeric(dynInt(int64(m.Sign()))), nil
 		}
 	})
 }

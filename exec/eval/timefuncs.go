@@ -134,7 +134,8 @@ func init() {
 				if err != nil {
 					return types.Null, err
 				}
-				return types.DFloat(numToFloat(n, types.NumericScale)), nil
+				m, scale := types.UnpackNumeric(n)
+				return types.DFloat(numToFloat(m, scale)), nil
 			}
 		})
 	}
@@ -402,27 +403,28 @@ func millenniumOf(y int) int64 {
 	return -int64((999 - (y - 1)) / 1000)
 }
 
-// Numeric results of extract are mantissas at NumericScale.
-func numInt(v int64) decimal128.Num {
-	n, _ := numFromInt(v, types.NumericScale)
-	return n
-}
+// Numeric results of extract are unconstrained numerics.
+func numInt(v int64) decimal128.Num { return dynInt(v) }
 
 // numMicros converts a count of microseconds to a numeric number of seconds
 // (or of milliseconds when unitMicros is 1000).
+// with the display scale of that unit's fraction (6 or 3), as PostgreSQL's
+// int64_div_fast_to_numeric gives.
 func numMicros(v int64, unitMicros int64) decimal128.Num {
-	n, _ := numFromInt(v, types.NumericScale)
-	q, _ := numDiv(n, numInt(unitMicros), types.NumericScale)
-	return q
+	scale := int32(6)
+	if unitMicros == 1000 {
+		scale = 3
+	}
+	return types.PackNumeric(decimal128.FromI64(v), scale)
 }
 
 func unitErr(code, verb, unit string, t types.T) *sqlerr.Error {
 	return sqlerr.New(code, "unit \"%s\" %s for type %s", unit, verb, t)
 }
 
-// extract computes extract(field from d) as a numeric mantissa at
-// NumericScale. For date_part (numericResult false) a date is treated as a
-// timestamp at midnight, as PostgreSQL's implicit cast does.
+// extract computes extract(field from d) as an unconstrained numeric with
+// PostgreSQL's display scale. For date_part (numericResult false) a date is
+// treated as a timestamp at midnight, as PostgreSQL's implicit cast does.
 func extract(field string, t types.T, d types.Datum, numericResult bool) (decimal128.Num, *sqlerr.Error) {
 	unit, ok := types.CanonicalTimeUnit(field)
 	lower := strings.ToLower(field)
@@ -493,9 +495,9 @@ func extractTimestamp(unit, lower string, t types.T, micros int64) (decimal128.N
 		return numMicros(micros, microsPerSecond), nil
 	case "julian":
 		// Julian day plus the fraction of the day.
-		jd, _ := numFromInt((c.days+unixJulian)*microsPerDay+c.tod, types.NumericScale)
-		q, _ := numDiv(jd, numInt(microsPerDay), types.NumericScale)
-		return q, nil
+		q, _ := dynDiv(numInt(c.tod), numInt(microsPerDay))
+		jd, _ := dynAdd(numInt(c.days+unixJulian), q)
+		return jd, nil
 	case "timezone", "timezone_hour", "timezone_minute":
 		if t.Kind == types.TimestampTZ {
 			return numInt(0), nil
@@ -533,8 +535,7 @@ func extractInterval(unit, lower string, iv types.IntervalValue) (decimal128.Num
 		return numInt(year / 1000), nil
 	case "epoch":
 		secs := 31557600*int64(iv.Months/12) + 2592000*int64(iv.Months%12) + 86400*int64(iv.Days)
-		whole, _ := numFromInt(secs, types.NumericScale)
-		r, _ := numAdd(whole, numMicros(iv.Micros, microsPerSecond))
+		r, _ := dynAdd(numInt(secs), numMicros(iv.Micros, microsPerSecond))
 		return r, nil
 	}
 	return decimal128.Num{}, unitErr(sqlerr.FeatureNotSupported, "not supported", lower, types.IntervalT)

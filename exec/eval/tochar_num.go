@@ -493,9 +493,10 @@ func init() {
 	reg(sql.FnToChar, ts(types.Int32T, txt), numKernel(intDigits))
 	reg(sql.FnToChar, ts(types.Int64T, txt), numKernel(intDigits))
 	reg(sql.FnToChar, ts(types.NumericT, txt), func(args []types.T, _ types.T) scalarFn {
-		scale := args[0].EffectiveScale()
+		t := args[0]
 		return numKernel(func(a types.Datum, post int) (bool, string) {
-			m := a.Dec.BigInt()
+			n, scale := types.NumericParts(t, a.Dec)
+			m := n.BigInt()
 			s := decimalDigits(m, scale, post)
 			neg := m.Sign() < 0 && strings.Trim(s, "0.") != ""
 			return neg, s

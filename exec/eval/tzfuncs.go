@@ -177,7 +177,8 @@ func init() {
 		if err != nil {
 			return types.Null, err
 		}
-		return types.DFloat(numToFloat(n, types.NumericScale)), nil
+		m, scale := types.UnpackNumeric(n)
+		return types.DFloat(numToFloat(m, scale)), nil
 	}))
 	reg(sql.FnToTimestampTZ, []types.T{txt, txt, txt}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		z, err := k.zone(a[2].S, false)

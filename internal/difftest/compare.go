@@ -42,10 +42,10 @@ func sameType(a, b uint32) bool {
 	return norm(a) == norm(b)
 }
 
-// tolerance is the largest difference between two numbers that still
-// compare equal, relative to the larger of their magnitudes and 1: numeric
-// results differ in scale (avg has 16 fractional digits in PostgreSQL, 12 in
-// streamsql), and floats summed in a different order differ in the last bits.
+// tolerance is the largest difference between two floats that still
+// compare equal, relative to the larger of their magnitudes and 1: floats
+// summed in a different order differ in the last bits. Numerics compare
+// exactly, display scale included.
 const tolerance = 1e-9
 
 // result is a query result in text format.
@@ -61,8 +61,8 @@ type kind uint8
 
 const (
 	kindText   kind = iota // byte for byte
-	kindInt                // integers: exactly
-	kindNumber             // numeric and floats: numerically, with tolerance
+	kindInt                // integers and numerics: exactly (numerics with their scale)
+	kindNumber             // floats: numerically, with tolerance
 	// kindInterval: as text, but an interval that differs only in how it
 	// is spelled (24:00:00 and 1 day, 30 days and 1 mon) still pairs with
 	// the other, as PostgreSQL's = says they are equal; which spelling a
@@ -72,9 +72,9 @@ const (
 
 func kindOf(oid uint32) kind {
 	switch oid {
-	case oidInt2, oidInt4, oidInt8:
+	case oidInt2, oidInt4, oidInt8, oidNumeric:
 		return kindInt
-	case oidFloat4, oidFloat8, oidNumeric:
+	case oidFloat4, oidFloat8:
 		return kindNumber
 	case oidInterval:
 		return kindInterval

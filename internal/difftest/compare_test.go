@@ -42,10 +42,10 @@ func TestDiff(t *testing.T) {
 			res([]uint32{oidInt4}, []string{"1"}, []string{"1"}, []string{"2"}),
 			res([]uint32{oidInt4}, []string{"1"}, []string{"2"}, []string{"2"}),
 			"missing:    (\"1\")"},
-		{"avg scales", res(num, []string{"1.5000000000000000"}, []string{"0.33333333333333333333"}),
-			res(num, []string{"0.333333333333"}, []string{"1.5"}), ""},
-		{"numeric trailing zeros", res(num, []string{"2.50"}), res(num, []string{"2.5"}), ""},
-		{"beyond tolerance", res(num, []string{"1.0"}), res(num, []string{"1.00001"}), "unexpected: (\"1.00001\")"},
+		{"numeric scales", res(num, []string{"1.5000000000000000"}, []string{"0.33333333333333333333"}),
+			res(num, []string{"0.33333333333333333333"}, []string{"1.5000000000000000"}), ""},
+		{"numeric trailing zeros count", res(num, []string{"2.50"}), res(num, []string{"2.5"}), "missing"},
+		{"beyond tolerance", res([]uint32{oidFloat8}, []string{"1.0"}), res([]uint32{oidFloat8}, []string{"1.00001"}), "unexpected: (\"1.00001\")"},
 		{"tolerance is relative for large numbers",
 			res([]uint32{oidFloat8}, []string{"1e+20"}), res([]uint32{oidFloat8}, []string{"1.00000000001e+20"}), ""},
 		{"tolerance is absolute near zero",
@@ -66,7 +66,7 @@ func TestDiff(t *testing.T) {
 			res([]uint32{oidInterval}, []string{"30 days"}, []string{"24:00:00"}), ""},
 		{"different intervals", res([]uint32{oidInterval}, []string{"1 day"}),
 			res([]uint32{oidInterval}, []string{"1 day 00:00:01"}), "missing"},
-		{"unparsable number", res(num, []string{"x"}), res(num, []string{"1"}), "reference result"},
+		{"unparsable number", res([]uint32{oidFloat8}, []string{"x"}), res([]uint32{oidFloat8}, []string{"1"}), "reference result"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

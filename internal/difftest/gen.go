@@ -98,7 +98,7 @@ type expr struct {
 	// overflows.
 	bound float64
 	// approx marks values the two systems compute only approximately alike
-	// (numeric division and avg, whose scale differs; sums of floats, whose
+	// (numeric division and avg, kept terminal; sums of floats, whose
 	// rounding depends on the order; transcendental functions). They are
 	// terminal: they may be output, aggregated with sum/avg/min/max and
 	// tested for NULL, but are never computed with, grouped on or compared
@@ -139,8 +139,8 @@ const (
 	keyRange = 400
 	// maxRows bounds the rows of any table, for the bounds of aggregates.
 	maxRows = 10000
-	// maxScale is streamsql's scale for numeric without a type modifier:
-	// exact numerics with more fractional digits are rounded.
+	// maxScale bounds the fractional digits of exact numerics the generator
+	// builds, far below streamsql's 36 significant digits.
 	maxScale = 12
 )
 
@@ -655,8 +655,9 @@ func (g *gen) number(c, x *ectx, t typ, depth int) (expr, bool) {
 		e.sql = "(" + a.sql + " / " + nullifZero(b) + ")"
 		switch t {
 		case tNumeric:
-			// PostgreSQL picks a result scale of at least 16 digits;
-			// streamsql keeps 12.
+			// Both pick PostgreSQL's result scale (select_div_scale) and
+			// compare exactly; the quotient stays terminal, as further
+			// products could pass streamsql's 36 significant digits.
 			e.approx, e.scale = true, maxScale
 			e.bound = a.bound * math.Pow(10, float64(b.scale))
 		case tFloat:
