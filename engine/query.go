@@ -159,6 +159,21 @@ func (e *Engine) explain(st sql.Statement) ([]string, error) {
 		}
 		name := func(slot int) string { return fmt.Sprintf("#%d", slot+1) }
 		return planner.ExplainStream(plan, "#0", name), nil
+	case *sql.Insert:
+		return explainWrite("Insert", st.Table, st.Source)
+	case *sql.Update:
+		return explainWrite("Update", st.Table, st.Rows)
+	case *sql.Delete:
+		return explainWrite("Delete", st.Table, st.Rows)
 	}
 	return nil, fmt.Errorf("engine: cannot explain %s", st.Tag())
+}
+
+// explainWrite renders the plan of a write into table of the rows of rel.
+func explainWrite(op string, table *catalog.Relation, rel sql.Rel) ([]string, error) {
+	root, _, err := planner.PlanBatch(rel)
+	if err != nil {
+		return nil, err
+	}
+	return planner.ExplainWrite(op, table.Name, root), nil
 }

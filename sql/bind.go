@@ -143,7 +143,7 @@ func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 			return nil, err
 		}
 		switch inner.(type) {
-		case *Select, *CreateMaterializedView:
+		case *Select, *CreateMaterializedView, *Insert, *Update, *Delete:
 			return &Explain{Stmt: inner}, nil
 		}
 		return nil, sqlerr.Unsupported("EXPLAIN %s", inner.Tag())
