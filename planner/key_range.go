@@ -27,6 +27,9 @@ type RangeBound struct {
 	Lower, Upper         sql.Expr
 	LowerIncl, UpperIncl bool
 	Loose                bool
+	// Cast marks bounds that are casts of the compared constants to the
+	// column's type (EXPLAIN shows the constants).
+	Cast bool
 }
 
 // RangedKey returns what pred says about key column key[pinned] of a
@@ -143,12 +146,13 @@ func comparisonRange(fn string, a, b sql.Expr, col int, t types.T) *RangeCond {
 	case !loose:
 		return nil
 	}
-	if loose {
+	cast := loose
+	if cast {
 		k = &sql.Cast{Arg: k, T: t}
 		// A cast between integers is exact (or fails): no rounding.
 		loose = !(integerKind(kt.Kind) > 0 && integerKind(t.Kind) > 0)
 	}
-	r := &RangeBound{Loose: loose}
+	r := &RangeBound{Loose: loose, Cast: cast}
 	switch fn {
 	case sql.FnEq:
 		r.Lower, r.Upper, r.LowerIncl, r.UpperIncl = k, k, true, true
@@ -233,8 +237,14 @@ func explainRange(r *RangeCond, name string) string {
 		return join(r.Or, " OR ")
 	}
 	l := r.Leaf
+	str := func(e sql.Expr) string {
+		if c, ok := e.(*sql.Cast); ok && l.Cast {
+			e = c.Arg
+		}
+		return e.String()
+	}
 	if l.Lower != nil && l.Lower == l.Upper {
-		return name + " = " + l.Lower.String()
+		return name + " = " + str(l.Lower)
 	}
 	var s []string
 	if l.Lower != nil {
@@ -242,14 +252,14 @@ func explainRange(r *RangeCond, name string) string {
 		if l.LowerIncl {
 			op = " >= "
 		}
-		s = append(s, name+op+l.Lower.String())
+		s = append(s, name+op+str(l.Lower))
 	}
 	if l.Upper != nil {
 		op := " < "
 		if l.UpperIncl {
 			op = " <= "
 		}
-		s = append(s, name+op+l.Upper.String())
+		s = append(s, name+op+str(l.Upper))
 	}
 	return strings.Join(s, " AND ")
 }
