@@ -7,7 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
-	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
 )
@@ -61,14 +61,23 @@ func (e *Engine) insert(ctx context.Context, st *sql.Insert, q batchQuery) (int6
 	return n, e.awaitWrite(epoch)
 }
 
-// modify runs UPDATE or DELETE.
-func (e *Engine) modify(ctx context.Context, table *catalog.Relation, where sql.Expr, set map[int]sql.Expr, now int64) (int64, error) {
+// modify runs UPDATE (update set) or DELETE: rows is the statement's row
+// selection (sql.Update.Rows, sql.Delete.Rows), planned as a batch query.
+func (e *Engine) modify(ctx context.Context, table *catalog.Relation, rows sql.Rel, update bool, q batchQuery) (int64, error) {
 	w, err := e.writer(table)
 	if err != nil {
 		return 0, err
 	}
-	ectx := &eval.Context{Mem: e.mem, Strict: true, Now: now}
-	epoch, n, err := w.modify(ectx, where, set)
+	if err := e.checkViews(rows); err != nil {
+		return 0, err
+	}
+	snap := e.store.Snapshot()
+	root, _, err := planner.PlanBatchWith(rows, planner.BatchOptions{Rows: rowCounts(snap)})
+	snap.Release()
+	if err != nil {
+		return 0, err
+	}
+	epoch, n, err := w.modify(ctx, root, update, q)
 	if err != nil {
 		return 0, err
 	}

@@ -164,6 +164,24 @@ func (e *Engine) explain(st sql.Statement) ([]string, error) {
 		}
 		name := func(slot int) string { return fmt.Sprintf("#%d", slot+1) }
 		return planner.ExplainStream(plan, "#0", name), nil
+	case *sql.Insert:
+		return e.explainWrite("Insert", st.Table, st.Source)
+	case *sql.Update:
+		return e.explainWrite("Update", st.Table, st.Rows)
+	case *sql.Delete:
+		return e.explainWrite("Delete", st.Table, st.Rows)
 	}
 	return nil, fmt.Errorf("engine: cannot explain %s", st.Tag())
+}
+
+// explainWrite renders the plan of a write into table of the rows of rel,
+// planned as the statement plans it.
+func (e *Engine) explainWrite(op string, table *catalog.Relation, rel sql.Rel) ([]string, error) {
+	snap := e.store.Snapshot()
+	defer snap.Release()
+	root, _, err := planner.PlanBatchWith(rel, planner.BatchOptions{Rows: rowCounts(snap)})
+	if err != nil {
+		return nil, err
+	}
+	return planner.ExplainWrite(op, table.Name, root), nil
 }

@@ -203,13 +203,13 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		}
 		return w.Complete(insertTag(n))
 	case *sql.Update:
-		n, err := e.modify(ctx, st.Table, st.Where, st.Set, now)
+		n, err := e.modify(ctx, st.Table, st.Rows, true, q)
 		if err != nil {
 			return err
 		}
 		return w.Complete(fmt.Sprintf("UPDATE %d", n))
 	case *sql.Delete:
-		n, err := e.modify(ctx, st.Table, st.Where, nil, now)
+		n, err := e.modify(ctx, st.Table, st.Rows, false, q)
 		if err != nil {
 			return err
 		}

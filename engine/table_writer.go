@@ -8,7 +8,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
@@ -360,35 +359,24 @@ func (w *tableWriter) insert(recs []arrow.RecordBatch) (epoch uint64, n int64, e
 	return w.sealed + 1, n, nil
 }
 
-// modify runs UPDATE (set != nil) or DELETE over the rows matching where.
-// Like insert, the statement is all or nothing: every change is computed and
-// checked before anything is written.
-func (w *tableWriter) modify(ectx *eval.Context, where sql.Expr, set map[int]sql.Expr) (epoch uint64, n int64, err error) {
+// modify runs UPDATE (update set) or DELETE over the rows root selects: a
+// batch plan of the table's columns and, for UPDATE, their new values after
+// them (sql.Update.Rows). The plan reads this table's merged view, the
+// writes of statements whose epoch is not yet committed included, and other
+// relations from the last committed snapshot. Like insert, the statement is
+// all or nothing: every change is computed and checked before anything is
+// written.
+func (w *tableWriter) modify(ctx context.Context, root planner.Node, update bool, q batchQuery) (epoch uint64, n int64, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.checkLive(); err != nil {
 		return 0, 0, err
 	}
-	var pred eval.Evaluator
-	if where != nil {
-		if pred, err = eval.Compile(where); err != nil {
-			return 0, 0, err
-		}
-	}
-	var setExprs []eval.Evaluator
-	if set != nil {
-		for i, t := range w.types {
-			e, ok := set[i]
-			if !ok {
-				e = &sql.InputRef{Index: i, T: t}
-			}
-			ev, err := eval.Compile(e)
-			if err != nil {
-				return 0, 0, err
-			}
-			setExprs = append(setExprs, ev)
-		}
-	}
+	env, release := w.e.batchEnv(q)
+	defer release()
+	env.Local = w.localTable
+	snap := w.e.store.Snapshot()
+	defer snap.Release()
 	// Collect the matching rows (old) and their new versions.
 	var olds, news []arrow.RecordBatch
 	defer func() {
@@ -396,75 +384,25 @@ func (w *tableWriter) modify(ectx *eval.Context, where sql.Expr, set map[int]sql
 			r.Release()
 		}
 	}()
+	width := len(w.types)
+	schema := exec.SchemaOf(w.types)
 	collect := exec.OutputFunc(func(_ context.Context, m exec.Message) error {
 		if m.Batch == nil {
 			return nil
 		}
+		defer m.Batch.Release()
 		rec := m.Batch.Rec
-		m.Batch.Rec = nil
-		defer rec.Release()
-		if pred != nil {
-			res, err := pred.Eval(ectx, rec)
-			if err != nil {
-				return err
-			}
-			sel := eval.SelectTrue(res.(*array.Boolean), nil)
-			res.Release()
-			if len(sel) == 0 {
-				return nil
-			}
-			if len(sel) < int(rec.NumRows()) {
-				taken, err := eval.TakeRecord(w.e.mem, rec, sel)
-				if err != nil {
-					return err
-				}
-				rec.Release()
-				rec = taken
-			}
+		if rec.NumRows() == 0 {
+			return nil
 		}
-		rec.Retain()
-		olds = append(olds, rec)
-		if setExprs != nil {
-			cols := make([]arrow.Array, len(setExprs))
-			for i, ev := range setExprs {
-				c, err := ev.Eval(ectx, rec)
-				if err != nil {
-					for _, x := range cols[:i] {
-						x.Release()
-					}
-					return err
-				}
-				cols[i] = c
-			}
-			nr := array.NewRecordBatch(exec.SchemaOf(w.types), cols, rec.NumRows())
-			for _, c := range cols {
-				c.Release()
-			}
-			news = append(news, nr)
+		cols := rec.Columns()
+		olds = append(olds, array.NewRecordBatch(schema, cols[:width], rec.NumRows()))
+		if update {
+			news = append(news, array.NewRecordBatch(schema, cols[width:2*width], rec.NumRows()))
 		}
 		return nil
 	})
-	// A WHERE that pins the primary key reads only its rows; else one that
-	// an index narrows reads the rows the index finds.
-	scan := exec.ScanTable
-	ranges, ok := exec.KeyRanges(planner.PinnedKey(where, w.rel.Key, w.types), w.rel.Key, w.types)
-	if !ok {
-		if l := planner.ChooseIndex(where, w.rel); l != nil {
-			for _, x := range w.indexes {
-				if x.Def.Name == l.Index.Name {
-					if ranges, ok, err = exec.IndexRowRanges(x.Table, l, w.rel); err != nil {
-						return 0, 0, err
-					}
-				}
-			}
-		}
-	}
-	if ok {
-		scan = func(ctx context.Context, mem memory.Allocator, t *state.Table, ts []types.T, out exec.Output) error {
-			return exec.ScanTableRanges(ctx, mem, t, ts, ranges, out)
-		}
-	}
-	if err := scan(w.e.ctx, w.e.mem, w.table, w.types, collect); err != nil {
+	if err := exec.RunBatch(ctx, env, snap, root, collect); err != nil {
 		return 0, 0, err
 	}
 	for _, r := range olds {
@@ -475,7 +413,7 @@ func (w *tableWriter) modify(ectx *eval.Context, where sql.Expr, set map[int]sql
 	}
 	// Check the new versions: NOT NULL, and for a changed primary key, that
 	// the new key is free (not held by a row this statement keeps).
-	if set != nil {
+	if update {
 		oldKeys := map[string]bool{}
 		for _, r := range olds {
 			for i := 0; i < int(r.NumRows()); i++ {
@@ -523,7 +461,7 @@ func (w *tableWriter) modify(ectx *eval.Context, where sql.Expr, set map[int]sql
 	}
 	for k, old := range olds {
 		var b *exec.Batch
-		if set == nil {
+		if !update {
 			old.Retain()
 			ops := make([]exec.Op, old.NumRows())
 			for i := range ops {
@@ -574,4 +512,18 @@ func updatePairs(e *Engine, old, new arrow.RecordBatch) (*exec.Batch, error) {
 		return nil, err
 	}
 	return exec.NewBatch(rec, ops), nil
+}
+
+// localTable returns the table or index state modify reads state table id
+// from: the merged view of the table's rows and indexes (nil for any other).
+func (w *tableWriter) localTable(id state.TableID) *state.Table {
+	if id == state.TableID(w.rel.StateTable) {
+		return w.table
+	}
+	for _, x := range w.indexes {
+		if id == state.TableID(x.Def.StateTable) {
+			return x.Table
+		}
+	}
+	return nil
 }

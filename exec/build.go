@@ -29,6 +29,10 @@ type Env struct {
 	// LateRows counts the rows operators drop for arriving behind their
 	// watermark (may be nil).
 	LateRows *atomic.Int64
+	// Local, when set, returns the table a batch query reads state table id
+	// from instead of the snapshot, or nil: DML reads its target table's
+	// merged view, uncommitted writes included.
+	Local func(id state.TableID) *state.Table
 	// Batch is set by RunBatch: it feeds every join's right input before
 	// its left input.
 	Batch bool
@@ -369,7 +373,7 @@ func RunBatch(ctx context.Context, env Env, snap *state.Snapshot, root planner.N
 			if leaf.Relation.Kind == catalog.SystemTable {
 				err = emitSystemRows(ctx, env, leaf.Relation, d.Heads[i])
 			} else {
-				err = scanLeaf(ctx, env.Mem, snap, leaf, d.Heads[i])
+				err = scanLeaf(ctx, env, snap, leaf, d.Heads[i])
 			}
 		case *planner.Values:
 			err = emitValues(ctx, env.Mem, env.Eval, leaf, d.Heads[i])

@@ -369,7 +369,7 @@ func (j *IndexJoin) Close() {}
 func (j *IndexJoin) String() string { return fmt.Sprintf("IndexJoin(%s)", j.spec.Type) }
 
 // newIndexJoinOperator builds the IndexJoin of a batch plan, reading
-// env.Snapshot.
+// env.Snapshot, or the tables env.Local gives (a DML's target).
 func newIndexJoinOperator(env Env, n *planner.IndexJoin) (*IndexJoin, error) {
 	if env.Snapshot == nil {
 		return nil, fmt.Errorf("exec: a lookup join outside a batch run")
@@ -381,13 +381,13 @@ func newIndexJoinOperator(env Env, n *planner.IndexJoin) (*IndexJoin, error) {
 		InputTypes: planner.Types(n.Input.Columns()),
 		InputKeys:  n.InputKeys,
 		RelTypes:   ts,
-		Rows:       snapshotTable{snap: env.Snapshot, id: state.TableID(rel.StateTable)},
+		Rows:       env.reader(env.Snapshot, rel.StateTable),
 	}
 	for _, c := range n.LookupColumns() {
 		spec.KeyTypes = append(spec.KeyTypes, ts[c])
 	}
 	if n.Index != nil {
-		spec.Index = snapshotTable{snap: env.Snapshot, id: state.TableID(n.Index.StateTable)}
+		spec.Index = env.reader(env.Snapshot, n.Index.StateTable)
 		for _, c := range n.Index.Columns {
 			spec.IndexCols = append(spec.IndexCols, ts[c])
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec/eval"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
@@ -37,20 +38,25 @@ func ScanSnapshot(ctx context.Context, mem memory.Allocator, snap *state.Snapsho
 	return scanRows(ctx, mem, snapshotTable{snap: snap, id: state.TableID(rel.StateTable)}, rel.Types(), nil, out)
 }
 
-// scanLeaf emits the rows of a batch plan's scan from snap: only those with
-// the keys its filter pins (Scan.Lookup), if it pins any, or else those its
+// scanLeaf emits the rows of a batch plan's scan from snap, or from the
+// tables env.Local gives: only those in the key ranges its filter pins and
+// bounds (Scan.Lookup, Scan.Range), if it narrows any, or else those its
 // index lookup finds (Scan.Index).
-func scanLeaf(ctx context.Context, mem memory.Allocator, snap *state.Snapshot, scan *planner.Scan, out Output) error {
+func scanLeaf(ctx context.Context, env Env, snap *state.Snapshot, scan *planner.Scan, out Output) error {
 	rel := scan.Relation
+	reader := func(id uint32) rowReader { return env.reader(snap, id) }
+	ectx := env.Eval
+	if ectx == nil {
+		ectx = &eval.Context{Strict: true}
+	}
 	var ranges []KeyRange
-	if r, ok := KeyRanges(scan.Lookup, rel.Key, rel.Types()); ok {
+	if r, ok := KeyRangesOf(ectx, scan.Lookup, scan.Range, rel.Key, rel.Types()); ok {
 		ranges = r
 		if ranges == nil {
 			ranges = []KeyRange{}
 		}
 	} else if scan.Index != nil {
-		idx := snapshotTable{snap: snap, id: state.TableID(scan.Index.Index.StateTable)}
-		r, ok, err := IndexRowRanges(idx, scan.Index, rel)
+		r, ok, err := IndexRowRanges(reader(scan.Index.Index.StateTable), scan.Index, rel)
 		if err != nil {
 			return err
 		}
@@ -58,7 +64,18 @@ func scanLeaf(ctx context.Context, mem memory.Allocator, snap *state.Snapshot, s
 			ranges = r
 		}
 	}
-	return scanRows(ctx, mem, snapshotTable{snap: snap, id: state.TableID(rel.StateTable)}, rel.Types(), ranges, out)
+	return scanRows(ctx, env.Mem, reader(rel.StateTable), rel.Types(), ranges, out)
+}
+
+// reader returns where a batch run reads state table id: the table
+// env.Local gives, if it gives one, else snap.
+func (env Env) reader(snap *state.Snapshot, id uint32) rowReader {
+	if env.Local != nil {
+		if t := env.Local(state.TableID(id)); t != nil {
+			return t
+		}
+	}
+	return snapshotTable{snap: snap, id: state.TableID(id)}
 }
 
 // KeyRange is the range of state keys [Lower, Upper); a nil bound is open.

@@ -178,10 +178,7 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 			return b.temporalFilter(in, r.Pred)
 		}
 		if scan, ok := in.(*Scan); ok && !b.stream {
-			scan.Lookup = PinnedKey(r.Pred, scan.Relation.Key, scan.Relation.Types())
-			if len(scan.Lookup) == 0 {
-				scan.Index = ChooseIndex(r.Pred, scan.Relation)
-			}
+			narrowScan(scan, r.Pred)
 		}
 		return &Filter{Input: in, Pred: r.Pred}, nil
 	case *sql.Project:

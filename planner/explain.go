@@ -77,6 +77,9 @@ func (e *explainer) node(depth int, n Node) {
 			}
 			lookup = ", key lookup: [" + strings.Join(names, ", ") + "]"
 		}
+		if n.Range != nil {
+			lookup += keyRangeSuffix(n)
+		}
 		if l := n.Index; l != nil {
 			var names []string
 			for _, c := range l.Index.Columns[:len(l.Eq)] {

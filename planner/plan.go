@@ -36,6 +36,10 @@ type Scan struct {
 	// the first key columns to (PinnedKey): the scan reads only those keys
 	// (the Filter still applies).
 	Lookup [][]sql.Expr
+	// Range is, in a batch plan, what that Filter says about the key column
+	// after the pinned ones (RangedKey): the scan reads only the key ranges
+	// it allows.
+	Range *RangeCond
 	// Index is, in a batch plan whose Filter pins none of the key, the
 	// secondary index the scan reads the rows through (ChooseIndex), or nil.
 	Index *IndexLookup

@@ -152,7 +152,7 @@ func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 			return nil, err
 		}
 		switch inner.(type) {
-		case *Select, *CreateMaterializedView:
+		case *Select, *CreateMaterializedView, *Insert, *Update, *Delete:
 			return &Explain{Stmt: inner}, nil
 		}
 		return nil, sqlerr.Unsupported("EXPLAIN %s", inner.Tag())
@@ -721,17 +721,6 @@ func (b *binder) dmlTable(rv *pg_query.RangeVar, verb string) (*catalog.Relation
 	return table, b.tableScope(table, alias), nil
 }
 
-func (b *binder) bindWhere(sc *scope, n *pg_query.Node) (Expr, error) {
-	if n == nil {
-		return nil, nil
-	}
-	e, err := b.bindExpr(&exprCtx{scope: sc, clause: "WHERE"}, n)
-	if err != nil {
-		return nil, err
-	}
-	return b.requireBool(e, "argument of WHERE", exprLocation(n))
-}
-
 func (b *binder) bindUpdate(s *pg_query.UpdateStmt) (Statement, error) {
 	if len(s.FromClause) > 0 {
 		return nil, sqlerr.Unsupported("UPDATE ... FROM")
@@ -746,7 +735,8 @@ func (b *binder) bindUpdate(s *pg_query.UpdateStmt) (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := &Update{Table: table, Set: map[int]Expr{}}
+	u := &Update{Table: table}
+	set, subs := map[int]Expr{}, &subqueries{}
 	for _, t := range s.TargetList {
 		rt := t.GetResTarget()
 		if len(rt.Indirection) > 0 {
@@ -759,7 +749,7 @@ func (b *binder) bindUpdate(s *pg_query.UpdateStmt) (Statement, error) {
 		if idx < 0 || table.Columns[idx].Hidden {
 			return nil, b.errAt(rt.Location, sqlerr.New(sqlerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", rt.Name, table.Name))
 		}
-		if _, dup := u.Set[idx]; dup {
+		if _, dup := set[idx]; dup {
 			return nil, b.errAt(rt.Location, sqlerr.New(sqlerr.DuplicateColumn, "multiple assignments to same column \"%s\"", rt.Name))
 		}
 		var e Expr
@@ -771,15 +761,15 @@ func (b *binder) bindUpdate(s *pg_query.UpdateStmt) (Statement, error) {
 				return nil, err
 			}
 		} else {
-			if e, err = b.bindExpr(&exprCtx{scope: sc, clause: "UPDATE"}, rt.Val); err != nil {
+			if e, err = b.bindExpr(&exprCtx{scope: sc, clause: "UPDATE", subs: subs}, rt.Val); err != nil {
 				return nil, err
 			}
 		}
-		if u.Set[idx], err = b.assign(e, table.Columns[idx], rt.Location); err != nil {
+		if set[idx], err = b.assign(e, table.Columns[idx], rt.Location); err != nil {
 			return nil, err
 		}
 	}
-	if u.Where, err = b.bindWhere(sc, s.WhereClause); err != nil {
+	if u.Rows, err = b.dmlRows(table, dmlAlias(s.Relation), sc, s.WhereClause, set, subs); err != nil {
 		return nil, err
 	}
 	return u, nil
@@ -799,11 +789,11 @@ func (b *binder) bindDelete(s *pg_query.DeleteStmt) (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	where, err := b.bindWhere(sc, s.WhereClause)
+	rows, err := b.dmlRows(table, dmlAlias(s.Relation), sc, s.WhereClause, nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &Delete{Table: table, Where: where}, nil
+	return &Delete{Table: table, Rows: rows}, nil
 }
 
 // objectNotInPrerequisiteState is SQLSTATE 55000.

@@ -55,7 +55,7 @@ func TestAssignmentCast(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := findCast(st.(*Update).Set[1])
+	c := findCast(updateSet(st.(*Update), 1))
 	if c == nil || !c.Assignment {
 		t.Fatalf("UPDATE: cast %v, want an assignment cast", c)
 	}
@@ -425,4 +425,14 @@ func TestResultColumnNames(t *testing.T) {
 	if s := strings.Join(got, " "); s != want {
 		t.Errorf("columns %s\n   want %s", s, want)
 	}
+}
+
+// updateSet returns the new value an UPDATE gives column i.
+func updateSet(u *Update, i int) Expr {
+	return u.Rows.(*Project).Exprs[len(u.Table.Columns)+i]
+}
+
+// updateWhere returns the WHERE predicate of an UPDATE without subqueries.
+func updateWhere(u *Update) Expr {
+	return u.Rows.(*Project).Input.(*Filter).Pred
 }

@@ -160,13 +160,13 @@ func TestBindParams(t *testing.T) {
 		return found
 	}
 	up := bind("UPDATE t SET v = $1 WHERE a = $2", types.DText("ab"), types.DInt(1)).(*Update)
-	if hasParam(up.Where) || hasParam(up.Set[1]) {
-		t.Errorf("UPDATE keeps parameters: %v %v", up.Where, up.Set[1])
+	if hasParam(updateWhere(up)) || hasParam(updateSet(up, 1)) {
+		t.Errorf("UPDATE keeps parameters: %v %v", updateWhere(up), updateSet(up, 1))
 	}
-	if c := findCast(up.Set[1]); c == nil || !c.Assignment {
+	if c := findCast(updateSet(up, 1)); c == nil || !c.Assignment {
 		t.Errorf("UPDATE v = $1: cast %v, want an assignment cast to varchar(3)", c)
 	}
-	if w := up.Where.String(); w != "(a#0 = 1)" {
+	if w := updateWhere(up).String(); w != "(a#0 = 1)" {
 		t.Errorf("UPDATE WHERE %s", w)
 	}
 

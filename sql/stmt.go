@@ -90,18 +90,18 @@ type Insert struct {
 // Update is UPDATE table SET ... WHERE ...
 type Update struct {
 	Table *catalog.Relation
-	// Where is over the table's columns (all of them, hidden included); nil
-	// means every row.
-	Where Expr
-	// Set maps a column index to its new value, an expression over the table's
-	// columns already cast to the column type.
-	Set map[int]Expr
+	// Rows selects the rows to change and computes their new versions: the
+	// table's columns (all of them, hidden included), then one new value
+	// per table column, cast to the column's type (the old value where SET
+	// does not assign it). WHERE subqueries and SET subqueries are joins.
+	Rows Rel
 }
 
 // Delete is DELETE FROM table WHERE ...
 type Delete struct {
 	Table *catalog.Relation
-	Where Expr
+	// Rows selects the rows to delete: the table's columns, hidden included.
+	Rows Rel
 }
 
 // Select is a query returning rows to the client.

@@ -1,0 +1,60 @@
+package sql
+
+import (
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/catalog"
+)
+
+// dmlRows binds the rows UPDATE or DELETE changes as a query: the rows of
+// table (alias the name sc gives it) that the WHERE clause keeps, with its
+// subqueries joined in as in SELECT, projected to the table's columns (all
+// of them, hidden included) and, for UPDATE (set non-nil), followed by their
+// new values, one column per table column. set's expressions are over sc;
+// their scalar subqueries are in subs.
+func (b *binder) dmlRows(table *catalog.Relation, alias string, sc *scope, where *pg_query.Node, set map[int]Expr, subs *subqueries) (Rel, error) {
+	var input Rel = &Scan{Relation: table, Alias: alias}
+	if where != nil {
+		var err error
+		if input, err = b.bindWhereClause(input, sc, where); err != nil {
+			return nil, err
+		}
+	}
+	resolve := func(e Expr) Expr { return e }
+	if subs != nil && len(subs.joins) > 0 {
+		var err error
+		if input, resolve, err = joinScalarSubqueries(input, subs, nil); err != nil {
+			return nil, err
+		}
+	}
+	cols := input.Columns()
+	n := len(table.Columns)
+	if set == nil && len(cols) == n {
+		return input, nil
+	}
+	p := &Project{Input: input}
+	for i := 0; i < n; i++ {
+		p.Exprs = append(p.Exprs, &InputRef{Index: i, T: cols[i].Type, Name: cols[i].Name})
+		p.Cols = append(p.Cols, cols[i])
+	}
+	if set != nil {
+		for i := 0; i < n; i++ {
+			e, ok := set[i]
+			if ok {
+				e = resolve(e)
+			} else {
+				e = p.Exprs[i]
+			}
+			p.Exprs = append(p.Exprs, e)
+			p.Cols = append(p.Cols, Column{Name: cols[i].Name, Type: cols[i].Type, Hidden: true})
+		}
+	}
+	return p, nil
+}
+
+// dmlAlias is the name UPDATE or DELETE gives its table, if any.
+func dmlAlias(rv *pg_query.RangeVar) string {
+	if rv.Alias != nil {
+		return rv.Alias.Aliasname
+	}
+	return ""
+}
