@@ -100,4 +100,3 @@ func TestLookupJoinRandom(t *testing.T) {
 	}
 	t.Logf("%d lookup joins, %d returned rows", looked, nonEmpty)
 }
-
