@@ -35,7 +35,15 @@ func main() {
 	batch := flag.Int("load-batch", 100_000, "rows per INSERT ... SELECT while loading")
 	asJSON := flag.Bool("json", false, "print the results as JSON instead of Markdown tables")
 	quiet := flag.Bool("quiet", false, "no progress lines on stderr")
+	render := flag.String("render", "", "print the tables of a file written by --json, and run nothing")
 	flag.Parse()
+	if *render != "" {
+		if err := renderJSON(*render); err != nil {
+			fmt.Fprintln(os.Stderr, "sidebyside:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(rows) == 0 {
 		rows = []int{1_000_000}
 	}
@@ -64,7 +72,7 @@ func main() {
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(map[string]any{"machine": machine, "results": results}); err != nil {
+		if err := enc.Encode(report{Machine: machine, Results: results}); err != nil {
 			fmt.Fprintln(os.Stderr, "sidebyside:", err)
 			os.Exit(1)
 		}
@@ -85,4 +93,27 @@ func cpuModel() string {
 		}
 	}
 	return "unknown CPU"
+}
+
+// report is what --json prints.
+type report struct {
+	Machine string               `json:"machine"`
+	Results []*sidebyside.Result `json:"results"`
+}
+
+func renderJSON(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var r report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	for _, res := range r.Results {
+		sidebyside.WriteTable(os.Stdout, res)
+		fmt.Println()
+	}
+	fmt.Printf("Machine: %s.\n", r.Machine)
+	return nil
 }
