@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 
@@ -35,6 +36,7 @@ func main() {
 	batch := flag.Int("load-batch", 100_000, "rows per INSERT ... SELECT while loading")
 	asJSON := flag.Bool("json", false, "print the results as JSON instead of Markdown tables")
 	quiet := flag.Bool("quiet", false, "no progress lines on stderr")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (streamsql runs in this process; use with --systems streamsql)")
 	render := flag.String("render", "", "print the tables of a file written by --json, and run nothing")
 	flag.Parse()
 	if *render != "" {
@@ -46,6 +48,17 @@ func main() {
 	}
 	if len(rows) == 0 {
 		rows = []int{1_000_000}
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sidebyside:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	cfg := sidebyside.Config{Deltas: *deltas, LoadBatch: *batch}
 	for _, s := range strings.Split(*systems, ",") {
@@ -61,6 +74,7 @@ func main() {
 		r, err := sidebyside.Run(context.Background(), cfg)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "sidebyside:", err)
+			pprof.StopCPUProfile()
 			os.Exit(1)
 		}
 		results = append(results, r)
