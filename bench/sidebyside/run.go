@@ -26,7 +26,8 @@ type Config struct {
 	// disjoint 1,000-row ranges of loaded rows.
 	Deltas int
 	// Systems are the systems to run (StreamSQL, Postgres, DuckDB), one
-	// after the other, each alone on the machine.
+	// after the other, each alone on the machine, and each workload on a
+	// fresh instance of the system.
 	Systems []string
 	// LoadBatch is the number of rows per INSERT ... SELECT while loading
 	// (default 100,000).
@@ -90,28 +91,34 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res := &Result{Rows: cfg.Rows, Deltas: cfg.Deltas, Systems: cfg.Systems, ViewRows: map[string]int{}, Final: map[string]map[string][][]int64{}}
 	for _, name := range cfg.Systems {
-		sys, err := Open(ctx, name)
-		if err != nil {
-			return nil, fmt.Errorf("starting %s: %w", name, err)
-		}
 		for _, w := range Workloads {
-			ms, final, err := runWorkload(ctx, sys, w, cfg)
+			final, err := runFresh(ctx, name, w, cfg, res)
 			if err != nil {
-				sys.Close()
 				return nil, fmt.Errorf("%s on %s: %w", w.Name, name, err)
 			}
-			res.Measures = append(res.Measures, ms...)
 			res.ViewRows[w.Name] = len(final)
 			if res.Final[w.Name] == nil {
 				res.Final[w.Name] = map[string][][]int64{}
 			}
 			res.Final[w.Name][name] = final
 		}
-		if err := sys.Close(); err != nil {
-			return nil, fmt.Errorf("stopping %s: %w", name, err)
-		}
 	}
 	return res, nil
+}
+
+// runFresh runs w on a new instance of the named system, adds the measures
+// to res, and returns the final view.
+func runFresh(ctx context.Context, name string, w *Workload, cfg Config, res *Result) ([][]int64, error) {
+	sys, err := Open(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	ms, final, err := runWorkload(ctx, sys, w, cfg)
+	if closeErr := sys.Close(); err == nil && closeErr != nil {
+		err = fmt.Errorf("stopping %s: %w", name, closeErr)
+	}
+	res.Measures = append(res.Measures, ms...)
+	return final, err
 }
 
 func (cfg *Config) progress(format string, args ...any) {
