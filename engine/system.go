@@ -185,12 +185,19 @@ func (e *Engine) stateTableRows(cat *catalog.Catalog) ([][]types.Datum, error) {
 	return rows, nil
 }
 
-// registerSystemTables adds the system tables to the in-memory catalog.
-func (e *Engine) registerSystemTables() {
+// The system tables' ids, kind and schema are set once, before any engine
+// shares the relations.
+func init() {
 	for i, st := range systemTables {
 		st.rel.ID = systemIDBase + uint32(i)
 		st.rel.Kind = catalog.SystemTable
 		st.rel.Schema = catalog.PgCatalog
+	}
+}
+
+// registerSystemTables adds the system tables to the in-memory catalog.
+func (e *Engine) registerSystemTables() {
+	for _, st := range systemTables {
 		e.cat.Add(st.rel)
 	}
 }
