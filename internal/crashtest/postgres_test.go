@@ -2,8 +2,6 @@ package crashtest
 
 import (
 	"context"
-	"math/big"
-	"strings"
 	"testing"
 	"time"
 
@@ -69,33 +67,8 @@ func (p *postgres) load(ctx context.Context, acct, events [][]string, views []*v
 	return nil
 }
 
-// query runs q and returns its rows as text, numbers normalized.
+// query runs q and returns its rows as text. Numerics print as streamsql
+// prints them: with PostgreSQL's display scale.
 func (p *postgres) query(ctx context.Context, q string) ([][]string, error) {
-	rows, err := queryRows(ctx, p.conn, q)
-	return normalizeRows(rows), err
-}
-
-// normalizeRows rounds PostgreSQL's numerics to streamsql's display: at
-// most 12 fractional digits (half away from zero), without trailing zeros.
-// PostgreSQL's averages carry more digits.
-func normalizeRows(rows [][]string) [][]string {
-	for _, r := range rows {
-		for i, c := range r {
-			dot := strings.IndexByte(c, '.')
-			if dot < 0 || len(c)-dot-1 <= 12 {
-				continue
-			}
-			v, ok := new(big.Rat).SetString(c)
-			if !ok {
-				continue
-			}
-			c = v.FloatString(12) // rounds half away from zero
-			c = strings.TrimRight(strings.TrimRight(c, "0"), ".")
-			if c == "-0" {
-				c = "0"
-			}
-			r[i] = c
-		}
-	}
-	return rows
+	return queryRows(ctx, p.conn, q)
 }
