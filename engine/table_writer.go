@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"slices"
 	"strings"
@@ -288,6 +289,79 @@ func (w *tableWriter) duplicateKey(rec arrow.RecordBatch, i int) error {
 	}
 }
 
+// rowKey is the primary key of row row of record rec of an INSERT, at
+// arena[off:end] of the statement's key arena.
+type rowKey struct{ rec, row, off, end int }
+
+// checkNewKeys fails with 23505 for the first row of full (in statement
+// order) whose primary key is already in the table or is the key of an
+// earlier row of full. The keys are encoded into one arena and sorted, so
+// repeats are neighbours; when the table holds no row between the least and
+// the greatest of them (an append, as loads in key order are), one seek
+// replaces a point read per row.
+func (w *tableWriter) checkNewKeys(full []arrow.RecordBatch) error {
+	var arena []byte
+	var keys []rowKey
+	for r, rec := range full {
+		for i := range int(rec.NumRows()) {
+			off := len(arena)
+			for _, k := range w.rel.Key {
+				arena = state.AppendKey(arena, w.types[k], rec.Column(k), i)
+			}
+			keys = append(keys, rowKey{rec: r, row: i, off: off, end: len(arena)})
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	key := func(k rowKey) []byte { return arena[k.off:k.end] }
+	slices.SortStableFunc(keys, func(a, b rowKey) int { return bytes.Compare(key(a), key(b)) })
+	first := rowKey{rec: -1}
+	violates := func(k rowKey) {
+		if first.rec < 0 || k.rec < first.rec || k.rec == first.rec && k.row < first.row {
+			first = k
+		}
+	}
+	for j := 1; j < len(keys); j++ {
+		if bytes.Equal(key(keys[j-1]), key(keys[j])) {
+			violates(keys[j]) // the later of equal keys, in statement order
+		}
+	}
+	empty, err := w.noRowsBetween(key(keys[0]), key(keys[len(keys)-1]))
+	if err != nil {
+		return err
+	}
+	for j := 0; !empty && j < len(keys); j++ {
+		_, exists, err := w.table.Get(key(keys[j]))
+		if err != nil {
+			return err
+		}
+		if exists {
+			violates(keys[j])
+		}
+	}
+	if first.rec >= 0 {
+		return w.duplicateKey(full[first.rec], first.row)
+	}
+	return nil
+}
+
+// noRowsBetween reports whether the table (its writes so far included) has
+// no row whose key is in [lo, hi].
+func (w *tableWriter) noRowsBetween(lo, hi []byte) (bool, error) {
+	upper := append(slices.Clip(hi), 0) // the first key after hi
+	it, err := w.table.NewIter(lo, upper)
+	if err != nil {
+		return false, err
+	}
+	found := it.First()
+	err = it.Error()
+	if cerr := it.Close(); err == nil {
+		err = cerr
+	}
+	return !found, err
+}
+
 // insert writes rows (records of the table's visible columns, owned by the
 // caller) as one statement: either every row is written or none. It returns
 // the epoch holding the write.
@@ -322,19 +396,8 @@ func (w *tableWriter) insert(recs []arrow.RecordBatch) (epoch uint64, n int64, e
 		}
 	}
 	if w.rel.PrimaryKey {
-		seen := map[string]bool{}
-		for _, rec := range full {
-			for i := 0; i < int(rec.NumRows()); i++ {
-				k := w.key(rec, i)
-				_, exists, err := w.table.Get(k)
-				if err != nil {
-					return 0, 0, err
-				}
-				if exists || seen[string(k)] {
-					return 0, 0, w.duplicateKey(rec, i)
-				}
-				seen[string(k)] = true
-			}
+		if err := w.checkNewKeys(full); err != nil {
+			return 0, 0, err
 		}
 	}
 	for _, rec := range full {
