@@ -22,6 +22,17 @@ const (
 	opGt
 )
 
+// holds reports whether a three-way comparison result c satisfies op.
+func (op cmpOp) holds(c int) bool {
+	switch op {
+	case opEq:
+		return c == 0
+	case opLt:
+		return c < 0
+	}
+	return c > 0
+}
+
 // cmpNode is a comparison of two values of one type, vectorized.
 type cmpNode struct {
 	t      types.T // argument type
@@ -321,16 +332,7 @@ func cmpDecimals(op cmpOp, out []byte, a, b []decimal128.Num, k decimal128.Num) 
 			y = bv[i]
 		}
 		c := cmp128(av[i], y)
-		var r bool
-		switch op {
-		case opEq:
-			r = c == 0
-		case opLt:
-			r = c < 0
-		case opGt:
-			r = c > 0
-		}
-		out[i>>3] |= b2u(r) << (i & 7)
+		out[i>>3] |= b2u(op.holds(c)) << (i & 7)
 	}
 }
 
@@ -343,16 +345,7 @@ func cmpDynDecimals(op cmpOp, out []byte, a, b []decimal128.Num, k decimal128.Nu
 			y = b[i]
 		}
 		c := dynCompare(a[i], y)
-		var r bool
-		switch op {
-		case opEq:
-			r = c == 0
-		case opLt:
-			r = c < 0
-		case opGt:
-			r = c > 0
-		}
-		out[i>>3] |= b2u(r) << (i & 7)
+		out[i>>3] |= b2u(op.holds(c)) << (i & 7)
 	}
 }
 
@@ -372,16 +365,7 @@ func cmpIntervals(op cmpOp, out []byte, a, b []arrow.MonthDayNanoInterval, k arr
 			y = intervalSpan(b[i])
 		}
 		c := cmp128(intervalSpan(a[i]), y)
-		var r bool
-		switch op {
-		case opEq:
-			r = c == 0
-		case opLt:
-			r = c < 0
-		case opGt:
-			r = c > 0
-		}
-		out[i>>3] |= b2u(r) << (i & 7)
+		out[i>>3] |= b2u(op.holds(c)) << (i & 7)
 	}
 }
 
