@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -202,6 +203,16 @@ func textFieldEnd(line []byte, delim byte) int {
 	return len(line)
 }
 
+// copyTextEscapes maps the bytes the text format writes as a backslash and
+// a letter to that letter; copyTextUnescapes is its inverse.
+var copyTextEscapes, copyTextUnescapes [256]byte
+
+func init() {
+	for _, p := range [...][2]byte{{'\b', 'b'}, {'\f', 'f'}, {'\n', 'n'}, {'\r', 'r'}, {'\t', 't'}, {'\v', 'v'}} {
+		copyTextEscapes[p[0]], copyTextUnescapes[p[1]] = p[1], p[0]
+	}
+}
+
 // unescapeCopyText appends raw with the text format's backslash escapes
 // decoded.
 func unescapeCopyText(dst, raw []byte) []byte {
@@ -212,19 +223,12 @@ func unescapeCopyText(dst, raw []byte) []byte {
 			continue
 		}
 		i++
-		switch c = raw[i]; c {
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'v':
-			dst = append(dst, '\v')
+		c = raw[i]
+		if b := copyTextUnescapes[c]; b != 0 {
+			dst = append(dst, b)
+			continue
+		}
+		switch c {
 		case 'x':
 			v, n := 0, 0
 			for n < 2 && i+1 < len(raw) && isHex(raw[i+1]) {
@@ -387,7 +391,7 @@ func (d *copyDecoder) nextBinary() (bool, error) {
 			continue
 		}
 		start := len(d.buf)
-		d.buf = append(d.buf, make([]byte, l)...)
+		d.buf = slices.Grow(d.buf, int(l))[:start+int(l)]
 		if _, err := io.ReadFull(d.r, d.buf[start:]); err != nil {
 			return false, d.errorf("unexpected EOF in COPY data")
 		}
@@ -516,25 +520,12 @@ func (c *copyEncoder) appendValue(buf, v []byte, forceQuote bool) []byte {
 // escapeCopyText appends v with the text format's escapes.
 func escapeCopyText(buf, v []byte, delim byte) []byte {
 	for _, b := range v {
-		switch b {
-		case '\\':
-			buf = append(buf, '\\', '\\')
-		case '\b':
-			buf = append(buf, '\\', 'b')
-		case '\f':
-			buf = append(buf, '\\', 'f')
-		case '\n':
-			buf = append(buf, '\\', 'n')
-		case '\r':
-			buf = append(buf, '\\', 'r')
-		case '\t':
-			buf = append(buf, '\\', 't')
-		case '\v':
-			buf = append(buf, '\\', 'v')
+		switch e := copyTextEscapes[b]; {
+		case e != 0:
+			buf = append(buf, '\\', e)
+		case b == '\\' || b == delim:
+			buf = append(buf, '\\', b)
 		default:
-			if b == delim {
-				buf = append(buf, '\\')
-			}
 			buf = append(buf, b)
 		}
 	}
