@@ -293,15 +293,9 @@ func (w *tableWriter) duplicateKey(rec arrow.RecordBatch, i int) error {
 // arena[off:end] of the statement's key arena.
 type rowKey struct{ rec, row, off, end int }
 
-// checkNewKeys fails with 23505 for the first row of full (in statement
-// order) whose primary key is already in the table or is the key of an
-// earlier row of full. The keys are encoded into one arena and sorted, so
-// repeats are neighbours; when the table holds no row between the least and
-// the greatest of them (an append, as loads in key order are), one seek
-// replaces a point read per row.
-func (w *tableWriter) checkNewKeys(full []arrow.RecordBatch) error {
-	var arena []byte
-	var keys []rowKey
+// encodeKeys encodes the primary key of every row of full into one arena;
+// keys lists them in statement order.
+func (w *tableWriter) encodeKeys(full []arrow.RecordBatch) (arena []byte, keys []rowKey) {
 	for r, rec := range full {
 		for i := range int(rec.NumRows()) {
 			off := len(arena)
@@ -311,10 +305,21 @@ func (w *tableWriter) checkNewKeys(full []arrow.RecordBatch) error {
 			keys = append(keys, rowKey{rec: r, row: i, off: off, end: len(arena)})
 		}
 	}
-	if len(keys) == 0 {
+	return arena, keys
+}
+
+// checkNewKeys fails with 23505 for the first row of full (in statement
+// order) whose primary key (encodeKeys: arena, byRow) is already in the
+// table or is the key of an earlier row of full. The keys are sorted, so
+// repeats are neighbours; when the table holds no row between the least and
+// the greatest of them (an append, as loads in key order are), one seek
+// replaces a point read per row.
+func (w *tableWriter) checkNewKeys(full []arrow.RecordBatch, arena []byte, byRow []rowKey) error {
+	if len(byRow) == 0 {
 		return nil
 	}
 	key := func(k rowKey) []byte { return arena[k.off:k.end] }
+	keys := slices.Clone(byRow)
 	slices.SortStableFunc(keys, func(a, b rowKey) int { return bytes.Compare(key(a), key(b)) })
 	first := rowKey{rec: -1}
 	violates := func(k rowKey) {
@@ -395,17 +400,26 @@ func (w *tableWriter) insert(recs []arrow.RecordBatch) (epoch uint64, n int64, e
 			return 0, 0, err
 		}
 	}
+	var arena []byte
+	var keys []rowKey
 	if w.rel.PrimaryKey {
-		if err := w.checkNewKeys(full); err != nil {
+		arena, keys = w.encodeKeys(full)
+		if err := w.checkNewKeys(full, arena, keys); err != nil {
 			return 0, 0, err
 		}
 	}
+	row := 0
 	for _, rec := range full {
 		cols := rec.Columns()
 		rows := int(rec.NumRows())
 		for i := 0; i < rows; i++ {
 			w.valBuf = w.codec.Append(w.valBuf[:0], cols, i)
-			w.table.Put(w.key(rec, i), w.valBuf)
+			if keys != nil {
+				w.table.Put(arena[keys[row].off:keys[row].end], w.valBuf)
+				row++
+			} else {
+				w.table.Put(w.key(rec, i), w.valBuf)
+			}
 		}
 		w.putIndexes(rec)
 		n += int64(rows)
