@@ -174,7 +174,7 @@ func measureNexmark(ctx context.Context, f nexmarkFlags, q nexmark.Query, r *nex
 	if err := execAll(ctx, c, create); err != nil {
 		return err
 	}
-	if err := waitNexmarkConsumed(ctx, s, f.events); err != nil {
+	if err := waitNexmarkConsumed(ctx, s); err != nil {
 		return err
 	}
 	r.Seconds, r.CPUSeconds = time.Since(start).Seconds(), (cpuTime() - cpu0).Seconds()
@@ -185,7 +185,7 @@ func measureNexmark(ctx context.Context, f nexmarkFlags, q nexmark.Query, r *nex
 		return err
 	}
 	if r.Sink == "view" && f.verify {
-		return verifyNexmark(ctx, s, c, q, f, r)
+		return verifyNexmark(ctx, s, c, q, r)
 	}
 	return nil
 }
@@ -193,7 +193,7 @@ func measureNexmark(ctx context.Context, f nexmarkFlags, q nexmark.Query, r *nex
 // waitNexmarkConsumed waits until every source reader has generated all of
 // its events and a checkpoint after that has committed, showing progress on
 // a terminal.
-func waitNexmarkConsumed(ctx context.Context, s *benchServer, events int64) error {
+func waitNexmarkConsumed(ctx context.Context, s *benchServer) error {
 	var bar *progressbar.ProgressBar
 	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		bar = progressbar.NewOptions64(-1, progressbar.OptionSetWriter(os.Stderr), progressbar.OptionSetDescription("rows generated"),
@@ -249,7 +249,7 @@ func floatPercentile(v []float64, p float64) float64 {
 // verifyNexmark copies the events into materialized views of their own
 // (schema nb), runs the query in batch over them and compares its rows with
 // the view's.
-func verifyNexmark(ctx context.Context, s *benchServer, c *pgx.Conn, q nexmark.Query, f nexmarkFlags, r *nexmarkResult) error {
+func verifyNexmark(ctx context.Context, s *benchServer, c *pgx.Conn, q nexmark.Query, r *nexmarkResult) error {
 	stmts := []string{"CREATE SCHEMA nb"}
 	for _, t := range []string{"person", "auction", "bid"} {
 		stmts = append(stmts, fmt.Sprintf("CREATE MATERIALIZED VIEW nb.%s AS SELECT * FROM public.%s", t, t))
@@ -257,7 +257,7 @@ func verifyNexmark(ctx context.Context, s *benchServer, c *pgx.Conn, q nexmark.Q
 	if err := execAll(ctx, c, stmts...); err != nil {
 		return err
 	}
-	if err := waitNexmarkConsumed(ctx, s, f.events); err != nil {
+	if err := waitNexmarkConsumed(ctx, s); err != nil {
 		return err
 	}
 	cols := q.Columns()
