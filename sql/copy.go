@@ -6,6 +6,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/sqlerr"
+	"github.com/streamsql/streamsql/types"
 )
 
 // CopyFormat is how COPY's data is written: PostgreSQL's text, csv or
@@ -210,7 +211,15 @@ func (b *binder) copyFormat(opts []*pg_query.Node, n int, rel Rel, from bool) (C
 			if strings.EqualFold(val, "match") {
 				return f, sqlerr.Unsupported("COPY HEADER MATCH")
 			}
-			f.Header = d.Arg == nil || isTrue(val)
+			if d.Arg != nil {
+				v, err := types.ParseText(types.BoolT, val)
+				if err != nil {
+					return f, b.errAt(d.Location, sqlerr.New(sqlerr.InvalidParameterValue, "header requires a Boolean value or \"match\""))
+				}
+				f.Header = v.Bool()
+			} else {
+				f.Header = true
+			}
 		case "quote":
 			quote = &val
 		case "escape":
@@ -322,14 +331,6 @@ func defElemString(d *pg_query.DefElem) string {
 		return "false"
 	}
 	return ""
-}
-
-func isTrue(s string) bool {
-	switch strings.ToLower(s) {
-	case "true", "on", "1", "yes":
-		return true
-	}
-	return false
 }
 
 // copyChar is a one-byte COPY option.
