@@ -447,7 +447,9 @@ func (c *conn) runQuery(body []byte) bool {
 		return c.session.Query(ctx, text, &c.rw)
 	})
 
-	if c.wErr != nil || c.ctx.Err() != nil {
+	// A query that finished while a Server.Close drained the connection
+	// still ends with ReadyForQuery; the connection ends after it.
+	if c.wErr != nil || c.ctx.Err() != nil && (err != nil || !c.draining.Load()) {
 		return false
 	}
 	switch {
