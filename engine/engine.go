@@ -73,6 +73,14 @@ type Options struct {
 	// Clock is the time barriers carry, which is now() in streaming plans
 	// (temporal filters); default time.Now. Tests fix it.
 	Clock func() time.Time
+	// Auth is the authentication mode: AuthAuto (default), AuthSCRAM or
+	// AuthTrust (see Authenticator).
+	Auth string
+	// Superuser names the bootstrap superuser (default DefaultSuperuser),
+	// created at the first start; SuperuserPassword, if set, becomes its
+	// password.
+	Superuser         string
+	SuperuserPassword string
 }
 
 // Engine is a running streamsql database. It is safe for concurrent use.
@@ -89,6 +97,8 @@ type Engine struct {
 	coord     *barrier.Coordinator
 	catSrc    *catalogSource
 	cleanup   *cleanupSource
+	// roles are the roles, grants and owners (see role.go).
+	roles *catalog.Roles
 
 	// ddlMu serialises DDL statements.
 	ddlMu sync.Mutex
@@ -158,6 +168,7 @@ func Open(opts Options) (*Engine, error) {
 		store:      store,
 		scratch:    scratch,
 		cat:        catalog.New(),
+		roles:      catalog.NewRoles(),
 		dbSessions: map[string]int{},
 		tables:     map[uint32]*tableWriter{},
 		views:      map[uint32]*view{},
@@ -191,6 +202,10 @@ func Open(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.coord.Start()
+	if err := e.bootstrapSuperuser(); err != nil {
+		e.Close()
+		return nil, err
+	}
 	e.log.Info("database open", "data_dir", opts.DataDir, "committed_epoch", committed,
 		"tables", len(e.tables), "views", len(e.views))
 	return e, nil
@@ -292,6 +307,9 @@ func (e *Engine) Connect(ctx context.Context, params map[string]string) (pgwire.
 	if e.cat.Database(params["database"]) == nil {
 		return nil, sqlerr.New(sqlerr.InvalidCatalogName, "database \"%s\" does not exist", params["database"])
 	}
+	if err := e.checkLogin(params["user"]); err != nil {
+		return nil, err
+	}
 	s, err := newSession(e, params)
 	if err != nil {
 		return nil, err
@@ -377,6 +395,9 @@ func (e *Engine) loadCatalog() error {
 		return err
 	}
 	if err := e.loadFunctions(snap); err != nil {
+		return err
+	}
+	if err := e.loadRoles(snap); err != nil {
 		return err
 	}
 	it, err := snap.NewIter(catalogTable, relPrefix, state.PrefixEnd(relPrefix))

@@ -73,7 +73,7 @@ func (ps *preparedStatement) Bind(ctx context.Context, params []types.Datum) (_ 
 	if ps.parsed == nil {
 		return p, nil
 	}
-	if p.st, err = ps.bind(p.params); err != nil {
+	if p.st, p.refs, err = ps.bind(p.params); err != nil {
 		return nil, err
 	}
 	p.seq = s.seq
@@ -82,16 +82,16 @@ func (ps *preparedStatement) Bind(ctx context.Context, params []types.Datum) (_ 
 
 // bind binds the statement with parameter values and checks that its result
 // is still the one Describe reported.
-func (ps *preparedStatement) bind(params []types.Datum) (sql.Statement, error) {
-	st, err := sql.BindParamsInZone(ps.s.cat, ps.s.searchPath(), ps.s.zone, ps.parsed, ps.params, params)
+func (ps *preparedStatement) bind(params []types.Datum) (sql.Statement, []uint32, error) {
+	st, refs, err := sql.BindParamsInZoneRefs(ps.s.cat, ps.s.searchPath(), ps.s.zone, ps.parsed, ps.params, params)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !slices.Equal(ps.s.resultColumns(st), ps.cols) {
 		// A relation the statement reads was replaced since Parse.
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "cached plan must not change result type")
+		return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, "cached plan must not change result type")
 	}
-	return st, nil
+	return st, refs, nil
 }
 
 // portal implements pgwire.Portal.
@@ -103,6 +103,8 @@ type portal struct {
 	// since, which may have changed the catalog, Run binds again.
 	st  sql.Statement
 	seq uint64
+	// refs are the relations st names (privileges are checked on them).
+	refs []uint32
 }
 
 var _ pgwire.Portal = (*portal)(nil)
@@ -114,14 +116,13 @@ func (p *portal) Run(ctx context.Context, w pgwire.ResultWriter) (err error) {
 	if p.ps.parsed == nil {
 		return w.EmptyQuery()
 	}
-	st := p.st
+	st, refs := p.st, p.refs
 	if p.seq != s.seq {
-		if st, err = p.ps.bind(p.params); err != nil {
+		if st, refs, err = p.ps.bind(p.params); err != nil {
 			return err
 		}
 	}
-	s.seq++
-	return s.execute(ctx, st, w)
+	return s.executeChecked(ctx, st, refs, w)
 }
 
 func (p *portal) Close() {}

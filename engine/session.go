@@ -178,12 +178,11 @@ func (s *session) run(ctx context.Context, p *sql.Parsed, w pgwire.ResultWriter)
 	if err := s.checkDatabase(); err != nil {
 		return err
 	}
-	st, err := sql.BindInZone(s.cat, s.searchPath(), s.zone, p)
+	st, refs, err := sql.BindInZoneRefs(s.cat, s.searchPath(), s.zone, p)
 	if err != nil {
 		return err
 	}
-	s.seq++
-	return s.execute(ctx, st, w)
+	return s.executeChecked(ctx, st, refs, w)
 }
 
 func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.ResultWriter) error {
@@ -336,6 +335,9 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 			s.inTx = false
 		}
 	default:
+		if ok, err := s.executeRoleStatement(st, w); ok || err != nil {
+			return err
+		}
 		return sqlerr.Unsupported("statement %s", st.Tag())
 	}
 	return w.Complete(st.Tag())

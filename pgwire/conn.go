@@ -62,7 +62,12 @@ var aLongTimeAgo = time.Unix(1, 0)
 // and the context is owned by the connection goroutine (the one in serve).
 type conn struct {
 	srv *Server
+	// nc is the client's network connection: deadlines and Close go to it.
+	// io is what the protocol is read from and written to: nc, or the TLS
+	// connection over it once the client asked for SSL. It changes only
+	// during startup, before any other goroutine reads it.
 	nc  net.Conn
+	io  net.Conn
 	log *slog.Logger
 	pid uint32
 	// secret is the cancel key sent in BackendKeyData. keySent is set before
@@ -82,6 +87,7 @@ type conn struct {
 	wErr error // the first write error; nothing is written after it
 
 	fatalSent bool
+	admitted  bool   // counted in Server.sessions
 	msgBuf    []byte // scratch for encoding messages
 	body      []byte // the body of the message last read
 
@@ -107,6 +113,7 @@ func newConn(ctx context.Context, s *Server, nc net.Conn, pid uint32) *conn {
 	c := &conn{
 		srv:    s,
 		nc:     nc,
+		io:     nc,
 		pid:    pid,
 		secret: newSecret(),
 		log:    s.log.With("pid", pid, "remote", nc.RemoteAddr().String()),
@@ -166,7 +173,10 @@ func (c *conn) serve() {
 		c.closeAll()
 		c.session.Close()
 	}
-	c.nc.Close()
+	if c.admitted {
+		c.srv.sessions.Add(-1)
+	}
+	c.io.Close()
 	if c.in != nil {
 		c.in.close()
 	}
@@ -204,13 +214,19 @@ func (c *conn) startup() bool {
 		code := binary.BigEndian.Uint32(body)
 		switch {
 		case code == sslRequestCode || code == gssEncRequestCode:
-			// Decline encryption; the client goes on unencrypted or gives up.
 			if code == sslRequestCode && sslDone || code == gssEncRequestCode && gssDone {
 				c.fatal(sqlerr.ProtocolViolation, "duplicate encryption request in startup")
 				return false
 			}
 			sslDone = sslDone || code == sslRequestCode
 			gssDone = gssDone || code == gssEncRequestCode
+			if code == sslRequestCode && c.srv.tls != nil {
+				if !c.startTLS() {
+					return false
+				}
+				continue
+			}
+			// Decline encryption; the client goes on unencrypted or gives up.
 			if c.write([]byte{'N'}) != nil || c.flush() != nil {
 				return false
 			}
@@ -259,6 +275,9 @@ func (c *conn) startup() bool {
 	}
 	c.log.Debug("pgwire: startup", "user", user, "database", params["database"],
 		"application_name", params["application_name"])
+	if !c.admit() || !c.authenticate(user) {
+		return false
+	}
 
 	s, err := c.srv.engine.Connect(c.ctx, params)
 	if err != nil {
@@ -306,7 +325,7 @@ func (c *conn) startup() bool {
 		// lifted after the shutdown set it.
 		return false
 	}
-	c.in = startInput(c.nc, func(err error) { c.cancel(errClientGone) }, c.srv.testHookWaitInput)
+	c.in = startInput(c.io, func(err error) { c.cancel(errClientGone) }, c.srv.testHookWaitInput)
 	c.br = bufio.NewReaderSize(c.in, inputChunkSize)
 	return true
 }
@@ -318,7 +337,7 @@ func (r startupReader) Read(p []byte) (int, error) {
 	if h := r.c.srv.testHookWaitInput; h != nil {
 		h()
 	}
-	return r.c.nc.Read(p)
+	return r.c.io.Read(p)
 }
 
 // parseStartupParams parses the name/value pairs of a startup message. Names

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/xdg-go/scram"
 )
 
 // encode concatenates the wire bytes of frontend messages.
@@ -72,6 +73,13 @@ func fuzzSeeds() [][]byte {
 		cat(startup, []byte{'Z', 0, 0, 0, 4}),
 		cat(startup, []byte{'Q', 0x7f, 0xff, 0xff, 0xff}),
 		cat(startup, []byte{'Q', 0, 0, 0, 6, 'a', 'b', 'X', 0, 0, 0, 4}),
+		cat(encode(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersion30,
+			Parameters: map[string]string{"user": fuzzSCRAMUser}}),
+			encode(&pgproto3.SASLInitialResponse{AuthMechanism: mechSCRAM, Data: []byte("n,,n=,r=abcdefghijklmnop")},
+				&pgproto3.SASLResponse{Data: []byte("c=biws,r=abcdefghijklmnop,p=AAAA")})),
+		cat(encode(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersion30,
+			Parameters: map[string]string{"user": fuzzSCRAMUser}}),
+			encode(&pgproto3.SASLInitialResponse{AuthMechanism: mechSCRAMPlus, Data: []byte("p=tls-server-end-point,,n=,r=x")})),
 		[]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
 		{0, 0, 0, 8, 0, 0, 0, 0},
 		{},
@@ -106,7 +114,7 @@ func FuzzServeConn(f *testing.F) {
 		defer mem.AssertSize(t, 0)
 		e := newFakeEngine(mem)
 		e.noBlock = true
-		srv := NewServer(e, Options{})
+		srv := NewServer(e, Options{Auth: fuzzAuth{}})
 		defer srv.Close()
 
 		a, b := net.Pipe()
@@ -146,4 +154,26 @@ func FuzzServeConn(f *testing.F) {
 		}
 		<-drained
 	})
+}
+
+// fuzzSCRAMUser is the user the fuzz server asks for a SCRAM exchange.
+const fuzzSCRAMUser = "scram"
+
+// fuzzAuth asks fuzzSCRAMUser for SCRAM-SHA-256 (password "pw") and trusts
+// everyone else.
+type fuzzAuth struct{}
+
+func (fuzzAuth) Method(user string, _ net.Addr, _ bool) (AuthMethod, error) {
+	if user == fuzzSCRAMUser {
+		return AuthSCRAM, nil
+	}
+	return AuthTrust, nil
+}
+
+func (fuzzAuth) Credentials(user string) (scram.StoredCredentials, error) {
+	c, err := scram.SHA256.NewClient(user, "pw", "")
+	if err != nil {
+		return scram.StoredCredentials{}, err
+	}
+	return c.GetStoredCredentialsWithError(scram.KeyFactors{Salt: "0123456789abcdef", Iters: 4096})
 }

@@ -1,8 +1,9 @@
 // Package pgwire serves the PostgreSQL frontend/backend protocol (version 3.0)
 // to clients such as psql and Postgres drivers.
 //
-// It handles startup (SSL and GSS encryption are declined, authentication is
-// trust), the simple and the extended query protocols (prepared statements,
+// It handles startup (TLS when configured, GSS encryption declined;
+// authentication trust or SCRAM-SHA-256 as an Authenticator decides: see
+// auth.go), the simple and the extended query protocols (prepared statements,
 // portals, parameters and results in text or binary format; see extended.go),
 // query cancellation and shutdown. What the statements mean is up to the
 // Engine plugged in: pgwire knows nothing of SQL beyond the types and errors
@@ -18,10 +19,12 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -34,15 +37,28 @@ type Options struct {
 	// cancels them (default 30s). Writes acknowledged to a client are durable,
 	// so a write that has reached its table is better finished than cancelled.
 	ShutdownGrace time.Duration
+	// TLS, if set, accepts SSLRequests with this configuration (else they
+	// are declined).
+	TLS *tls.Config
+	// Auth decides how clients authenticate; nil trusts every client.
+	Auth Authenticator
+	// MaxConnections caps the sessions open at once (0: no cap); a client
+	// beyond it gets FATAL 53300.
+	MaxConnections int
 }
 
 // Server serves the protocol for an Engine on any number of listeners and
 // connections. Its methods are safe for concurrent use.
 type Server struct {
-	engine  Engine
-	log     *slog.Logger
-	version string
-	grace   time.Duration
+	engine   Engine
+	log      *slog.Logger
+	version  string
+	grace    time.Duration
+	tls      *tls.Config
+	auth     Authenticator
+	maxConns int
+	// sessions counts the connections past their startup packet.
+	sessions atomic.Int64
 
 	mu        sync.Mutex
 	closed    bool
@@ -66,6 +82,9 @@ func NewServer(e Engine, opts Options) *Server {
 		log:       opts.Logger,
 		version:   opts.ServerVersion,
 		grace:     opts.ShutdownGrace,
+		tls:       opts.TLS,
+		auth:      opts.Auth,
+		maxConns:  opts.MaxConnections,
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[uint32]*conn),
 		// Process ids look like PostgreSQL's and are unique per server.

@@ -28,5 +28,10 @@ go vet ./...
 echo "== go test -race"
 go test -race -count=1 -timeout 20m -skip TestSQLiteCorpus ./... "$@"
 
+# A short fuzzing run over the protocol (startup, authentication, messages),
+# beyond the seed corpus that the run above replays.
+echo "== go test -fuzz (pgwire, 20s)"
+go test -run '^$' -fuzz '^FuzzServeConn$' -fuzztime 20s ./pgwire
+
 echo "== go test (SQLite corpus)"
 go test -count=1 -timeout 20m -run TestSQLiteCorpus ./engine "$@"

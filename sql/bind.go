@@ -196,6 +196,9 @@ func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 	case *pg_query.Node_DropdbStmt:
 		return b.bindDropDatabase(s.DropdbStmt)
 	}
+	if st, ok, err := b.bindRoleStatement(n); ok {
+		return st, err
+	}
 	return nil, sqlerr.Unsupported("statement %s", statementName(n))
 }
 

@@ -125,11 +125,18 @@ func BindParamsIn(cat *catalog.Catalog, searchPath []string, p *Parsed, paramTyp
 // BindParamsInZone is BindParamsIn for a session whose TimeZone is zone
 // (nil: UTC).
 func BindParamsInZone(cat *catalog.Catalog, searchPath []string, zone *types.Zone, p *Parsed, paramTypes []types.T, values []types.Datum) (Statement, error) {
+	st, _, err := BindParamsInZoneRefs(cat, searchPath, zone, p, paramTypes, values)
+	return st, err
+}
+
+// BindParamsInZoneRefs is BindParamsInZone that also returns the relations
+// the statement names, as BindInZoneRefs does.
+func BindParamsInZoneRefs(cat *catalog.Catalog, searchPath []string, zone *types.Zone, p *Parsed, paramTypes []types.T, values []types.Datum) (Statement, []uint32, error) {
 	if len(values) != len(paramTypes) {
-		return nil, sqlerr.New(sqlerr.InternalError, "sql: %d parameter values for %d parameters", len(values), len(paramTypes))
+		return nil, nil, sqlerr.New(sqlerr.InternalError, "sql: %d parameter values for %d parameters", len(values), len(paramTypes))
 	}
 	if p.custom != nil {
-		return BindInZone(cat, searchPath, zone, p)
+		return BindInZoneRefs(cat, searchPath, zone, p)
 	}
 	ps := &paramState{types: paramTypes, exec: true, values: values, referenced: make([]bool, len(paramTypes))}
 	b := &binder{cat: cat, path: searchPath, full: p.full, base: p.base, text: p.Text, textStart: textStart(p), params: ps, zone: zone}
@@ -137,7 +144,7 @@ func BindParamsInZone(cat *catalog.Catalog, searchPath []string, zone *types.Zon
 	if err == nil {
 		b.stampZone(st)
 	}
-	return st, err
+	return st, refIDs(b.refs), err
 }
 
 // bindParamRef binds a reference to a parameter.

@@ -50,5 +50,6 @@ Connect with: psql -h 127.0.0.1 -p 4566 -d dev`,
 	f.IntVar(&opts.aggCacheGroups, "agg-cache-groups", exec.DefaultAggCacheGroups, "groups each streaming aggregation keeps in memory; the others stay in the state store")
 	f.StringVar(&opts.queryMemoryLimit, "query-memory-limit", "", "default query_memory_limit of sessions: the most memory one query may hold (e.g. 2GB; 0: no limit; default a quarter of the machine's memory)")
 	f.StringVar(&opts.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	addAuthFlags(f, &opts.auth)
 	return cmd
 }

@@ -29,6 +29,7 @@ type serveOptions struct {
 	aggCacheGroups    int
 	queryMemoryLimit  string
 	logLevel          string
+	auth              authOptions
 }
 
 func newLogger(level string) (*slog.Logger, error) {
@@ -56,6 +57,9 @@ func serve(ctx context.Context, opts serveOptions) error {
 	if opts.checkpointMode != "exactly_once" && opts.checkpointMode != "at_least_once" {
 		return fmt.Errorf("--checkpoint-mode must be exactly_once or at_least_once, not %q", opts.checkpointMode)
 	}
+	if err := opts.auth.check(opts.listen); err != nil {
+		return err
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -76,7 +80,7 @@ func serve(ctx context.Context, opts serveOptions) error {
 			memLimit = -1 // no limit
 		}
 	}
-	eng, err := engine.Open(engine.Options{
+	engOpts := engine.Options{
 		DataDir:                opts.dataDir,
 		BarrierInterval:        opts.barrierInterval,
 		AtLeastOnce:            opts.checkpointMode == "at_least_once",
@@ -87,7 +91,9 @@ func serve(ctx context.Context, opts serveOptions) error {
 		AggCacheGroups:         opts.aggCacheGroups,
 		QueryMemoryLimit:       memLimit,
 		Logger:                 log,
-	})
+	}
+	opts.auth.engineOptions(&engOpts)
+	eng, err := engine.Open(engOpts)
 	if err != nil {
 		return err
 	}
@@ -96,7 +102,13 @@ func serve(ctx context.Context, opts serveOptions) error {
 		eng.Close()
 		return fmt.Errorf("listening on %s: %w", opts.listen, err)
 	}
-	srv := pgwire.NewServer(eng, pgwire.Options{Logger: log, ServerVersion: engine.ServerVersion})
+	srvOpts := pgwire.Options{Logger: log, ServerVersion: engine.ServerVersion}
+	if err := opts.auth.serverOptions(eng, &srvOpts); err != nil {
+		ln.Close()
+		eng.Close()
+		return err
+	}
+	srv := pgwire.NewServer(eng, srvOpts)
 	log.Info("streamsql ready", "listen", ln.Addr().String(), "data_dir", opts.dataDir,
 		"barrier_interval", opts.barrierInterval)
 	serveErr := make(chan error, 1)

@@ -5,6 +5,7 @@ package testserver
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"log/slog"
@@ -21,14 +22,18 @@ import (
 
 // Server is a running in-process server.
 type Server struct {
-	t       testing.TB
-	opts    engine.Options
-	memFS   *vfs.MemFS // the crashable filesystem, if Options.Crashable
-	Engine  *engine.Engine
-	srv     *pgwire.Server
-	ln      net.Listener
-	URL     string
+	t      testing.TB
+	opts   engine.Options
+	memFS  *vfs.MemFS // the crashable filesystem, if Options.Crashable
+	Engine *engine.Engine
+	srv    *pgwire.Server
+	ln     net.Listener
+	URL    string
+	// Addr is the address the server listens on (host:port).
+	Addr    string
 	DataDir string
+	tls     *tls.Config
+	maxConn int
 }
 
 // Options configures Start.
@@ -50,6 +55,13 @@ type Options struct {
 	Mem memory.Allocator
 	// BackfillChunkRows: see engine.Options.
 	BackfillChunkRows int
+	// Auth and SuperuserPassword: see engine.Options (default: auto, no
+	// password, so every loopback client is trusted).
+	Auth              string
+	SuperuserPassword string
+	// TLS and MaxConnections: see pgwire.Options.
+	TLS            *tls.Config
+	MaxConnections int
 }
 
 // Start starts a server; it is stopped at the end of the test.
@@ -70,7 +82,9 @@ func Start(t testing.TB, opts Options) *Server {
 	if os.Getenv("STREAMSQL_TEST_LOG") != "" {
 		level = slog.LevelDebug
 	}
-	s := &Server{t: t, DataDir: opts.DataDir, memFS: memFS, opts: engine.Options{
+	s := &Server{t: t, DataDir: opts.DataDir, memFS: memFS, tls: opts.TLS, maxConn: opts.MaxConnections, opts: engine.Options{
+		Auth:                opts.Auth,
+		SuperuserPassword:   opts.SuperuserPassword,
 		Clock:               opts.Clock,
 		Mem:                 opts.Mem,
 		DataDir:             opts.DataDir,
@@ -98,8 +112,16 @@ func (s *Server) start() error {
 		return err
 	}
 	s.Engine, s.ln = eng, ln
-	s.srv = pgwire.NewServer(eng, pgwire.Options{Logger: s.opts.Logger, ServerVersion: engine.ServerVersion})
+	auth, err := eng.Authenticator()
+	if err != nil {
+		ln.Close()
+		eng.Close()
+		return err
+	}
+	s.srv = pgwire.NewServer(eng, pgwire.Options{Logger: s.opts.Logger, ServerVersion: engine.ServerVersion,
+		Auth: auth, TLS: s.tls, MaxConnections: s.maxConn})
 	go s.srv.Serve(ln)
+	s.Addr = ln.Addr().String()
 	s.URL = fmt.Sprintf("postgres://test@%s/dev?sslmode=disable", ln.Addr())
 	return nil
 }
