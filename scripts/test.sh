@@ -14,11 +14,36 @@ have_postgres() {
 }
 if ! have_postgres; then
 	echo "== installing PostgreSQL server (needed by the differential tests)"
-	if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+	SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 	$SUDO apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >/dev/null
 fi
 have_postgres || { echo "PostgreSQL server binaries still missing" >&2; exit 1; }
+
+# Real clients the tests drive (engine/clients_test.go). A client that cannot
+# be installed (no network) is reported and its test skipped, rather than
+# failing the whole run; once installed, a missing one fails its test.
+if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+apt_install() {
+	$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$@" >/dev/null
+}
+have_psycopg2() { python3 -c 'import psycopg2' 2>/dev/null || /usr/bin/python3 -c 'import psycopg2' 2>/dev/null; }
+if ! have_psycopg2; then
+	echo "== installing python3-psycopg2 (client tests)"
+	apt_install python3-psycopg2 || echo "warning: python3-psycopg2 could not be installed" >&2
+fi
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	echo "== installing nodejs and npm (client tests)"
+	apt_install nodejs npm || echo "warning: nodejs could not be installed" >&2
+fi
+if command -v npm >/dev/null && [ ! -d testdata/clients/node_modules/pg ]; then
+	echo "== npm ci (node-postgres, client tests)"
+	(cd testdata/clients && npm ci --no-audit --no-fund --loglevel=error) ||
+		echo "warning: node-postgres could not be installed" >&2
+fi
+if have_psycopg2 && [ -d testdata/clients/node_modules/pg ]; then
+	export STREAMSQL_REQUIRE_CLIENTS=1
+fi
 
 echo "== go vet"
 go vet ./...

@@ -1,0 +1,71 @@
+package engine_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/streamsql/streamsql/internal/testserver"
+)
+
+// The client tests run real drivers (psycopg2, node-postgres) against a
+// server: scripts in testdata/clients, which scripts/test.sh installs the
+// drivers for. Without a driver a test is skipped, unless
+// STREAMSQL_REQUIRE_CLIENTS is set (as the test script sets it), when it
+// fails.
+
+func requireClient(t *testing.T, ok bool, what string) {
+	t.Helper()
+	if ok {
+		return
+	}
+	if os.Getenv("STREAMSQL_REQUIRE_CLIENTS") != "" {
+		t.Fatalf("%s is missing (scripts/test.sh installs it)", what)
+	}
+	t.Skipf("%s is missing (scripts/test.sh installs it)", what)
+}
+
+// runClient runs a client script and checks that it printed "ok".
+func runClient(t *testing.T, name string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = filepath.Join("..", "testdata", "clients")
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "ok" {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+}
+
+// TestPsycopg2 runs testdata/clients/psycopg2_test.py.
+func TestPsycopg2(t *testing.T) {
+	python := pythonWithPsycopg2()
+	requireClient(t, python != "", "python3-psycopg2")
+	srv := testserver.Start(t, testserver.Options{})
+	runClient(t, python, "psycopg2_test.py", "host=127.0.0.1 port="+port(srv)+" dbname=dev user=py")
+}
+
+// TestNodePostgres runs testdata/clients/node_pg_test.js.
+func TestNodePostgres(t *testing.T) {
+	node, err := exec.LookPath("node")
+	_, statErr := os.Stat(filepath.Join("..", "testdata", "clients", "node_modules", "pg"))
+	requireClient(t, err == nil && statErr == nil, "node and the pg module (npm ci in testdata/clients)")
+	srv := testserver.Start(t, testserver.Options{})
+	runClient(t, node, "node_pg_test.js", "postgres://node@127.0.0.1:"+port(srv)+"/dev")
+}
+
+func port(srv *testserver.Server) string {
+	return srv.Addr[strings.LastIndexByte(srv.Addr, ':')+1:]
+}
+
+// pythonWithPsycopg2 returns a python3 that imports psycopg2: the one on
+// PATH, else the system's (Debian's python3-psycopg2 installs there), or "".
+func pythonWithPsycopg2() string {
+	for _, p := range []string{"python3", "/usr/bin/python3"} {
+		if path, err := exec.LookPath(p); err == nil && exec.Command(path, "-c", "import psycopg2").Run() == nil {
+			return path
+		}
+	}
+	return ""
+}
