@@ -187,3 +187,25 @@ func parseVerifier(v string) (scram.StoredCredentials, error) {
 	}
 	return scram.StoredCredentials{KeyFactors: scram.KeyFactors{Salt: string(s), Iters: n}, StoredKey: sk, ServerKey: vk}, nil
 }
+
+// CheckPassword authenticates user by a password given in plain text, as
+// the pgwire exchange would a client on a loopback connection (or not):
+// for protocols that carry passwords rather than a SCRAM exchange (Arrow
+// Flight SQL's basic authentication, over TLS where it matters).
+func (e *Engine) CheckPassword(user, password string, loopback bool) error {
+	addr := &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1)} // any address that is not loopback
+	if loopback {
+		addr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}
+	}
+	m, err := roleAuthenticator{e}.Method(user, addr, false)
+	if err != nil {
+		return err
+	}
+	if m == pgwire.AuthSCRAM {
+		r := e.roles.ByName(user)
+		if r == nil || !verifierMatches(r.Password, user, password) {
+			return sqlerr.New(sqlerr.InvalidPassword, "password authentication failed for user \"%s\"", user)
+		}
+	}
+	return e.checkLogin(user)
+}

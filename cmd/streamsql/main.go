@@ -51,5 +51,6 @@ Connect with: psql -h 127.0.0.1 -p 4566 -d dev`,
 	f.StringVar(&opts.queryMemoryLimit, "query-memory-limit", "", "default query_memory_limit of sessions: the most memory one query may hold (e.g. 2GB; 0: no limit; default a quarter of the machine's memory)")
 	f.StringVar(&opts.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	addAuthFlags(f, &opts.auth)
+	f.StringVar(&opts.flightAddr, "flight-addr", "", "address (HOST:PORT) to serve Arrow Flight SQL on (empty: off); clients authenticate with a role's user and password")
 	return cmd
 }

@@ -30,6 +30,7 @@ type serveOptions struct {
 	queryMemoryLimit  string
 	logLevel          string
 	auth              authOptions
+	flightAddr        string
 }
 
 func newLogger(level string) (*slog.Logger, error) {
@@ -109,6 +110,12 @@ func serve(ctx context.Context, opts serveOptions) error {
 		return err
 	}
 	srv := pgwire.NewServer(eng, srvOpts)
+	stopFlight, err := startFlight(eng, opts.flightAddr, log)
+	if err != nil {
+		ln.Close()
+		eng.Close()
+		return err
+	}
 	log.Info("streamsql ready", "listen", ln.Addr().String(), "data_dir", opts.dataDir,
 		"barrier_interval", opts.barrierInterval)
 	serveErr := make(chan error, 1)
@@ -124,6 +131,7 @@ func serve(ctx context.Context, opts serveOptions) error {
 		err = fmt.Errorf("stopping: %w; every committed write is safe, restart once the cause is fixed", eng.Err())
 		log.Error("state store failed", "err", eng.Err(), "committed_epoch", eng.CommittedEpoch())
 	}
+	stopFlight()
 	srv.Close()
 	if cerr := eng.Close(); cerr != nil && err == nil {
 		err = cerr
