@@ -210,4 +210,3 @@ func equalRows(a, b [][]string) bool {
 	}
 	return true
 }
-
