@@ -60,8 +60,8 @@ var parameters = map[string]*parameter{
 	"idle_in_transaction_session_timeout": {def: "0", desc: "Sets the maximum allowed idle time between queries, when in a transaction."},
 	"client_min_messages":                 {def: "notice", desc: "Sets the message levels that are sent to the client."},
 	"bytea_output":                        {def: "hex", check: onlyValues("bytea_output", "hex"), desc: "Sets the output format for bytea."},
-	"transaction_isolation":               {def: "read committed", desc: "Sets the current transaction's isolation level."},
-	"default_transaction_isolation":       {def: "read committed", desc: "Sets the transaction isolation level of each new transaction."},
+	"transaction_isolation":               {def: "read committed", check: checkIsolation("transaction_isolation"), desc: "Sets the current transaction's isolation level."},
+	"default_transaction_isolation":       {def: "read committed", check: checkIsolation("default_transaction_isolation"), desc: "Sets the transaction isolation level of each new transaction."},
 	"default_transaction_read_only":       {def: "off", desc: "Sets the default read-only status of new transactions."},
 	"transaction_read_only":               {def: "off", desc: "Sets the current transaction's read-only status."},
 	"synchronous_commit":                  {def: "on", desc: "Every acknowledged write is durable; accepted for compatibility."},
@@ -121,7 +121,10 @@ type session struct {
 	// cat is the catalog of the database the session connected to.
 	cat    *catalog.Catalog
 	params map[string]string
-	inTx   bool
+	// tx is the open transaction block (nil outside one), and txParams
+	// the parameters at its BEGIN and at each of its savepoints.
+	tx       *txn
+	txParams []txSavepointState
 	// seq counts the statements the session has run (see portal.Run).
 	seq uint64
 	// zone is the TimeZone setting's zone, which statements are bound in.
@@ -144,14 +147,15 @@ func newSession(e *Engine, startup map[string]string) (*session, error) {
 	return s, nil
 }
 
-func (s *session) TxStatus() byte {
-	if s.inTx {
-		return 'T'
-	}
-	return 'I'
-}
+func (s *session) TxStatus() byte { return s.txStatus() }
 
-func (s *session) Close() { s.e.sessionClosed(s.cat.DatabaseName()) }
+func (s *session) Close() {
+	if s.tx != nil {
+		s.tx.end()
+		s.tx = nil
+	}
+	s.e.sessionClosed(s.cat.DatabaseName())
+}
 
 // Query runs each statement of text in order.
 func (s *session) Query(ctx context.Context, text string, w pgwire.ResultWriter) error {
@@ -174,7 +178,11 @@ func (s *session) Query(ctx context.Context, text string, w pgwire.ResultWriter)
 // statement with XX000 and is logged with its stack, instead of taking the
 // server down.
 func (s *session) run(ctx context.Context, p *sql.Parsed, w pgwire.ResultWriter) (err error) {
+	defer func() { s.noteError(err) }()
 	defer s.recoverPanic(&err)
+	if err := s.checkFailed(p); err != nil {
+		return err
+	}
 	if err := s.checkDatabase(); err != nil {
 		return err
 	}
@@ -192,6 +200,16 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		s.random = eval.NewRandom()
 	}
 	q := batchQuery{now: now, memoryLimit: s.queryMemoryLimit(), random: s.random, cat: s.cat}
+	if tx := s.tx; tx != nil {
+		if err := refuseInTransaction(st); err != nil {
+			return err
+		}
+		if readsOrWrites(st) {
+			tx.beginStatement()
+			defer tx.endStatement()
+			q.tx = tx
+		}
+	}
 	e := s.e
 	switch st := st.(type) {
 	case *sql.Select:
@@ -312,29 +330,7 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		}
 		return s.show(st.Name, w)
 	case *sql.Transaction:
-		switch st.Kind {
-		case sql.Begin:
-			if s.inTx {
-				if err := w.Notice("WARNING", sqlerr.ActiveSQLTransaction, "there is already a transaction in progress"); err != nil {
-					return err
-				}
-			}
-			s.inTx = true
-		case sql.Commit:
-			if !s.inTx {
-				if err := w.Notice("WARNING", sqlerr.NoActiveSQLTransaction, "there is no transaction in progress"); err != nil {
-					return err
-				}
-			}
-			s.inTx = false
-		case sql.Rollback:
-			if s.inTx {
-				if err := w.Notice("WARNING", sqlerr.FeatureNotSupported, "streamsql commits every statement on its own; ROLLBACK did not undo earlier statements"); err != nil {
-					return err
-				}
-			}
-			s.inTx = false
-		}
+		return s.transaction(st, w)
 	default:
 		return sqlerr.Unsupported("statement %s", st.Tag())
 	}
@@ -362,6 +358,12 @@ func writeTextColumn(w pgwire.ResultWriter, e *Engine, name string, rows []strin
 }
 
 func (s *session) value(name string) string {
+	if name == "transaction_isolation" {
+		if s.tx != nil {
+			return s.tx.isolation
+		}
+		name = "default_transaction_isolation"
+	}
 	if v, ok := s.params[name]; ok {
 		return v
 	}
@@ -393,6 +395,13 @@ func (s *session) set(st *sql.SetVar, w pgwire.ResultWriter) error {
 	}
 	if name == "time zone" {
 		name = "timezone"
+	}
+	if name == "transaction_isolation" && !st.Reset {
+		v, err := parameters[name].check(st.Value)
+		if err != nil {
+			return err
+		}
+		return s.setTransactionIsolation(v, w)
 	}
 	p := parameters[name]
 	if p == nil {
