@@ -135,7 +135,8 @@ func (p *portal) Run(ctx context.Context, w pgwire.ResultWriter) (err error) {
 		}
 	}
 	s.seq++
-	return s.execute(ctx, st, w)
+	ctx, timedOut := s.withStatementTimeout(ctx)
+	return timedOut(s.execute(ctx, st, w))
 }
 
 func (p *portal) Close() {}
@@ -161,6 +162,8 @@ func (s *session) resultColumns(st sql.Statement) []pgwire.Column {
 		return cols
 	case *sql.Explain:
 		return text("QUERY PLAN")
+	case *sql.Execute:
+		return s.executeColumns(st)
 	case *sql.ShowRelations:
 		return text("Name")
 	case *sql.ShowVar:

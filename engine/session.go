@@ -55,9 +55,9 @@ var parameters = map[string]*parameter{
 	"extra_float_digits":                  {def: "1", desc: "Sets the number of digits displayed for floating-point values."},
 	"search_path":                         {def: "\"$user\", public", desc: "Sets the schema search order for names that are not schema-qualified."},
 	"standard_conforming_strings":         {def: "on", report: true, check: onlyValues("standard_conforming_strings", "on"), desc: "Causes '...' strings to treat backslashes literally."},
-	"statement_timeout":                   {def: "0", desc: "Sets the maximum allowed duration of any statement."},
-	"lock_timeout":                        {def: "0", desc: "Sets the maximum allowed duration of any wait for a lock."},
-	"idle_in_transaction_session_timeout": {def: "0", desc: "Sets the maximum allowed idle time between queries, when in a transaction."},
+	"statement_timeout":                   {def: "0", check: checkMillis("statement_timeout"), desc: "Sets the maximum allowed duration of any statement."},
+	"lock_timeout":                        {def: "0", check: checkMillis("lock_timeout"), desc: "Sets the maximum allowed duration of any wait for a lock."},
+	"idle_in_transaction_session_timeout": {def: "0", check: checkMillis("idle_in_transaction_session_timeout"), desc: "Sets the maximum allowed idle time between queries, when in a transaction."},
 	"client_min_messages":                 {def: "notice", desc: "Sets the message levels that are sent to the client."},
 	"bytea_output":                        {def: "hex", check: onlyValues("bytea_output", "hex"), desc: "Sets the output format for bytea."},
 	"transaction_isolation":               {def: "read committed", check: checkIsolation("transaction_isolation"), desc: "Sets the current transaction's isolation level."},
@@ -125,6 +125,8 @@ type session struct {
 	// the parameters at its BEGIN and at each of its savepoints.
 	tx       *txn
 	txParams []txSavepointState
+	// prepared are the statements of PREPARE, by name.
+	prepared map[string]*sqlPrepared
 	// seq counts the statements the session has run (see portal.Run).
 	seq uint64
 	// zone is the TimeZone setting's zone, which statements are bound in.
@@ -143,6 +145,9 @@ func newSession(e *Engine, startup map[string]string) (*session, error) {
 	if z != nil {
 		s.params["timezone"] = z.Name()
 		s.zone = z
+	}
+	if err := s.startupOptions(startup["options"]); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -191,7 +196,8 @@ func (s *session) run(ctx context.Context, p *sql.Parsed, w pgwire.ResultWriter)
 		return err
 	}
 	s.seq++
-	return s.execute(ctx, st, w)
+	ctx, timedOut := s.withStatementTimeout(ctx)
+	return timedOut(s.execute(ctx, st, w))
 }
 
 func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.ResultWriter) error {
@@ -332,6 +338,9 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 	case *sql.Transaction:
 		return s.transaction(st, w)
 	default:
+		if ok, err := s.sessionCommand(ctx, st, w); ok {
+			return err
+		}
 		return sqlerr.Unsupported("statement %s", st.Tag())
 	}
 	return w.Complete(st.Tag())

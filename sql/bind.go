@@ -173,6 +173,14 @@ func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 		return &ShowVar{Name: name}, nil
 	case *pg_query.Node_TransactionStmt:
 		return b.bindTransaction(s.TransactionStmt)
+	case *pg_query.Node_PrepareStmt:
+		return b.bindPrepare(s.PrepareStmt)
+	case *pg_query.Node_ExecuteStmt:
+		return b.bindExecute(s.ExecuteStmt)
+	case *pg_query.Node_DeallocateStmt:
+		return &Deallocate{Name: s.DeallocateStmt.Name, All: s.DeallocateStmt.Isall}, nil
+	case *pg_query.Node_DiscardStmt:
+		return bindDiscard(s.DiscardStmt)
 	case *pg_query.Node_ViewStmt:
 		return b.bindCreateView(s.ViewStmt)
 	case *pg_query.Node_CopyStmt:
