@@ -273,3 +273,43 @@ func TestTxnCrash(t *testing.T) {
 		t.Fatalf("the view saw a transaction in part:\n%s", got)
 	}
 }
+
+// TestTxnCopy checks that COPY FROM in a transaction block is part of it:
+// the block reads the copied rows, ROLLBACK drops them, COMMIT keeps them.
+func TestTxnCopy(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	ctx := context.Background()
+	conn := connectMode(t, ctx, srv.URL, pgx.QueryExecModeCacheStatement)
+	if _, err := conn.Exec(ctx, "CREATE TABLE c (k int PRIMARY KEY, v text)"); err != nil {
+		t.Fatal(err)
+	}
+	rows := [][]any{{int32(1), "a"}, {int32(2), "b"}, {int32(3), "c"}}
+	for _, commit := range []bool{false, true} {
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := tx.CopyFrom(ctx, pgx.Identifier{"c"}, []string{"k", "v"}, pgx.CopyFromRows(rows)); err != nil || n != 3 {
+			t.Fatalf("copy: %d %v", n, err)
+		}
+		var n int
+		if err := tx.QueryRow(ctx, "SELECT count(*) FROM c").Scan(&n); err != nil || n != 3 {
+			t.Fatalf("copied rows in the block: %d %v", n, err)
+		}
+		if commit {
+			err = tx.Commit(ctx)
+		} else {
+			err = tx.Rollback(ctx)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		if commit {
+			want = 3
+		}
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM c").Scan(&n); err != nil || n != want {
+			t.Fatalf("after the block (commit %v): %d rows, %v", commit, n, err)
+		}
+	}
+}
