@@ -62,7 +62,7 @@ var parameters = map[string]*parameter{
 	"bytea_output":                        {def: "hex", check: onlyValues("bytea_output", "hex"), desc: "Sets the output format for bytea."},
 	"transaction_isolation":               {def: "read committed", check: checkIsolation("transaction_isolation"), desc: "Sets the current transaction's isolation level."},
 	"default_transaction_isolation":       {def: "read committed", check: checkIsolation("default_transaction_isolation"), desc: "Sets the transaction isolation level of each new transaction."},
-	"default_transaction_read_only":       {def: "off", desc: "Sets the default read-only status of new transactions."},
+	"default_transaction_read_only":       {def: "off", check: checkBool("default_transaction_read_only"), desc: "Sets the default read-only status of new transactions."},
 	"transaction_read_only":               {def: "off", desc: "Sets the current transaction's read-only status."},
 	"synchronous_commit":                  {def: "on", desc: "Every acknowledged write is durable; accepted for compatibility."},
 	"jit":                                 {def: "off", desc: "Accepted for compatibility."},
@@ -206,8 +206,16 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		s.random = eval.NewRandom()
 	}
 	q := batchQuery{now: now, memoryLimit: s.queryMemoryLimit(), random: s.random, cat: s.cat}
+	if s.tx == nil {
+		if err := checkWritable(s.value("default_transaction_read_only") == "on", st); err != nil {
+			return err
+		}
+	}
 	if tx := s.tx; tx != nil {
 		if err := refuseInTransaction(st); err != nil {
+			return err
+		}
+		if err := checkWritable(tx.readOnly, st); err != nil {
 			return err
 		}
 		if readsOrWrites(st) {
@@ -337,6 +345,10 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		return s.show(st.Name, w)
 	case *sql.Transaction:
 		return s.transaction(st, w)
+	case *sql.SetTransaction:
+		if err := s.setTransaction(st, w); err != nil {
+			return err
+		}
 	default:
 		if ok, err := s.sessionCommand(ctx, st, w); ok {
 			return err
@@ -367,11 +379,17 @@ func writeTextColumn(w pgwire.ResultWriter, e *Engine, name string, rows []strin
 }
 
 func (s *session) value(name string) string {
-	if name == "transaction_isolation" {
+	switch name {
+	case "transaction_isolation":
 		if s.tx != nil {
 			return s.tx.isolation
 		}
 		name = "default_transaction_isolation"
+	case "transaction_read_only":
+		if s.tx != nil {
+			return onOff(s.tx.readOnly)
+		}
+		name = "default_transaction_read_only"
 	}
 	if v, ok := s.params[name]; ok {
 		return v
@@ -406,11 +424,15 @@ func (s *session) set(st *sql.SetVar, w pgwire.ResultWriter) error {
 		name = "timezone"
 	}
 	if name == "transaction_isolation" && !st.Reset {
-		v, err := parameters[name].check(st.Value)
+		return s.setTransaction(&sql.SetTransaction{Isolation: strings.ToLower(strings.TrimSpace(st.Value))}, w)
+	}
+	if name == "transaction_read_only" && !st.Reset {
+		v, err := checkBool(name)(st.Value)
 		if err != nil {
 			return err
 		}
-		return s.setTransactionIsolation(v, w)
+		ro := v == "on"
+		return s.setTransaction(&sql.SetTransaction{ReadOnly: &ro}, w)
 	}
 	p := parameters[name]
 	if p == nil {

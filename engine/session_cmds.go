@@ -82,9 +82,6 @@ func (s *session) prepare(st *sql.PrepareStmt, w pgwire.ResultWriter) error {
 	if err != nil {
 		return err
 	}
-	if _, nested := bound.(*sql.PrepareStmt); nested {
-		return sqlerr.New(sqlerr.SyntaxError, "syntax error at or near \"PREPARE\"")
-	}
 	if s.prepared == nil {
 		s.prepared = map[string]*sqlPrepared{}
 	}
@@ -119,9 +116,6 @@ func (s *session) executePrepared(ctx context.Context, st *sql.Execute, w pgwire
 	}
 	bound, err := sql.BindParamsInZone(s.cat, s.searchPath(), s.zone, p.parsed, p.params, vals)
 	if err != nil {
-		return err
-	}
-	if err := refuseInTransaction(bound); err != nil && s.tx != nil {
 		return err
 	}
 	return s.execute(ctx, bound, w)

@@ -45,6 +45,8 @@ type txn struct {
 	// repeatable is set for REPEATABLE READ and SERIALIZABLE: snap is taken
 	// once and held until the end.
 	repeatable bool
+	// readOnly is set for READ ONLY: writes fail with 25006.
+	readOnly bool
 	// failed is set once a statement failed: only ROLLBACK ends it.
 	failed bool
 	// started is set once a statement has read or written.
@@ -222,6 +224,16 @@ func (tx *txn) release(name string) error {
 	}
 	tx.saved = tx.saved[:i]
 	return nil
+}
+
+// putNew writes key = value to the overlay for a key the statement found
+// free (an INSERT's checked key or a new row id): unless the transaction
+// wrote key before, the committed table has no such key either.
+func (tt *txnTable) putNew(key, value []byte) {
+	if _, _, written := tt.rows.Written(key); !written {
+		tt.before.Delete(key)
+	}
+	tt.rows.Put(key, value)
 }
 
 // put writes key = value to the overlay, first noting the value key had.

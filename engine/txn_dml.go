@@ -60,9 +60,7 @@ func (tx *txn) insert(ctx context.Context, st *sql.Insert, q batchQuery) (int64,
 		cols := rec.Columns()
 		for i := range int(rec.NumRows()) {
 			tx.valBuf = w.codec.Append(tx.valBuf[:0], cols, i)
-			if err := tt.put(tt.key(rec, i), tx.valBuf); err != nil {
-				return 0, err
-			}
+			tt.putNew(tt.key(rec, i), tx.valBuf)
 		}
 		for _, x := range tt.indexes {
 			x.PutAll(rec)

@@ -47,7 +47,7 @@ func (s *session) noteError(err error) {
 func refuseInTransaction(st sql.Statement) error {
 	switch st.(type) {
 	case *sql.Select, *sql.Insert, *sql.Update, *sql.Delete, *sql.CopyFrom, *sql.CopyTo,
-		*sql.Explain, *sql.SetVar, *sql.ShowVar, *sql.ShowRelations, *sql.Transaction, *sql.Empty:
+		*sql.Explain, *sql.SetVar, *sql.SetTransaction, *sql.ShowVar, *sql.ShowRelations, *sql.Transaction, *sql.Empty:
 		return nil
 	}
 	if isSessionCommand(st) {
@@ -87,6 +87,10 @@ func (s *session) transaction(st *sql.Transaction, w pgwire.ResultWriter) error 
 			iso = s.value("default_transaction_isolation")
 		}
 		s.tx = newTxn(s.e, iso)
+		s.tx.readOnly = s.value("default_transaction_read_only") == "on"
+		if st.ReadOnly != nil {
+			s.tx.readOnly = *st.ReadOnly
+		}
 		s.txParams = []txSavepointState{{params: maps.Clone(s.params)}}
 	case sql.Commit:
 		if s.tx == nil {
@@ -198,18 +202,77 @@ func (s *session) restoreParams(params map[string]string, w pgwire.ResultWriter)
 	return nil
 }
 
-// setTransactionIsolation runs SET TRANSACTION ISOLATION LEVEL (and SET
-// transaction_isolation).
-func (s *session) setTransactionIsolation(v string, w pgwire.ResultWriter) error {
-	if s.tx == nil {
+// setTransaction runs SET TRANSACTION and SET SESSION CHARACTERISTICS AS
+// TRANSACTION (and SET transaction_isolation, transaction_read_only).
+func (s *session) setTransaction(st *sql.SetTransaction, w pgwire.ResultWriter) error {
+	if st.SessionDefault {
+		if st.Isolation != "" {
+			if err := s.set(&sql.SetVar{Name: "default_transaction_isolation", Value: st.Isolation}, w); err != nil {
+				return err
+			}
+		}
+		if st.ReadOnly != nil {
+			return s.set(&sql.SetVar{Name: "default_transaction_read_only", Value: onOff(*st.ReadOnly)}, w)
+		}
+		return nil
+	}
+	tx := s.tx
+	if tx == nil {
 		return w.Notice("WARNING", sqlerr.NoActiveSQLTransaction, "SET TRANSACTION can only be used in transaction blocks")
 	}
-	if s.tx.started {
-		return sqlerr.New(sqlerr.ActiveSQLTransaction, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
+	if st.Isolation != "" {
+		if _, err := checkIsolation("transaction_isolation")(st.Isolation); err != nil {
+			return err
+		}
+		if tx.started && st.Isolation != tx.isolation {
+			return sqlerr.New(sqlerr.ActiveSQLTransaction, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
+		}
+		tx.setIsolation(st.Isolation)
+		tx.isolation = st.Isolation
 	}
-	s.tx.setIsolation(v)
-	s.tx.isolation = v
+	if st.ReadOnly != nil {
+		if !*st.ReadOnly && tx.readOnly && tx.started {
+			return sqlerr.New(sqlerr.ActiveSQLTransaction, "transaction read-write mode must be set before any query")
+		}
+		tx.readOnly = *st.ReadOnly
+	}
 	return nil
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// checkWritable fails with 25006 for a write in a READ ONLY transaction
+// (readOnly).
+func checkWritable(readOnly bool, st sql.Statement) error {
+	if !readOnly {
+		return nil
+	}
+	switch st.(type) {
+	case *sql.Insert, *sql.Update, *sql.Delete, *sql.CopyFrom:
+		tag := st.Tag()
+		if _, copy := st.(*sql.CopyFrom); copy {
+			tag = "COPY FROM"
+		}
+		return sqlerr.New(sqlerr.ReadOnlySQLTransaction, "cannot execute %s in a read-only transaction", tag)
+	}
+	return nil
+}
+
+// checkBool validates a boolean parameter shown as on or off.
+func checkBool(name string) func(string) (string, error) {
+	b := boolValue(name)
+	return func(v string) (string, error) {
+		v, err := b(v)
+		if err != nil {
+			return "", err
+		}
+		return onOff(v == "true"), nil
+	}
 }
 
 // checkIsolation validates an isolation level. READ UNCOMMITTED runs as

@@ -502,15 +502,10 @@ func (b *binder) bindSet(s *pg_query.VariableSetStmt) (Statement, error) {
 	case pg_query.VariableSetKind_VAR_RESET_ALL:
 		return &SetVar{Name: "all", Reset: true}, nil
 	case pg_query.VariableSetKind_VAR_SET_MULTI:
-		// SET TRANSACTION ... and friends: the isolation level is kept
-		// (transaction_isolation), the rest accepted.
-		if iso := isolationOf(s.Args); iso != "" {
-			switch name {
-			case "transaction":
-				return &SetVar{Name: "transaction_isolation", Value: iso}, nil
-			case "session characteristics":
-				return &SetVar{Name: "default_transaction_isolation", Value: iso}, nil
-			}
+		// SET TRANSACTION ... and SET SESSION CHARACTERISTICS AS
+		// TRANSACTION; other multi-word forms are accepted.
+		if name == "transaction" || name == "session characteristics" {
+			return &SetTransaction{SessionDefault: name != "transaction", Isolation: isolationOf(s.Args), ReadOnly: readOnlyOf(s.Args)}, nil
 		}
 		return &SetVar{Name: name}, nil
 	}

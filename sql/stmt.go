@@ -157,8 +157,10 @@ type Transaction struct {
 	Kind TransactionKind
 	// Name is the savepoint's name (TxSavepoint, TxRelease, TxRollbackTo).
 	Name string
-	// Isolation is BEGIN's ISOLATION LEVEL, lower case ("" if not given).
+	// Isolation is BEGIN's ISOLATION LEVEL, lower case ("" if not given),
+	// and ReadOnly its READ ONLY or READ WRITE (nil if neither).
 	Isolation string
+	ReadOnly  *bool
 }
 
 // Empty is an empty statement (only whitespace or comments).

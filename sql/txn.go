@@ -12,7 +12,7 @@ import (
 func (b *binder) bindTransaction(s *pg_query.TransactionStmt) (Statement, error) {
 	switch s.Kind {
 	case pg_query.TransactionStmtKind_TRANS_STMT_BEGIN, pg_query.TransactionStmtKind_TRANS_STMT_START:
-		return &Transaction{Kind: Begin, Isolation: isolationOf(s.Options)}, nil
+		return &Transaction{Kind: Begin, Isolation: isolationOf(s.Options), ReadOnly: readOnlyOf(s.Options)}, nil
 	case pg_query.TransactionStmtKind_TRANS_STMT_COMMIT:
 		if s.Chain {
 			return nil, b.errAt(s.Location, sqlerr.Unsupported("COMMIT AND CHAIN"))
@@ -49,6 +49,35 @@ func isolationOf(opts []*pg_query.Node) string {
 	}
 	return ""
 }
+
+// readOnlyOf returns the READ ONLY / READ WRITE of a transaction's options
+// (nil if neither is given).
+func readOnlyOf(opts []*pg_query.Node) *bool {
+	for _, o := range opts {
+		d := o.GetDefElem()
+		if d == nil || d.Defname != "transaction_read_only" {
+			continue
+		}
+		if c := d.Arg.GetAConst(); c != nil {
+			if v, ok := c.Val.(*pg_query.A_Const_Ival); ok {
+				ro := v.Ival.Ival != 0
+				return &ro
+			}
+		}
+	}
+	return nil
+}
+
+// SetTransaction is SET TRANSACTION (SessionDefault: SET SESSION
+// CHARACTERISTICS AS TRANSACTION) with its isolation level ("" if not
+// given) and READ ONLY / READ WRITE (nil if not given).
+type SetTransaction struct {
+	SessionDefault bool
+	Isolation      string
+	ReadOnly       *bool
+}
+
+func (*SetTransaction) Tag() string { return "SET" }
 
 // EndsTransaction reports whether p is a statement that a failed transaction
 // block still runs: COMMIT, ROLLBACK (also ROLLBACK TO a savepoint) and

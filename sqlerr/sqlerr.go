@@ -33,6 +33,7 @@ const (
 	ActiveSQLTransaction       = "25001"
 	NoActiveSQLTransaction     = "25P01"
 	InFailedSQLTransaction     = "25P02"
+	ReadOnlySQLTransaction     = "25006"
 	IdleInTransactionTimeout   = "25P03"
 	InvalidSavepoint           = "3B001"
 	SerializationFailure       = "40001"
