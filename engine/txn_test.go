@@ -313,3 +313,78 @@ func TestTxnCopy(t *testing.T) {
 		}
 	}
 }
+
+// TestTxnNoLostUpdates runs read-modify-write transactions on one counter
+// from several sessions, retrying on 40001: the counter ends at the number
+// of transactions that committed, so none overwrote another's update. Under
+// REPEATABLE READ the read may be a statement of its own (SELECT, then
+// UPDATE with the value read); under READ COMMITTED, as in PostgreSQL, only
+// an UPDATE that reads the row itself is safe.
+func TestTxnNoLostUpdates(t *testing.T) {
+	t.Run("repeatable read", func(t *testing.T) {
+		testNoLostUpdates(t, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(ctx context.Context, tx pgx.Tx) error {
+			var n int
+			if err := tx.QueryRow(ctx, "SELECT n FROM counter WHERE id = 1").Scan(&n); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, "UPDATE counter SET n = $1 WHERE id = 1", n+1)
+			return err
+		})
+	})
+	t.Run("read committed", func(t *testing.T) {
+		testNoLostUpdates(t, pgx.TxOptions{}, func(ctx context.Context, tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, "UPDATE counter SET n = n + 1 WHERE id = 1"); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, "INSERT INTO log VALUES (1)")
+			return err
+		})
+	})
+}
+
+func testNoLostUpdates(t *testing.T, opts pgx.TxOptions, increment func(context.Context, pgx.Tx) error) {
+	srv := testserver.Start(t, testserver.Options{BarrierInterval: 5 * time.Millisecond})
+	ctx := context.Background()
+	setup := connect(ctx, t, srv)
+	for _, q := range []string{"CREATE TABLE counter (id int PRIMARY KEY, n int)", "INSERT INTO counter VALUES (1, 0)", "CREATE TABLE log (x int)"} {
+		if _, err := setup.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const workers, each = 4, 15
+	var conflicts atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for range workers {
+		conn := connectMode(t, ctx, srv.URL, pgx.QueryExecModeCacheStatement)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for done := 0; done < each; {
+				err := pgx.BeginTxFunc(ctx, conn, opts, func(tx pgx.Tx) error { return increment(ctx, tx) })
+				switch {
+				case err == nil:
+					done++
+				case pgCode(err) == "40001":
+					conflicts.Add(1)
+				default:
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	var n int
+	if err := setup.QueryRow(ctx, "SELECT n FROM counter WHERE id = 1").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d commits, %d conflicts retried", workers*each, conflicts.Load())
+	if n != workers*each {
+		t.Fatalf("counter is %d after %d committed increments", n, workers*each)
+	}
+}
