@@ -171,6 +171,9 @@ func (s *session) Query(ctx context.Context, text string, w pgwire.ResultWriter)
 	if len(stmts) == 0 {
 		return w.EmptyQuery()
 	}
+	if s.implicitTransaction(stmts) {
+		return s.runImplicit(ctx, stmts, w)
+	}
 	for _, p := range stmts {
 		if err := s.run(ctx, p, w); err != nil {
 			return err

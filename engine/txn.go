@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
@@ -62,6 +63,8 @@ type txn struct {
 // txnTable is a transaction's writes to one table.
 type txnTable struct {
 	w *tableWriter
+	// rel is the table's definition when the transaction first wrote it.
+	rel *catalog.Relation
 	// rows is the overlay of the table's rows; before holds, for every key
 	// rows wrote, the committed value the transaction read before its first
 	// write of it (a deletion if it had none): COMMIT checks it is still
@@ -141,7 +144,7 @@ func (tx *txn) table(w *tableWriter) *txnTable {
 	w.mu.Lock()
 	rel := w.rel
 	w.mu.Unlock()
-	tt := &txnTable{w: w,
+	tt := &txnTable{w: w, rel: rel,
 		rows:   st.NewOverlay(state.TableID(rel.StateTable), tx.snap),
 		before: st.NewOverlay(state.TableID(rel.StateTable), nil)}
 	for _, def := range rel.Indexes {
@@ -170,9 +173,9 @@ func (tx *txn) local(id state.TableID) *state.Table {
 
 // clone returns a copy of tt that later writes to either do not change.
 func (tt *txnTable) clone() *txnTable {
-	c := &txnTable{w: tt.w, rows: tt.rows.Clone(), before: tt.before.Clone()}
+	c := &txnTable{w: tt.w, rel: tt.rel, rows: tt.rows.Clone(), before: tt.before.Clone()}
 	for _, x := range tt.indexes {
-		c.indexes = append(c.indexes, exec.NewIndexWriter(x.Table.Clone(), x.Def, tt.w.types, tt.w.rel.Key))
+		c.indexes = append(c.indexes, exec.NewIndexWriter(x.Table.Clone(), x.Def, tt.w.types, tt.rel.Key))
 	}
 	return c
 }
@@ -298,6 +301,6 @@ func (tx *txn) written() []*txnTable {
 			ts = append(ts, tt)
 		}
 	}
-	slices.SortFunc(ts, func(a, b *txnTable) int { return int(a.w.rel.ID) - int(b.w.rel.ID) })
+	slices.SortFunc(ts, func(a, b *txnTable) int { return int(a.rel.ID) - int(b.rel.ID) })
 	return ts
 }

@@ -102,7 +102,7 @@ func (w *tableWriter) txnRows(recs []arrow.RecordBatch) ([]arrow.RecordBatch, er
 // is valid until the next call.
 func (tt *txnTable) key(rec arrow.RecordBatch, i int) []byte {
 	tt.keyBuf = tt.keyBuf[:0]
-	for _, k := range tt.w.rel.Key {
+	for _, k := range tt.rel.Key {
 		tt.keyBuf = state.AppendKey(tt.keyBuf, tt.w.types[k], rec.Column(k), i)
 	}
 	return tt.keyBuf

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"maps"
 
 	"github.com/streamsql/streamsql/pgwire"
@@ -279,4 +280,43 @@ func checkBool(name string) func(string) (string, error) {
 // READ COMMITTED, as in PostgreSQL.
 func checkIsolation(name string) func(string) (string, error) {
 	return onlyValues(name, "read uncommitted", "read committed", "repeatable read", "serializable")
+}
+
+// implicitTransaction reports whether the statements of one simple query
+// run as one implicit transaction, as PostgreSQL runs a query of several
+// statements outside a transaction block: here when they are all INSERT,
+// UPDATE, DELETE or SELECT and at least one writes.
+func (s *session) implicitTransaction(stmts []*sql.Parsed) bool {
+	if s.tx != nil || len(stmts) < 2 {
+		return false
+	}
+	writes := false
+	for _, p := range stmts {
+		switch {
+		case sql.IsWrite(p):
+			writes = true
+		case !sql.IsRead(p):
+			return false
+		}
+	}
+	return writes
+}
+
+// runImplicit runs stmts in an implicit transaction: every write commits at
+// the end, or none if a statement fails.
+func (s *session) runImplicit(ctx context.Context, stmts []*sql.Parsed, w pgwire.ResultWriter) error {
+	s.tx = newTxn(s.e, s.value("default_transaction_isolation"))
+	s.tx.readOnly = s.value("default_transaction_read_only") == "on"
+	s.txParams = []txSavepointState{{params: maps.Clone(s.params)}}
+	for _, p := range stmts {
+		if err := s.run(ctx, p, w); err != nil {
+			_ = s.endTransaction(true, w)
+			return err
+		}
+	}
+	err := s.tx.commit()
+	if eerr := s.endTransaction(true, w); err == nil {
+		err = eerr
+	}
+	return err
 }

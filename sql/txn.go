@@ -98,3 +98,26 @@ func EndsTransaction(p *Parsed) bool {
 	}
 	return false
 }
+
+// IsWrite reports whether p is an INSERT, UPDATE or DELETE, and IsRead
+// whether it is a SELECT (without INTO): the statements that a simple query
+// of several statements runs in one implicit transaction.
+func IsWrite(p *Parsed) bool {
+	if p.node == nil {
+		return false
+	}
+	switch p.node.Node.(type) {
+	case *pg_query.Node_InsertStmt, *pg_query.Node_UpdateStmt, *pg_query.Node_DeleteStmt:
+		return true
+	}
+	return false
+}
+
+// IsRead reports whether p is a SELECT without INTO.
+func IsRead(p *Parsed) bool {
+	if p.node == nil {
+		return false
+	}
+	s := p.node.GetSelectStmt()
+	return s != nil && s.IntoClause == nil
+}
