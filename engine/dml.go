@@ -34,6 +34,9 @@ func (e *Engine) awaitWrite(epoch uint64) error {
 // insert runs INSERT: the source query is evaluated first (over the last
 // committed epoch), then its rows are written as one statement.
 func (e *Engine) insert(ctx context.Context, st *sql.Insert, q batchQuery) (int64, error) {
+	if q.tx != nil {
+		return q.tx.insert(ctx, st, q)
+	}
 	w, err := e.writer(st.Table)
 	if err != nil {
 		return 0, err
@@ -64,6 +67,9 @@ func (e *Engine) insert(ctx context.Context, st *sql.Insert, q batchQuery) (int6
 // modify runs UPDATE (update set) or DELETE: rows is the statement's row
 // selection (sql.Update.Rows, sql.Delete.Rows), planned as a batch query.
 func (e *Engine) modify(ctx context.Context, table *catalog.Relation, rows sql.Rel, update bool, q batchQuery) (int64, error) {
+	if q.tx != nil {
+		return q.tx.modify(ctx, table, rows, update, q)
+	}
 	w, err := e.writer(table)
 	if err != nil {
 		return 0, err

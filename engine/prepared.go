@@ -37,6 +37,7 @@ var errMultipleCommands = sqlerr.New(sqlerr.SyntaxError, "cannot insert multiple
 
 // Prepare implements pgwire.Session.
 func (s *session) Prepare(ctx context.Context, text string, paramTypes []types.T) (_ pgwire.PreparedStatement, err error) {
+	defer func() { s.noteError(err) }()
 	defer s.recoverPanic(&err)
 	if err := s.checkDatabase(); err != nil {
 		return nil, err
@@ -44,6 +45,11 @@ func (s *session) Prepare(ctx context.Context, text string, paramTypes []types.T
 	stmts, err := sql.Parse(text)
 	if err != nil {
 		return nil, err
+	}
+	if len(stmts) == 1 {
+		if err := s.checkFailed(stmts[0]); err != nil {
+			return nil, err
+		}
 	}
 	ps := &preparedStatement{s: s, params: paramTypes}
 	switch len(stmts) {
@@ -68,10 +74,14 @@ func (ps *preparedStatement) Close()                   {}
 // Bind implements pgwire.PreparedStatement.
 func (ps *preparedStatement) Bind(ctx context.Context, params []types.Datum) (_ pgwire.Portal, err error) {
 	s := ps.s
+	defer func() { s.noteError(err) }()
 	defer s.recoverPanic(&err)
 	p := &portal{ps: ps, params: slices.Clone(params)}
 	if ps.parsed == nil {
 		return p, nil
+	}
+	if err := s.checkFailed(ps.parsed); err != nil {
+		return nil, err
 	}
 	if p.st, p.refs, err = ps.bind(p.params); err != nil {
 		return nil, err
@@ -112,9 +122,13 @@ var _ pgwire.Portal = (*portal)(nil)
 // Run implements pgwire.Portal.
 func (p *portal) Run(ctx context.Context, w pgwire.ResultWriter) (err error) {
 	s := p.ps.s
+	defer func() { s.noteError(err) }()
 	defer s.recoverPanic(&err)
 	if p.ps.parsed == nil {
 		return w.EmptyQuery()
+	}
+	if err := s.checkFailed(p.ps.parsed); err != nil {
+		return err
 	}
 	st, refs := p.st, p.refs
 	if p.seq != s.seq {
@@ -122,7 +136,8 @@ func (p *portal) Run(ctx context.Context, w pgwire.ResultWriter) (err error) {
 			return err
 		}
 	}
-	return s.executeChecked(ctx, st, refs, w)
+	ctx, timedOut := s.withStatementTimeout(ctx)
+	return timedOut(s.executeChecked(ctx, st, refs, w))
 }
 
 func (p *portal) Close() {}
@@ -148,6 +163,8 @@ func (s *session) resultColumns(st sql.Statement) []pgwire.Column {
 		return cols
 	case *sql.Explain:
 		return text("QUERY PLAN")
+	case *sql.Execute:
+		return s.executeColumns(st)
 	case *sql.ShowRelations:
 		return text("Name")
 	case *sql.ShowVar:

@@ -27,6 +27,9 @@ type batchQuery struct {
 	random *eval.Random
 	// copyIn emits the rows of a COPY FROM STDIN (exec.Env.CopyInput).
 	copyIn func(ctx context.Context, out exec.Output) error
+	// tx is the session's transaction block, if it is in one: the query
+	// reads its snapshot and writes (txn.go).
+	tx *txn
 }
 
 // batchEnv returns the environment of one batch query: strict expression
@@ -91,6 +94,9 @@ func walkScans(rel sql.Rel, fn func(*catalog.Relation)) {
 // runQuery runs a batch query over the last committed epoch and sends each
 // result batch to out.
 func (e *Engine) runQuery(ctx context.Context, rel sql.Rel, q batchQuery, out exec.Output) error {
+	if q.tx != nil {
+		return q.tx.runQuery(ctx, rel, q, out)
+	}
 	if err := e.checkViews(rel); err != nil {
 		return err
 	}

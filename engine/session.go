@@ -55,14 +55,14 @@ var parameters = map[string]*parameter{
 	"extra_float_digits":                  {def: "1", desc: "Sets the number of digits displayed for floating-point values."},
 	"search_path":                         {def: "\"$user\", public", desc: "Sets the schema search order for names that are not schema-qualified."},
 	"standard_conforming_strings":         {def: "on", report: true, check: onlyValues("standard_conforming_strings", "on"), desc: "Causes '...' strings to treat backslashes literally."},
-	"statement_timeout":                   {def: "0", desc: "Sets the maximum allowed duration of any statement."},
-	"lock_timeout":                        {def: "0", desc: "Sets the maximum allowed duration of any wait for a lock."},
-	"idle_in_transaction_session_timeout": {def: "0", desc: "Sets the maximum allowed idle time between queries, when in a transaction."},
+	"statement_timeout":                   {def: "0", check: checkMillis("statement_timeout"), desc: "Sets the maximum allowed duration of any statement."},
+	"lock_timeout":                        {def: "0", check: checkMillis("lock_timeout"), desc: "Sets the maximum allowed duration of any wait for a lock."},
+	"idle_in_transaction_session_timeout": {def: "0", check: checkMillis("idle_in_transaction_session_timeout"), desc: "Sets the maximum allowed idle time between queries, when in a transaction."},
 	"client_min_messages":                 {def: "notice", desc: "Sets the message levels that are sent to the client."},
 	"bytea_output":                        {def: "hex", check: onlyValues("bytea_output", "hex"), desc: "Sets the output format for bytea."},
-	"transaction_isolation":               {def: "read committed", desc: "Sets the current transaction's isolation level."},
-	"default_transaction_isolation":       {def: "read committed", desc: "Sets the transaction isolation level of each new transaction."},
-	"default_transaction_read_only":       {def: "off", desc: "Sets the default read-only status of new transactions."},
+	"transaction_isolation":               {def: "read committed", check: checkIsolation("transaction_isolation"), desc: "Sets the current transaction's isolation level."},
+	"default_transaction_isolation":       {def: "read committed", check: checkIsolation("default_transaction_isolation"), desc: "Sets the transaction isolation level of each new transaction."},
+	"default_transaction_read_only":       {def: "off", check: checkBool("default_transaction_read_only"), desc: "Sets the default read-only status of new transactions."},
 	"transaction_read_only":               {def: "off", desc: "Sets the current transaction's read-only status."},
 	"synchronous_commit":                  {def: "on", desc: "Every acknowledged write is durable; accepted for compatibility."},
 	"jit":                                 {def: "off", desc: "Accepted for compatibility."},
@@ -121,7 +121,12 @@ type session struct {
 	// cat is the catalog of the database the session connected to.
 	cat    *catalog.Catalog
 	params map[string]string
-	inTx   bool
+	// tx is the open transaction block (nil outside one), and txParams
+	// the parameters at its BEGIN and at each of its savepoints.
+	tx       *txn
+	txParams []txSavepointState
+	// prepared are the statements of PREPARE, by name.
+	prepared map[string]*sqlPrepared
 	// seq counts the statements the session has run (see portal.Run).
 	seq uint64
 	// zone is the TimeZone setting's zone, which statements are bound in.
@@ -141,17 +146,21 @@ func newSession(e *Engine, startup map[string]string) (*session, error) {
 		s.params["timezone"] = z.Name()
 		s.zone = z
 	}
+	if err := s.startupOptions(startup["options"]); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
-func (s *session) TxStatus() byte {
-	if s.inTx {
-		return 'T'
-	}
-	return 'I'
-}
+func (s *session) TxStatus() byte { return s.txStatus() }
 
-func (s *session) Close() { s.e.sessionClosed(s.cat.DatabaseName()) }
+func (s *session) Close() {
+	if s.tx != nil {
+		s.tx.end()
+		s.tx = nil
+	}
+	s.e.sessionClosed(s.cat.DatabaseName())
+}
 
 // Query runs each statement of text in order.
 func (s *session) Query(ctx context.Context, text string, w pgwire.ResultWriter) error {
@@ -161,6 +170,9 @@ func (s *session) Query(ctx context.Context, text string, w pgwire.ResultWriter)
 	}
 	if len(stmts) == 0 {
 		return w.EmptyQuery()
+	}
+	if s.implicitTransaction(stmts) {
+		return s.runImplicit(ctx, stmts, w)
 	}
 	for _, p := range stmts {
 		if err := s.run(ctx, p, w); err != nil {
@@ -174,7 +186,11 @@ func (s *session) Query(ctx context.Context, text string, w pgwire.ResultWriter)
 // statement with XX000 and is logged with its stack, instead of taking the
 // server down.
 func (s *session) run(ctx context.Context, p *sql.Parsed, w pgwire.ResultWriter) (err error) {
+	defer func() { s.noteError(err) }()
 	defer s.recoverPanic(&err)
+	if err := s.checkFailed(p); err != nil {
+		return err
+	}
 	if err := s.checkDatabase(); err != nil {
 		return err
 	}
@@ -182,7 +198,8 @@ func (s *session) run(ctx context.Context, p *sql.Parsed, w pgwire.ResultWriter)
 	if err != nil {
 		return err
 	}
-	return s.executeChecked(ctx, st, refs, w)
+	ctx, timedOut := s.withStatementTimeout(ctx)
+	return timedOut(s.executeChecked(ctx, st, refs, w))
 }
 
 func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.ResultWriter) error {
@@ -191,6 +208,24 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		s.random = eval.NewRandom()
 	}
 	q := batchQuery{now: now, memoryLimit: s.queryMemoryLimit(), random: s.random, cat: s.cat}
+	if s.tx == nil {
+		if err := checkWritable(s.value("default_transaction_read_only") == "on", st); err != nil {
+			return err
+		}
+	}
+	if tx := s.tx; tx != nil {
+		if err := refuseInTransaction(st); err != nil {
+			return err
+		}
+		if err := checkWritable(tx.readOnly, st); err != nil {
+			return err
+		}
+		if readsOrWrites(st) {
+			tx.beginStatement()
+			defer tx.endStatement()
+			q.tx = tx
+		}
+	}
 	e := s.e
 	switch st := st.(type) {
 	case *sql.Select:
@@ -311,31 +346,16 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		}
 		return s.show(st.Name, w)
 	case *sql.Transaction:
-		switch st.Kind {
-		case sql.Begin:
-			if s.inTx {
-				if err := w.Notice("WARNING", sqlerr.ActiveSQLTransaction, "there is already a transaction in progress"); err != nil {
-					return err
-				}
-			}
-			s.inTx = true
-		case sql.Commit:
-			if !s.inTx {
-				if err := w.Notice("WARNING", sqlerr.NoActiveSQLTransaction, "there is no transaction in progress"); err != nil {
-					return err
-				}
-			}
-			s.inTx = false
-		case sql.Rollback:
-			if s.inTx {
-				if err := w.Notice("WARNING", sqlerr.FeatureNotSupported, "streamsql commits every statement on its own; ROLLBACK did not undo earlier statements"); err != nil {
-					return err
-				}
-			}
-			s.inTx = false
+		return s.transaction(st, w)
+	case *sql.SetTransaction:
+		if err := s.setTransaction(st, w); err != nil {
+			return err
 		}
 	default:
 		if ok, err := s.executeRoleStatement(st, w); ok || err != nil {
+			return err
+		}
+		if ok, err := s.sessionCommand(ctx, st, w); ok {
 			return err
 		}
 		return sqlerr.Unsupported("statement %s", st.Tag())
@@ -364,6 +384,18 @@ func writeTextColumn(w pgwire.ResultWriter, e *Engine, name string, rows []strin
 }
 
 func (s *session) value(name string) string {
+	switch name {
+	case "transaction_isolation":
+		if s.tx != nil {
+			return s.tx.isolation
+		}
+		name = "default_transaction_isolation"
+	case "transaction_read_only":
+		if s.tx != nil {
+			return onOff(s.tx.readOnly)
+		}
+		name = "default_transaction_read_only"
+	}
 	if v, ok := s.params[name]; ok {
 		return v
 	}
@@ -395,6 +427,17 @@ func (s *session) set(st *sql.SetVar, w pgwire.ResultWriter) error {
 	}
 	if name == "time zone" {
 		name = "timezone"
+	}
+	if name == "transaction_isolation" && !st.Reset {
+		return s.setTransaction(&sql.SetTransaction{Isolation: strings.ToLower(strings.TrimSpace(st.Value))}, w)
+	}
+	if name == "transaction_read_only" && !st.Reset {
+		v, err := checkBool(name)(st.Value)
+		if err != nil {
+			return err
+		}
+		ro := v == "on"
+		return s.setTransaction(&sql.SetTransaction{ReadOnly: &ro}, w)
 	}
 	p := parameters[name]
 	if p == nil {

@@ -53,6 +53,7 @@ var (
 	errShutdown      = errors.New("pgwire: server closing")
 	errClientGone    = errors.New("pgwire: client connection lost")
 	errConnDone      = errors.New("pgwire: connection ended")
+	errIdleInTx      = errors.New("pgwire: idle in transaction too long")
 )
 
 // aLongTimeAgo is a deadline in the past, to make a blocked read return.
@@ -163,6 +164,9 @@ func (c *conn) serve() {
 
 	if c.startup() {
 		c.run()
+	}
+	if context.Cause(c.ctx) == errIdleInTx && c.wErr == nil {
+		c.fatal(sqlerr.IdleInTransactionTimeout, "terminating connection due to idle-in-transaction timeout")
 	}
 	if (c.ctx.Err() != nil || c.draining.Load()) && context.Cause(c.ctx) != errClientGone && !c.fatalSent && c.wErr == nil {
 		// Server.Close or the ServeConn context ended the connection.
@@ -386,7 +390,9 @@ func (c *conn) run() {
 		if c.draining.Load() {
 			return
 		}
+		stopIdle := c.idleTimer()
 		typ, n, err := c.readHeader()
+		stopIdle()
 		if err != nil {
 			c.readFailed("message", err)
 			return
@@ -505,6 +511,22 @@ var errCanceled = sqlerr.New(sqlerr.QueryCanceled, "canceling statement due to u
 func (c *conn) ready() bool {
 	c.send(&pgproto3.ReadyForQuery{TxStatus: c.session.TxStatus()})
 	return c.flush() == nil
+}
+
+// idleTimer ends the connection if the session is in a transaction block
+// and idle longer than its idle_in_transaction_session_timeout; the returned
+// func stops the timer once a message arrives.
+func (c *conn) idleTimer() (stop func()) {
+	is, ok := c.session.(IdleTimeoutSession)
+	if !ok {
+		return func() {}
+	}
+	d := is.IdleInTransactionTimeout()
+	if d <= 0 || c.br.Buffered() > 0 {
+		return func() {}
+	}
+	t := time.AfterFunc(d, func() { c.cancel(errIdleInTx) })
+	return func() { t.Stop() }
 }
 
 // readHeader reads a message's type and body length and checks both.

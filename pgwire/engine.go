@@ -2,6 +2,7 @@ package pgwire
 
 import (
 	"context"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -45,6 +46,13 @@ type Session interface {
 	// Close releases the session; it is called exactly once, also when the client
 	// disappears mid-query.
 	Close()
+}
+
+// IdleTimeoutSession is a Session with an idle_in_transaction_session_timeout:
+// when IdleInTransactionTimeout (asked before each wait for a message) is not
+// zero and no message arrives within it, the connection ends with FATAL 25P03.
+type IdleTimeoutSession interface {
+	IdleInTransactionTimeout() time.Duration
 }
 
 // ZonedSession is a Session whose TimeZone setting may be other than UTC:

@@ -20,7 +20,8 @@ import (
 // reports either's parameters and result columns, Execute runs a portal,
 // Close drops either, Sync ends the pipeline with ReadyForQuery, Flush sends
 // what is buffered. An error in any of them is reported and every following
-// message up to Sync is discarded, as PostgreSQL does.
+// message up to Sync is discarded, as PostgreSQL does; so is a malformed
+// message (08P01), unless its length is wrong, which ends the connection.
 //
 // The empty name is the unnamed statement or portal: the next Parse or Bind
 // replaces it, and a simple Query drops both. Named ones live until Close;
@@ -113,8 +114,9 @@ func (c *conn) extended(typ byte, body []byte) bool {
 		return true
 	}
 	if pe, ok := err.(protocolError); ok {
-		c.fatal(sqlerr.ProtocolViolation, "%s", pe)
-		return false
+		// A malformed message whose framing held: an ERROR, after which
+		// the connection resyncs at Sync, as PostgreSQL does.
+		err = sqlerr.New(sqlerr.ProtocolViolation, "%s", pe)
 	}
 	c.sendError("ERROR", sqlerr.Wrap(err))
 	c.skipToSync = true

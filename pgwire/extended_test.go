@@ -372,7 +372,7 @@ func TestBinaryFormats(t *testing.T) {
 }
 
 // TestMalformedExtendedMessages checks that a malformed extended-protocol
-// message ends its connection with 08P01.
+// message gets an 08P01 error and the connection resyncs at Sync.
 func TestMalformedExtendedMessages(t *testing.T) {
 	ts, done := setup(t)
 	defer done()
@@ -381,20 +381,23 @@ func TestMalformedExtendedMessages(t *testing.T) {
 		raw  []byte
 		want string
 	}{
-		{"parse without query", []byte{'P', 0, 0, 0, 6, 's', 0}, "E FATAL/FATAL 08P01 invalid Parse message format"},
-		{"parse with short oids", []byte{'P', 0, 0, 0, 11, 0, 'q', 0, 0, 1, 0, 0}, "E FATAL/FATAL 08P01 invalid Parse message format"},
-		{"bind with trailing bytes", []byte{'B', 0, 0, 0, 13, 0, 0, 0, 0, 0, 0, 0, 0, 9}, "E FATAL/FATAL 08P01 invalid Bind message format"},
-		{"bind with bad length", []byte{'B', 0, 0, 0, 16, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xfe, 0, 0}, "E FATAL/FATAL 08P01 invalid Bind message format"},
-		{"describe subtype", []byte{'D', 0, 0, 0, 6, 'X', 0}, "E FATAL/FATAL 08P01 invalid DESCRIBE message subtype 88"},
-		{"close subtype", []byte{'C', 0, 0, 0, 6, 'X', 0}, "E FATAL/FATAL 08P01 invalid CLOSE message subtype 88"},
-		{"execute without row count", []byte{'E', 0, 0, 0, 5, 0}, "E FATAL/FATAL 08P01 invalid Execute message format"},
-		{"flush with a body", []byte{'H', 0, 0, 0, 5, 0}, "E FATAL/FATAL 08P01 invalid Flush message format"},
+		{"parse without query", []byte{'P', 0, 0, 0, 6, 's', 0}, "E ERROR/ERROR 08P01 invalid Parse message format"},
+		{"parse with short oids", []byte{'P', 0, 0, 0, 11, 0, 'q', 0, 0, 1, 0, 0}, "E ERROR/ERROR 08P01 invalid Parse message format"},
+		{"bind with trailing bytes", []byte{'B', 0, 0, 0, 13, 0, 0, 0, 0, 0, 0, 0, 0, 9}, "E ERROR/ERROR 08P01 invalid Bind message format"},
+		{"bind with bad length", []byte{'B', 0, 0, 0, 16, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xfe, 0, 0}, "E ERROR/ERROR 08P01 invalid Bind message format"},
+		{"describe subtype", []byte{'D', 0, 0, 0, 6, 'X', 0}, "E ERROR/ERROR 08P01 invalid DESCRIBE message subtype 88"},
+		{"close subtype", []byte{'C', 0, 0, 0, 6, 'X', 0}, "E ERROR/ERROR 08P01 invalid CLOSE message subtype 88"},
+		{"execute without row count", []byte{'E', 0, 0, 0, 5, 0}, "E ERROR/ERROR 08P01 invalid Execute message format"},
+		{"flush with a body", []byte{'H', 0, 0, 0, 5, 0}, "E ERROR/ERROR 08P01 invalid Flush message format"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := rawStarted(t, ts)
 			c.writeRaw(tc.raw)
-			c.expect(tc.want)
-			c.expectEOF()
+			c.writeRaw([]byte{'E', 0, 0, 0, 9, 0, 0, 0, 0, 0}) // skipped
+			c.writeRaw([]byte{'S', 0, 0, 0, 4})
+			c.expect(tc.want, "Z I")
+			c.writeRaw([]byte{'S', 0, 0, 0, 4})
+			c.expect("Z I")
 		})
 	}
 }

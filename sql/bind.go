@@ -172,15 +172,15 @@ func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 		}
 		return &ShowVar{Name: name}, nil
 	case *pg_query.Node_TransactionStmt:
-		switch s.TransactionStmt.Kind {
-		case pg_query.TransactionStmtKind_TRANS_STMT_BEGIN, pg_query.TransactionStmtKind_TRANS_STMT_START:
-			return &Transaction{Kind: Begin}, nil
-		case pg_query.TransactionStmtKind_TRANS_STMT_COMMIT:
-			return &Transaction{Kind: Commit}, nil
-		case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK:
-			return &Transaction{Kind: Rollback}, nil
-		}
-		return nil, b.errAt(s.TransactionStmt.Location, sqlerr.Unsupported("%s", strings.TrimPrefix(s.TransactionStmt.Kind.String(), "TRANS_STMT_")))
+		return b.bindTransaction(s.TransactionStmt)
+	case *pg_query.Node_PrepareStmt:
+		return b.bindPrepare(s.PrepareStmt)
+	case *pg_query.Node_ExecuteStmt:
+		return b.bindExecute(s.ExecuteStmt)
+	case *pg_query.Node_DeallocateStmt:
+		return &Deallocate{Name: s.DeallocateStmt.Name, All: s.DeallocateStmt.Isall}, nil
+	case *pg_query.Node_DiscardStmt:
+		return bindDiscard(s.DiscardStmt)
 	case *pg_query.Node_ViewStmt:
 		return b.bindCreateView(s.ViewStmt)
 	case *pg_query.Node_CopyStmt:
@@ -505,7 +505,11 @@ func (b *binder) bindSet(s *pg_query.VariableSetStmt) (Statement, error) {
 	case pg_query.VariableSetKind_VAR_RESET_ALL:
 		return &SetVar{Name: "all", Reset: true}, nil
 	case pg_query.VariableSetKind_VAR_SET_MULTI:
-		// SET TRANSACTION ... and friends: accepted, nothing to change.
+		// SET TRANSACTION ... and SET SESSION CHARACTERISTICS AS
+		// TRANSACTION; other multi-word forms are accepted.
+		if name == "transaction" || name == "session characteristics" {
+			return &SetTransaction{SessionDefault: name != "transaction", Isolation: isolationOf(s.Args), ReadOnly: readOnlyOf(s.Args)}, nil
+		}
 		return &SetVar{Name: name}, nil
 	}
 	return nil, sqlerr.Unsupported("SET %s", name)

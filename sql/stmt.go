@@ -143,11 +143,24 @@ const (
 	Begin TransactionKind = iota
 	Commit
 	Rollback
+	// TxSavepoint, TxRelease and TxRollbackTo are SAVEPOINT name, RELEASE
+	// [SAVEPOINT] name and ROLLBACK TO [SAVEPOINT] name inside a
+	// transaction block (not the database savepoints of sql.Savepoint).
+	TxSavepoint
+	TxRelease
+	TxRollbackTo
 )
 
-// Transaction is BEGIN, COMMIT or ROLLBACK (and their spellings).
+// Transaction is BEGIN, COMMIT or ROLLBACK (and their spellings), or a
+// savepoint of a transaction block.
 type Transaction struct {
 	Kind TransactionKind
+	// Name is the savepoint's name (TxSavepoint, TxRelease, TxRollbackTo).
+	Name string
+	// Isolation is BEGIN's ISOLATION LEVEL, lower case ("" if not given),
+	// and ReadOnly its READ ONLY or READ WRITE (nil if neither).
+	Isolation string
+	ReadOnly  *bool
 }
 
 // Empty is an empty statement (only whitespace or comments).
@@ -190,6 +203,10 @@ func (s *Transaction) Tag() string {
 		return "BEGIN"
 	case Commit:
 		return "COMMIT"
+	case TxSavepoint:
+		return "SAVEPOINT"
+	case TxRelease:
+		return "RELEASE"
 	}
 	return "ROLLBACK"
 }

@@ -19,6 +19,9 @@ import (
 // the layer after NewIter copies that part.) The Iter belongs to t's owner
 // goroutine and must be closed.
 func (t *Table) NewIter(lower, upper []byte) (*Iter, error) {
+	if t.overlay {
+		return t.overlayIter(lower, upper)
+	}
 	it := newIter(t.store, t.prefix, lower, upper)
 	if l := t.cur; l != nil {
 		it.addLayer(l.points.IsoCopy(), l.dels)

@@ -45,6 +45,11 @@ type Table struct {
 	// a new slice under mu, and readers load it without locking.
 	mu     sync.Mutex
 	sealed atomic.Pointer[[]*layer]
+
+	// overlay is set for a Store.NewOverlay table, which reads base (if
+	// set) under its own writes instead of its sealed layers and Pebble.
+	overlay bool
+	base    *Snapshot
 }
 
 func newTable(s *Store, id TableID) *Table {
@@ -103,6 +108,9 @@ func (t *Table) Get(key []byte) (value []byte, ok bool, err error) {
 		if l.covers(key) {
 			return nil, false, nil
 		}
+	}
+	if t.overlay {
+		return t.overlayGet(key)
 	}
 	sealed := *t.sealed.Load()
 	for i := len(sealed) - 1; i >= 0; i-- {

@@ -14,6 +14,8 @@ import (
 
 func main() {
 	root := newRootCmd()
+	root.Version = versionText()
+	root.SetVersionTemplate("{{.Version}}")
 	root.AddCommand(newSLTCmd(), newBenchCmd(), newRestoreCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "streamsql:", err)

@@ -34,6 +34,25 @@ async function main(url) {
   assert.strictEqual((await c.query({ ...q, values: [2] })).rows[0].kind, 'b');
   assert.strictEqual((await c.query({ ...q, values: [3] })).rows[0].kind, 'a');
 
+  // Transactions: ROLLBACK undoes, COMMIT applies both writes together.
+  await c.query('BEGIN');
+  await c.query('INSERT INTO events VALUES ($1, $2, $3, now())', [50, 'tx', 1]);
+  await c.query('ROLLBACK');
+  assert.strictEqual((await c.query('SELECT count(*) AS n FROM events WHERE id = 50')).rows[0].n, '0');
+  await c.query('BEGIN');
+  await c.query('INSERT INTO events VALUES ($1, $2, $3, now())', [50, 'tx', 1]);
+  await c.query('INSERT INTO events VALUES ($1, $2, $3, now())', [51, 'tx', 2]);
+  await assert.rejects(c.query('INSERT INTO events VALUES (1, $1, 0, now())', ['dup']), (e) => e.code === '23505');
+  await assert.rejects(c.query('SELECT 1'), (e) => e.code === '25P02');
+  await c.query('ROLLBACK');
+  await c.query('BEGIN');
+  await c.query('INSERT INTO events VALUES ($1, $2, $3, now())', [50, 'tx', 1]);
+  await c.query('INSERT INTO events VALUES ($1, $2, $3, now())', [51, 'tx', 2]);
+  await c.query('COMMIT');
+  await c.query('FLUSH');
+  r = await c.query("SELECT n, total FROM by_kind WHERE kind = 'tx'");
+  assert.deepStrictEqual([r.rows[0].n, r.rows[0].total], ['2', 3]);
+
   // A pool of connections writing at once.
   const pool = new Pool({ connectionString: url, max: 4 });
   await Promise.all(Array.from({ length: 20 }, (_, i) =>

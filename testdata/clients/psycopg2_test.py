@@ -65,6 +65,26 @@ def main(dsn):
     tcur.execute("INSERT INTO items VALUES (20, 'twenty', 20, NULL)")
     tx.commit()
     assert rows(cur, "SELECT name FROM items WHERE id = 20") == [("twenty",)]
+    # rollback() undoes the block's writes.
+    tcur.execute("INSERT INTO items VALUES (21, 'gone', 21, NULL)")
+    tcur.execute("UPDATE items SET name = 'changed' WHERE id = 20")
+    assert rows(tcur, "SELECT name FROM items WHERE id IN (20, 21) ORDER BY id") == [("changed",), ("gone",)]
+    tx.rollback()
+    assert rows(cur, "SELECT name FROM items WHERE id IN (20, 21) ORDER BY id") == [("twenty",)]
+    # An error aborts the block until rollback.
+    try:
+        tcur.execute("INSERT INTO items VALUES (20, 'dup', 0, NULL)")
+        raise AssertionError("duplicate key accepted")
+    except psycopg2.errors.UniqueViolation:
+        pass
+    try:
+        tcur.execute("SELECT 1")
+        raise AssertionError("statement ran in an aborted block")
+    except psycopg2.errors.InFailedSqlTransaction:
+        pass
+    tx.rollback()
+    assert rows(tcur, "SELECT count(*) FROM items") == [(5,)]
+    tx.commit()
     tx.close()
     conn.close()
     print("ok")

@@ -1,0 +1,446 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/sqlerr"
+	"github.com/streamsql/streamsql/state"
+)
+
+// The DML of a transaction block: INSERT, UPDATE, DELETE and COPY FROM
+// write the transaction's overlays (see txn.go), checked as the table's own
+// write path checks them (NOT NULL, primary keys) against the statement's
+// snapshot under the transaction's writes; COMMIT applies them.
+
+// releaseAll releases every record of recs.
+func releaseAll(recs []arrow.RecordBatch) {
+	for _, r := range recs {
+		r.Release()
+	}
+}
+
+// insert runs INSERT (and COPY FROM) in the transaction.
+func (tx *txn) insert(ctx context.Context, st *sql.Insert, q batchQuery) (int64, error) {
+	w, err := tx.e.writer(st.Table)
+	if err != nil {
+		return 0, err
+	}
+	var recs []arrow.RecordBatch
+	defer func() { releaseAll(recs) }()
+	err = tx.runQuery(ctx, st.Source, q, exec.OutputFunc(func(_ context.Context, m exec.Message) error {
+		if m.Batch != nil {
+			recs = append(recs, m.Batch.Rec)
+			m.Batch.Rec = nil
+		}
+		return nil
+	}))
+	if err != nil {
+		return 0, err
+	}
+	tt := tx.table(w)
+	full, err := w.txnRows(recs)
+	defer releaseAll(full)
+	if err != nil {
+		return 0, err
+	}
+	if err := tt.checkNewKeys(full); err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, rec := range full {
+		cols := rec.Columns()
+		for i := range int(rec.NumRows()) {
+			tx.valBuf = w.codec.Append(tx.valBuf[:0], cols, i)
+			tt.putNew(tt.key(rec, i), tx.valBuf)
+		}
+		for _, x := range tt.indexes {
+			x.PutAll(rec)
+		}
+		n += rec.NumRows()
+	}
+	return n, nil
+}
+
+// txnRows returns the table's full rows for records of its visible columns:
+// serial columns filled, hidden row ids allocated (neither comes back on
+// ROLLBACK, as sequences do not in PostgreSQL), NOT NULL checked.
+func (w *tableWriter) txnRows(recs []arrow.RecordBatch) ([]arrow.RecordBatch, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.checkLive(); err != nil {
+		return nil, err
+	}
+	full := make([]arrow.RecordBatch, 0, len(recs))
+	for _, rec := range recs {
+		if w.seq != nil {
+			filled, err := w.seq.fill(w.e.mem, rec, w.visTypes)
+			if err != nil {
+				return full, err
+			}
+			full = append(full, w.visibleToFull(filled))
+			filled.Release()
+		} else {
+			full = append(full, w.visibleToFull(rec))
+		}
+		if err := w.checkNotNull(full[len(full)-1]); err != nil {
+			return full, err
+		}
+	}
+	return full, nil
+}
+
+// key encodes the key (primary key or row id) of row i of rec; the result
+// is valid until the next call.
+func (tt *txnTable) key(rec arrow.RecordBatch, i int) []byte {
+	tt.keyBuf = tt.keyBuf[:0]
+	for _, k := range tt.rel.Key {
+		tt.keyBuf = state.AppendKey(tt.keyBuf, tt.w.types[k], rec.Column(k), i)
+	}
+	return tt.keyBuf
+}
+
+// checkNewKeys fails with 23505 for the first row of full, in statement
+// order, whose primary key the transaction sees already or that an earlier
+// row of full has.
+func (tt *txnTable) checkNewKeys(full []arrow.RecordBatch) error {
+	w := tt.w
+	if !w.rel.PrimaryKey {
+		return nil
+	}
+	arena, keys := w.encodeKeys(full)
+	key := func(k rowKey) []byte { return arena[k.off:k.end] }
+	sorted := slices.Clone(keys)
+	slices.SortStableFunc(sorted, func(a, b rowKey) int { return bytes.Compare(key(a), key(b)) })
+	first := rowKey{rec: -1}
+	for j, k := range sorted {
+		dup := j > 0 && bytes.Equal(key(sorted[j-1]), key(k))
+		if !dup {
+			_, exists, err := tt.rows.Get(key(k))
+			if err != nil {
+				return err
+			}
+			dup = exists
+		}
+		if dup && (first.rec < 0 || k.rec < first.rec || k.rec == first.rec && k.row < first.row) {
+			first = k
+		}
+	}
+	if first.rec >= 0 {
+		return w.duplicateKey(full[first.rec], first.row)
+	}
+	return nil
+}
+
+// modify runs UPDATE (update set) or DELETE in the transaction: rows is the
+// statement's row selection, as for Engine.modify.
+func (tx *txn) modify(ctx context.Context, table *catalog.Relation, rows sql.Rel, update bool, q batchQuery) (int64, error) {
+	w, err := tx.e.writer(table)
+	if err != nil {
+		return 0, err
+	}
+	tt := tx.table(w)
+	var olds, news []arrow.RecordBatch
+	defer func() { releaseAll(olds); releaseAll(news) }()
+	width := len(w.types)
+	schema := exec.SchemaOf(w.types)
+	err = tx.runQuery(ctx, rows, q, exec.OutputFunc(func(_ context.Context, m exec.Message) error {
+		if m.Batch == nil {
+			return nil
+		}
+		defer m.Batch.Release()
+		rec := m.Batch.Rec
+		if rec.NumRows() == 0 {
+			return nil
+		}
+		cols := rec.Columns()
+		olds = append(olds, array.NewRecordBatch(schema, cols[:width], rec.NumRows()))
+		if update {
+			news = append(news, array.NewRecordBatch(schema, cols[width:2*width], rec.NumRows()))
+		}
+		return nil
+	}))
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, r := range olds {
+		n += r.NumRows()
+	}
+	if update {
+		if err := tt.checkUpdate(olds, news); err != nil {
+			return 0, err
+		}
+	}
+	// Deletions first, so that keys moving between rows stay correct.
+	for _, r := range olds {
+		for i := range int(r.NumRows()) {
+			if err := tt.del(tt.key(r, i)); err != nil {
+				return 0, err
+			}
+		}
+		for _, x := range tt.indexes {
+			x.DeleteAll(r)
+		}
+	}
+	for _, r := range news {
+		cols := r.Columns()
+		for i := range int(r.NumRows()) {
+			tx.valBuf = w.codec.Append(tx.valBuf[:0], cols, i)
+			if err := tt.put(tt.key(r, i), tx.valBuf); err != nil {
+				return 0, err
+			}
+		}
+		for _, x := range tt.indexes {
+			x.PutAll(r)
+		}
+	}
+	return n, nil
+}
+
+// checkUpdate checks the new versions of an UPDATE's rows: NOT NULL, and for
+// a changed primary key that the new key is free (not held by a row the
+// statement keeps).
+func (tt *txnTable) checkUpdate(olds, news []arrow.RecordBatch) error {
+	w := tt.w
+	oldKeys := map[string]bool{}
+	for _, r := range olds {
+		for i := range int(r.NumRows()) {
+			oldKeys[string(tt.key(r, i))] = true
+		}
+	}
+	newKeys := map[string]bool{}
+	for _, r := range news {
+		if err := w.checkNotNull(r); err != nil {
+			return err
+		}
+		if !w.rel.PrimaryKey {
+			continue
+		}
+		for i := range int(r.NumRows()) {
+			k := tt.key(r, i)
+			if newKeys[string(k)] {
+				return w.duplicateKey(r, i)
+			}
+			newKeys[string(k)] = true
+			if oldKeys[string(k)] {
+				continue
+			}
+			if _, exists, err := tt.rows.Get(k); err != nil {
+				return err
+			} else if exists {
+				return w.duplicateKey(r, i)
+			}
+		}
+	}
+	return nil
+}
+
+// commit applies the transaction's writes: all in one epoch, or none.
+func (tx *txn) commit() error {
+	ts := tx.written()
+	if len(ts) == 0 {
+		return nil
+	}
+	epoch, err := tx.apply(ts)
+	if err != nil {
+		return err
+	}
+	return tx.e.awaitWrite(epoch)
+}
+
+// apply locks the tables of ts (in order) at one epoch, checks them for
+// conflicts and applies the writes; it returns the epoch holding them.
+func (tx *txn) apply(ts []*txnTable) (uint64, error) {
+	lockAll(ts)
+	defer func() {
+		for _, tt := range ts {
+			tt.w.mu.Unlock()
+		}
+	}()
+	for _, tt := range ts {
+		if err := tt.w.checkLive(); err != nil {
+			return 0, err
+		}
+		if err := tt.checkConflicts(); err != nil {
+			return 0, err
+		}
+	}
+	for _, tt := range ts {
+		if err := tt.w.applyTxn(tt); err != nil {
+			return 0, err
+		}
+	}
+	return ts[0].w.sealed + 1, nil
+}
+
+// lockAll locks every table of ts when all of them are at the same epoch:
+// the coordinator seals tables one after the other, so between two locks it
+// may have sealed one and not the next yet; then it tries again.
+func lockAll(ts []*txnTable) {
+	for {
+		for _, tt := range ts {
+			tt.w.mu.Lock()
+		}
+		same := true
+		for _, tt := range ts[1:] {
+			same = same && tt.w.sealed == ts[0].w.sealed
+		}
+		if same {
+			return
+		}
+		for _, tt := range ts {
+			tt.w.mu.Unlock()
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// checkConflicts fails with 40001 if a key the transaction wrote no longer
+// has the value the transaction read before writing it: someone else wrote
+// it first. The caller holds w.mu.
+func (tt *txnTable) checkConflicts() error {
+	var err error
+	tt.rows.Writes(func(key, _ []byte, _ bool) bool {
+		was, had, _ := tt.before.Written(key)
+		var now []byte
+		var has bool
+		if now, has, err = tt.w.table.Get(key); err != nil {
+			return false
+		}
+		if has != had || had && !bytes.Equal(now, was) {
+			err = tt.conflict(key)
+			return false
+		}
+		return true
+	})
+	return err
+}
+
+// conflict is the 40001 error for key.
+func (tt *txnTable) conflict(key []byte) error {
+	e := sqlerr.New(sqlerr.SerializationFailure, "could not serialize access due to concurrent update")
+	w := tt.w
+	if !w.rel.PrimaryKey {
+		return e
+	}
+	var names, vals []string
+	rest := key
+	for _, k := range w.rel.Key {
+		d, next, err := state.DecodeKeyDatum(rest, w.types[k])
+		if err != nil {
+			return e
+		}
+		rest = next
+		names = append(names, w.rel.Columns[k].Name)
+		vals = append(vals, d.Text(w.types[k]))
+	}
+	e.Detail = "Key (" + strings.Join(names, ", ") + ")=(" + strings.Join(vals, ", ") + ") of relation \"" + w.rel.Name + "\" was changed by a transaction that committed first."
+	return e
+}
+
+// applyTxn writes the transaction's changes of tt to the table, its indexes
+// and its change stream, as deletes, update pairs and inserts. The caller
+// holds w.mu.
+func (w *tableWriter) applyTxn(tt *txnTable) error {
+	// 0: inserted rows, 1: deleted rows, 2 and 3: old and new of updates.
+	var bs [4][]array.Builder
+	var ns [4]int
+	for g := range bs {
+		bs[g] = make([]array.Builder, len(w.types))
+		for i, t := range w.types {
+			bs[g][i] = array.NewBuilder(w.e.mem, t.ArrowType())
+		}
+		defer func(g int) {
+			for _, b := range bs[g] {
+				b.Release()
+			}
+		}(g)
+	}
+	decode := func(g int, v []byte) error {
+		ns[g]++
+		return w.codec.Decode(v, bs[g])
+	}
+	var err error
+	tt.rows.Writes(func(key, val []byte, deleted bool) bool {
+		was, had, _ := tt.before.Written(key)
+		switch {
+		case !deleted && !had:
+			err = decode(0, val)
+			w.table.Put(key, val)
+		case deleted && had:
+			err = decode(1, was)
+			w.table.Delete(key)
+		case !deleted && had && !bytes.Equal(was, val):
+			if err = decode(2, was); err == nil {
+				err = decode(3, val)
+			}
+			w.table.Put(key, val)
+		}
+		return err == nil
+	})
+	if err != nil {
+		return err
+	}
+	schema := exec.SchemaOf(w.types)
+	var recs [4]arrow.RecordBatch
+	for g := range bs {
+		cols := make([]arrow.Array, len(bs[g]))
+		for i, b := range bs[g] {
+			cols[i] = b.NewArray()
+		}
+		recs[g] = array.NewRecordBatch(schema, cols, int64(ns[g]))
+		for _, c := range cols {
+			c.Release()
+		}
+		defer recs[g].Release()
+	}
+	w.deleteIndexes(recs[1])
+	w.deleteIndexes(recs[2])
+	w.putIndexes(recs[3])
+	w.putIndexes(recs[0])
+	if ns[1] > 0 {
+		recs[1].Retain()
+		ops := make([]exec.Op, ns[1])
+		for i := range ops {
+			ops[i] = exec.Delete
+		}
+		if err := w.disp.Emit(w.e.ctx, exec.Message{Batch: exec.NewBatch(recs[1], ops)}); err != nil {
+			return err
+		}
+	}
+	if ns[2] > 0 {
+		b, err := updatePairs(w.e, recs[2], recs[3])
+		if err != nil {
+			return err
+		}
+		if err := w.emitObserved(b); err != nil {
+			return err
+		}
+	}
+	if ns[0] > 0 {
+		recs[0].Retain()
+		if err := w.emitObserved(exec.NewBatch(recs[0], nil)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// emitObserved advances the watermark over b and sends it down the table's
+// change stream, which takes it.
+func (w *tableWriter) emitObserved(b *exec.Batch) error {
+	if err := w.observe(b); err != nil {
+		b.Release()
+		return err
+	}
+	return w.disp.Emit(w.e.ctx, exec.Message{Batch: b})
+}
