@@ -34,17 +34,8 @@ func newJSONColumn(t types.T, arr arrow.Array) jsonColumn {
 			}
 			return append(buf, "false"...)
 		}
-	case types.Int16, types.Int32, types.Int64, types.JSONB:
+	case types.Int16, types.Int32, types.Int64, types.Numeric, types.JSONB:
 		return jsonColumn(text)
-	case types.Numeric:
-		return func(buf []byte, i int) []byte {
-			n := len(buf)
-			buf = text(buf, i)
-			if buf[len(buf)-1] == 'N' { // NaN
-				return quoteTail(buf, n)
-			}
-			return buf
-		}
 	case types.Float32, types.Float64:
 		return func(buf []byte, i int) []byte {
 			n := len(buf)
