@@ -2,15 +2,18 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/streamsql/streamsql/internal/kafkatest"
 	"github.com/streamsql/streamsql/internal/testserver"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestKafkaSink runs the three formats of a Kafka sink over a grouped
@@ -157,4 +160,87 @@ func kwaitFor(t *testing.T, ctx context.Context, what string, check func() (stri
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// TestKafkaSinkBrokerOutage cuts every connection to the broker for a
+// while during a run: the sinks retry with backoff while the view goes on
+// and deliver everything once the broker is back, the exactly-once one
+// with no change twice.
+func TestKafkaSinkBrokerOutage(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cluster, brokers := kafkatest.Cluster(t, 2, "dbz", "alo")
+	var down atomic.Bool
+	cluster.Control(func(kmsg.Request) (kmsg.Response, error, bool) {
+		cluster.KeepControl()
+		if down.Load() {
+			return nil, errors.New("broker down"), true
+		}
+		return nil, nil, false
+	})
+	srv := testserver.Start(t, testserver.Options{BarrierInterval: 10 * time.Millisecond})
+	conn := connect(ctx, t, srv)
+	with := fmt.Sprintf("connector = 'kafka', properties.bootstrap.server = '%s'", brokers)
+	kexec(t, ctx, conn,
+		"CREATE TABLE t (k int PRIMARY KEY, n int)",
+		"CREATE SINK dbz FROM t WITH ("+with+", topic = 'dbz', primary_key = 'k') FORMAT DEBEZIUM ENCODE JSON",
+		"CREATE SINK alo FROM t WITH ("+with+", topic = 'alo', primary_key = 'k', sink.delivery.guarantee = 'at_least_once') FORMAT UPSERT ENCODE JSON",
+	)
+	for i := 0; i < 60; i++ {
+		if i == 20 {
+			down.Store(true)
+		}
+		if i == 40 {
+			time.Sleep(time.Second) // some retries
+			down.Store(false)
+		}
+		kexec(t, ctx, conn,
+			fmt.Sprintf("INSERT INTO t VALUES (%d, %d)", i, i),
+			fmt.Sprintf("UPDATE t SET n = n + 1 WHERE k %% 5 = %d", i%5),
+			fmt.Sprintf("DELETE FROM t WHERE k = %d", i/2),
+		)
+	}
+	want := kqueryStrings(t, ctx, conn, "SELECT jsonb_build_object('k', k, 'n', n)::text FROM t")
+	kwaitFor(t, ctx, "exactly-once sink", func() (string, bool) {
+		recs, err := kafkatest.ReadAll(ctx, brokers, "dbz")
+		if err != nil {
+			return err.Error(), false
+		}
+		got, err := kafkatest.FoldDebezium(recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%v, want %v", got, want), slices.Equal(got, want)
+	})
+	kwaitFor(t, ctx, "at-least-once sink", func() (string, bool) {
+		recs, err := kafkatest.ReadAll(ctx, brokers, "alo")
+		if err != nil {
+			return err.Error(), false
+		}
+		got := kafkatest.FoldUpsert(recs)
+		return fmt.Sprintf("%v, want %v", got, want), slices.Equal(got, want)
+	})
+}
+
+// TestKafkaSinkOutboxLimit runs a sink whose broker is unreachable: the
+// outbox grows to sink.outbox.max.bytes, then the sink fails and says why.
+func TestKafkaSinkOutboxLimit(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv := testserver.Start(t, testserver.Options{BarrierInterval: 10 * time.Millisecond})
+	conn := connect(ctx, t, srv)
+	kexec(t, ctx, conn,
+		"CREATE TABLE t (k int, s text) APPEND ONLY",
+		"CREATE SINK s FROM t WITH (connector = 'kafka', properties.bootstrap.server = '127.0.0.1:1', topic = 'x', sink.outbox.max.bytes = '4000') FORMAT PLAIN ENCODE JSON",
+	)
+	for i := 0; i < 100; i++ {
+		kexec(t, ctx, conn, "INSERT INTO t SELECT g, repeat('x', 10) FROM generate_series(1, 10) g")
+	}
+	kwaitFor(t, ctx, "sink status", func() (string, bool) {
+		var status string
+		if err := conn.QueryRow(ctx, "SELECT status FROM streamsql_sinks WHERE name = 's'").Scan(&status); err != nil {
+			return err.Error(), false
+		}
+		return status, strings.Contains(status, "over sink.outbox.max.bytes = 4000")
+	})
 }

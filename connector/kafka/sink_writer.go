@@ -120,15 +120,18 @@ func (s *Sink) Barrier(_ context.Context, b *barrier.Barrier) error {
 		s.deleted = d
 	}
 	if len(s.chunks) > 0 {
+		// Delivery waits for the epoch to commit, which it cannot before
+		// this returns: queueing first leaves no outbox writes behind if
+		// the queue is full.
+		err := s.d.add(epochChunks{epoch: b.Epoch, chunks: s.chunks, bytes: s.bytes})
+		if err != nil {
+			return err
+		}
 		for i, c := range s.chunks {
 			s.keyBuf = outboxKey(s.keyBuf[:0], b.Epoch, uint32(i))
 			s.outbox.Put(s.keyBuf, c)
 		}
-		err := s.d.add(epochChunks{epoch: b.Epoch, chunks: s.chunks, bytes: s.bytes})
 		s.chunks, s.bytes = nil, 0
-		if err != nil {
-			return err
-		}
 	}
 	s.outbox.Seal(b.Epoch)
 	return nil
