@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"strings"
-	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -152,15 +151,6 @@ func (r *jsonRow) release() {
 	for k := range r.enc {
 		r.enc[k], r.nulls[k] = nil, nil
 	}
-}
-
-// bytesString is b as a string without a copy; b must not change while the
-// string is used.
-func bytesString(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return unsafe.String(&b[0], len(b))
 }
 
 // splitList splits a comma-separated option value, trimming spaces.

@@ -21,7 +21,7 @@ const progressIdle = 3 * time.Second
 // readProgress returns the last epoch the sink's committed progress
 // records name (0 if none): it creates the progress topic if it does not
 // exist (compacted, one partition), then reads it read_committed from the
-// start to the last stable offset of each partition. The sink's own
+// start to the last stable offset of each partition (see stableEnds). The sink's own
 // transactions must be finished (connect calls it after InitProducerID),
 // so that their outcome is below the last stable offset.
 func readProgress(ctx context.Context, cl *kgo.Client, cfg *SinkConfig) (uint64, error) {
@@ -29,11 +29,11 @@ func readProgress(ctx context.Context, cl *kgo.Client, cfg *SinkConfig) (uint64,
 	if err := createProgressTopic(ctx, cl, topic); err != nil {
 		return 0, err
 	}
-	starts, err := listOffsets(ctx, cl, topic, -2)
+	starts, err := listOffsets(ctx, cl, topic, -2, 0)
 	if err != nil {
 		return 0, err
 	}
-	ends, err := listOffsets(ctx, cl, topic, -1)
+	ends, err := stableEnds(ctx, cl, topic)
 	if err != nil {
 		return 0, err
 	}
@@ -95,6 +95,38 @@ func readProgress(ctx context.Context, cl *kgo.Client, cfg *SinkConfig) (uint64,
 	return epoch, nil
 }
 
+// stableEnds returns the last stable offset of each partition of topic
+// once it has reached the high watermark of the call. The sink's own
+// progress records are below that high watermark, but other sinks'
+// transactions still open then would hold the last stable offset below
+// some of them; every transaction ends (commits, or aborts at its
+// timeout), so waiting for the last stable offset to pass the high
+// watermark sees all of ours.
+func stableEnds(ctx context.Context, cl *kgo.Client, topic string) (map[int32]int64, error) {
+	hw, err := listOffsets(ctx, cl, topic, -1, 0)
+	if err != nil {
+		return nil, err
+	}
+	for delay := 10 * time.Millisecond; ; delay = min(2*delay, time.Second) {
+		lso, err := listOffsets(ctx, cl, topic, -1, 1)
+		if err != nil {
+			return nil, err
+		}
+		behind := false
+		for p, h := range hw {
+			behind = behind || lso[p] < h
+		}
+		if !behind {
+			return lso, nil
+		}
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for open transactions on %s to end: %w", topic, ctx.Err())
+		}
+	}
+}
+
 // createProgressTopic creates topic, compacted with one partition, unless
 // it exists.
 func createProgressTopic(ctx context.Context, cl *kgo.Client, topic string) error {
@@ -120,8 +152,9 @@ func createProgressTopic(ctx context.Context, cl *kgo.Client, topic string) erro
 }
 
 // listOffsets returns the offsets of every partition of topic at ts (-2:
-// the log start, -1: the last stable offset, as read_committed sees it).
-func listOffsets(ctx context.Context, cl *kgo.Client, topic string, ts int64) (map[int32]int64, error) {
+// the log start, -1: the end) for isolation level isolation (for the end,
+// 0: the high watermark, 1: the last stable offset).
+func listOffsets(ctx context.Context, cl *kgo.Client, topic string, ts int64, isolation int8) (map[int32]int64, error) {
 	meta := kmsg.NewPtrMetadataRequest()
 	mt := kmsg.NewMetadataRequestTopic()
 	mt.Topic = kmsg.StringPtr(topic)
@@ -131,7 +164,7 @@ func listOffsets(ctx context.Context, cl *kgo.Client, topic string, ts int64) (m
 		return nil, err
 	}
 	req := kmsg.NewPtrListOffsetsRequest()
-	req.ReplicaID, req.IsolationLevel = -1, 1
+	req.ReplicaID, req.IsolationLevel = -1, isolation
 	rt := kmsg.NewListOffsetsRequestTopic()
 	rt.Topic = topic
 	for _, t := range mresp.Topics {
