@@ -11,7 +11,13 @@ import (
 // options are checked against the sink's query (a CREATE SINK with bad
 // options fails here, before anything is scheduled), and it learns of
 // committed checkpoints from the coordinator.
+//
+// A new sink gets its transactional.id here, in its options, which the
+// catalog stores with it: the id must stay the same across restarts.
 func openKafkaSink(e *Engine, rel *catalog.Relation, outbox *state.Table) (exec.SinkWriter, error) {
+	if rel.Options["properties.transactional.id"] == "" {
+		rel.Options["properties.transactional.id"] = kafka.NewTransactionalID(rel)
+	}
 	cfg, err := kafka.ParseSinkConfig(rel)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
@@ -84,7 +85,7 @@ func ParseSinkConfig(rel *catalog.Relation) (*SinkConfig, error) {
 		return nil, invalid("a kafka sink needs the option properties.bootstrap.server")
 	}
 	if c.TransactionalID == "" {
-		c.TransactionalID = fmt.Sprintf("streamsql-sink-%s-%s-%d", rel.Database, rel.Name, rel.ID)
+		c.TransactionalID = NewTransactionalID(rel)
 	}
 	if c.ProgressTopic == "" {
 		c.ProgressTopic = DefaultProgressTopic
@@ -123,6 +124,15 @@ func ParseSinkConfig(rel *catalog.Relation) (*SinkConfig, error) {
 		}
 	}
 	return c, nil
+}
+
+// NewTransactionalID returns a transactional.id for a new sink over rel:
+// its database, name and id, and a random suffix, so that a sink of a new
+// data directory with the same name and id does not take the progress of
+// an old one for its own. The engine stores it in the sink's options, so
+// that it stays the same across restarts.
+func NewTransactionalID(rel *catalog.Relation) string {
+	return fmt.Sprintf("streamsql-sink-%s-%s-%d-%08x", rel.Database, rel.Name, rel.ID, rand.Uint32())
 }
 
 // parseFormat sets c.Format from FORMAT f ENCODE e.

@@ -66,6 +66,8 @@ type Sink struct {
 	deleted uint64
 	d       *delivery
 	keyBuf  []byte
+	// bytesPerRow is the last batch's encoded size per row.
+	bytesPerRow int
 }
 
 // NewSink returns the writer of a Kafka sink over rel, whose changes have
@@ -103,7 +105,11 @@ func (s *Sink) Write(_ context.Context, b *exec.Batch) error {
 	if int(b.Rec.NumCols()) != len(s.enc.types) {
 		return fmt.Errorf("kafka sink %s: a batch of %d columns, want %d", s.cfg.Name, b.Rec.NumCols(), len(s.enc.types))
 	}
-	chunk, n := s.enc.encodeBatch(nil, b)
+	// Sized as the last batch's bytes per row, so appends seldom regrow it.
+	chunk, n := s.enc.encodeBatch(make([]byte, 0, s.bytesPerRow*b.Len()+64), b)
+	if b.Len() > 0 {
+		s.bytesPerRow = len(chunk)/b.Len() + 1
+	}
 	if n > 0 {
 		s.chunks = append(s.chunks, chunk)
 		s.bytes += int64(len(chunk))
