@@ -208,6 +208,8 @@ func (d *delivery) connect() error {
 	}
 	if d.cfg.ExactlyOnce {
 		opts = append(opts, kgo.TransactionalID(d.cfg.TransactionalID), kgo.TransactionTimeout(time.Minute))
+	} else {
+		opts = append(opts, kgo.DisableIdempotentWrite()) // brokers without transactions may lack it too
 	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
