@@ -9,6 +9,7 @@ import (
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
+	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -17,9 +18,13 @@ import (
 // backfilled, checkpointed, restored and dropped as a materialized view is
 // (view.go), and cannot be read.
 
-// sinkConnectors are the sink connectors, by name.
-var sinkConnectors = map[string]func(rel *catalog.Relation) (exec.SinkWriter, error){
-	"blackhole": func(*catalog.Relation) (exec.SinkWriter, error) { return exec.Blackhole{}, nil },
+// sinkConnectors are the sink connectors, by name. outbox is the sink's
+// own state table (its relation's StateTable, which a sink stores no rows
+// in): the writer may keep there what must be part of its checkpoints,
+// writing and sealing it at its barriers.
+var sinkConnectors = map[string]func(e *Engine, rel *catalog.Relation, outbox *state.Table) (exec.SinkWriter, error){
+	"blackhole": func(*Engine, *catalog.Relation, *state.Table) (exec.SinkWriter, error) { return exec.Blackhole{}, nil },
+	"kafka":     openKafkaSink,
 }
 
 // createSink creates a sink (CREATE SINK).
@@ -27,7 +32,7 @@ func (e *Engine) createSink(ctx context.Context, cat *catalog.Catalog, st *sql.C
 	name := st.Options["connector"]
 	if sinkConnectors[name] == nil {
 		return sqlerr.New(sqlerr.FeatureNotSupported, "sink connector \"%s\" is not supported", name).
-			WithHint("The sink connectors are: blackhole.")
+			WithHint("The sink connectors are: blackhole, kafka.")
 	}
 	return e.createView(ctx, cat, st.View, atLeastOnce, w, st.Options)
 }
@@ -47,7 +52,7 @@ func (e *Engine) buildSink(env exec.Env, rel *catalog.Relation, plan *planner.St
 	if open == nil {
 		return nil, fmt.Errorf("sink %s: unknown connector %q", rel.Name, rel.Options["connector"])
 	}
-	w, err := open(rel)
+	w, err := open(e, rel, e.store.Table(state.TableID(rel.StateTable)))
 	if err != nil {
 		return nil, err
 	}

@@ -89,6 +89,14 @@ func (a *Actor) runSingle(ctx context.Context) error {
 		}
 		stop, err := a.deliver(ctx, 0, m)
 		if err != nil {
+			if b := m.Barrier; b != nil {
+				// As runMulti does: a barrier that failed the dataflow is
+				// still acknowledged, or no epoch would commit again.
+				a.ack(b)
+				if stop {
+					return a.markFailed(err)
+				}
+			}
 			return a.fail(ctx, err)
 		}
 		if b := m.Barrier; b != nil {

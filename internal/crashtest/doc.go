@@ -80,6 +80,13 @@
 //     while the clients write: no window twice, and no row that any read has
 //     shown may change or go away, across kills too. It ends with a clean
 //     shutdown, a restart and a last check. By default it runs one seed.
+//   - TestKafkaSinkCrashRecovery: exactly-once Kafka sinks (two FORMAT
+//     DEBEZIUM, a grouped and a filtered one, and a FORMAT UPSERT) to an
+//     in-process kfake broker, while a client inserts, updates and deletes;
+//     SIGKILLs at random moments, one start in three killed during startup.
+//     At the end a read_committed consumer folds each Debezium topic
+//     strictly (a change seen twice, or one of a row never created, fails)
+//     and the upsert topic by key, and each must equal its query.
 //   - TestCleanShutdown: SIGTERM under load and when idle exits with status 0
 //     and loses nothing.
 //   - TestDataDirInUse: a second server on a data directory in use is refused.
