@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/streamsql/streamsql/catalog"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -91,6 +92,8 @@ var parameters = map[string]*parameter{
 		desc: "Accepted for compatibility: queries see the last checkpoint, which every write triggers."},
 	"streaming_rate_limit": {def: "default", desc: "Accepted for compatibility: sources and backfills are not rate limited."},
 	"backfill_rate_limit":  {def: "default", desc: "Accepted for compatibility: backfills are not rate limited."},
+	"subscribe_backlog_rows": {def: strconv.Itoa(defaultBacklogRows), check: checkBacklogRows,
+		desc: "Sets how many changes a SUBSCRIBE may have waiting to be sent; past that it ends with 53400."},
 }
 
 // boolValue accepts PostgreSQL's spellings of a boolean parameter.
@@ -126,6 +129,8 @@ type session struct {
 	seq uint64
 	// zone is the TimeZone setting's zone, which statements are bound in.
 	zone *types.Zone
+	// cursors are the open cursors, by name (cursor.go).
+	cursors map[string]*cursor
 }
 
 func newSession(e *Engine, startup map[string]string) (*session, error) {
@@ -151,7 +156,10 @@ func (s *session) TxStatus() byte {
 	return 'I'
 }
 
-func (s *session) Close() { s.e.sessionClosed(s.cat.DatabaseName()) }
+func (s *session) Close() {
+	s.closeCursors(func(*cursor) bool { return true })
+	s.e.sessionClosed(s.cat.DatabaseName())
+}
 
 // Query runs each statement of text in order.
 func (s *session) Query(ctx context.Context, text string, w pgwire.ResultWriter) error {
@@ -296,6 +304,16 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		}
 	case *sql.Savepoint:
 		return e.savepoint(ctx, st, w)
+	case *sql.Subscribe:
+		return s.runSubscribe(ctx, st, w)
+	case *sql.CopySubscribe:
+		return s.copySubscribe(ctx, st, w)
+	case *sql.DeclareCursor:
+		return s.declareCursor(ctx, st, q, w)
+	case *sql.Fetch:
+		return s.fetch(ctx, st, w)
+	case *sql.CloseCursor:
+		return s.closeCursor(st, w)
 	case *sql.AlterViewPause:
 		if err := e.alterViewPause(ctx, s.cat, st, w); err != nil {
 			return err
@@ -327,6 +345,7 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 				}
 			}
 			s.inTx = false
+			s.endTransaction(true)
 		case sql.Rollback:
 			if s.inTx {
 				if err := w.Notice("WARNING", sqlerr.FeatureNotSupported, "streamsql commits every statement on its own; ROLLBACK did not undo earlier statements"); err != nil {
@@ -334,6 +353,7 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 				}
 			}
 			s.inTx = false
+			s.endTransaction(false)
 		}
 	default:
 		return sqlerr.Unsupported("statement %s", st.Tag())
