@@ -68,6 +68,7 @@ func (s *session) declareCursor(ctx context.Context, st *sql.DeclareCursor, q ba
 		if err != nil {
 			return err
 		}
+		sub.drained = s.drained
 		c.sub, c.cols, c.noScroll = sub, sub.cols, true
 	} else if err := s.e.keepRows(ctx, st.Query, q, c); err != nil {
 		c.release()

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -131,10 +132,14 @@ type session struct {
 	zone *types.Zone
 	// cursors are the open cursors, by name (cursor.go).
 	cursors map[string]*cursor
+	// drained is closed by Drain (subscribe.go).
+	drained   chan struct{}
+	drainOnce sync.Once
 }
 
 func newSession(e *Engine, startup map[string]string) (*session, error) {
-	s := &session{e: e, user: startup["user"], cat: e.cat.In(startup["database"]), params: map[string]string{}, zone: types.UTC}
+	s := &session{e: e, user: startup["user"], cat: e.cat.In(startup["database"]), params: map[string]string{}, zone: types.UTC,
+		drained: make(chan struct{})}
 	if v, ok := startup["application_name"]; ok {
 		s.params["application_name"] = v
 	}

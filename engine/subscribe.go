@@ -77,14 +77,17 @@ type subscriber struct {
 	vis                []int
 	snapshot, progress bool
 	limit              int64
+	// drained is closed when the server shuts down.
+	drained <-chan struct{}
 	// rows counts the buffered changes (pending, sealed and ready).
 	rows atomic.Int64
 
 	// pending are the changes of the open epoch (of every epoch before
 	// the snapshot's end while snapDone is false); the dataflow's
 	// goroutine only.
-	pending  []change
-	snapDone bool
+	pending    []change
+	snapDone   bool
+	overflowed bool
 
 	mu sync.Mutex
 	// sealed are the changes of ended epochs not yet known to be
@@ -219,15 +222,18 @@ func subscribeColumns(st *sql.Subscribe) []pgwire.Column {
 
 // Write implements exec.SinkWriter: it keeps b's changes in the open epoch.
 func (s *subscriber) Write(_ context.Context, b *exec.Batch) error {
-	if b.Len() == 0 {
+	if b.Len() == 0 || s.overflowed {
 		return nil
 	}
 	if n := s.rows.Add(int64(b.Len())); n > s.limit {
-		err := sqlerr.New(sqlerr.ConfigurationLimitExceeded,
+		// The dataflow goes on, dropping changes, until it is detached.
+		s.overflowed = true
+		s.releasePending()
+		s.fail(sqlerr.New(sqlerr.ConfigurationLimitExceeded,
 			"subscriber fell behind: %d changes are waiting to be sent (subscribe_backlog_rows = %d); the subscription ends", n, s.limit).
-			WithHint("Read the changes faster, or raise subscribe_backlog_rows.")
-		s.fail(err)
-		return err
+			WithHint("Read the changes faster, or raise subscribe_backlog_rows."))
+		go s.close()
+		return nil
 	}
 	b.Rec.Retain()
 	s.pending = append(s.pending, change{rec: b.Rec, ops: append([]exec.Op(nil), b.Ops...)})
@@ -366,12 +372,12 @@ func (s *subscriber) next(ctx context.Context, max int64, wait time.Duration) ([
 		timer = t.C
 	}
 	for {
-		if p := s.v.failed.Load(); p != nil {
-			return nil, sqlerr.New(sqlerr.InternalError, "the subscription's dataflow failed: %v", *p)
-		}
 		taken, err := s.take(max)
 		if err != nil || len(taken) > 0 {
 			return s.format(taken), err
+		}
+		if p := s.v.failed.Load(); p != nil {
+			return nil, sqlerr.New(sqlerr.InternalError, "the subscription's dataflow failed: %v", *p)
 		}
 		select {
 		case <-s.wake:
@@ -379,6 +385,8 @@ func (s *subscriber) next(ctx context.Context, max int64, wait time.Duration) ([
 			return nil, nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		case <-s.drained:
+			return nil, errDrained
 		case <-s.v.done:
 			return nil, sqlerr.New(sqlerr.AdminShutdown, "the subscription ended: the server is shutting down")
 		}
@@ -507,6 +515,11 @@ func (s *subscriber) close() {
 	})
 }
 
+// Drain implements pgwire.Drainer: a running SUBSCRIBE ends.
+func (s *session) Drain() { s.drainOnce.Do(func() { close(s.drained) }) }
+
+var errDrained = sqlerr.New(sqlerr.AdminShutdown, "terminating SUBSCRIBE: the server is shutting down")
+
 var errSubscriptionClosed = sqlerr.New(sqlerr.InvalidCursorName, "the subscription is closed")
 
 // runSubscribe runs a SUBSCRIBE statement: its rows stream to the client
@@ -516,6 +529,7 @@ func (s *session) runSubscribe(ctx context.Context, st *sql.Subscribe, w pgwire.
 	if err != nil {
 		return err
 	}
+	sub.drained = s.drained
 	defer sub.close()
 	if err := w.BeginRows(sub.cols); err != nil {
 		return err
@@ -557,6 +571,7 @@ func (s *session) copySubscribe(ctx context.Context, st *sql.CopySubscribe, w pg
 	if err != nil {
 		return err
 	}
+	sub.drained = s.drained
 	defer sub.close()
 	enc := &copyEncoder{f: st.Format, zone: s.zone}
 	for _, col := range sub.cols {
