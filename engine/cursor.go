@@ -40,8 +40,8 @@ type cursor struct {
 	// pos is the position as PostgreSQL counts it: 0 before the first row,
 	// n+1 after the last, else on row pos (1-based).
 	pos int64
-	// sub, for a SUBSCRIBE cursor, is its subscription.
-	sub *subscriber
+	// sub, for a cursor over a SUBSCRIBE or a subscription, is its feed.
+	sub changeFeed
 }
 
 func (c *cursor) release() {
@@ -64,12 +64,11 @@ func (s *session) declareCursor(ctx context.Context, st *sql.DeclareCursor, q ba
 	}
 	c := &cursor{name: st.Name, hold: st.Hold, noScroll: st.NoScroll, inTx: s.inTx}
 	if st.Subscribe != nil {
-		sub, err := s.e.subscribe(ctx, s.cat, st.Subscribe, s.backlogRows())
+		sub, err := s.openFeed(ctx, st.Subscribe)
 		if err != nil {
 			return err
 		}
-		sub.drained = s.drained
-		c.sub, c.cols, c.noScroll = sub, sub.cols, true
+		c.sub, c.cols, c.noScroll = sub, sub.columns(), true
 	} else if err := s.e.keepRows(ctx, st.Query, q, c); err != nil {
 		c.release()
 		return err
@@ -171,7 +170,7 @@ func (s *session) fetch(ctx context.Context, st *sql.Fetch, w pgwire.ResultWrite
 		return err
 	}
 	if c.sub != nil {
-		return c.sub.fetch(ctx, st, c.cols, w)
+		return fetchFeed(ctx, c.sub, st, c.cols, w)
 	}
 	var out []rowRange
 	var n int64

@@ -313,6 +313,12 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		return s.runSubscribe(ctx, st, w)
 	case *sql.CopySubscribe:
 		return s.copySubscribe(ctx, st, w)
+	case *sql.DeclareSubscriptionCursor:
+		return s.declareSubscriptionCursor(st, w)
+	case *sql.DropSubscription:
+		if err := e.dropSubscription(ctx, s.cat, st, w); err != nil {
+			return err
+		}
 	case *sql.DeclareCursor:
 		return s.declareCursor(ctx, st, q, w)
 	case *sql.Fetch:

@@ -48,6 +48,9 @@ const defaultBacklogRows = 1 << 20
 var subscribers sync.Map // *catalog.Relation -> *subscriber
 
 func init() {
+	sinkConnectors[sql.SubscriptionConnector] = func(rel *catalog.Relation) (exec.SinkWriter, error) {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "sink %s: a subscription's log is opened by buildSink", rel.Name)
+	}
 	sinkConnectors["subscribe"] = func(rel *catalog.Relation) (exec.SinkWriter, error) {
 		if s, ok := subscribers.Load(rel); ok {
 			return s.(*subscriber), nil
@@ -213,6 +216,12 @@ func subscribeColumns(st *sql.Subscribe) []pgwire.Column {
 		cols = append(cols, pgwire.Column{Name: "progressed", Type: types.BoolT})
 	}
 	cols = append(cols, pgwire.Column{Name: "op", Type: types.TextT})
+	if st.View == nil { // a subscription's log
+		for _, c := range st.Log.VisibleColumns() {
+			cols = append(cols, pgwire.Column{Name: st.Log.Columns[c].Name, Type: st.Log.Columns[c].Type})
+		}
+		return cols
+	}
 	all := st.View.Query.Columns()
 	for _, c := range sql.VisibleColumns(st.View.Query) {
 		cols = append(cols, pgwire.Column{Name: all[c].Name, Type: all[c].Type})
@@ -525,13 +534,12 @@ var errSubscriptionClosed = sqlerr.New(sqlerr.InvalidCursorName, "the subscripti
 // runSubscribe runs a SUBSCRIBE statement: its rows stream to the client
 // until it cancels (57014) or the subscription fails.
 func (s *session) runSubscribe(ctx context.Context, st *sql.Subscribe, w pgwire.ResultWriter) error {
-	sub, err := s.e.subscribe(ctx, s.cat, st, s.backlogRows())
+	sub, err := s.openFeed(ctx, st)
 	if err != nil {
 		return err
 	}
-	sub.drained = s.drained
 	defer sub.close()
-	if err := w.BeginRows(sub.cols); err != nil {
+	if err := w.BeginRows(sub.columns()); err != nil {
 		return err
 	}
 	flush := flusher(w)
@@ -567,18 +575,17 @@ func (s *session) copySubscribe(ctx context.Context, st *sql.CopySubscribe, w pg
 	if err != nil {
 		return err
 	}
-	sub, err := s.e.subscribe(ctx, s.cat, st.Subscribe, s.backlogRows())
+	sub, err := s.openFeed(ctx, st.Subscribe)
 	if err != nil {
 		return err
 	}
-	sub.drained = s.drained
 	defer sub.close()
 	enc := &copyEncoder{f: st.Format, zone: s.zone}
-	for _, col := range sub.cols {
+	for _, col := range sub.columns() {
 		enc.names = append(enc.names, col.Name)
 		enc.types = append(enc.types, col.Type)
 	}
-	if err := c.CopyOut(false, len(sub.cols)); err != nil {
+	if err := c.CopyOut(false, len(sub.columns())); err != nil {
 		return err
 	}
 	if err := c.CopyData(enc.header()); err != nil {
@@ -602,9 +609,12 @@ func (s *session) copySubscribe(ctx context.Context, st *sql.CopySubscribe, w pg
 	}
 }
 
-// fetch runs FETCH of a SUBSCRIBE cursor: it waits for changes (at most
+func (s *subscriber) columns() []pgwire.Column      { return s.cols }
+func (s *subscriber) setDrained(ch <-chan struct{}) { s.drained = ch }
+
+// fetchFeed runs FETCH of a cursor over f: it waits for changes (at most
 // st.Timeout) and returns up to st.Count rows of them.
-func (s *subscriber) fetch(ctx context.Context, st *sql.Fetch, cols []pgwire.Column, w pgwire.ResultWriter) error {
+func fetchFeed(ctx context.Context, s changeFeed, st *sql.Fetch, cols []pgwire.Column, w pgwire.ResultWriter) error {
 	if st.Direction != sql.FetchForward || st.Count < 0 {
 		return errNoScroll
 	}

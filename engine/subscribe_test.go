@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
@@ -311,8 +313,8 @@ func TestSubscribeSlowSubscriber(t *testing.T) {
 }
 
 // TestSubscribeAfterRestart: after a restart a SUBSCRIBE starts from the
-// view's restored rows; AS OF an earlier epoch is refused (the changes of
-// past epochs are not retained).
+// view's restored rows; AS OF an earlier epoch is refused for a view
+// without a subscription (its past changes are not retained).
 func TestSubscribeAfterRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -357,7 +359,67 @@ func TestSubscribeAfterRestart(t *testing.T) {
 		t.Fatalf("snapshot after restart: %s", s)
 	}
 	mustExec(ctx, t, conn, "ROLLBACK")
-	if _, err := conn.Exec(ctx, "SUBSCRIBE mv AS OF 1"); sqlState(err) != "0A000" {
+	if _, err := conn.Exec(ctx, "SUBSCRIBE mv WITH (SNAPSHOT = false) AS OF 1"); sqlState(err) != "55000" {
 		t.Fatalf("AS OF: %v", err)
+	}
+}
+
+// TestSubscribePsql streams COPY (SUBSCRIBE ...) TO STDOUT to the real
+// psql until it is interrupted (Ctrl-C sends a cancel request).
+func TestSubscribePsql(t *testing.T) {
+	psql, err := exec.LookPath("psql")
+	if err != nil {
+		t.Skip("psql is not on PATH")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv := testserver.Start(t, testserver.Options{})
+	conn := connect(ctx, t, srv)
+	setupSubscribe(ctx, t, conn)
+	cmd := exec.CommandContext(ctx, psql, srv.URL, "-X", "-c", "COPY (SUBSCRIBE TO mv) TO STDOUT")
+	cmd.Env = append(os.Environ(), "PSQLRC=/dev/null", "PGCONNECT_TIMEOUT=10")
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	mustExec(ctx, t, conn, "INSERT INTO t VALUES (3, 'c')", "DELETE FROM t WHERE k = 1")
+	time.Sleep(500 * time.Millisecond)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err == nil {
+		t.Fatalf("psql ended without an error after Ctrl-C:\n%s", stdout.String())
+	}
+	// Applied in order, the changes give the view's rows (which of them
+	// are in the snapshot depends on when the subscription started).
+	state := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		f := strings.SplitN(line, "\t", 3)
+		if len(f) != 3 {
+			t.Fatalf("line %q", line)
+		}
+		switch f[1] {
+		case "Insert":
+			state[f[2]]++
+		case "Delete":
+			state[f[2]]--
+		default:
+			t.Fatalf("line %q", line)
+		}
+	}
+	var rows []string
+	for r, n := range state {
+		if n != 0 {
+			rows = append(rows, fmt.Sprintf("%s x%d", r, n))
+		}
+	}
+	sort.Strings(rows)
+	if s := strings.Join(rows, "; "); s != "2\tb x1; 3\tc x1" {
+		t.Fatalf("psql printed %q: rows %q", stdout.String(), s)
+	}
+	if !strings.Contains(stderr.String(), "canceling statement due to user request") {
+		t.Fatalf("psql's error: %q", stderr.String())
 	}
 }

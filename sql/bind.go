@@ -47,6 +47,12 @@ func bind(b *binder, p *Parsed) (Statement, error) {
 		st, err = b.bindSubscribe(cs)
 	case *fetchSyntax:
 		st = bindFetchWith(cs)
+	case *declareSubscriptionSyntax:
+		st, err = b.bindDeclareSubscription(cs)
+	case *DropSubscription:
+		d := *cs
+		d.Path = b.path
+		st = &d
 	case *AlterViewPause:
 		a := *cs
 		a.Path = b.path
@@ -200,6 +206,9 @@ func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 		return b.bindDeclareCursor(s.DeclareCursorStmt)
 	case *pg_query.Node_FetchStmt:
 		return bindFetch(s.FetchStmt), nil
+	case *pg_query.Node_DropSubscriptionStmt:
+		d := s.DropSubscriptionStmt
+		return &DropSubscription{Name: ObjectName{Name: d.Subname}, IfExists: d.MissingOk, Path: b.path}, nil
 	case *pg_query.Node_ClosePortalStmt:
 		return &CloseCursor{Name: s.ClosePortalStmt.Portalname}, nil
 	case *pg_query.Node_CreatedbStmt:

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/sqlerr"
 )
 
@@ -34,6 +35,11 @@ type Subscribe struct {
 	Progress bool
 	// AsOf is the epoch of AS OF, or 0 without it.
 	AsOf uint64
+	// From is the relation SUBSCRIBE names (nil for a query); Log is the
+	// subscription (sql/subscription.go) whose retained changes are read
+	// instead of running View: the one named, or with AS OF the one kept
+	// on From (the engine chooses).
+	From, Log *catalog.Relation
 }
 
 func (*Subscribe) Tag() string { return "SUBSCRIBE" }
@@ -48,8 +54,9 @@ func (*CopySubscribe) Tag() string { return "COPY" }
 
 // subscribeSyntax is a parsed SUBSCRIBE awaiting binding.
 type subscribeSyntax struct {
-	// query is SELECT ... or SELECT * FROM name.
+	// query is SELECT ... or SELECT * FROM name, and name the name.
 	query    *pg_query.Node
+	name     *pg_query.RangeVar
 	snapshot bool
 	progress bool
 	asOf     uint64
@@ -199,7 +206,7 @@ func (p *subParser) body(i int) (*subscribeSyntax, int, error) {
 		}
 		sel := star.Stmts[0].Stmt.GetSelectStmt()
 		sel.FromClause[0].Node = &pg_query.Node_RangeVar{RangeVar: rv}
-		s.query, i = star.Stmts[0].Stmt, j
+		s.query, s.name, i = star.Stmts[0].Stmt, rv, j
 	}
 	if p.word(i) == "with" && p.word(i+1) == "(" {
 		opts, end, err := withOptions(p.src, p.toks, i+2, "SUBSCRIBE")
@@ -368,6 +375,17 @@ func parseTimeout(v string) (time.Duration, error) {
 
 // bindSubscribe binds a parsed SUBSCRIBE, and the DECLARE or COPY around it.
 func (b *binder) bindSubscribe(s *subscribeSyntax) (Statement, error) {
+	var from *catalog.Relation
+	if s.name != nil {
+		var err error
+		if from, err = b.lookup(s.name); err != nil {
+			return nil, err
+		}
+		if IsSubscription(from) {
+			sub := &Subscribe{Snapshot: s.snapshot, Progress: s.progress, AsOf: s.asOf, From: from, Log: from}
+			return b.wrapSubscribe(s, sub, len(from.VisibleColumns()), nil)
+		}
+	}
 	rel, err := b.bindQuery(s.query.GetSelectStmt())
 	if err != nil {
 		return nil, err
@@ -386,7 +404,15 @@ func (b *binder) bindSubscribe(s *subscribeSyntax) (Statement, error) {
 		Snapshot: s.snapshot,
 		Progress: s.progress,
 		AsOf:     s.asOf,
+		From:     from,
 	}
+	return b.wrapSubscribe(s, sub, len(VisibleColumns(rel)), rel)
+}
+
+// wrapSubscribe returns sub, or the DECLARE or COPY around it; n is the
+// number of its query's columns, rel its query (nil for a subscription's
+// log).
+func (b *binder) wrapSubscribe(s *subscribeSyntax, sub *Subscribe, n int, rel Rel) (Statement, error) {
 	switch {
 	case s.declare != nil:
 		if s.declare.Options&cursorOptBinary != 0 {
@@ -395,9 +421,14 @@ func (b *binder) bindSubscribe(s *subscribeSyntax) (Statement, error) {
 		return &DeclareCursor{Name: s.declare.Portalname, Hold: s.declare.Options&cursorOptHold != 0,
 			NoScroll: true, Subscribe: sub}, nil
 	case s.copy != nil:
-		n := len(VisibleColumns(rel)) + 2
+		n += 2
 		if s.progress {
 			n++
+		}
+		for _, o := range s.copy.Options {
+			if d := o.GetDefElem(); d != nil && strings.HasPrefix(d.Defname, "force_") {
+				return nil, b.errAt(d.Location, sqlerr.Unsupported("COPY (SUBSCRIBE ...) option %s", strings.ToUpper(d.Defname)))
+			}
 		}
 		f, err := b.copyFormat(s.copy.Options, n, rel, false)
 		if err != nil {
