@@ -13,9 +13,11 @@ import (
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/exec/eval"
 	"github.com/streamsql/streamsql/pgwire"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
+	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -264,6 +266,8 @@ func (s *subscriber) Barrier(_ context.Context, b *barrier.Barrier) error {
 		s.snapDone = true
 		if !s.snapshot {
 			s.releasePending()
+		} else if err := s.consolidate(); err != nil {
+			return err
 		}
 	}
 	for i := range s.pending {
@@ -284,6 +288,62 @@ func (s *subscriber) Barrier(_ context.Context, b *barrier.Barrier) error {
 	s.releasePending() // after a failure
 	poke(s.sealedCh)
 	return nil
+}
+
+// consolidate replaces the pending changes, the snapshot, by their net
+// rows as inserts: the changes made while the backfill read the inputs
+// cancel out. Rows are told apart by their visible columns.
+func (s *subscriber) consolidate() error {
+	ts := make([]types.T, len(s.vis))
+	for k, c := range s.vis {
+		ts[k] = s.rel.Columns[c].Type
+	}
+	codec := state.NewRowCodec(ts)
+	type at struct{ change, row int }
+	count := map[string]int{}
+	first := map[string]at{}
+	var order []string
+	var buf []byte
+	cols := make([]arrow.Array, len(s.vis))
+	for ci, c := range s.pending {
+		for k, col := range s.vis {
+			cols[k] = c.rec.Column(col)
+		}
+		for i, op := range c.ops {
+			buf = codec.Append(buf[:0], cols, i)
+			key := string(buf)
+			if _, ok := first[key]; !ok {
+				first[key] = at{ci, i}
+				order = append(order, key)
+			}
+			if op.IsInsert() {
+				count[key]++
+			} else {
+				count[key]--
+			}
+		}
+	}
+	sel := make([][]int32, len(s.pending))
+	for _, key := range order {
+		p := first[key]
+		for n := count[key]; n > 0; n-- {
+			sel[p.change] = append(sel[p.change], int32(p.row))
+		}
+	}
+	var out []change
+	var err error
+	for ci, c := range s.pending {
+		if len(sel[ci]) > 0 && err == nil {
+			var rec arrow.RecordBatch
+			if rec, err = eval.TakeRecord(s.e.mem, c.rec, sel[ci]); err == nil {
+				out = append(out, change{rec: rec, ops: make([]exec.Op, len(sel[ci]))}) // Insert is 0
+			}
+		}
+		s.rows.Add(int64(len(sel[ci])) - c.rec.NumRows())
+		c.rec.Release()
+	}
+	s.pending = out
+	return err
 }
 
 // Close implements exec.SinkWriter.

@@ -423,3 +423,60 @@ func TestSubscribePsql(t *testing.T) {
 		t.Fatalf("psql's error: %q", stderr.String())
 	}
 }
+
+// TestSubscribeSnapshotDuringWrites: the snapshot of a SUBSCRIBE over a
+// table that is updated while its backfill reads it (in small chunks) is
+// inserts only, and with the changes after it gives the table's rows.
+func TestSubscribeSnapshotDuringWrites(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv := testserver.Start(t, testserver.Options{BackfillChunkRows: 50})
+	conn := connect(ctx, t, srv)
+	mustExec(ctx, t, conn, "CREATE TABLE big (k bigint PRIMARY KEY, v bigint)",
+		"INSERT INTO big SELECT g, 0 FROM generate_series(1, 3000) AS g")
+	sc := connectMode(t, ctx, srv.URL, pgx.QueryExecModeSimpleProtocol)
+	mustExec(ctx, t, sc, "BEGIN", "DECLARE c CURSOR FOR SUBSCRIBE (SELECT k, v FROM big)")
+	for i := range 10 {
+		mustExec(ctx, t, conn,
+			fmt.Sprintf("UPDATE big SET v = v + 1 WHERE k %% 7 = %d", i%7),
+			fmt.Sprintf("DELETE FROM big WHERE k %% 100 = %d", i),
+			fmt.Sprintf("INSERT INTO big VALUES (%d, 1)", 10000+i))
+	}
+	mustExec(ctx, t, conn, "INSERT INTO big VALUES (-1, -1)")
+	rows := map[string]int{}
+	var snapEpoch string
+	for done := false; !done; {
+		got := queryText(ctx, t, sc, "FETCH 1000 c")
+		for _, line := range strings.Split(strings.TrimSpace(got), "\n") {
+			f := strings.Fields(line) // epoch op k v
+			if snapEpoch == "" {
+				snapEpoch = f[0]
+			}
+			if f[0] == snapEpoch && f[1] != "Insert" {
+				t.Fatalf("snapshot row %q", line)
+			}
+			if f[1] == "Insert" || f[1] == "UpdateInsert" {
+				rows[f[2]+" "+f[3]]++
+			} else {
+				rows[f[2]+" "+f[3]]--
+			}
+			done = done || f[2] == "-1"
+		}
+	}
+	var got []string
+	for r, n := range rows {
+		if n < 0 || n > 1 {
+			t.Fatalf("row %s counted %d times", r, n)
+		}
+		if n == 1 {
+			got = append(got, r)
+		}
+	}
+	want := strings.Split(strings.TrimSpace(queryText(ctx, t, conn, "SELECT k, v FROM big")), "\n")
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("changes give %d rows, the table has %d", len(got), len(want))
+	}
+	mustExec(ctx, t, sc, "ROLLBACK")
+}
