@@ -58,7 +58,12 @@ func (f *Fetch) Tag() string {
 	}
 	return "FETCH"
 }
-func (*CloseCursor) Tag() string { return "CLOSE CURSOR" }
+func (c *CloseCursor) Tag() string {
+	if c.Name == "" {
+		return "CLOSE CURSOR ALL"
+	}
+	return "CLOSE CURSOR"
+}
 
 // The cursor options of PostgreSQL's DeclareCursorStmt.
 const (
