@@ -161,6 +161,10 @@ func (s *session) resultColumns(st sql.Statement) []pgwire.Column {
 			cols[i] = pgwire.Column{Name: all[c].Name, Type: all[c].Type}
 		}
 		return cols
+	case *sql.Fetch:
+		return s.cursorColumns(st)
+	case *sql.Subscribe:
+		return subscribeColumns(st)
 	case *sql.Explain:
 		return text("QUERY PLAN")
 	case *sql.Execute:

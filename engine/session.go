@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"github.com/streamsql/streamsql/catalog"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -91,6 +93,8 @@ var parameters = map[string]*parameter{
 		desc: "Accepted for compatibility: queries see the last checkpoint, which every write triggers."},
 	"streaming_rate_limit": {def: "default", desc: "Accepted for compatibility: sources and backfills are not rate limited."},
 	"backfill_rate_limit":  {def: "default", desc: "Accepted for compatibility: backfills are not rate limited."},
+	"subscribe_backlog_rows": {def: strconv.Itoa(defaultBacklogRows), check: checkBacklogRows,
+		desc: "Sets how many changes a SUBSCRIBE may have waiting to be sent; past that it ends with 53400."},
 }
 
 // boolValue accepts PostgreSQL's spellings of a boolean parameter.
@@ -131,10 +135,16 @@ type session struct {
 	seq uint64
 	// zone is the TimeZone setting's zone, which statements are bound in.
 	zone *types.Zone
+	// cursors are the open cursors, by name (cursor.go).
+	cursors map[string]*cursor
+	// drained is closed by Drain (subscribe.go).
+	drained   chan struct{}
+	drainOnce sync.Once
 }
 
 func newSession(e *Engine, startup map[string]string) (*session, error) {
-	s := &session{e: e, user: startup["user"], cat: e.cat.In(startup["database"]), params: map[string]string{}, zone: types.UTC}
+	s := &session{e: e, user: startup["user"], cat: e.cat.In(startup["database"]), params: map[string]string{}, zone: types.UTC,
+		drained: make(chan struct{})}
 	if v, ok := startup["application_name"]; ok {
 		s.params["application_name"] = v
 	}
@@ -159,6 +169,7 @@ func (s *session) Close() {
 		s.tx.end()
 		s.tx = nil
 	}
+	s.closeCursors(func(*cursor) bool { return true })
 	s.e.sessionClosed(s.cat.DatabaseName())
 }
 
@@ -330,6 +341,22 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		}
 	case *sql.Savepoint:
 		return e.savepoint(ctx, st, w)
+	case *sql.Subscribe:
+		return s.runSubscribe(ctx, st, w)
+	case *sql.CopySubscribe:
+		return s.copySubscribe(ctx, st, w)
+	case *sql.DeclareSubscriptionCursor:
+		return s.declareSubscriptionCursor(st, w)
+	case *sql.DropSubscription:
+		if err := e.dropSubscription(ctx, s.cat, st, w); err != nil {
+			return err
+		}
+	case *sql.DeclareCursor:
+		return s.declareCursor(ctx, st, q, w)
+	case *sql.Fetch:
+		return s.fetch(ctx, st, w)
+	case *sql.CloseCursor:
+		return s.closeCursor(st, w)
 	case *sql.AlterViewPause:
 		if err := e.alterViewPause(ctx, s.cat, st, w); err != nil {
 			return err

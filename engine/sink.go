@@ -48,6 +48,9 @@ func viewKind(sinkOptions map[string]string) catalog.Kind {
 // buildSink builds a sink's dataflow into v, its writer from the sink's
 // connector.
 func (e *Engine) buildSink(env exec.Env, rel *catalog.Relation, plan *planner.StreamPlan, v *view) (*exec.Dataflow, error) {
+	if sql.IsSubscription(rel) {
+		return exec.BuildSink(env, plan, exec.NewSink(e.openChangelog(rel, v), &v.sinkRows), v.disp)
+	}
 	open := sinkConnectors[rel.Options["connector"]]
 	if open == nil {
 		return nil, fmt.Errorf("sink %s: unknown connector %q", rel.Name, rel.Options["connector"])

@@ -48,7 +48,8 @@ func (s *session) noteError(err error) {
 func refuseInTransaction(st sql.Statement) error {
 	switch st.(type) {
 	case *sql.Select, *sql.Insert, *sql.Update, *sql.Delete, *sql.CopyFrom, *sql.CopyTo,
-		*sql.Explain, *sql.SetVar, *sql.SetTransaction, *sql.ShowVar, *sql.ShowRelations, *sql.Transaction, *sql.Empty:
+		*sql.Explain, *sql.SetVar, *sql.SetTransaction, *sql.ShowVar, *sql.ShowRelations, *sql.Transaction, *sql.Empty,
+		*sql.DeclareCursor, *sql.Fetch, *sql.CloseCursor, *sql.Subscribe, *sql.CopySubscribe, *sql.DeclareSubscriptionCursor:
 		return nil
 	}
 	if isSessionCommand(st) {
@@ -169,6 +170,7 @@ func (s *session) txSavepoint(st *sql.Transaction, w pgwire.ResultWriter) error 
 // endTransaction ends the session's transaction block; unless committed,
 // the parameters SET in it go back to what they were at BEGIN.
 func (s *session) endTransaction(committed bool, w pgwire.ResultWriter) error {
+	s.endCursorTransaction(committed)
 	s.tx.end()
 	s.tx = nil
 	saved := s.txParams

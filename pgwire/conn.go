@@ -137,6 +137,8 @@ func (c *conn) drain() {
 	c.draining.Store(true)
 	if c.queryCancel == nil {
 		c.cancel(errShutdown)
+	} else if d, ok := c.session.(Drainer); ok {
+		d.Drain() // the running query may never end by itself
 	}
 }
 

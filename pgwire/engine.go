@@ -64,6 +64,14 @@ type ZonedSession interface {
 	TimeZone() *types.Zone
 }
 
+// Drainer is a Session whose running statement may not end by itself (a
+// SUBSCRIBE streams until cancelled). Server.Close calls Drain, from any
+// goroutine, when it waits for the session's running statement: the
+// session should end that statement soon.
+type Drainer interface {
+	Drain()
+}
+
 // sessionZone is s's time zone.
 func sessionZone(s Session) *types.Zone {
 	if zs, ok := s.(ZonedSession); ok {

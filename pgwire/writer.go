@@ -184,6 +184,21 @@ func describeColumns(cols []Column) string {
 	return b.String()
 }
 
+// Flusher is a ResultWriter that can send what it has buffered at once: a
+// statement that streams rows without end (SUBSCRIBE) flushes after each
+// batch. Flush returns an error as WriteRows does.
+type Flusher interface {
+	Flush() error
+}
+
+// Flush implements Flusher.
+func (w *resultWriter) Flush() error {
+	if err := w.check(); err != nil {
+		return err
+	}
+	return w.c.flush()
+}
+
 // WriteRows implements ResultWriter.
 func (w *resultWriter) WriteRows(rec arrow.RecordBatch) error {
 	if err := w.check(); err != nil {

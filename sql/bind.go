@@ -42,6 +42,17 @@ func bind(b *binder, p *Parsed) (Statement, error) {
 		d := *cs
 		d.Path = b.path
 		st = &d
+	case *subscribeSyntax:
+		b.base = p.start
+		st, err = b.bindSubscribe(cs)
+	case *fetchSyntax:
+		st = bindFetchWith(cs)
+	case *declareSubscriptionSyntax:
+		st, err = b.bindDeclareSubscription(cs)
+	case *DropSubscription:
+		d := *cs
+		d.Path = b.path
+		st = &d
 	case *AlterViewPause:
 		a := *cs
 		a.Path = b.path
@@ -191,6 +202,15 @@ func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 		return b.bindCreateFunction(s.CreateFunctionStmt)
 	case *pg_query.Node_CheckPointStmt:
 		return &Checkpoint{}, nil
+	case *pg_query.Node_DeclareCursorStmt:
+		return b.bindDeclareCursor(s.DeclareCursorStmt)
+	case *pg_query.Node_FetchStmt:
+		return bindFetch(s.FetchStmt), nil
+	case *pg_query.Node_DropSubscriptionStmt:
+		d := s.DropSubscriptionStmt
+		return &DropSubscription{Name: ObjectName{Name: d.Subname}, IfExists: d.MissingOk, Path: b.path}, nil
+	case *pg_query.Node_ClosePortalStmt:
+		return &CloseCursor{Name: s.ClosePortalStmt.Portalname}, nil
 	case *pg_query.Node_CreatedbStmt:
 		return b.bindCreateDatabase(s.CreatedbStmt)
 	case *pg_query.Node_DropdbStmt:

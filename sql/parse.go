@@ -106,6 +106,14 @@ func parseStatements(text, src string) ([]*Parsed, error) {
 			if p.custom, err = parseDropSink(piece.words); err != nil {
 				return nil, err
 			}
+		case isSubscriptionStatement(piece.words):
+			if p.custom, err = parseSubscriptionStatement(src[piece.start:piece.end], piece.words); err != nil {
+				return nil, err
+			}
+		case isSubscribe(piece.words):
+			if p.custom, err = parseSubscribe(src[piece.start:piece.end]); err != nil {
+				return nil, err
+			}
 		default:
 			p.custom = parseCustom(piece.words)
 		}

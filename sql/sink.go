@@ -28,8 +28,13 @@ type DropSink struct {
 	Path []string
 }
 
-func (*CreateSink) Tag() string { return "CREATE SINK" }
-func (*DropSink) Tag() string   { return "DROP SINK" }
+func (s *CreateSink) Tag() string {
+	if s.Options["connector"] == SubscriptionConnector {
+		return "CREATE SUBSCRIPTION"
+	}
+	return "CREATE SINK"
+}
+func (*DropSink) Tag() string { return "DROP SINK" }
 
 // createSinkSyntax is a parsed CREATE SINK awaiting binding.
 type createSinkSyntax struct {

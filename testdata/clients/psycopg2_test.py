@@ -84,6 +84,12 @@ def main(dsn):
         pass
     tx.rollback()
     assert rows(tcur, "SELECT count(*) FROM items") == [(5,)]
+    # A named cursor is a server-side cursor (DECLARE, then FETCH in parts).
+    named = tx.cursor(name="items_by_id")
+    named.itersize = 2
+    named.execute("SELECT id FROM items ORDER BY id")
+    assert [r[0] for r in named] == [1, 2, 10, 11, 20], "named cursor"
+    named.close()
     tx.commit()
     tx.close()
     conn.close()
