@@ -145,8 +145,10 @@ func (s *session) resultColumns(st sql.Statement) []pgwire.Column {
 			cols[i] = pgwire.Column{Name: all[c].Name, Type: all[c].Type}
 		}
 		return cols
-	case *sql.Explain:
+	case *sql.Explain, *sql.ExplainView:
 		return text("QUERY PLAN")
+	case *sql.VerifyView:
+		return verifyColumns()
 	case *sql.ShowRelations:
 		return text("Name")
 	case *sql.ShowVar:
