@@ -183,7 +183,8 @@ func (s *session) run(ctx context.Context, p *sql.Parsed, w pgwire.ResultWriter)
 		return err
 	}
 	s.seq++
-	return s.execute(ctx, st, w)
+	defer s.e.queries.start(s, p.Text)()
+	return s.e.timeDDL(st, func() error { return s.execute(ctx, st, w) })
 }
 
 func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.ResultWriter) error {

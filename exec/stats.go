@@ -25,7 +25,7 @@ import (
 // dataflow and may be read (Snapshot) from any goroutine.
 type Stats struct {
 	// Nodes are the plan's nodes in preorder (root first, inputs in order).
-	Nodes []*NodeStats
+	Nodes  []*NodeStats
 	byNode map[planner.Node]*NodeStats
 }
 

@@ -107,3 +107,29 @@ func (e *explainer) render(o ExplainOptions) []string {
 	}
 	return []string{string(doc)}
 }
+
+// ExplainLine is one line of a plan's EXPLAIN as parts.
+type ExplainLine struct {
+	// Node is the plan node the line starts (nil for a node's further
+	// lines); Depth its depth in the tree (0: the root).
+	Node   Node
+	Depth  int
+	Op     string
+	Detail string
+}
+
+// ExplainStreamLines returns a view's dataflow as EXPLAIN lines, root
+// first, for renderings other than text (the dashboard's graph).
+func ExplainStreamLines(p *StreamPlan, viewTable string, name TableNamer) []ExplainLine {
+	e := &explainer{stream: true, name: name, annotate: func(Node) string { return "" }}
+	m := p.Root
+	e.cur = m
+	e.line(0, "StreamMaterialize", "columns: %s, stream_key: %s, state_table: %s",
+		colList(m.Cols), keyList(m.Cols, m.Key), viewTable)
+	e.node(1, m.Input)
+	out := make([]ExplainLine, len(e.items))
+	for i, it := range e.items {
+		out[i] = ExplainLine{Node: it.node, Depth: it.depth, Op: it.op, Detail: it.detail}
+	}
+	return out
+}

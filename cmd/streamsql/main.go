@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/streamsql/streamsql/engine"
 	"github.com/streamsql/streamsql/exec"
 )
 
@@ -35,6 +36,7 @@ Connect with: psql -h 127.0.0.1 -p 4566 -d dev`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.metricsAddrSet = cmd.Flags().Changed("metrics-addr")
 			return serve(cmd.Context(), opts)
 		},
 	}
@@ -50,5 +52,7 @@ Connect with: psql -h 127.0.0.1 -p 4566 -d dev`,
 	f.IntVar(&opts.aggCacheGroups, "agg-cache-groups", exec.DefaultAggCacheGroups, "groups each streaming aggregation keeps in memory; the others stay in the state store")
 	f.StringVar(&opts.queryMemoryLimit, "query-memory-limit", "", "default query_memory_limit of sessions: the most memory one query may hold (e.g. 2GB; 0: no limit; default a quarter of the machine's memory)")
 	f.StringVar(&opts.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.StringVar(&opts.metricsAddr, "metrics-addr", "127.0.0.1:9187", "address (HOST:PORT) serving Prometheus metrics at /metrics and the dashboard at /; empty: none")
+	f.DurationVar(&opts.historyRetention, "checkpoint-history-retention", engine.DefaultCheckpointHistoryRetention, "how long the checkpoint history (streamsql_checkpoints) keeps a checkpoint")
 	return cmd
 }

@@ -29,6 +29,9 @@ type serveOptions struct {
 	aggCacheGroups    int
 	queryMemoryLimit  string
 	logLevel          string
+	metricsAddr       string
+	metricsAddrSet    bool // --metrics-addr given: failing to listen on it is an error
+	historyRetention  time.Duration
 }
 
 func newLogger(level string) (*slog.Logger, error) {
@@ -87,6 +90,8 @@ func serve(ctx context.Context, opts serveOptions) error {
 		AggCacheGroups:         opts.aggCacheGroups,
 		QueryMemoryLimit:       memLimit,
 		Logger:                 log,
+
+		CheckpointHistoryRetention: opts.historyRetention,
 	})
 	if err != nil {
 		return err
@@ -96,6 +101,13 @@ func serve(ctx context.Context, opts serveOptions) error {
 		eng.Close()
 		return fmt.Errorf("listening on %s: %w", opts.listen, err)
 	}
+	stopMetrics, err := serveMetrics(eng, opts.metricsAddr, opts.metricsAddrSet, log)
+	if err != nil {
+		ln.Close()
+		eng.Close()
+		return err
+	}
+	defer stopMetrics()
 	srv := pgwire.NewServer(eng, pgwire.Options{Logger: log, ServerVersion: engine.ServerVersion})
 	log.Info("streamsql ready", "listen", ln.Addr().String(), "data_dir", opts.dataDir,
 		"barrier_interval", opts.barrierInterval)
