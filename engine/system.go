@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/streamsql/streamsql/catalog"
