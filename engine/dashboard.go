@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/planner"
@@ -165,7 +166,9 @@ func (e *Engine) apiCheckpoints(limit int) ([]apiCheckpoint, error) {
 		return nil, err
 	}
 	for _, r := range recent {
-		persisted = append(persisted, e.checkpointEntry(r))
+		if r.Status != barrier.StatusInProgress {
+			persisted = append(persisted, e.checkpointEntry(r))
+		}
 	}
 	if len(persisted) > limit {
 		persisted = persisted[len(persisted)-limit:]

@@ -23,9 +23,13 @@ const historyTable state.TableID = math.MaxUint32 - 1
 // history keeps a checkpoint by default.
 const DefaultCheckpointHistoryRetention = 24 * time.Hour
 
-// slowCheckpoint is the barrier latency from which a checkpoint is logged
-// as slow (at warn level), relative to the barrier interval.
-const slowCheckpointIntervals = 2
+// A checkpoint whose barrier latency exceeds slowCheckpointIntervals
+// barrier intervals, and at least slowCheckpointMin, is logged as slow (at
+// warn level).
+const (
+	slowCheckpointIntervals = 2
+	slowCheckpointMin       = time.Second
+)
 
 // checkpointEntry is one persisted checkpoint (JSON; times in microseconds
 // since the Unix epoch, durations in microseconds).

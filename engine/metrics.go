@@ -87,7 +87,7 @@ func (m *metrics) checkpointDone(e *Engine, ent checkpointEntry) {
 	}
 	m.checkpointBytes.Add(float64(ent.Bytes))
 	m.checkpointKeys.Add(float64(ent.Keys))
-	if d := time.Duration(ent.Duration) * time.Microsecond; d > slowCheckpointIntervals*e.opts.BarrierInterval {
+	if d := time.Duration(ent.Duration) * time.Microsecond; d > max(slowCheckpointIntervals*e.opts.BarrierInterval, slowCheckpointMin) {
 		e.log.Warn("slow checkpoint", "epoch", ent.Epoch, "duration", d,
 			"commit", time.Duration(ent.Commit)*time.Microsecond,
 			"max_alignment", time.Duration(max(ent.MaxAlign, 0))*time.Microsecond,

@@ -20,6 +20,14 @@ if ! have_postgres; then
 fi
 have_postgres || { echo "PostgreSQL server binaries still missing" >&2; exit 1; }
 
+# The dashboard test drives headless Chromium (engine/dashboard_test.go).
+if ! command -v chromium >/dev/null 2>&1; then
+	echo "== installing Chromium (needed by the dashboard test)"
+	if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
 echo "== go vet"
 go vet ./...
 
