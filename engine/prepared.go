@@ -121,7 +121,8 @@ func (p *portal) Run(ctx context.Context, w pgwire.ResultWriter) (err error) {
 		}
 	}
 	s.seq++
-	return s.execute(ctx, st, w)
+	defer s.e.queries.start(s, p.ps.parsed.Text)()
+	return s.e.timeDDL(st, func() error { return s.execute(ctx, st, w) })
 }
 
 func (p *portal) Close() {}

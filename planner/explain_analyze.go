@@ -44,14 +44,18 @@ func ExplainBatchWith(root Node, o ExplainOptions) []string {
 
 // ExplainStreamWith renders a view's dataflow with options.
 func ExplainStreamWith(p *StreamPlan, viewTable string, name TableNamer, o ExplainOptions) []string {
-	e := &explainer{stream: true, name: name}
-	e.annotate = o.annotation()
+	return explainStream(p, viewTable, name, o.annotation()).render(o)
+}
+
+// explainStream walks a view's dataflow, root first.
+func explainStream(p *StreamPlan, viewTable string, name TableNamer, annotate func(Node) string) *explainer {
+	e := &explainer{stream: true, name: name, annotate: annotate}
 	m := p.Root
 	e.cur = m
 	e.line(0, "StreamMaterialize", "columns: %s, stream_key: %s, state_table: %s",
 		colList(m.Cols), keyList(m.Cols, m.Key), viewTable)
 	e.node(1, m.Input)
-	return e.render(o)
+	return e
 }
 
 func (o ExplainOptions) annotation() func(Node) string {
@@ -121,12 +125,7 @@ type ExplainLine struct {
 // ExplainStreamLines returns a view's dataflow as EXPLAIN lines, root
 // first, for renderings other than text (the dashboard's graph).
 func ExplainStreamLines(p *StreamPlan, viewTable string, name TableNamer) []ExplainLine {
-	e := &explainer{stream: true, name: name, annotate: func(Node) string { return "" }}
-	m := p.Root
-	e.cur = m
-	e.line(0, "StreamMaterialize", "columns: %s, stream_key: %s, state_table: %s",
-		colList(m.Cols), keyList(m.Cols, m.Key), viewTable)
-	e.node(1, m.Input)
+	e := explainStream(p, viewTable, name, func(Node) string { return "" })
 	out := make([]ExplainLine, len(e.items))
 	for i, it := range e.items {
 		out[i] = ExplainLine{Node: it.node, Depth: it.depth, Op: it.op, Detail: it.detail}
