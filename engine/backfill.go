@@ -154,6 +154,7 @@ func (e *Engine) runJob(v *view, j *backfillJob) {
 		}
 		delist()
 		close(j.finished)
+		e.log.Info("backfill done", "view", j.view.Name, "rows", j.rowsDone(), "duration", time.Since(j.started))
 	}()
 }
 

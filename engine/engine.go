@@ -81,6 +81,10 @@ type Options struct {
 	// password.
 	Superuser         string
 	SuperuserPassword string
+	// CheckpointHistoryRetention is how long the persisted checkpoint
+	// history (streamsql_checkpoints) keeps a checkpoint (default
+	// DefaultCheckpointHistoryRetention).
+	CheckpointHistoryRetention time.Duration
 }
 
 // Engine is a running streamsql database. It is safe for concurrent use.
@@ -115,6 +119,11 @@ type Engine struct {
 
 	// stats records per-checkpoint figures for streamsql_checkpoints.
 	stats checkpointStats
+	// history persists them; metrics are the Prometheus metrics; queries
+	// are the statements running.
+	history *historySource
+	metrics *metrics
+	queries runningQueries
 
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -134,6 +143,7 @@ var _ pgwire.Engine = (*Engine)(nil)
 // dataflow from the last committed epoch and starts the checkpoint
 // coordinator.
 func Open(opts Options) (*Engine, error) {
+	openStart := time.Now()
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -176,6 +186,7 @@ func Open(opts Options) (*Engine, error) {
 		failed:     make(chan struct{}),
 	}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
+	e.metrics = newMetrics(e)
 	e.catSrc = &catalogSource{table: store.Table(catalogTable)}
 	e.cleanup = &cleanupSource{}
 	e.registerSystemTables()
@@ -195,6 +206,8 @@ func Open(opts Options) (*Engine, error) {
 	})
 	e.coord.AddSource(e.catSrc)
 	e.coord.AddSource(e.cleanup)
+	e.history = newHistorySource(e)
+	e.coord.AddSource(e.history)
 	if err := e.restoreDataflows(); err != nil {
 		e.cancel()
 		e.actors.Wait()
@@ -207,7 +220,7 @@ func Open(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.log.Info("database open", "data_dir", opts.DataDir, "committed_epoch", committed,
-		"tables", len(e.tables), "views", len(e.views))
+		"tables", len(e.tables), "views", len(e.views), "duration", time.Since(openStart))
 	return e, nil
 }
 

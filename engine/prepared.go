@@ -136,6 +136,7 @@ func (p *portal) Run(ctx context.Context, w pgwire.ResultWriter) (err error) {
 			return err
 		}
 	}
+	defer s.e.queries.start(s, p.ps.parsed.Text)()
 	ctx, timedOut := s.withStatementTimeout(ctx)
 	return timedOut(s.executeChecked(ctx, st, refs, w))
 }
@@ -165,10 +166,12 @@ func (s *session) resultColumns(st sql.Statement) []pgwire.Column {
 		return s.cursorColumns(st)
 	case *sql.Subscribe:
 		return subscribeColumns(st)
-	case *sql.Explain:
+	case *sql.Explain, *sql.ExplainView:
 		return text("QUERY PLAN")
 	case *sql.Execute:
 		return s.executeColumns(st)
+	case *sql.VerifyView:
+		return verifyColumns()
 	case *sql.ShowRelations:
 		return text("Name")
 	case *sql.ShowVar:

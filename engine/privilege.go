@@ -93,7 +93,7 @@ func (s *session) executeChecked(ctx context.Context, st sql.Statement, refs []u
 	}
 	s.seq++
 	schema, name, owned := s.createdName(st)
-	if err := s.execute(ctx, st, w); err != nil || !owned {
+	if err := s.e.timeDDL(st, func() error { return s.execute(ctx, st, w) }); err != nil || !owned {
 		return err
 	}
 	return s.recordOwner(schema, name)

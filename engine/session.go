@@ -209,6 +209,7 @@ func (s *session) run(ctx context.Context, p *sql.Parsed, w pgwire.ResultWriter)
 	if err != nil {
 		return err
 	}
+	defer s.e.queries.start(s, p.Text)()
 	ctx, timedOut := s.withStatementTimeout(ctx)
 	return timedOut(s.executeChecked(ctx, st, refs, w))
 }
@@ -330,11 +331,19 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 			return err
 		}
 	case *sql.Explain:
-		lines, err := e.explain(st.Stmt)
+		lines, err := e.explainStatement(ctx, st, q)
 		if err != nil {
 			return err
 		}
 		return writeTextColumn(w, e, "QUERY PLAN", lines, "EXPLAIN")
+	case *sql.ExplainView:
+		lines, err := e.explainView(s.cat, st)
+		if err != nil {
+			return err
+		}
+		return writeTextColumn(w, e, "QUERY PLAN", lines, "EXPLAIN")
+	case *sql.VerifyView:
+		return s.verifyView(ctx, st, w)
 	case *sql.Flush, *sql.Checkpoint:
 		if err := e.Flush(ctx); err != nil {
 			return err

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/streamsql/streamsql/barrier"
-
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/streamsql/streamsql/catalog"
@@ -290,37 +288,8 @@ func (e *Engine) viewRows(cat *catalog.Catalog) ([][]types.Datum, error) {
 
 func millis(d time.Duration) types.Datum { return types.DFloat(float64(d.Microseconds()) / 1000) }
 
-// checkpointRows lists the recent checkpoints.
-func (e *Engine) checkpointRows() ([][]types.Datum, error) {
-	var rows [][]types.Datum
-	for _, r := range e.coord.History() {
-		stats, align := e.stats.get(r.Epoch)
-		dur := types.Null
-		if !r.Finished.IsZero() {
-			dur = millis(r.Finished.Sub(r.Started))
-		}
-		maxAlign := types.Null
-		for _, d := range align {
-			if maxAlign.Null || float64(d.Microseconds())/1000 > maxAlign.F {
-				maxAlign = millis(d)
-			}
-		}
-		keys, bytes, size, commit := types.Null, types.Null, types.Null, types.Null
-		if r.Status == barrier.StatusCompleted {
-			keys, bytes, size = types.DInt(int64(stats.Keys)), types.DInt(stats.Bytes), types.DInt(stats.StateSize)
-			commit = millis(stats.Duration)
-		}
-		errText := types.Null
-		if r.Error != "" {
-			errText = types.DText(r.Error)
-		}
-		rows = append(rows, []types.Datum{
-			types.DInt(int64(r.Epoch)), types.DInt(r.Started.UnixMicro()), dur, keys, bytes, size, maxAlign,
-			types.DText(r.Status), errText, commit,
-		})
-	}
-	return rows, nil
-}
+// checkpointRows lists the checkpoint history (see history.go).
+func (e *Engine) checkpointRows() ([][]types.Datum, error) { return e.checkpointHistoryRows() }
 
 // alignmentRows lists the barrier alignment time of every multi-input view
 // for the recent checkpoints.

@@ -41,6 +41,8 @@ type view struct {
 	failed     atomic.Pointer[error]
 	// sinkRows counts the changes a sink has written.
 	sinkRows atomic.Int64
+	// stats are the dataflow's operator counters (EXPLAIN ANALYZE, metrics).
+	stats *exec.Stats
 }
 
 // planView plans a view's defining statement. keepJoinOrder plans its inner
@@ -73,7 +75,9 @@ func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*vi
 		AggCacheGroups: e.opts.AggCacheGroups,
 		LateRows:       &v.lateRows,
 		StartTime:      e.coord.LastBarrierTime(),
+		Stats:          exec.NewStats(plan.Root),
 	}
+	v.stats = env.Stats
 	storage := exec.ViewStorage{ID: rel.ID, Rows: viewTable, Indexes: rel.Indexes}
 	for _, idx := range rel.Indexes {
 		storage.IndexTables = append(storage.IndexTables, e.store.Table(state.TableID(idx.StateTable)))

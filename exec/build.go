@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -49,6 +50,8 @@ type Env struct {
 	// streaming plan until its first barrier: the time of the last barrier
 	// injected before it started.
 	StartTime int64
+	// Stats, if set, counts the rows and time of every operator (NewStats).
+	Stats *Stats
 }
 
 // countLate adds n to env.LateRows, if set.
@@ -80,6 +83,7 @@ func (d *Dataflow) build(env Env, n planner.Node, next Output) error {
 	if env.Budget != nil {
 		next = &budgetCheck{b: env.Budget, next: next}
 	}
+	next = env.Stats.wrap(n, next)
 	switch n := n.(type) {
 	case *planner.Scan, *planner.Values, *planner.Series, *planner.CopyInput:
 		d.Leaves = append(d.Leaves, n)
@@ -299,7 +303,7 @@ func BuildStream(env Env, p *planner.StreamPlan, view ViewStorage, out Output) (
 	}
 	mat := NewMaterialize(env.Mem, view.ID, view.Rows, m.Key, ts, indexes)
 	d.Closers = append(d.Closers, mat)
-	return d.buildOver(env, m.Input, &link{op: mat, next: out})
+	return d.buildOver(env, m.Input, &link{op: mat, next: env.Stats.wrap(m, out)})
 }
 
 // buildOver builds n into d, ending in next; n's leaves must be scans.
@@ -323,7 +327,7 @@ func (d *Dataflow) buildOver(env Env, n planner.Node, next Output) (*Dataflow, e
 func BuildSink(env Env, p *planner.StreamPlan, sink *Sink, out Output) (*Dataflow, error) {
 	d := &Dataflow{}
 	d.Closers = append(d.Closers, sink)
-	return d.buildOver(env, p.Root.Input, &link{op: sink, next: out})
+	return d.buildOver(env, p.Root.Input, &link{op: sink, next: env.Stats.wrap(p.Root, out)})
 }
 
 // emitSystemRows emits the rows of a system table.
@@ -368,6 +372,7 @@ func RunBatch(ctx context.Context, env Env, snap *state.Snapshot, root planner.N
 	order := batchOrder(root)
 	for _, i := range order {
 		var err error
+		start := time.Now()
 		switch leaf := d.Leaves[i].(type) {
 		case *planner.Scan:
 			if leaf.Relation.Kind == catalog.SystemTable {
@@ -393,6 +398,7 @@ func RunBatch(ctx context.Context, env Env, snap *state.Snapshot, root planner.N
 		if err := d.Heads[i].Emit(ctx, Message{Barrier: finalBarrier}); err != nil {
 			return err
 		}
+		env.Stats.leafRan(d.Leaves[i], time.Since(start))
 	}
 	return nil
 }

@@ -35,6 +35,12 @@ type explainer struct {
 	stream bool
 	name   TableNamer
 	lines  []string
+	// annotate, if set, gives the text appended to the first line of each
+	// node (EXPLAIN ANALYZE); cur is the node whose first line is next.
+	annotate func(Node) string
+	cur      Node
+	// items are the lines as parts, for the JSON format.
+	items []explainItem
 }
 
 func (e *explainer) line(depth int, op, format string, args ...any) {
@@ -49,7 +55,16 @@ func (e *explainer) line(depth int, op, format string, args ...any) {
 	if strings.HasPrefix(op, "Stream") {
 		kind = ""
 	}
-	e.lines = append(e.lines, fmt.Sprintf("%s%s%s { %s }", prefix, kind, op, fmt.Sprintf(format, args...)))
+	detail := fmt.Sprintf(format, args...)
+	item := explainItem{depth: depth, op: kind + op, detail: detail}
+	suffix := ""
+	if e.annotate != nil && e.cur != nil {
+		item.node = e.cur
+		suffix = e.annotate(e.cur)
+		e.cur = nil
+	}
+	e.items = append(e.items, item)
+	e.lines = append(e.lines, fmt.Sprintf("%s%s%s { %s }%s", prefix, kind, op, detail, suffix))
 }
 
 func (e *explainer) key(n Node) string {
@@ -57,6 +72,7 @@ func (e *explainer) key(n Node) string {
 }
 
 func (e *explainer) node(depth int, n Node) {
+	e.cur = n
 	switch n := n.(type) {
 	case *Scan:
 		if e.stream {

@@ -44,6 +44,11 @@ fi
 if have_psycopg2 && [ -d testdata/clients/node_modules/pg ]; then
 	export STREAMSQL_REQUIRE_CLIENTS=1
 fi
+# The dashboard test drives headless Chromium (engine/dashboard_test.go).
+if ! command -v chromium >/dev/null 2>&1; then
+	echo "== installing Chromium (needed by the dashboard test)"
+	apt_install chromium || echo "warning: chromium could not be installed" >&2
+fi
 
 echo "== go vet"
 go vet ./...

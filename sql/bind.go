@@ -57,6 +57,14 @@ func bind(b *binder, p *Parsed) (Statement, error) {
 		a := *cs
 		a.Path = b.path
 		st = &a
+	case *ExplainView:
+		a := *cs
+		a.Path = b.path
+		st = &a
+	case *VerifyView:
+		a := *cs
+		a.Path = b.path
+		st = &a
 	default:
 		st = p.custom
 	}
@@ -153,20 +161,7 @@ func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 	case *pg_query.Node_DeleteStmt:
 		return b.bindDelete(s.DeleteStmt)
 	case *pg_query.Node_ExplainStmt:
-		for _, o := range s.ExplainStmt.Options {
-			if d := o.GetDefElem(); d != nil {
-				return nil, b.errAt(d.Location, sqlerr.Unsupported("EXPLAIN option %s", strings.ToUpper(d.Defname)))
-			}
-		}
-		inner, err := b.bindStatement(s.ExplainStmt.Query)
-		if err != nil {
-			return nil, err
-		}
-		switch inner.(type) {
-		case *Select, *CreateMaterializedView, *Insert, *Update, *Delete:
-			return &Explain{Stmt: inner}, nil
-		}
-		return nil, sqlerr.Unsupported("EXPLAIN %s", inner.Tag())
+		return b.bindExplain(s.ExplainStmt)
 	case *pg_query.Node_VariableSetStmt:
 		return b.bindSet(s.VariableSetStmt)
 	case *pg_query.Node_VariableShowStmt:

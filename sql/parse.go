@@ -174,6 +174,10 @@ func parseCustom(words []string) Statement {
 	switch {
 	case len(words) == 1 && words[0] == "flush":
 		return &Flush{}
+	case len(words) >= 4 && words[0] == "explain":
+		return parseExplainView(words)
+	case len(words) >= 4 && words[0] == "verify":
+		return parseVerifyView(words)
 	case len(words) == 2 && words[0] == "show" && words[1] == "tables":
 		return &ShowRelations{Kind: catalog.Table}
 	case len(words) == 3 && words[0] == "show" && words[1] == "materialized" && words[2] == "views":

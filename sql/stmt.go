@@ -112,6 +112,10 @@ type Select struct {
 // Explain is EXPLAIN of a query or of CREATE MATERIALIZED VIEW.
 type Explain struct {
 	Stmt Statement
+	// Analyze runs the query and reports each operator's rows and time;
+	// Format is ExplainText or ExplainJSON.
+	Analyze bool
+	Format  string
 }
 
 // Flush waits until every write made before it is committed and visible in

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/streamsql/streamsql/engine"
 	"github.com/streamsql/streamsql/exec"
 )
 
@@ -37,6 +38,7 @@ Connect with: psql -h 127.0.0.1 -p 4566 -d dev`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.metricsAddrSet = cmd.Flags().Changed("metrics-addr")
 			return serve(cmd.Context(), opts)
 		},
 	}
@@ -54,5 +56,7 @@ Connect with: psql -h 127.0.0.1 -p 4566 -d dev`,
 	f.StringVar(&opts.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	addAuthFlags(f, &opts.auth)
 	f.StringVar(&opts.flightAddr, "flight-addr", "", "address (HOST:PORT) to serve Arrow Flight SQL on (empty: off); clients authenticate with a role's user and password")
+	f.StringVar(&opts.metricsAddr, "metrics-addr", "127.0.0.1:9187", "address (HOST:PORT) serving Prometheus metrics at /metrics and the dashboard at /; empty: none")
+	f.DurationVar(&opts.historyRetention, "checkpoint-history-retention", engine.DefaultCheckpointHistoryRetention, "how long the checkpoint history (streamsql_checkpoints) keeps a checkpoint")
 	return cmd
 }

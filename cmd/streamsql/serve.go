@@ -31,6 +31,9 @@ type serveOptions struct {
 	logLevel          string
 	auth              authOptions
 	flightAddr        string
+	metricsAddr       string
+	metricsAddrSet    bool // --metrics-addr given: failing to listen on it is an error
+	historyRetention  time.Duration
 }
 
 func newLogger(level string) (*slog.Logger, error) {
@@ -92,6 +95,8 @@ func serve(ctx context.Context, opts serveOptions) error {
 		AggCacheGroups:         opts.aggCacheGroups,
 		QueryMemoryLimit:       memLimit,
 		Logger:                 log,
+
+		CheckpointHistoryRetention: opts.historyRetention,
 	}
 	opts.auth.engineOptions(&engOpts)
 	eng, err := engine.Open(engOpts)
@@ -116,6 +121,14 @@ func serve(ctx context.Context, opts serveOptions) error {
 		eng.Close()
 		return err
 	}
+	stopMetrics, err := serveMetrics(eng, opts.metricsAddr, opts.metricsAddrSet, log)
+	if err != nil {
+		stopFlight()
+		ln.Close()
+		eng.Close()
+		return err
+	}
+	defer stopMetrics()
 	log.Info("streamsql ready", "listen", ln.Addr().String(), "data_dir", opts.dataDir,
 		"barrier_interval", opts.barrierInterval)
 	serveErr := make(chan error, 1)

@@ -367,6 +367,9 @@ func (h *crashHarness) verify() {
 		if d := diffRows(v.model(all), got, true); d != "" {
 			h.fatalf("after restart %d: view %s differs from the model: %s", h.starts, v.name, d)
 		}
+		if d := query("VERIFY MATERIALIZED VIEW " + v.name); len(d) != 0 {
+			h.fatalf("after restart %d: VERIFY MATERIALIZED VIEW %s reports differences: %v", h.starts, v.name, d)
+		}
 	}
 
 	// The same queries run by PostgreSQL over the same committed rows.

@@ -413,6 +413,9 @@ func (h *etHarness) verify() {
 			if d := diffRows(query(v.query), got, false); d != "" {
 				h.fatalf("after restart %d: view %s differs from its defining query run as a batch SELECT: %s", h.starts, v.name, d)
 			}
+			if d := query("VERIFY MATERIALIZED VIEW " + v.name); len(d) != 0 {
+				h.fatalf("after restart %d: VERIFY MATERIALIZED VIEW %s reports differences: %v", h.starts, v.name, d)
+			}
 		}
 		pgWant, err := h.pg.queryET(db.ctx, v, all)
 		if err != nil {

@@ -130,7 +130,9 @@ func Launch(opts Options) (*Server, error) {
 		return nil, err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	args := []string{"--listen", addr, "--data-dir", opts.DataDir}
+	// No metrics listener: servers of parallel tests would compete for
+	// the default address.
+	args := []string{"--listen", addr, "--data-dir", opts.DataDir, "--metrics-addr="}
 	if opts.BarrierInterval > 0 {
 		args = append(args, "--barrier-interval", opts.BarrierInterval.String())
 	}
