@@ -30,7 +30,7 @@ var sourcePartitionsTable = systemTable{
 		Columns: []catalog.Column{
 			{Name: "source", Type: types.TextT},
 			{Name: "view", Type: types.TextT},
-			{Name: "partition", Type: types.Int32T},
+			{Name: "partition", Type: types.Int64T},
 			{Name: "offset", Type: types.Int64T},
 			{Name: "high_watermark", Type: types.Int64T},
 			{Name: "lag", Type: types.Int64T},
