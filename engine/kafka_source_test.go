@@ -323,3 +323,57 @@ func TestKafkaSourceBrokerAway(t *testing.T) {
 	}
 	waitFor(ctx, t, conn, "SELECT s FROM v", "55")
 }
+
+// BenchmarkKafkaSourceIngest produces b.N JSON messages to an in-process
+// broker (before the timer), then times a view over the source counting
+// them all; datagen, the upper bound, generates the same columns in the
+// same view.
+func BenchmarkKafkaSourceIngest(b *testing.B) {
+	for _, conn := range []string{"kafka", "datagen"} {
+		b.Run(conn, func(b *testing.B) {
+			ctx := context.Background()
+			var with string
+			if conn == "kafka" {
+				_, addr := kafkaCluster(b, 1)
+				prod := kafkaProducer(b, addr)
+				recs := make([]*kgo.Record, 0, 10_000)
+				for i := 0; i < b.N; i++ {
+					recs = append(recs, &kgo.Record{Value: []byte(fmt.Sprintf(`{"id": %d, "k": %d, "v": "value %d", "price": %d.25}`, i, i%10, i, i))})
+					if len(recs) == cap(recs) || i == b.N-1 {
+						if err := prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+							b.Fatal(err)
+						}
+						recs = recs[:0]
+					}
+				}
+				with = fmt.Sprintf("connector = 'kafka', topic = 't', properties.bootstrap.server = '%s') FORMAT PLAIN ENCODE JSON", addr)
+			} else {
+				with = fmt.Sprintf(`connector = 'datagen', fields.id.kind = 'sequence', fields.k.max = '9', datagen.rows.per.second = '0', datagen.total.rows = '%d')`, b.N)
+			}
+			srv := testserver.Start(b, testserver.Options{BarrierInterval: 100 * time.Millisecond})
+			c, err := srv.Conn(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close(ctx)
+			if _, err := c.Exec(ctx, "CREATE SOURCE s (id bigint, k int, v text, price float8) WITH ("+with); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			if _, err := c.Exec(ctx, "CREATE MATERIALIZED VIEW v AS SELECT k, count(*) AS n, sum(price) AS p FROM s GROUP BY k"); err != nil {
+				b.Fatal(err)
+			}
+			for {
+				var n int64
+				if err := c.QueryRow(ctx, "SELECT coalesce(sum(n), 0) FROM v").Scan(&n); err != nil {
+					b.Fatal(err)
+				}
+				if n == int64(b.N) {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}

@@ -197,7 +197,7 @@ func (s *jsonScanner) skipValue() error {
 		return s.skipNested()
 	default:
 		start := s.i
-		for s.i < len(s.b) && !strings.ContainsRune(",}] \t\n\r", rune(s.b[s.i])) {
+		for s.i < len(s.b) && !scalarEnd[s.b[s.i]] {
 			s.i++
 		}
 		if !validScalar(s.b[start:s.i]) {
@@ -229,6 +229,9 @@ func (s *jsonScanner) skipNested() error {
 	}
 	return s.errorf("unterminated object or array")
 }
+
+// scalarEnd marks the bytes that end a number, true, false or null.
+var scalarEnd = [256]bool{',': true, '}': true, ']': true, ' ': true, '\t': true, '\n': true, '\r': true}
 
 // validScalar reports whether v is a JSON number, true, false or null.
 func validScalar(v []byte) bool {
