@@ -377,3 +377,49 @@ func BenchmarkKafkaSourceIngest(b *testing.B) {
 		})
 	}
 }
+
+// TestKafkaSourceWatermark: the source's watermark is the least of its
+// partitions', so a partition behind the others holds windows open; it is
+// kept over a restart.
+func TestKafkaSourceWatermark(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, addr := kafkaCluster(t, 2)
+	prod := kafkaProducer(t, addr)
+	events := func(p int32, from, to int) {
+		var recs []*kgo.Record
+		for s := from; s <= to; s++ {
+			recs = append(recs, &kgo.Record{Partition: p, Value: []byte(fmt.Sprintf(`{"id": %d, "ts": "2024-01-01 00:00:%02d"}`, s, s))})
+		}
+		if err := prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	events(0, 1, 25)
+	events(1, 1, 12)
+	srv := testserver.Start(t, testserver.Options{BarrierInterval: 10 * time.Millisecond})
+	conn, err := srv.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(ctx, t, conn,
+		fmt.Sprintf(`CREATE SOURCE s (id int, ts timestamp, WATERMARK FOR ts AS ts - INTERVAL '1 second')
+			WITH (connector = 'kafka', topic = 't', properties.bootstrap.server = '%s') FORMAT PLAIN ENCODE JSON`, addr),
+		`CREATE MATERIALIZED VIEW w AS SELECT window_start, count(*) AS n FROM TUMBLE(s, ts, INTERVAL '10 seconds')
+			GROUP BY window_start EMIT ON WINDOW CLOSE`)
+	// Partition 1's watermark (11s) holds the second window open.
+	waitFor(ctx, t, conn, "SELECT window_start::text, n FROM w ORDER BY 1", "2024-01-01 00:00:00 18")
+	time.Sleep(200 * time.Millisecond)
+	waitFor(ctx, t, conn, "SELECT window_start::text, n FROM w ORDER BY 1", "2024-01-01 00:00:00 18")
+	conn.Close(ctx)
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if conn, err = srv.Conn(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	events(1, 13, 30)
+	// Now the least is partition 0's, 24s.
+	waitFor(ctx, t, conn, "SELECT window_start::text, n FROM w ORDER BY 1", "2024-01-01 00:00:00 18;2024-01-01 00:00:10 20")
+}

@@ -49,9 +49,16 @@ type kafkaReader struct {
 	paused   bool
 	failed   error
 	bad      int64 // messages skipped, counted into the checkpoint
-	wm       *exec.WatermarkGen
-	wmSent   bool
-	wmAt     int64
+	// wms generate the watermark of each partition (sources with
+	// WATERMARK FOR): each partition is in its own event-time order, so the
+	// source's watermark is the least of the partitions that have one.
+	// wmExpr makes the generator of a partition met for the first time.
+	wms    map[int32]*exec.WatermarkGen
+	wmExpr sql.Expr
+	wmSent bool
+	wmAt   int64
+	// part is the partition of the rows in bb (a batch holds one partition's).
+	part int32
 
 	rows   atomic.Int64
 	stop   chan struct{}
@@ -62,11 +69,16 @@ type kafkaReader struct {
 
 // Keys of a Kafka reader's offset table: a partition's next offset is under
 // kafkaPartitionKey + the partition (4 bytes, big endian), the count of bad
-// messages under kafkaBadKey, the watermark under watermarkKey.
+// messages under kafkaBadKey, a partition's watermark under
+// kafkaWatermarkKey(p).
 var (
 	kafkaPartitionKey = []byte("p")
 	kafkaBadKey       = []byte("bad")
 )
+
+func kafkaWatermarkKey(p int32) []byte {
+	return binary.BigEndian.AppendUint32(append([]byte(nil), watermarkKey...), uint32(p))
+}
 
 func kafkaOffsetKey(p int32) []byte {
 	return binary.BigEndian.AppendUint32(append([]byte(nil), kafkaPartitionKey...), uint32(p))
@@ -101,18 +113,8 @@ func newKafkaReader(e *Engine, rel *catalog.Relation, view *catalog.Relation, ta
 		return nil, err
 	}
 	if rel.Watermark != nil {
-		expr, err := sql.BindWatermark(rel)
-		if err != nil {
-			bb.Release()
-			return nil, err
-		}
-		if r.wm, err = exec.NewWatermarkGen(rel.Watermark.Column, expr); err != nil {
-			bb.Release()
-			return nil, err
-		}
-		v, _, err := table.Get(watermarkKey)
-		if err == nil {
-			err = r.wm.LoadState(v)
+		if r.wmExpr, err = sql.BindWatermark(rel); err == nil {
+			err = r.loadWatermarks()
 		}
 		if err != nil {
 			bb.Release()
@@ -148,6 +150,70 @@ func (r *kafkaReader) load() error {
 	return nil
 }
 
+// loadWatermarks restores the partitions' watermark generators.
+func (r *kafkaReader) loadWatermarks() error {
+	r.wms = map[int32]*exec.WatermarkGen{}
+	hi := append(append([]byte(nil), watermarkKey...), 0xff, 0xff, 0xff, 0xff, 0xff)
+	it, err := r.offset.NewIter(watermarkKey, hi)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		if len(k) != len(watermarkKey)+4 {
+			return fmt.Errorf("engine: corrupt watermark of a reader of source %s", r.rel.Name)
+		}
+		g, err := r.watermarkGen(int32(binary.BigEndian.Uint32(k[len(watermarkKey):])))
+		if err != nil {
+			return err
+		}
+		if err := g.LoadState(it.Value()); err != nil {
+			return err
+		}
+	}
+	return it.Error()
+}
+
+// watermarkGen returns partition p's watermark generator, making it if
+// needed.
+func (r *kafkaReader) watermarkGen(p int32) (*exec.WatermarkGen, error) {
+	if g, ok := r.wms[p]; ok {
+		return g, nil
+	}
+	g, err := exec.NewWatermarkGen(r.rel.Watermark.Column, r.wmExpr)
+	if err != nil {
+		return nil, err
+	}
+	r.wms[p] = g
+	return g, nil
+}
+
+// watermark returns the least watermark of the partitions, or false while
+// a partition that has messages left (or may have: its high watermark is
+// not known yet) has none. A partition without a watermark and nothing to
+// read holds nothing back. (Called with mu held.)
+func (r *kafkaReader) watermark() (*barrier.Watermark, bool) {
+	var least *barrier.Watermark
+	for p, next := range r.next {
+		g := r.wms[p]
+		wm, ok := (*barrier.Watermark)(nil), false
+		if g != nil {
+			wm, ok = g.Current()
+		}
+		if !ok {
+			if h, known := r.hwm[p]; !known || next < h {
+				return nil, false
+			}
+			continue
+		}
+		if least == nil || wm.Value < least.Value {
+			least = wm
+		}
+	}
+	return least, least != nil
+}
+
 // Inject records the offsets for the epoch and sends the barrier.
 func (r *kafkaReader) Inject(ctx context.Context, b *barrier.Barrier) error {
 	r.mu.Lock()
@@ -156,12 +222,16 @@ func (r *kafkaReader) Inject(ctx context.Context, b *barrier.Barrier) error {
 		r.offset.Put(kafkaOffsetKey(p), binary.AppendVarint(nil, n))
 	}
 	r.offset.Put(kafkaBadKey, binary.AppendVarint(nil, r.bad))
-	var wm *barrier.Watermark
-	if r.wm != nil {
-		if cur, ok := r.wm.Current(); ok {
-			r.offset.Put(watermarkKey, r.wm.AppendState(nil))
-			wm = cur
+	for p, g := range r.wms {
+		if _, ok := g.Current(); ok {
+			r.offset.Put(kafkaWatermarkKey(p), g.AppendState(nil))
 		}
+	}
+	wm, _ := r.watermark()
+	if wm != nil && r.wmSent && wm.Value < r.wmAt {
+		// A partition found later may be behind: the source's watermark
+		// does not go back.
+		wm = &barrier.Watermark{Column: wm.Column, Value: r.wmAt}
 	}
 	r.offset.Seal(b.Epoch)
 	if wm != nil {
@@ -301,6 +371,12 @@ func (r *kafkaReader) deliver(f kafka.Fetch) error {
 			continue // not ours, or already read (a refetch after a seek)
 		}
 		r.next[rec.Partition] = rec.Offset + 1
+		if rec.Partition != r.part {
+			if err := r.flush(); err != nil {
+				return err
+			}
+			r.part = rec.Partition
+		}
 		if err := r.bb.Add(rec); err != nil {
 			r.badMessage(rec, err)
 			continue
@@ -336,8 +412,8 @@ func (r *kafkaReader) setFailed(err error) {
 	r.fail(err)
 }
 
-// flush sends the batch under way, and then the watermark if it moved.
-// (Called with mu held.)
+// flush sends the batch under way (rows of partition r.part), and then the
+// watermark if it moved. (Called with mu held.)
 func (r *kafkaReader) flush() error {
 	if r.bb.Rows() == 0 {
 		return nil
@@ -345,17 +421,21 @@ func (r *kafkaReader) flush() error {
 	rec := r.bb.Finish()
 	r.rows.Add(rec.NumRows())
 	b := exec.NewBatch(rec, nil)
-	if r.wm == nil {
+	if r.wms == nil {
 		return r.send(exec.Message{Batch: b})
 	}
-	if err := r.wm.Observe(r.e.mem, b); err != nil {
+	g, err := r.watermarkGen(r.part)
+	if err == nil {
+		err = g.Observe(r.e.mem, b)
+	}
+	if err != nil {
 		b.Release()
 		return err
 	}
 	if err := r.send(exec.Message{Batch: b}); err != nil {
 		return err
 	}
-	wm, ok := r.wm.Current()
+	wm, ok := r.watermark()
 	if !ok || (r.wmSent && wm.Value <= r.wmAt) {
 		return nil
 	}
