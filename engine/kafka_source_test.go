@@ -66,7 +66,7 @@ func kafkaRows(ctx context.Context, t testing.TB, conn *pgx.Conn, q string) stri
 // waitFor polls q until it returns want.
 func waitFor(ctx context.Context, t *testing.T, conn *pgx.Conn, q, want string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	var got string
 	for time.Now().Before(deadline) {
 		if got = kafkaRows(ctx, t, conn, q); got == want {

@@ -260,7 +260,9 @@ func (r *kafkaReader) send(m exec.Message) error {
 	}
 }
 
-// run consumes the topic until the reader stops.
+// run consumes the topic until the reader stops; partitions are
+// discovered on a goroutine of their own, so that a slow metadata request
+// does not hold up fetching.
 func (r *kafkaReader) run() {
 	defer close(r.done)
 	defer r.bb.Release()
@@ -270,6 +272,12 @@ func (r *kafkaReader) run() {
 		return
 	}
 	defer rd.Close()
+	discovered := make(chan struct{})
+	go func() {
+		defer close(discovered)
+		r.discoverLoop(rd)
+	}()
+	defer func() { <-discovered }()
 	go func() {
 		select {
 		case <-r.stop:
@@ -277,20 +285,8 @@ func (r *kafkaReader) run() {
 		}
 		r.cancel()
 	}()
-	var lastDiscovery time.Time
 	var lastErr time.Time
 	for r.ctx.Err() == nil {
-		if time.Since(lastDiscovery) >= r.opts.Discovery {
-			if err := r.discover(rd); err != nil {
-				if time.Since(lastErr) > 10*time.Second {
-					r.e.log.Warn("kafka source: looking for partitions", "source", r.rel.Name, "topic", r.opts.Topic, "err", err)
-					lastErr = time.Now()
-				}
-				r.sleep(min(r.opts.Discovery, time.Second))
-				continue
-			}
-			lastDiscovery = time.Now()
-		}
 		r.mu.Lock()
 		idle := r.paused || r.failed != nil
 		r.mu.Unlock()
@@ -298,7 +294,7 @@ func (r *kafkaReader) run() {
 			r.sleep(100 * time.Millisecond)
 			continue
 		}
-		ctx, cancel := context.WithTimeout(r.ctx, r.opts.Discovery)
+		ctx, cancel := context.WithTimeout(r.ctx, 500*time.Millisecond)
 		f := rd.Poll(ctx, exec.BatchSize)
 		cancel()
 		if f.Err != nil && time.Since(lastErr) > 10*time.Second {
@@ -308,6 +304,26 @@ func (r *kafkaReader) run() {
 		if err := r.deliver(f); err != nil {
 			return
 		}
+	}
+}
+
+// discoverLoop looks for new partitions every opts.Discovery (every
+// second while the brokers do not answer) until the reader stops.
+func (r *kafkaReader) discoverLoop(rd *kafka.Reader) {
+	var lastErr time.Time
+	for r.ctx.Err() == nil {
+		wait := r.opts.Discovery
+		if err := r.discover(rd); err != nil {
+			if r.ctx.Err() != nil {
+				return
+			}
+			if time.Since(lastErr) > 10*time.Second {
+				r.e.log.Warn("kafka source: looking for partitions", "source", r.rel.Name, "topic", r.opts.Topic, "err", err)
+				lastErr = time.Now()
+			}
+			wait = min(wait, time.Second)
+		}
+		r.sleep(wait)
 	}
 }
 
@@ -322,7 +338,7 @@ func (r *kafkaReader) sleep(d time.Duration) {
 // discover adds the topic's partitions that the reader does not know yet
 // (at the startup mode's offsets on the first run, else from their
 // beginning), and consumes every known partition that this run does not
-// consume yet from its next offset. (Called by run only.)
+// consume yet from its next offset. (Called by discoverLoop only.)
 func (r *kafkaReader) discover(rd *kafka.Reader) error {
 	r.mu.Lock()
 	known := make(map[int32]int64, len(r.next))
