@@ -238,6 +238,8 @@ func TestKafkaSourceBadMessages(t *testing.T) {
 	if !strings.HasPrefix(status, "failed: ") {
 		t.Errorf("status %q", status)
 	}
+	// It stays at the bad message.
+	waitFor(ctx, t, conn, "SELECT source, \"offset\" FROM streamsql_source_partitions WHERE view = 'stops'", "failing 1")
 	// Checkpoints go on: the other view still follows its source.
 	if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte(`{"id": 10}`)}).FirstErr(); err != nil {
 		t.Fatal(err)

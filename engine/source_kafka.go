@@ -409,6 +409,8 @@ func (r *kafkaReader) deliver(f kafka.Fetch) error {
 // badMessage skips (and counts) or fails on a message that did not decode.
 func (r *kafkaReader) badMessage(rec *kgo.Record, err error) {
 	if r.opts.FailOnError {
+		// The position stays at the message: a restart fails on it again.
+		r.next[rec.Partition] = rec.Offset
 		r.failed = fmt.Errorf("kafka source %s: topic %s partition %d offset %d: %v (error.policy = 'fail')",
 			r.rel.Name, rec.Topic, rec.Partition, rec.Offset, err)
 		r.e.log.Error("kafka source failed", "source", r.rel.Name, "err", r.failed)
