@@ -201,11 +201,6 @@ func TestKafkaSourceBadMessages(t *testing.T) {
 	defer cancel()
 	_, addr := kafkaCluster(t, 1)
 	prod := kafkaProducer(t, addr)
-	for _, v := range []string{`{"id": 1}`, `{"id": "one"}`, `{`, `{"id": 2}`} {
-		if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
 	srv := testserver.Start(t, testserver.Options{})
 	conn, err := srv.Conn(ctx)
 	if err != nil {
@@ -218,6 +213,12 @@ func TestKafkaSourceBadMessages(t *testing.T) {
 		"CREATE SOURCE failing (id int) WITH ("+opts+", error.policy = 'fail') FORMAT PLAIN ENCODE JSON",
 		"CREATE MATERIALIZED VIEW ok AS SELECT sum(id) AS s, count(*) AS n FROM skipping",
 		"CREATE MATERIALIZED VIEW stops AS SELECT count(*) AS n FROM failing")
+	// Produced once the views exist, so that CREATE does not see the failure.
+	for _, v := range []string{`{"id": 1}`, `{"id": "one"}`, `{`, `{"id": 2}`} {
+		if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	waitFor(ctx, t, conn, "SELECT s, n FROM ok", "3 2")
 	waitFor(ctx, t, conn, "SELECT name, bad_records, status FROM streamsql_sources WHERE name = 'skipping'", "skipping 2 running")
 	deadline := time.Now().Add(20 * time.Second)
