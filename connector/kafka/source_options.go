@@ -104,13 +104,13 @@ func ParseSourceOptions(opts map[string]string) (*SourceOptions, error) {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return nil, invalid("unknown Kafka source option \"%s\"", unknown[0]).
+		return nil, invalidValue("unknown Kafka source option \"%s\"", unknown[0]).
 			WithHint("The options are topic, properties.bootstrap.server, scan.startup.mode, scan.startup.timestamp.millis, error.policy and partition.discovery.interval.ms.")
 	}
 	o := &SourceOptions{Topic: opts["topic"], Startup: StartEarliest, Delimiter: ',', Discovery: 5 * time.Second,
 		Includes: map[string]Include{}}
 	if o.Topic == "" {
-		return nil, invalid("a Kafka source needs the option topic")
+		return nil, invalidValue("a Kafka source needs the option topic")
 	}
 	for _, b := range strings.Split(opts["properties.bootstrap.server"], ",") {
 		if b = strings.TrimSpace(b); b != "" {
@@ -118,7 +118,7 @@ func ParseSourceOptions(opts map[string]string) (*SourceOptions, error) {
 		}
 	}
 	if len(o.Brokers) == 0 {
-		return nil, invalid("a Kafka source needs the option properties.bootstrap.server (host:port[,host:port...])")
+		return nil, invalidValue("a Kafka source needs the option properties.bootstrap.server (host:port[,host:port...])")
 	}
 	if err := o.parseStartup(opts); err != nil {
 		return nil, err
@@ -128,12 +128,12 @@ func ParseSourceOptions(opts map[string]string) (*SourceOptions, error) {
 	case "fail":
 		o.FailOnError = true
 	default:
-		return nil, invalid("error.policy must be 'skip' or 'fail', not '%s'", p)
+		return nil, invalidValue("error.policy must be 'skip' or 'fail', not '%s'", p)
 	}
 	if v, ok := opts["partition.discovery.interval.ms"]; ok {
 		ms, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || ms <= 0 {
-			return nil, invalid("partition.discovery.interval.ms must be a positive number of milliseconds, not '%s'", v)
+			return nil, invalidValue("partition.discovery.interval.ms must be a positive number of milliseconds, not '%s'", v)
 		}
 		o.Discovery = time.Duration(ms) * time.Millisecond
 	}
@@ -144,7 +144,7 @@ func ParseSourceOptions(opts map[string]string) (*SourceOptions, error) {
 		if col, ok := strings.CutPrefix(k, IncludeOption); ok {
 			inc, ok := ParseInclude(v)
 			if !ok {
-				return nil, invalid("INCLUDE %s is not a Kafka message field (key, partition, offset, timestamp, header 'name')", v)
+				return nil, invalidValue("INCLUDE %s is not a Kafka message field (key, partition, offset, timestamp, header 'name')", v)
 			}
 			o.Includes[col] = inc
 		}
@@ -160,12 +160,12 @@ func (o *SourceOptions) parseStartup(opts map[string]string) error {
 	case StartLatest:
 		o.Startup = StartLatest
 	default:
-		return invalid("scan.startup.mode must be 'earliest' or 'latest', not '%s'", m)
+		return invalidValue("scan.startup.mode must be 'earliest' or 'latest', not '%s'", m)
 	}
 	if v, ok := opts["scan.startup.timestamp.millis"]; ok {
 		ms, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || ms < 0 {
-			return invalid("scan.startup.timestamp.millis must be milliseconds since the Unix epoch, not '%s'", v)
+			return invalidValue("scan.startup.timestamp.millis must be milliseconds since the Unix epoch, not '%s'", v)
 		}
 		o.Startup, o.StartMillis = StartTimestamp, ms
 	}
@@ -176,7 +176,7 @@ func (o *SourceOptions) parseStartup(opts map[string]string) error {
 func (o *SourceOptions) parseFormat(opts map[string]string) error {
 	o.Format, o.Encode = opts["format"], opts["encode"]
 	if o.Format == "" {
-		return invalid("a Kafka source needs FORMAT ... ENCODE ...: write FORMAT PLAIN ENCODE JSON")
+		return invalidValue("a Kafka source needs FORMAT ... ENCODE ...: write FORMAT PLAIN ENCODE JSON")
 	}
 	switch o.Format {
 	case "plain":
@@ -192,33 +192,33 @@ func (o *SourceOptions) parseFormat(opts map[string]string) error {
 	}
 	if d, ok := opts["encode.delimiter"]; ok {
 		if o.Encode != "csv" {
-			return invalid("delimiter is an option of ENCODE CSV")
+			return invalidValue("delimiter is an option of ENCODE CSV")
 		}
 		if len(d) != 1 {
-			return invalid("the CSV delimiter must be a single one-byte character, not '%s'", d)
+			return invalidValue("the CSV delimiter must be a single one-byte character, not '%s'", d)
 		}
 		o.Delimiter = d[0]
 	}
 	if v, ok := opts["encode.without_header"]; ok {
 		if o.Encode != "csv" {
-			return invalid("without_header is an option of ENCODE CSV")
+			return invalidValue("without_header is an option of ENCODE CSV")
 		}
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return invalid("without_header must be 'true' or 'false', not '%s'", v)
+			return invalidValue("without_header must be 'true' or 'false', not '%s'", v)
 		}
 		o.WithoutHeader = b
 	}
 	o.SchemaRegistry = opts["encode.schema.registry"]
 	if o.Encode == "avro" && o.SchemaRegistry == "" {
-		return invalid("ENCODE AVRO needs the option schema.registry = 'http://host:port'")
+		return invalidValue("ENCODE AVRO needs the option schema.registry = 'http://host:port'")
 	}
 	if o.Encode != "avro" && o.SchemaRegistry != "" {
-		return invalid("schema.registry is an option of ENCODE AVRO")
+		return invalidValue("schema.registry is an option of ENCODE AVRO")
 	}
 	return nil
 }
 
-func invalid(format string, args ...any) *sqlerr.Error {
+func invalidValue(format string, args ...any) *sqlerr.Error {
 	return sqlerr.New(sqlerr.InvalidParameterValue, format, args...)
 }

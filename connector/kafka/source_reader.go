@@ -29,7 +29,7 @@ func CheckSource(ctx context.Context, o *SourceOptions) error {
 	defer cancel()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(o.Brokers...), kgo.DialTimeout(CheckTimeout), kgo.RequestRetries(1))
 	if err != nil {
-		return invalid("properties.bootstrap.server '%s': %v", strings.Join(o.Brokers, ","), err)
+		return invalidValue("properties.bootstrap.server '%s': %v", strings.Join(o.Brokers, ","), err)
 	}
 	defer cl.Close()
 	_, err = partitions(ctx, kadm.NewClient(cl), o)
@@ -45,7 +45,7 @@ func partitions(ctx context.Context, adm *kadm.Client, o *SourceOptions) ([]int3
 	}
 	t, ok := md.Topics[topic]
 	if !ok || errors.Is(t.Err, kerr.UnknownTopicOrPartition) {
-		return nil, invalid("Kafka topic \"%s\" does not exist", topic)
+		return nil, invalidValue("Kafka topic \"%s\" does not exist", topic)
 	}
 	if t.Err != nil {
 		return nil, sqlerr.New(connectionFailure, "Kafka topic \"%s\": %v", topic, t.Err)
@@ -75,7 +75,7 @@ func NewReader(o *SourceOptions) (*Reader, error) {
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{o.Topic: {}}),
 		kgo.RetryBackoffFn(func(tries int) time.Duration { return min(time.Duration(tries)*100*time.Millisecond, 2*time.Second) }))
 	if err != nil {
-		return nil, invalid("properties.bootstrap.server '%s': %v", strings.Join(o.Brokers, ","), err)
+		return nil, invalidValue("properties.bootstrap.server '%s': %v", strings.Join(o.Brokers, ","), err)
 	}
 	return &Reader{o: o, cl: cl, adm: kadm.NewClient(cl)}, nil
 }
