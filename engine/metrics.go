@@ -202,9 +202,9 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 				continue
 			}
 			rows, left := r.progress()
-			counter(descSourceRows, float64(rows), r.rel.Name, name)
+			counter(descSourceRows, float64(rows), r.source().Name, name)
 			if left >= 0 {
-				gauge(descSourceLag, float64(left), r.rel.Name, name)
+				gauge(descSourceLag, float64(left), r.source().Name, name)
 			}
 		}
 	}

@@ -34,6 +34,9 @@ func (e *Engine) createSource(ctx context.Context, cat *catalog.Catalog, stmt *s
 		}
 		stmt.Columns = cols
 	}
+	if err := addIncludeColumns(stmt); err != nil {
+		return err
+	}
 	rel := &catalog.Relation{
 		Database: cat.DatabaseName(),
 		ID:       e.catSrc.allocIDs(1)[0],
@@ -47,7 +50,7 @@ func (e *Engine) createSource(ctx context.Context, cat *catalog.Catalog, stmt *s
 		Watermark:  stmt.Watermark,
 	}
 	rel.Key = []int{len(rel.Columns) - 1}
-	if _, err := newRowSource(rel); err != nil {
+	if err := e.checkSource(ctx, rel); err != nil {
 		return err
 	}
 	var catErr error
@@ -217,18 +220,7 @@ func (r *sourceReader) Inject(ctx context.Context, b *barrier.Barrier) error {
 		return err
 	}
 	// Pausing the view pauses its reader after the barrier, at this position.
-	for _, mu := range b.Mutations {
-		switch mu := mu.(type) {
-		case *exec.PauseView:
-			if mu.View == r.view {
-				r.paused = true
-			}
-		case *exec.ResumeView:
-			if mu.View == r.view {
-				r.paused = false
-			}
-		}
-	}
+	r.paused = viewPausedAfter(b, r.view, r.paused)
 	return nil
 }
 
@@ -355,6 +347,17 @@ func (r *sourceReader) sendBatch(s int, b *exec.Batch) error {
 	return r.send(exec.Message{Watermark: wm})
 }
 
+// rowsRead is the number of rows generated, in every run.
+func (r *sourceReader) rowsRead() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var n int64
+	for _, k := range r.next {
+		n += k
+	}
+	return n
+}
+
 // close stops the reader and waits for it.
 func (r *sourceReader) close() {
 	close(r.stop)
@@ -388,11 +391,7 @@ func (e *Engine) SourceRowsRead() int64 {
 	for _, v := range e.views {
 		for _, r := range v.readers {
 			if r != nil {
-				r.mu.Lock()
-				for _, k := range r.next {
-					n += k
-				}
-				r.mu.Unlock()
+				n += r.rowsRead()
 			}
 		}
 	}

@@ -127,6 +127,8 @@ var systemTables = []systemTable{
 		},
 		rows: (*Engine).jobRows,
 	},
+	sourcesTable,
+	sourcePartitionsTable,
 }
 
 // stateTableRows lists every state table of every table and view with its

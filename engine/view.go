@@ -30,7 +30,7 @@ type view struct {
 	inputs []chan exec.Message
 	// readers are the view's own readers of the sources it reads (nil for
 	// inputs that are tables or views).
-	readers []*sourceReader
+	readers []viewSourceReader
 	disp    *exec.Dispatcher
 	tables  []*state.Table
 	done    chan struct{}
@@ -417,12 +417,12 @@ func dependencies(ups []*catalog.Relation) []uint32 {
 // openReaders creates the view's readers of the sources it reads, at their
 // committed positions.
 func (e *Engine) openReaders(v *view) error {
-	v.readers = make([]*sourceReader, len(v.plan.Upstreams))
+	v.readers = make([]viewSourceReader, len(v.plan.Upstreams))
 	for i, up := range v.plan.Upstreams {
 		if up.Kind != catalog.Source {
 			continue
 		}
-		r, err := newSourceReader(e, up, v.rel, v.tables[v.plan.Leaves[i].OffsetTable], v.inputs[i])
+		r, err := newViewSourceReader(e, up, v.rel, v.tables[v.plan.Leaves[i].OffsetTable], v.inputs[i], v.fail)
 		if err != nil {
 			return err
 		}

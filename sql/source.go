@@ -80,11 +80,18 @@ func parseCreateSource(src string) (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	if i+1 < len(toks) {
-		return nil, sqlerr.New(sqlerr.SyntaxError, "syntax error at or near \"%s\"", text(toks[i+1]))
+	if i, err = sinkFormat(src, toks, i+1, opts); err != nil {
+		return nil, err
 	}
-	table := "CREATE TABLE " + src[toks[1].End:toks[with].Start]
-	noColumns := !hasColumnList(toks[2:with])
+	if i < len(toks) {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "syntax error at or near \"%s\"", text(toks[i]))
+	}
+	end, err := sourceIncludes(src, toks, with, opts)
+	if err != nil {
+		return nil, err
+	}
+	table := "CREATE TABLE " + src[toks[1].End:toks[end].Start]
+	noColumns := !hasColumnList(toks[2:end])
 	if noColumns {
 		// A connector with a fixed schema (nexmark) may go without a column
 		// list; the engine declares its columns. The placeholder column

@@ -1,0 +1,121 @@
+package engine
+
+import (
+	"sort"
+	"strings"
+
+	"context"
+
+	"github.com/streamsql/streamsql/barrier"
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/connector/kafka"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/sqlerr"
+	"github.com/streamsql/streamsql/state"
+)
+
+// viewSourceReader is one view's reader of a source: a barrier source of
+// the coordinator that sends the source's rows into the view's input and
+// records its position in the view's offset table at every barrier, so
+// that after a restart it resumes exactly there. Generated sources
+// (sourceReader) record row numbers; Kafka sources (kafkaReader) record
+// per-partition offsets.
+type viewSourceReader interface {
+	Inject(ctx context.Context, b *barrier.Barrier) error
+	// run reads until close; it runs on its own goroutine.
+	run()
+	close()
+	// exhausted reports whether the source has no rows left.
+	exhausted() bool
+	// rowsRead is the number of rows sent (by this run).
+	rowsRead() int64
+	// progress returns the rows read in all (across restarts) and the rows
+	// known to be left (-1: unbounded or unknown), for the metrics.
+	progress() (rows, left int64)
+	// source is the source relation read.
+	source() *catalog.Relation
+}
+
+// newViewSourceReader opens a view's reader of source rel at its committed
+// position in table. fail fails the view.
+func newViewSourceReader(e *Engine, rel, view *catalog.Relation, table *state.Table, out chan<- exec.Message, fail func(error)) (viewSourceReader, error) {
+	if rel.Options["connector"] == "kafka" {
+		return newKafkaReader(e, rel, view, table, out, fail)
+	}
+	return newSourceReader(e, rel, view, table, out)
+}
+
+// viewPausedAfter returns whether the view is paused after barrier b, given
+// that it was paused before it.
+func viewPausedAfter(b *barrier.Barrier, view uint32, paused bool) bool {
+	for _, mu := range b.Mutations {
+		switch mu := mu.(type) {
+		case *exec.PauseView:
+			if mu.View == view {
+				paused = true
+			}
+		case *exec.ResumeView:
+			if mu.View == view {
+				paused = false
+			}
+		}
+	}
+	return paused
+}
+
+// fail fails the view (the first failure wins).
+func (v *view) fail(err error) { v.failed.CompareAndSwap(nil, &err) }
+
+// checkSource checks a new source's options (and, for Kafka, that its
+// brokers answer and its topic exists) before its catalog entry is made.
+func (e *Engine) checkSource(ctx context.Context, rel *catalog.Relation) error {
+	if rel.Options["connector"] != "kafka" {
+		_, err := newRowSource(rel)
+		return err
+	}
+	opts, err := kafka.ParseSourceOptions(rel.Options)
+	if err != nil {
+		return err
+	}
+	bb, err := kafka.NewBatchBuilder(e.mem, opts, kafkaColumns(rel))
+	if err != nil {
+		return sqlerr.New(sqlerr.InvalidParameterValue, "%v", err)
+	}
+	bb.Release()
+	return kafka.CheckSource(ctx, opts)
+}
+
+// addIncludeColumns adds the columns of a Kafka source's INCLUDE clauses
+// (options include.<column>), in the order of their names, after its
+// declared columns.
+func addIncludeColumns(stmt *sql.CreateSource) error {
+	var names []string
+	for k := range stmt.Options {
+		if col, ok := strings.CutPrefix(k, kafka.IncludeOption); ok {
+			names = append(names, col)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	if stmt.Options["connector"] != "kafka" {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "INCLUDE is not supported by connector \"%s\" (only by kafka)", stmt.Options["connector"])
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		inc, ok := kafka.ParseInclude(stmt.Options[kafka.IncludeOption+name])
+		if !ok {
+			return sqlerr.New(sqlerr.InvalidParameterValue, "INCLUDE %s is not a Kafka message field (key, partition, offset, timestamp, header 'name')", stmt.Options[kafka.IncludeOption+name])
+		}
+		for _, c := range stmt.Columns {
+			if c.Name == name {
+				return sqlerr.New(sqlerr.DuplicateColumn, "column \"%s\" specified more than once", name)
+			}
+		}
+		stmt.Columns = append(stmt.Columns, catalog.Column{Name: name, Type: kafka.IncludeType(inc.Kind)})
+	}
+	return nil
+}
+
+func (r *sourceReader) source() *catalog.Relation { return r.rel }
