@@ -41,6 +41,9 @@ type view struct {
 	failed     atomic.Pointer[error]
 	// sinkRows counts the changes a sink has written.
 	sinkRows atomic.Int64
+	// parallel are the actors of a parallel dataflow besides the view's
+	// own (see wireParallel), run with it.
+	parallel []*exec.Actor
 }
 
 // planView plans a view's defining statement. keepJoinOrder plans its inner
@@ -80,7 +83,10 @@ func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*vi
 	}
 	var df *exec.Dataflow
 	var err error
-	if rel.Kind == catalog.Sink {
+	par := e.parallelPlan(rel, plan, v)
+	if par != nil {
+		df, err = e.buildParallel(env, rel, plan, par, v)
+	} else if rel.Kind == catalog.Sink {
 		df, err = e.buildSink(env, rel, plan, v)
 	} else {
 		df, err = exec.BuildStream(env, plan, storage, v.disp)
@@ -111,6 +117,20 @@ func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*vi
 			return nil, nil, nil, err
 		}
 	}
+	// The pause gates write kept changes on the actor's goroutine; they
+	// belong to the epoch once every input's barrier has arrived.
+	seal := func(b *barrier.Barrier) {
+		pauseTable.Seal(b.Epoch)
+		if backfillTable != nil {
+			backfillTable.Seal(b.Epoch) // as the pause table
+		}
+	}
+	onError := func(err error) {
+		v.failed.Store(&err)
+		if job != nil {
+			job.fail()
+		}
+	}
 	a := &exec.Actor{
 		ID:     rel.ID,
 		Inputs: inputs,
@@ -121,21 +141,15 @@ func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*vi
 			e.stats.aligned(epoch, rel.Name, d)
 		},
 		Ack: func(b *barrier.Barrier) {
-			// The pause gates write kept changes on this goroutine; they
-			// belong to the epoch once every input's barrier has arrived.
-			pauseTable.Seal(b.Epoch)
-			if backfillTable != nil {
-				backfillTable.Seal(b.Epoch) // as the pause table
-			}
+			seal(b)
 			e.coord.Ack(rel.ID, b.Epoch)
 		},
-		OnError: func(err error) {
-			v.failed.Store(&err)
-			if job != nil {
-				job.fail()
-			}
-		},
-		Log: log,
+		OnError: onError,
+		Log:     log,
+	}
+	if df.Gather != nil {
+		wireParallel(a, df, seal, func(b *barrier.Barrier) { e.coord.Ack(rel.ID, b.Epoch) }, onError)
+		v.parallel = append(df.Actors, df.Gather)
 	}
 	return v, a, job, nil
 }
@@ -145,6 +159,8 @@ func (e *Engine) runActor(v *view, a *exec.Actor) {
 	go func() {
 		defer e.actors.Done()
 		defer close(v.done)
+		wait := e.runParallel(v)
+		defer wait()
 		if err := a.Run(e.ctx); err != nil && e.ctx.Err() == nil {
 			e.log.Error("view dataflow stopped", "view", v.rel.Name, "err", err)
 		}
@@ -229,7 +245,7 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 // once the backfill is done and committed. A cancel (ctx) during the
 // backfill drops the view. With sinkOptions it creates a sink instead (see
 // createSink).
-func (e *Engine) createView(ctx context.Context, cat *catalog.Catalog, stmt *sql.CreateMaterializedView, atLeastOnce bool, w notifier, sinkOptions map[string]string) error {
+func (e *Engine) createView(ctx context.Context, cat *catalog.Catalog, stmt *sql.CreateMaterializedView, atLeastOnce bool, parallelism int, w notifier, sinkOptions map[string]string) error {
 	e.ddlMu.Lock()
 	unlock := sync.OnceFunc(e.ddlMu.Unlock)
 	defer unlock()
@@ -265,6 +281,7 @@ func (e *Engine) createView(ctx context.Context, cat *catalog.Catalog, stmt *sql
 		CallsFunctions: stmt.CallsFunctions,
 		ReadsThrough:   stmt.ReadsThrough,
 		AtLeastOnce:    atLeastOnce,
+		Parallelism:    parallelism,
 		JoinOrder:      true,
 		TimeZone:       stmt.TimeZone,
 		IntervalSpans:  true,

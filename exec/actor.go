@@ -42,6 +42,11 @@ type Actor struct {
 	// keeps committing, until it is stopped.
 	OnError func(err error)
 	Log     *slog.Logger
+	// Downstream are the exchanges to the actors of the next fragments of a
+	// parallel dataflow. After the actor fails it still sends them every
+	// barrier it acknowledges, so that they too go on aligning and
+	// acknowledging.
+	Downstream []*Exchange
 
 	lastEpoch []uint64
 }
@@ -179,6 +184,9 @@ func (a *Actor) runMulti(ctx context.Context) error {
 			if a.Aligned != nil {
 				a.Aligned(pending.Epoch, time.Since(alignStart))
 			}
+			if failed != nil {
+				a.forwardFailed(ctx, pending)
+			}
 			a.ack(pending)
 			if stop || a.stopsAt(pending) {
 				return failed
@@ -259,6 +267,15 @@ func (a *Actor) markFailed(err error) error {
 	return err
 }
 
+// forwardFailed sends b to the downstream exchanges of a failed actor.
+func (a *Actor) forwardFailed(ctx context.Context, b *barrier.Barrier) {
+	for _, x := range a.Downstream {
+		if err := x.ForwardBarrier(ctx, b); err != nil {
+			return // ctx is done
+		}
+	}
+}
+
 func (a *Actor) ack(b *barrier.Barrier) {
 	if a.Ack != nil {
 		a.Ack(b)
@@ -320,6 +337,7 @@ func (a *Actor) fail(ctx context.Context, err error) error {
 				arrived[b.Epoch]++
 				if arrived[b.Epoch] == open {
 					delete(arrived, b.Epoch)
+					a.forwardFailed(ctx, b)
 					a.ack(b)
 					if a.stopsAt(b) {
 						return err
