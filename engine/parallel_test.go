@@ -130,3 +130,106 @@ func rowsOf(t *testing.T, ctx context.Context, conn *pgx.Conn, query string) []s
 	slices.Sort(out)
 	return out
 }
+
+// TestAlterParallelismUnderWrites rescales views several times while
+// another connection keeps writing: no change is lost or applied twice.
+func TestAlterParallelismUnderWrites(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv := testserver.Start(t, testserver.Options{BarrierInterval: 5 * time.Millisecond})
+	conn, err := srv.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	exec := func(c *pgx.Conn, sql string, args ...any) error {
+		_, err := c.Exec(ctx, sql, args...)
+		if err != nil {
+			err = fmt.Errorf("%s: %w", sql, err)
+		}
+		return err
+	}
+	for _, s := range []string{
+		"CREATE TABLE pt (id int PRIMARY KEY, g int, v int)",
+		"CREATE TABLE pd (id int PRIMARY KEY, name text)",
+		"SET streaming_parallelism = 1",
+	} {
+		if err := exec(conn, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, v := range parallelViews {
+		if err := exec(conn, fmt.Sprintf("CREATE MATERIALIZED VIEW %s AS %s", v.name, v.def)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writer, err := srv.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close(ctx)
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		r := rand.New(rand.NewPCG(3, 4))
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			id := r.IntN(300)
+			var err error
+			switch i % 4 {
+			case 0:
+				if err = exec(writer, "DELETE FROM pt WHERE id = $1", id); err == nil {
+					err = exec(writer, "INSERT INTO pt VALUES ($1, $2, $3)", id, r.IntN(20), r.IntN(100))
+				}
+			case 1:
+				err = exec(writer, "UPDATE pt SET g = $1 WHERE id BETWEEN $2 AND $2 + 10", r.IntN(20), id)
+			case 2:
+				if err = exec(writer, "DELETE FROM pd WHERE id = $1", id); err == nil {
+					err = exec(writer, "INSERT INTO pd VALUES ($1, $2)", id, fmt.Sprint(i))
+				}
+			case 3:
+				err = exec(writer, "DELETE FROM pt WHERE id = $1", id)
+			}
+			if err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	for _, n := range []int{4, 2, 3, 1, 2} {
+		time.Sleep(30 * time.Millisecond)
+		for _, v := range parallelViews {
+			if err := exec(conn, fmt.Sprintf("ALTER MATERIALIZED VIEW %s SET PARALLELISM = %d", v.name, n)); err != nil {
+				close(stop)
+				t.Fatal(err)
+			}
+			var got int64
+			if err := conn.QueryRow(ctx, "SELECT parallelism FROM streamsql_views WHERE name = $1", v.name).Scan(&got); err != nil || got != int64(n) {
+				close(stop)
+				t.Fatalf("%s after SET PARALLELISM %d: %d actors (%v)", v.name, n, got, err)
+			}
+		}
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := exec(conn, "FLUSH"); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range parallelViews {
+		got := rowsOf(t, ctx, conn, "SELECT * FROM "+v.name)
+		exp := rowsOf(t, ctx, conn, v.check)
+		if !slices.Equal(got, exp) {
+			t.Fatalf("view %s has %d rows, recomputed %d", v.name, len(got), len(exp))
+		}
+	}
+	if err := exec(conn, "ALTER MATERIALIZED VIEW pagg SET PARALLELISM 0"); err == nil || !strings.Contains(err.Error(), "22023") {
+		t.Fatalf("parallelism 0: %v", err)
+	}
+}

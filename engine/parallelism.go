@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+	"fmt"
 	"runtime"
 	"strconv"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/state"
 )
@@ -80,7 +83,8 @@ func (e *Engine) parallelPlan(rel *catalog.Relation, plan *planner.StreamPlan, v
 
 // shardStorage returns the storage handles of shard i of a view.
 func (e *Engine) shardStorage(rel *catalog.Relation, i int) exec.ViewStorage {
-	st := exec.ViewStorage{ID: rel.ID, Rows: e.store.TableShard(state.TableID(rel.StateTable), i), Indexes: rel.Indexes}
+	st := exec.ViewStorage{ID: rel.ID, Rows: e.store.TableShard(state.TableID(rel.StateTable), i), Indexes: rel.Indexes,
+		Table: func(id state.TableID) *state.Table { return e.store.TableShard(id, i) }}
 	for _, idx := range rel.Indexes {
 		st.IndexTables = append(st.IndexTables, e.store.TableShard(state.TableID(idx.StateTable), i))
 	}
@@ -140,4 +144,85 @@ func explainParallel(lines []string, plan *planner.StreamPlan, n int) []string {
 		lines = append(lines, pt.Describe(n))
 	}
 	return lines
+}
+
+// alterViewParallelism rescales a running view: a barrier stops its
+// dataflow; once that barrier's epoch is committed, so that every actor's
+// state is in the store, the dataflow is rebuilt on the new number of
+// actors over the same state tables (each new actor reads the keys of the
+// virtual nodes it now owns) and the same input channels, which have kept
+// the changes made meanwhile. Nothing is lost or read twice: the changes
+// after the barrier wait in the channels (writers block when they are
+// full) until the new dataflow reads them.
+func (e *Engine) alterViewParallelism(ctx context.Context, cat *catalog.Catalog, st *sql.AlterViewParallelism, w notifier) error {
+	n := st.N
+	if n == 0 {
+		n = sessionParallelism("default")
+	}
+	if n < 1 || n > maxParallelism {
+		return sqlerr.New(sqlerr.InvalidParameterValue, "parallelism must be between 1 and %d", maxParallelism)
+	}
+	e.ddlMu.Lock()
+	defer e.ddlMu.Unlock()
+	rel, err := e.resolve(cat, st.Path, st.Name)
+	if err != nil {
+		return err
+	}
+	if rel == nil || rel.Kind != catalog.MaterializedView {
+		return sqlerr.New(sqlerr.UndefinedTable, "materialized view \"%s\" does not exist", st.Name)
+	}
+	if err := e.backfillError(rel); err != nil {
+		return err
+	}
+	if rel.AtLeastOnce {
+		// Its actor reads past a barrier before the barrier has arrived on
+		// every input, so stopping it there would drop what it read.
+		return sqlerr.New(sqlerr.FeatureNotSupported, "cannot change the parallelism of materialized view \"%s\": it was created with checkpoint_mode = at_least_once", rel.Name)
+	}
+	e.mu.Lock()
+	old := e.views[rel.ID]
+	e.mu.Unlock()
+	if old == nil || old.failed.Load() != nil {
+		return sqlerr.New(sqlerr.ObjectNotInPrerequisiteState, "materialized view \"%s\" is not running", rel.Name)
+	}
+	changed := *rel
+	changed.Parallelism = n
+	var catErr error
+	epoch := e.coord.Schedule(barrier.Change{
+		Mutations:   []barrier.Mutation{&exec.StopActor{Actor: rel.ID}},
+		AfterInject: func(uint64) { catErr = e.catSrc.put(&changed) },
+	})
+	select {
+	case <-old.done:
+	case <-e.ctx.Done():
+		return e.ctx.Err()
+	}
+	// The stopped dataflow acknowledged epoch; the new one acknowledges the
+	// next ones, so the commit of epoch does not wait for it.
+	if err := e.awaitCommit(e.ctx, epoch); err != nil {
+		return err
+	}
+	nv := &view{rel: &changed, plan: old.plan, disp: old.disp, done: make(chan struct{}), inputs: old.inputs, readers: old.readers}
+	nv, a, job, err := e.buildViewOn(nv)
+	if err != nil {
+		// The old dataflow cannot come back either: mark the view failed.
+		err = fmt.Errorf("rebuilding materialized view %s: %w", rel.Name, err)
+		old.failed.Store(&err)
+		return err
+	}
+	e.mu.Lock()
+	e.views[rel.ID] = nv
+	e.mu.Unlock()
+	e.runActor(nv, a)
+	if job != nil {
+		e.runJob(nv, job)
+	}
+	if err := e.awaitCommit(e.ctx, epoch+1); err != nil {
+		return err
+	}
+	if catErr != nil {
+		return catErr
+	}
+	cat.Add(&changed)
+	return nil
 }

@@ -56,12 +56,14 @@ func (e *Engine) planView(stmt *sql.CreateMaterializedView, keepJoinOrder bool) 
 // buildView creates the view's actor (not yet running) and, if some of its
 // inputs are still to be backfilled, its backfill job (not yet running).
 func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*view, *exec.Actor, *backfillJob, error) {
-	v := &view{
-		rel:  rel,
-		plan: plan,
-		disp: exec.NewDispatcher(rel.ID),
-		done: make(chan struct{}),
-	}
+	return e.buildViewOn(&view{rel: rel, plan: plan, disp: exec.NewDispatcher(rel.ID), done: make(chan struct{})})
+}
+
+// buildViewOn builds the dataflow of v, whose rel, plan, disp and done are
+// set; a view rebuilt on the inputs of its stopped dataflow (a rescale)
+// also keeps its inputs and readers.
+func (e *Engine) buildViewOn(v *view) (*view, *exec.Actor, *backfillJob, error) {
+	rel, plan := v.rel, v.plan
 	for _, id := range rel.OperatorTables {
 		v.tables = append(v.tables, e.store.Table(state.TableID(id)))
 	}
@@ -97,9 +99,10 @@ func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*vi
 	inputs := make([]<-chan exec.Message, len(plan.Upstreams))
 	heads := make([]exec.Output, len(plan.Upstreams))
 	for i := range plan.Upstreams {
-		ch := make(chan exec.Message, inputBuffer)
-		v.inputs = append(v.inputs, ch)
-		inputs[i] = ch
+		if i == len(v.inputs) {
+			v.inputs = append(v.inputs, make(chan exec.Message, inputBuffer))
+		}
+		inputs[i] = v.inputs[i]
 		gate, err := exec.NewPauseGate(e.mem, rel.ID, i, df.Heads[i], pauseTable, planner.Types(plan.Leaves[i].Cols), rel.Paused)
 		if err != nil {
 			df.Close()

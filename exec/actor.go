@@ -49,6 +49,9 @@ type Actor struct {
 	Downstream []*Exchange
 
 	lastEpoch []uint64
+	// delivering is the barrier being pushed into the chain, until it has
+	// passed: if the chain fails on it, fail still acknowledges it.
+	delivering *barrier.Barrier
 }
 
 // inputMessage is a message read from input Input (Closed: the input ended).
@@ -242,8 +245,13 @@ func (a *Actor) deliver(ctx context.Context, i int, m Message) (stop bool, err e
 		}
 		a.lastEpoch[i] = b.Epoch
 		stop = a.stopsAt(b)
+		a.delivering = b
 	}
-	return stop, a.Heads[i].Emit(ctx, m)
+	if err := a.Heads[i].Emit(ctx, m); err != nil {
+		return stop, err
+	}
+	a.delivering = nil
+	return stop, nil
 }
 
 // deliverSafe is deliver with an operator's panic turned into an error.
@@ -298,6 +306,15 @@ func (a *Actor) stopsAt(b *barrier.Barrier) bool {
 // acknowledging each barrier once it has arrived on every input.
 func (a *Actor) fail(ctx context.Context, err error) error {
 	a.markFailed(err)
+	if b := a.delivering; b != nil && len(a.Inputs) == 1 {
+		// The chain failed on b, which has arrived on the only input.
+		a.delivering = nil
+		a.forwardFailed(ctx, b)
+		a.ack(b)
+		if a.stopsAt(b) {
+			return err
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	merged := make(chan inputMessage)

@@ -302,6 +302,9 @@ type ViewStorage struct {
 	// Shard returns the storage handles of the actor owning shard's
 	// virtual nodes (parallel dataflows; shard 0 is this storage).
 	Shard func(shard int) ViewStorage
+	// Table returns this storage's handle of any table of the view (an
+	// index added later).
+	Table func(id state.TableID) *state.Table
 }
 
 // BuildStream builds a view's dataflow: every operator of the plan down to

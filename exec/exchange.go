@@ -22,37 +22,48 @@ import (
 // output channels and closes them in Close, after which it must not be
 // used. Sends block while a channel is full (backpressure).
 type Exchange struct {
-	mem   memory.Allocator
-	keys  []int
-	types []types.T
-	outs  []chan Message
+	mem  memory.Allocator
+	outs []chan Message
 	// sent is the epoch of the last barrier sent to each output.
 	sent []uint64
+	part partitioner
+	rows [][]int32 // per output, the rows it gets
+}
 
-	enc      *state.KeyEncoder // nil if a key is an interval (see owners)
+// partitioner computes which of n actors owns each row of a batch: the
+// owner of the virtual node of the row's key columns.
+type partitioner struct {
+	keys     []int
+	types    []types.T
+	n        int
+	enc      *state.KeyEncoder // nil unless every key type is columnarKey
 	keyBuf   []byte
 	keyCols  []arrow.Array
-	owner    []int32   // per row of the current batch
-	rows     [][]int32 // per output, the rows it gets
+	owner    []int32 // per row of the last batch
 	vnodeOwn [state.VNodeCount]int32
+}
+
+func newPartitioner(keys []int, ts []types.T, n int) partitioner {
+	p := partitioner{keys: keys, types: ts, n: n}
+	columnar := true
+	for _, t := range ts {
+		columnar = columnar && columnarKey(t)
+	}
+	if columnar {
+		p.enc = state.NewKeyEncoder(ts)
+	}
+	for v := range p.vnodeOwn {
+		p.vnodeOwn[v] = int32(state.VNodeOwner(uint16(v), n))
+	}
+	return p
 }
 
 // NewExchange returns an exchange of the rows of batches on key columns keys
 // (of types ts) to outs, one channel per downstream actor; the i-th owns
 // the virtual nodes state.VNodeRange(i, len(outs)).
 func NewExchange(mem memory.Allocator, keys []int, ts []types.T, outs []chan Message) *Exchange {
-	x := &Exchange{mem: mem, keys: keys, types: ts, outs: outs, sent: make([]uint64, len(outs)), rows: make([][]int32, len(outs))}
-	interval := false
-	for _, t := range ts {
-		interval = interval || t.Kind == types.Interval
-	}
-	if !interval {
-		x.enc = state.NewKeyEncoder(ts)
-	}
-	for v := range x.vnodeOwn {
-		x.vnodeOwn[v] = int32(state.VNodeOwner(uint16(v), len(outs)))
-	}
-	return x
+	return &Exchange{mem: mem, outs: outs, sent: make([]uint64, len(outs)), rows: make([][]int32, len(outs)),
+		part: newPartitioner(keys, ts, len(outs))}
 }
 
 // Emit sends m on: a batch split by owner, anything else to every output.
@@ -98,11 +109,11 @@ func (x *Exchange) ForwardBarrier(ctx context.Context, b *barrier.Barrier) error
 // emitBatch sends each output its rows of b, which it takes over.
 func (x *Exchange) emitBatch(ctx context.Context, b *Batch) error {
 	defer b.Release()
-	x.computeOwners(b.Rec)
+	owner := x.part.owners(b.Rec)
 	for i := range x.rows {
 		x.rows[i] = x.rows[i][:0]
 	}
-	for r, o := range x.owner {
+	for r, o := range owner {
 		x.rows[o] = append(x.rows[o], int32(r))
 	}
 	for i, rows := range x.rows {
@@ -133,37 +144,39 @@ func (x *Exchange) emitBatch(ctx context.Context, b *Batch) error {
 	return nil
 }
 
-// computeOwners sets x.owner to the output of each row of rec.
-func (x *Exchange) computeOwners(rec arrow.RecordBatch) {
+// owners returns the owner of each row of rec, valid until the next call.
+func (p *partitioner) owners(rec arrow.RecordBatch) []int32 {
 	n := int(rec.NumRows())
-	if cap(x.owner) < n {
-		x.owner = make([]int32, n)
+	if cap(p.owner) < n {
+		p.owner = make([]int32, n)
 	}
-	x.owner = x.owner[:n]
-	if len(x.outs) == 1 {
-		clear(x.owner)
-		return
+	p.owner = p.owner[:n]
+	if p.n == 1 {
+		clear(p.owner)
+		return p.owner
 	}
-	x.keyCols = x.keyCols[:0]
-	for _, k := range x.keys {
-		x.keyCols = append(x.keyCols, rec.Column(k))
+	p.keyCols = p.keyCols[:0]
+	for _, k := range p.keys {
+		p.keyCols = append(p.keyCols, rec.Column(k))
 	}
-	if x.enc != nil {
-		x.enc.Encode(x.keyCols)
-		for r := range x.owner {
-			x.owner[r] = x.vnodeOwn[state.VNode(x.enc.Key(r))]
+	if p.enc != nil {
+		p.enc.Encode(p.keyCols)
+		for r := range p.owner {
+			p.owner[r] = p.vnodeOwn[state.VNode(p.enc.Key(r))]
 		}
-		return
+		return p.owner
 	}
-	// Interval keys: equal intervals (PostgreSQL's '1 day' = '24 hours')
-	// must meet, as in the operators' equality keys.
-	for r := range x.owner {
-		x.keyBuf = x.keyBuf[:0]
-		for j, col := range x.keyCols {
-			x.keyBuf = state.AppendEqualKey(x.keyBuf, x.types[j], col, r)
+	// Intervals: equal intervals (PostgreSQL's '1 day' = '24 hours') must
+	// meet, as in the operators' equality keys. Arrays, structs, jsonb:
+	// AppendKey's encodings, row by row.
+	for r := range p.owner {
+		p.keyBuf = p.keyBuf[:0]
+		for j, col := range p.keyCols {
+			p.keyBuf = state.AppendEqualKey(p.keyBuf, p.types[j], col, r)
 		}
-		x.owner[r] = x.vnodeOwn[state.VNode(x.keyBuf)]
+		p.owner[r] = p.vnodeOwn[state.VNode(p.keyBuf)]
 	}
+	return p.owner
 }
 
 // Close closes the output channels: the actors reading them see their
@@ -173,4 +186,15 @@ func (x *Exchange) Close() {
 		close(ch)
 	}
 	x.outs = nil
+}
+
+// columnarKey reports whether state.KeyEncoder encodes keys of type t in
+// the bytes the operators' equality keys have.
+func columnarKey(t types.T) bool {
+	switch t.Kind {
+	case types.Bool, types.Int16, types.Int32, types.Int64, types.Date, types.Timestamp, types.TimestampTZ,
+		types.Float32, types.Float64, types.Numeric, types.UUID, types.Text, types.Bytea:
+		return true
+	}
+	return false
 }

@@ -49,6 +49,7 @@ func BuildParallelStream(env Env, p *planner.StreamPlan, view ViewStorage, par P
 			indexes = append(indexes, NewIndexWriter(st.IndexTables[i], def, ts, m.Key))
 		}
 		mat := NewMaterialize(env.Mem, st.ID, st.Rows, m.Key, ts, indexes)
+		mat.shard = &materializeShard{part: newPartitioner(par.Part.ViewKeys, par.Part.KeyTypes, par.N), index: int32(shard), table: st.Table}
 		return &link{op: mat, next: next}, mat
 	}
 	return buildParallel(env, p, par, tail, nil, out)

@@ -24,6 +24,9 @@ type Partitioning struct {
 	Op       Node
 	Keys     [][]int
 	KeyTypes []types.T
+	// ViewKeys are the view's columns holding the partition key (a subset
+	// of its key): a view row belongs to the actor its values hash to.
+	ViewKeys []int
 }
 
 // Partition returns how p can run on several actors, or nil if it must run
@@ -54,6 +57,13 @@ func Partition(p *StreamPlan) *Partitioning {
 		}
 		return len(cols) > 0
 	}
+	viewCols := func(cols []int) []int {
+		out := make([]int, len(cols))
+		for i, c := range cols {
+			out[i] = toView[c]
+		}
+		return out
+	}
 	n := p.Root.Input
 	for {
 		switch x := n.(type) {
@@ -77,7 +87,7 @@ func Partition(p *StreamPlan) *Partitioning {
 			if len(x.GroupCols) == 0 || x.WatermarkTable >= 0 || !covered(seq(len(x.GroupCols))) {
 				return nil
 			}
-			return &Partitioning{Op: x, Keys: [][]int{x.GroupCols}, KeyTypes: x.GroupTypes}
+			return &Partitioning{Op: x, Keys: [][]int{x.GroupCols}, KeyTypes: x.GroupTypes, ViewKeys: viewCols(seq(len(x.GroupCols)))}
 		case *Join:
 			if !partitionableJoin(x) {
 				return nil
@@ -89,19 +99,16 @@ func Partition(p *StreamPlan) *Partitioning {
 			}
 			// The side whose key columns are never NULL-padded must be
 			// determined by the view's key.
-			ok := false
-			switch x.Type {
-			case sql.InnerJoin:
-				ok = covered(x.LeftKeys) || covered(right)
-			case sql.LeftJoin, sql.SemiJoin, sql.AntiJoin:
-				ok = covered(x.LeftKeys)
-			case sql.RightJoin:
-				ok = covered(right)
-			}
-			if !ok {
+			var side []int
+			switch {
+			case x.Type != sql.RightJoin && covered(x.LeftKeys):
+				side = x.LeftKeys
+			case (x.Type == sql.InnerJoin || x.Type == sql.RightJoin) && covered(right):
+				side = right
+			default:
 				return nil
 			}
-			return &Partitioning{Op: x, Keys: [][]int{x.LeftKeys, x.RightKeys}, KeyTypes: x.KeyTypes}
+			return &Partitioning{Op: x, Keys: [][]int{x.LeftKeys, x.RightKeys}, KeyTypes: x.KeyTypes, ViewKeys: viewCols(side)}
 		}
 		return nil
 	}
