@@ -74,10 +74,8 @@ func (e *Engine) parallelPlan(rel *catalog.Relation, plan *planner.StreamPlan, v
 		},
 		ID:   rel.ID,
 		Mode: alignmentMode(rel),
-		OnError: func(err error) {
-			v.failed.Store(&err)
-		},
-		Log: e.log.With("view", rel.Name),
+		Log:  e.log.With("view", rel.Name),
+		// OnError: set by wireParallel, as the view's actor's.
 	}
 }
 
