@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -97,6 +98,9 @@ func (a *Actor) runSingle(ctx context.Context) error {
 		}
 		stop, err := a.deliver(ctx, 0, m)
 		if err != nil {
+			if canceled(ctx, err) {
+				return err
+			}
 			return a.fail(ctx, err)
 		}
 		if b := m.Barrier; b != nil {
@@ -151,6 +155,9 @@ func (a *Actor) runMulti(ctx context.Context) error {
 		case im.Closed:
 			if failed == nil {
 				if err := a.Heads[im.Input].Emit(ctx, Message{EndOfStream: true}); err != nil {
+					if canceled(ctx, err) {
+						return err
+					}
 					failed = a.markFailed(err)
 				}
 			}
@@ -165,6 +172,9 @@ func (a *Actor) runMulti(ctx context.Context) error {
 			if failed == nil {
 				var err error
 				if stop, err = a.deliverSafe(ctx, im.Input, im.M); err != nil {
+					if canceled(ctx, err) {
+						return err
+					}
 					failed = a.markFailed(err)
 				}
 			} else {
@@ -178,6 +188,9 @@ func (a *Actor) runMulti(ctx context.Context) error {
 			if failed != nil {
 				im.M.Release()
 			} else if _, err := a.deliverSafe(ctx, im.Input, im.M); err != nil {
+				if canceled(ctx, err) {
+					return err
+				}
 				failed = a.markFailed(err)
 			}
 		}
@@ -262,6 +275,12 @@ func (a *Actor) deliverSafe(ctx context.Context, i int, m Message) (stop bool, e
 		}
 	}()
 	return a.deliver(ctx, i, m)
+}
+
+// canceled reports whether err is ctx's end: the actor is being stopped
+// (server shutdown) while a send was blocked, which is no failure.
+func canceled(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && errors.Is(err, ctx.Err())
 }
 
 // markFailed reports err as the dataflow's failure and returns it.
