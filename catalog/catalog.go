@@ -149,6 +149,10 @@ type Relation struct {
 	// time columns (every view created since join ordering exists); older
 	// views keep the plan their operator state was built for.
 	JoinOrder bool `json:"join_order,omitempty"`
+	// Parallelism is the number of actors the partitioned fragment of a
+	// view's or sink's dataflow runs on (streaming_parallelism at CREATE;
+	// 0 for views created before parallel dataflows: one).
+	Parallelism int `json:"parallelism,omitempty"`
 	// IntervalSpans is set for views that group, make distinct and count
 	// distinct intervals by their span ('1 mon' = '30 days'; every view
 	// created since); older views keep intervals apart by spelling, as

@@ -15,7 +15,7 @@ import (
 // explainStatement renders EXPLAIN [ANALYZE] [(FORMAT JSON)] of st.Stmt.
 // ANALYZE runs a SELECT over the last committed epoch, discarding its rows,
 // and reports every operator's rows and time.
-func (e *Engine) explainStatement(ctx context.Context, st *sql.Explain, q batchQuery) ([]string, error) {
+func (e *Engine) explainStatement(ctx context.Context, st *sql.Explain, q batchQuery, parallelism int) ([]string, error) {
 	opts := planner.ExplainOptions{JSON: st.Format == sql.ExplainJSON}
 	switch inner := st.Stmt.(type) {
 	case *sql.Select:
@@ -55,7 +55,7 @@ func (e *Engine) explainStatement(ctx context.Context, st *sql.Explain, q batchQ
 		return lines, nil
 	case *sql.CreateMaterializedView:
 		if !opts.JSON {
-			return e.explain(inner)
+			return e.explain(inner, parallelism)
 		}
 		plan, err := e.planView(inner, false)
 		if err != nil {
@@ -67,7 +67,7 @@ func (e *Engine) explainStatement(ctx context.Context, st *sql.Explain, q batchQ
 	if opts.JSON {
 		return nil, sqlerr.Unsupported("EXPLAIN (FORMAT JSON) %s", st.Stmt.Tag())
 	}
-	return e.explain(st.Stmt)
+	return e.explain(st.Stmt, parallelism)
 }
 
 // counters adapts operator counters to the planner's EXPLAIN.

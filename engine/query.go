@@ -153,7 +153,9 @@ func (e *Engine) selectRows(ctx context.Context, rel sql.Rel, q batchQuery, w pg
 }
 
 // explain renders a statement's plan.
-func (e *Engine) explain(st sql.Statement) ([]string, error) {
+// parallelism is the session's streaming_parallelism (see
+// sessionParallelism), shown for views.
+func (e *Engine) explain(st sql.Statement, parallelism int) ([]string, error) {
 	switch st := st.(type) {
 	case *sql.Select:
 		snap := e.store.Snapshot()
@@ -169,7 +171,7 @@ func (e *Engine) explain(st sql.Statement) ([]string, error) {
 			return nil, err
 		}
 		name := func(slot int) string { return fmt.Sprintf("#%d", slot+1) }
-		return planner.ExplainStream(plan, "#0", name), nil
+		return explainParallel(planner.ExplainStream(plan, "#0", name), plan, parallelism), nil
 	case *sql.Insert:
 		return e.explainWrite("Insert", st.Table, st.Source)
 	case *sql.Update:

@@ -85,8 +85,8 @@ var parameters = map[string]*parameter{
 	// or has no counterpart yet.
 	"rw_implicit_flush": {def: "true", check: boolValue("rw_implicit_flush"),
 		desc: "Accepted for compatibility: every write is visible to the views when it is acknowledged."},
-	"streaming_parallelism": {def: "default",
-		desc: "Accepted for compatibility: each materialized view runs as one dataflow."},
+	"streaming_parallelism": {def: "default", check: parallelismValue,
+		desc: "Number of actors the partitioned part of a materialized view or sink created in this session runs on (default: one per core)."},
 	"query_mode": {def: "auto", check: onlyValues("query_mode", "auto", "local", "distributed"),
 		desc: "Accepted for compatibility: batch queries run in the server process."},
 	"visibility_mode": {def: "default", check: onlyValues("visibility_mode", "default", "checkpoint", "all"),
@@ -269,11 +269,11 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 			return err
 		}
 	case *sql.CreateMaterializedView:
-		if err := e.createView(ctx, s.cat, st, s.value("checkpoint_mode") == "at_least_once", w, nil); err != nil {
+		if err := e.createView(ctx, s.cat, st, s.value("checkpoint_mode") == "at_least_once", sessionParallelism(s.value("streaming_parallelism")), w, nil); err != nil {
 			return err
 		}
 	case *sql.CreateSink:
-		if err := e.createSink(ctx, s.cat, st, s.value("checkpoint_mode") == "at_least_once", w); err != nil {
+		if err := e.createSink(ctx, s.cat, st, s.value("checkpoint_mode") == "at_least_once", sessionParallelism(s.value("streaming_parallelism")), w); err != nil {
 			return err
 		}
 	case *sql.DropSink:
@@ -331,7 +331,7 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 			return err
 		}
 	case *sql.Explain:
-		lines, err := e.explainStatement(ctx, st, q)
+		lines, err := e.explainStatement(ctx, st, q, sessionParallelism(s.value("streaming_parallelism")))
 		if err != nil {
 			return err
 		}
@@ -368,6 +368,10 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		return s.closeCursor(st, w)
 	case *sql.AlterViewPause:
 		if err := e.alterViewPause(ctx, s.cat, st, w); err != nil {
+			return err
+		}
+	case *sql.AlterViewParallelism:
+		if err := e.alterViewParallelism(ctx, s.cat, st, w); err != nil {
 			return err
 		}
 	case *sql.ShowRelations:

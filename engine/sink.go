@@ -28,13 +28,13 @@ var sinkConnectors = map[string]func(e *Engine, rel *catalog.Relation, outbox *s
 }
 
 // createSink creates a sink (CREATE SINK).
-func (e *Engine) createSink(ctx context.Context, cat *catalog.Catalog, st *sql.CreateSink, atLeastOnce bool, w notifier) error {
+func (e *Engine) createSink(ctx context.Context, cat *catalog.Catalog, st *sql.CreateSink, atLeastOnce bool, parallelism int, w notifier) error {
 	name := st.Options["connector"]
 	if sinkConnectors[name] == nil {
 		return sqlerr.New(sqlerr.FeatureNotSupported, "sink connector \"%s\" is not supported", name).
 			WithHint("The sink connectors are: blackhole, kafka.")
 	}
-	return e.createView(ctx, cat, st.View, atLeastOnce, w, st.Options)
+	return e.createView(ctx, cat, st.View, atLeastOnce, parallelism, w, st.Options)
 }
 
 // viewKind is the kind of relation createView makes.
@@ -48,8 +48,17 @@ func viewKind(sinkOptions map[string]string) catalog.Kind {
 // buildSink builds a sink's dataflow into v, its writer from the sink's
 // connector.
 func (e *Engine) buildSink(env exec.Env, rel *catalog.Relation, plan *planner.StreamPlan, v *view) (*exec.Dataflow, error) {
+	sink, err := e.openSink(rel, v)
+	if err != nil {
+		return nil, err
+	}
+	return exec.BuildSink(env, plan, sink, v.disp)
+}
+
+// openSink opens the writer of sink rel.
+func (e *Engine) openSink(rel *catalog.Relation, v *view) (*exec.Sink, error) {
 	if sql.IsSubscription(rel) {
-		return exec.BuildSink(env, plan, exec.NewSink(e.openChangelog(rel, v), &v.sinkRows), v.disp)
+		return exec.NewSink(e.openChangelog(rel, v), &v.sinkRows), nil
 	}
 	open := sinkConnectors[rel.Options["connector"]]
 	if open == nil {
@@ -59,7 +68,7 @@ func (e *Engine) buildSink(env exec.Env, rel *catalog.Relation, plan *planner.St
 	if err != nil {
 		return nil, err
 	}
-	return exec.BuildSink(env, plan, exec.NewSink(w, &v.sinkRows), v.disp)
+	return exec.NewSink(w, &v.sinkRows), nil
 }
 
 // sinkRows lists the sinks with the changes each has written since the

@@ -39,6 +39,7 @@ var systemTables = []systemTable{
 				{Name: "status", Type: types.TextT},
 				{Name: "schema", Type: types.TextT},
 				{Name: "kind", Type: types.TextT},
+				{Name: "parallelism", Type: types.Int64T},
 			},
 		},
 		rows: (*Engine).viewRows,
@@ -263,7 +264,7 @@ func (e *Engine) viewRows(cat *catalog.Catalog) ([][]types.Datum, error) {
 	for _, r := range cat.InDatabase() {
 		if r.Kind == catalog.View {
 			rows = append(rows, []types.Datum{types.DText(r.Name), types.DText(r.SQL), types.Null, types.Null, types.Null,
-				types.DText(r.Schema), types.DText(r.Kind.String())})
+				types.DText(r.Schema), types.DText(r.Kind.String()), types.Null})
 			continue
 		}
 		if r.Kind != catalog.MaterializedView {
@@ -282,8 +283,12 @@ func (e *Engine) viewRows(cat *catalog.Catalog) ([][]types.Datum, error) {
 				status = "failed: " + (*p).Error()
 			}
 		}
+		actors := 1
+		if v != nil && len(v.parallel) > 0 {
+			actors = len(v.parallel) - 1 // the gather is not one
+		}
 		rows = append(rows, []types.Datum{types.DText(r.Name), types.DText(r.SQL), types.DInt(errs), types.DInt(late), types.DText(status),
-			types.DText(r.Schema), types.DText(r.Kind.String())})
+			types.DText(r.Schema), types.DText(r.Kind.String()), types.DInt(int64(actors))})
 	}
 	return rows, nil
 }

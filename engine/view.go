@@ -43,6 +43,9 @@ type view struct {
 	sinkRows atomic.Int64
 	// stats are the dataflow's operator counters (EXPLAIN ANALYZE, metrics).
 	stats *exec.Stats
+	// parallel are the actors of a parallel dataflow besides the view's
+	// own (see wireParallel), run with it.
+	parallel []*exec.Actor
 }
 
 // planView plans a view's defining statement. keepJoinOrder plans its inner
@@ -55,12 +58,14 @@ func (e *Engine) planView(stmt *sql.CreateMaterializedView, keepJoinOrder bool) 
 // buildView creates the view's actor (not yet running) and, if some of its
 // inputs are still to be backfilled, its backfill job (not yet running).
 func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*view, *exec.Actor, *backfillJob, error) {
-	v := &view{
-		rel:  rel,
-		plan: plan,
-		disp: exec.NewDispatcher(rel.ID),
-		done: make(chan struct{}),
-	}
+	return e.buildViewOn(&view{rel: rel, plan: plan, disp: exec.NewDispatcher(rel.ID), done: make(chan struct{})})
+}
+
+// buildViewOn builds the dataflow of v, whose rel, plan, disp and done are
+// set; a view rebuilt on the inputs of its stopped dataflow (a rescale)
+// also keeps its inputs and readers.
+func (e *Engine) buildViewOn(v *view) (*view, *exec.Actor, *backfillJob, error) {
+	rel, plan := v.rel, v.plan
 	for _, id := range rel.OperatorTables {
 		v.tables = append(v.tables, e.store.Table(state.TableID(id)))
 	}
@@ -84,7 +89,10 @@ func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*vi
 	}
 	var df *exec.Dataflow
 	var err error
-	if rel.Kind == catalog.Sink {
+	par := e.parallelPlan(rel, plan, v)
+	if par != nil {
+		df, err = e.buildParallel(env, rel, plan, par, v)
+	} else if rel.Kind == catalog.Sink {
 		df, err = e.buildSink(env, rel, plan, v)
 	} else {
 		df, err = exec.BuildStream(env, plan, storage, v.disp)
@@ -95,9 +103,10 @@ func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*vi
 	inputs := make([]<-chan exec.Message, len(plan.Upstreams))
 	heads := make([]exec.Output, len(plan.Upstreams))
 	for i := range plan.Upstreams {
-		ch := make(chan exec.Message, inputBuffer)
-		v.inputs = append(v.inputs, ch)
-		inputs[i] = ch
+		if i == len(v.inputs) {
+			v.inputs = append(v.inputs, make(chan exec.Message, inputBuffer))
+		}
+		inputs[i] = v.inputs[i]
 		gate, err := exec.NewPauseGate(e.mem, rel.ID, i, df.Heads[i], pauseTable, planner.Types(plan.Leaves[i].Cols), rel.Paused)
 		if err != nil {
 			df.Close()
@@ -115,6 +124,20 @@ func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*vi
 			return nil, nil, nil, err
 		}
 	}
+	// The pause gates write kept changes on the actor's goroutine; they
+	// belong to the epoch once every input's barrier has arrived.
+	seal := func(b *barrier.Barrier) {
+		pauseTable.Seal(b.Epoch)
+		if backfillTable != nil {
+			backfillTable.Seal(b.Epoch) // as the pause table
+		}
+	}
+	onError := func(err error) {
+		v.failed.Store(&err)
+		if job != nil {
+			job.fail()
+		}
+	}
 	a := &exec.Actor{
 		ID:     rel.ID,
 		Inputs: inputs,
@@ -125,21 +148,15 @@ func (e *Engine) buildView(rel *catalog.Relation, plan *planner.StreamPlan) (*vi
 			e.stats.aligned(epoch, rel.Name, d)
 		},
 		Ack: func(b *barrier.Barrier) {
-			// The pause gates write kept changes on this goroutine; they
-			// belong to the epoch once every input's barrier has arrived.
-			pauseTable.Seal(b.Epoch)
-			if backfillTable != nil {
-				backfillTable.Seal(b.Epoch) // as the pause table
-			}
+			seal(b)
 			e.coord.Ack(rel.ID, b.Epoch)
 		},
-		OnError: func(err error) {
-			v.failed.Store(&err)
-			if job != nil {
-				job.fail()
-			}
-		},
-		Log: log,
+		OnError: onError,
+		Log:     log,
+	}
+	if df.Gather != nil {
+		wireParallel(a, df, seal, func(b *barrier.Barrier) { e.coord.Ack(rel.ID, b.Epoch) }, onError)
+		v.parallel = append(df.Actors, df.Gather)
 	}
 	return v, a, job, nil
 }
@@ -149,6 +166,8 @@ func (e *Engine) runActor(v *view, a *exec.Actor) {
 	go func() {
 		defer e.actors.Done()
 		defer close(v.done)
+		wait := e.runParallel(v)
+		defer wait()
 		if err := a.Run(e.ctx); err != nil && e.ctx.Err() == nil {
 			e.log.Error("view dataflow stopped", "view", v.rel.Name, "err", err)
 		}
@@ -233,7 +252,7 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 // once the backfill is done and committed. A cancel (ctx) during the
 // backfill drops the view. With sinkOptions it creates a sink instead (see
 // createSink).
-func (e *Engine) createView(ctx context.Context, cat *catalog.Catalog, stmt *sql.CreateMaterializedView, atLeastOnce bool, w notifier, sinkOptions map[string]string) error {
+func (e *Engine) createView(ctx context.Context, cat *catalog.Catalog, stmt *sql.CreateMaterializedView, atLeastOnce bool, parallelism int, w notifier, sinkOptions map[string]string) error {
 	e.ddlMu.Lock()
 	unlock := sync.OnceFunc(e.ddlMu.Unlock)
 	defer unlock()
@@ -269,6 +288,7 @@ func (e *Engine) createView(ctx context.Context, cat *catalog.Catalog, stmt *sql
 		CallsFunctions: stmt.CallsFunctions,
 		ReadsThrough:   stmt.ReadsThrough,
 		AtLeastOnce:    atLeastOnce,
+		Parallelism:    parallelism,
 		JoinOrder:      true,
 		TimeZone:       stmt.TimeZone,
 		IntervalSpans:  true,

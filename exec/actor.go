@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -42,8 +43,16 @@ type Actor struct {
 	// keeps committing, until it is stopped.
 	OnError func(err error)
 	Log     *slog.Logger
+	// Downstream are the exchanges to the actors of the next fragments of a
+	// parallel dataflow. After the actor fails it still sends them every
+	// barrier it acknowledges, so that they too go on aligning and
+	// acknowledging.
+	Downstream []*Exchange
 
 	lastEpoch []uint64
+	// delivering is the barrier being pushed into the chain, until it has
+	// passed: if the chain fails on it, fail still acknowledges it.
+	delivering *barrier.Barrier
 }
 
 // inputMessage is a message read from input Input (Closed: the input ended).
@@ -89,13 +98,8 @@ func (a *Actor) runSingle(ctx context.Context) error {
 		}
 		stop, err := a.deliver(ctx, 0, m)
 		if err != nil {
-			if b := m.Barrier; b != nil {
-				// As runMulti does: a barrier that failed the dataflow is
-				// still acknowledged, or no epoch would commit again.
-				a.ack(b)
-				if stop {
-					return a.markFailed(err)
-				}
+			if canceled(ctx, err) {
+				return err
 			}
 			return a.fail(ctx, err)
 		}
@@ -151,6 +155,9 @@ func (a *Actor) runMulti(ctx context.Context) error {
 		case im.Closed:
 			if failed == nil {
 				if err := a.Heads[im.Input].Emit(ctx, Message{EndOfStream: true}); err != nil {
+					if canceled(ctx, err) {
+						return err
+					}
 					failed = a.markFailed(err)
 				}
 			}
@@ -165,6 +172,9 @@ func (a *Actor) runMulti(ctx context.Context) error {
 			if failed == nil {
 				var err error
 				if stop, err = a.deliverSafe(ctx, im.Input, im.M); err != nil {
+					if canceled(ctx, err) {
+						return err
+					}
 					failed = a.markFailed(err)
 				}
 			} else {
@@ -178,6 +188,9 @@ func (a *Actor) runMulti(ctx context.Context) error {
 			if failed != nil {
 				im.M.Release()
 			} else if _, err := a.deliverSafe(ctx, im.Input, im.M); err != nil {
+				if canceled(ctx, err) {
+					return err
+				}
 				failed = a.markFailed(err)
 			}
 		}
@@ -186,6 +199,9 @@ func (a *Actor) runMulti(ctx context.Context) error {
 		if pending != nil && step.Complete == pending.Epoch {
 			if a.Aligned != nil {
 				a.Aligned(pending.Epoch, time.Since(alignStart))
+			}
+			if failed != nil {
+				a.forwardFailed(ctx, pending)
 			}
 			a.ack(pending)
 			if stop || a.stopsAt(pending) {
@@ -242,8 +258,13 @@ func (a *Actor) deliver(ctx context.Context, i int, m Message) (stop bool, err e
 		}
 		a.lastEpoch[i] = b.Epoch
 		stop = a.stopsAt(b)
+		a.delivering = b
 	}
-	return stop, a.Heads[i].Emit(ctx, m)
+	if err := a.Heads[i].Emit(ctx, m); err != nil {
+		return stop, err
+	}
+	a.delivering = nil
+	return stop, nil
 }
 
 // deliverSafe is deliver with an operator's panic turned into an error.
@@ -256,6 +277,12 @@ func (a *Actor) deliverSafe(ctx context.Context, i int, m Message) (stop bool, e
 	return a.deliver(ctx, i, m)
 }
 
+// canceled reports whether err is ctx's end: the actor is being stopped
+// (server shutdown) while a send was blocked, which is no failure.
+func canceled(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && errors.Is(err, ctx.Err())
+}
+
 // markFailed reports err as the dataflow's failure and returns it.
 func (a *Actor) markFailed(err error) error {
 	if a.Log != nil {
@@ -265,6 +292,15 @@ func (a *Actor) markFailed(err error) error {
 		a.OnError(err)
 	}
 	return err
+}
+
+// forwardFailed sends b to the downstream exchanges of a failed actor.
+func (a *Actor) forwardFailed(ctx context.Context, b *barrier.Barrier) {
+	for _, x := range a.Downstream {
+		if err := x.ForwardBarrier(ctx, b); err != nil {
+			return // ctx is done
+		}
+	}
 }
 
 func (a *Actor) ack(b *barrier.Barrier) {
@@ -289,6 +325,15 @@ func (a *Actor) stopsAt(b *barrier.Barrier) bool {
 // acknowledging each barrier once it has arrived on every input.
 func (a *Actor) fail(ctx context.Context, err error) error {
 	a.markFailed(err)
+	if b := a.delivering; b != nil && len(a.Inputs) == 1 {
+		// The chain failed on b, which has arrived on the only input.
+		a.delivering = nil
+		a.forwardFailed(ctx, b)
+		a.ack(b)
+		if a.stopsAt(b) {
+			return err
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	merged := make(chan inputMessage)
@@ -328,6 +373,7 @@ func (a *Actor) fail(ctx context.Context, err error) error {
 				arrived[b.Epoch]++
 				if arrived[b.Epoch] == open {
 					delete(arrived, b.Epoch)
+					a.forwardFailed(ctx, b)
 					a.ack(b)
 					if a.stopsAt(b) {
 						return err

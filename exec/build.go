@@ -69,6 +69,18 @@ type Dataflow struct {
 	Heads  []Output
 	// Closers are every operator, closed when the dataflow stops.
 	Closers []interface{ Close() }
+	// A parallel dataflow (BuildParallelStream) has Exchanges at the end of
+	// the fragment that reads its leaves, the Actors of its parallel
+	// fragment, and Gather, the actor that merges their outputs (see
+	// parallel.go).
+	Exchanges []*Exchange
+	Actors    []*Actor
+	Gather    *Actor
+
+	// cut, while building a fragment, maps the nodes where building stops
+	// to an index of cutHeads, which gets the Output they would emit into.
+	cut      map[planner.Node]int
+	cutHeads []Output
 }
 
 // Close closes every operator.
@@ -82,6 +94,10 @@ func (d *Dataflow) Close() {
 func (d *Dataflow) build(env Env, n planner.Node, next Output) error {
 	if env.Budget != nil {
 		next = &budgetCheck{b: env.Budget, next: next}
+	}
+	if i, ok := d.cut[n]; ok {
+		d.cutHeads[i] = next
+		return nil
 	}
 	next = env.Stats.wrap(n, next)
 	switch n := n.(type) {
@@ -287,6 +303,12 @@ type ViewStorage struct {
 	Rows        *state.Table
 	Indexes     []catalog.Index
 	IndexTables []*state.Table
+	// Shard returns the storage handles of the actor owning shard's
+	// virtual nodes (parallel dataflows; shard 0 is this storage).
+	Shard func(shard int) ViewStorage
+	// Table returns this storage's handle of any table of the view (an
+	// index added later).
+	Table func(id state.TableID) *state.Table
 }
 
 // BuildStream builds a view's dataflow: every operator of the plan down to

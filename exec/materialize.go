@@ -37,6 +37,7 @@ type Materialize struct {
 	keyBuf  []byte
 	valBuf  []byte
 	cols    []arrow.Array
+	shard   *materializeShard // nil unless in a parallel fragment
 }
 
 // NewMaterialize returns a Materialize writing rows of the given types into
@@ -109,8 +110,8 @@ func (m *Materialize) OnBarrier(ctx context.Context, b *barrier.Barrier, _ Outpu
 			if mu.View != m.view {
 				continue
 			}
-			x := NewIndexWriter(mu.Table, mu.Index, m.types, m.key)
-			if err := x.Build(ctx, m.mem, m.table); err != nil {
+			x, err := m.newIndex(ctx, mu)
+			if err != nil {
 				return err
 			}
 			m.indexes = append(m.indexes, x)

@@ -65,6 +65,10 @@ func bind(b *binder, p *Parsed) (Statement, error) {
 		a := *cs
 		a.Path = b.path
 		st = &a
+	case *AlterViewParallelism:
+		a := *cs
+		a.Path = b.path
+		st = &a
 	default:
 		st = p.custom
 	}

@@ -187,6 +187,9 @@ func parseCustom(words []string) Statement {
 		if len(rest) == 1 && (rest[0] == "pause" || rest[0] == "resume") {
 			return &AlterViewPause{Name: name, Pause: rest[0] == "pause"}
 		}
+		if st := parseSetParallelism(name, rest); st != nil {
+			return st
+		}
 	}
 	return nil
 }

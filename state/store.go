@@ -72,6 +72,9 @@ type Store struct {
 
 	mu     sync.Mutex
 	tables map[TableID]*Table
+	// shards are the extra handles of tables written by several actors
+	// (TableShard), by table.
+	shards map[TableID][]*Table
 	snap   *Snapshot // the last committed epoch's snapshot; holds one reference
 	closed bool
 
@@ -147,7 +150,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		_ = lock.Close()
 		return nil, ioError("open", err)
 	}
-	s := &Store{db: db, lock: lock, dir: dir, logger: logger, tables: map[TableID]*Table{}, onDisk: fsys == vfs.Default}
+	s := &Store{db: db, lock: lock, dir: dir, logger: logger, tables: map[TableID]*Table{}, shards: map[TableID][]*Table{}, onDisk: fsys == vfs.Default}
 	epoch, err := s.init()
 	if err != nil {
 		_ = db.Close()
@@ -295,6 +298,29 @@ func (s *Store) ReleaseTable(id TableID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.tables, id)
+	delete(s.shards, id)
+}
+
+// TableShard returns handle shard of table id, creating it on first use;
+// shard 0 is Table(id). Each handle has its own owner and its own current
+// and sealed layers, and all are committed together, so the actors of a
+// parallel fragment each write one handle of the same table. Their writes
+// must not overlap: each writes and reads only the keys of the virtual
+// nodes it owns (see VNode), which the committed data of the others does not
+// contain. Handles reading keys written by another shard see only that
+// shard's committed data.
+func (s *Store) TableShard(id TableID, shard int) *Table {
+	if shard == 0 {
+		return s.Table(id)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	hs := s.shards[id]
+	for len(hs) < shard {
+		hs = append(hs, newTable(s, id))
+	}
+	s.shards[id] = hs
+	return hs[shard-1]
 }
 
 // CommitStats describe one Commit.
@@ -350,6 +376,9 @@ func (s *Store) Commit(epoch uint64) (CommitStats, error) {
 	for _, t := range s.tables {
 		tables = append(tables, t)
 	}
+	for _, hs := range s.shards {
+		tables = append(tables, hs...)
+	}
 	s.mu.Unlock()
 	sort.Slice(tables, func(i, j int) bool { return tables[i].id < tables[j].id })
 
@@ -358,12 +387,27 @@ func (s *Store) Commit(epoch uint64) (CommitStats, error) {
 	var stats CommitStats
 	taken := make([]int, len(tables))
 	var kbuf []byte
+	// Layers go into the batch in epoch order per table, across the shard
+	// handles of a table too, so that a later epoch's range deletion on one
+	// handle covers an earlier epoch's writes on another.
+	type tableLayer struct {
+		t *Table
+		l *layer
+	}
+	var layers []tableLayer
 	for ti, t := range tables {
-		layers := t.takeCommittable(epoch)
-		taken[ti] = len(layers)
-		for _, l := range layers {
-			stats.Keys += writeLayer(b, t.prefix, l, &kbuf)
+		ls := t.takeCommittable(epoch)
+		taken[ti] = len(ls)
+		for _, l := range ls {
+			layers = append(layers, tableLayer{t, l})
 		}
+	}
+	sort.SliceStable(layers, func(i, j int) bool {
+		a, b := layers[i], layers[j]
+		return a.t.id < b.t.id || (a.t.id == b.t.id && a.l.epoch < b.l.epoch)
+	})
+	for _, tl := range layers {
+		stats.Keys += writeLayer(b, tl.t.prefix, tl.l, &kbuf)
 	}
 	_ = b.Set(sysEpochKey, binary.BigEndian.AppendUint64(nil, epoch), nil)
 	stats.Bytes = int64(b.Len())

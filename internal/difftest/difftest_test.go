@@ -180,7 +180,7 @@ func newHarness(t *testing.T, pg *pgtest.Server, seed int64) *harness {
 	// slow: a second costs a second per CREATE or DROP.)
 	interval := []time.Duration{20 * time.Millisecond, 100 * time.Millisecond}[uint64(seed)%2]
 	h.ss = testserver.Start(t, testserver.Options{BarrierInterval: interval})
-	if h.ssc, err = h.ss.Conn(ctx); err != nil {
+	if h.ssc, err = connect(ctx, h.ss); err != nil {
 		t.Fatalf("connecting to streamsql: %v", err)
 	}
 	return h
@@ -305,7 +305,7 @@ func (h *harness) restart() *failure {
 	ctx, cancel := context.WithTimeout(context.Background(), stmtTimeout)
 	defer cancel()
 	var err error
-	if h.ssc, err = h.ss.Conn(ctx); err != nil {
+	if h.ssc, err = connect(ctx, h.ss); err != nil {
 		return &failure{msg: fmt.Sprintf("reconnecting to streamsql after a restart: %v", err)}
 	}
 	return nil
@@ -602,7 +602,7 @@ func (h *harness) burst(g *gen, w *world) *failure {
 	ctx, cancel := context.WithTimeout(context.Background(), stmtTimeout)
 	defer cancel()
 	for len(h.extra) < len(stmts) {
-		c, err := h.ss.Conn(ctx)
+		c, err := connect(ctx, h.ss)
 		if err != nil {
 			return &failure{msg: fmt.Sprintf("connecting to streamsql: %v", err)}
 		}

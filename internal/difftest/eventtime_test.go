@@ -109,7 +109,7 @@ func newEvHarness(t *testing.T, pg *pgtest.Server, seed int64) *evHarness {
 		Crashable:       true,
 		Clock:           func() time.Time { return time.UnixMicro(h.clock.Load()) },
 	})
-	if h.ssc, err = h.ss.Conn(ctx); err != nil {
+	if h.ssc, err = connect(ctx, h.ss); err != nil {
 		t.Fatalf("connecting to streamsql: %v", err)
 	}
 	return h
@@ -642,7 +642,7 @@ func (h *evHarness) crash(clean bool) *failure {
 	if err != nil {
 		return &failure{msg: fmt.Sprintf("restarting streamsql: %v", err)}
 	}
-	if h.ssc, err = h.ss.Conn(ctx); err != nil {
+	if h.ssc, err = connect(ctx, h.ss); err != nil {
 		return &failure{msg: fmt.Sprintf("reconnecting to streamsql: %v", err)}
 	}
 	h.crashes++

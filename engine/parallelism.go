@@ -1,0 +1,234 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/streamsql/streamsql/barrier"
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/sqlerr"
+	"github.com/streamsql/streamsql/state"
+)
+
+// maxParallelism bounds streaming_parallelism: an actor per virtual node.
+const maxParallelism = state.VNodeCount
+
+// parallelismValue checks a value of streaming_parallelism: "default" (or
+// 0: one actor per core) or a number of actors.
+func parallelismValue(v string) (string, error) {
+	s := strings.ToLower(strings.Trim(strings.TrimSpace(v), "'"))
+	if s == "default" || s == "0" {
+		return "default", nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > maxParallelism {
+		return "", sqlerr.New(sqlerr.InvalidParameterValue,
+			"invalid value for parameter \"streaming_parallelism\": \"%s\"", v).
+			WithHint("Use default or a number of actors from 1 to %d.", maxParallelism)
+	}
+	return strconv.Itoa(n), nil
+}
+
+// sessionParallelism is the parallelism a view created with setting v
+// gets: the number, or GOMAXPROCS for "default".
+func sessionParallelism(v string) int {
+	if n, err := strconv.Atoi(v); err == nil && n >= 1 {
+		return n
+	}
+	return min(runtime.GOMAXPROCS(0), maxParallelism)
+}
+
+// viewParallelism is the number of actors rel's partitioned fragment runs
+// on (views created before parallelism existed have none stored: one).
+func viewParallelism(rel *catalog.Relation) int {
+	return max(rel.Parallelism, 1)
+}
+
+// parallelPlan returns how rel's dataflow runs on several actors, or nil
+// if it runs as one (parallelism 1, or a plan planner.Partition cannot
+// cut).
+func (e *Engine) parallelPlan(rel *catalog.Relation, plan *planner.StreamPlan, v *view) *exec.Parallel {
+	n := viewParallelism(rel)
+	if n <= 1 || !parallelSink(rel) {
+		return nil
+	}
+	part := planner.Partition(plan)
+	if part == nil {
+		return nil
+	}
+	return &exec.Parallel{
+		N:    n,
+		Part: part,
+		TableShard: func(slot, shard int) *state.Table {
+			if shard == 0 {
+				return v.tables[slot]
+			}
+			return e.store.TableShard(state.TableID(rel.OperatorTables[slot]), shard)
+		},
+		ID:   rel.ID,
+		Mode: alignmentMode(rel),
+		Log:  e.log.With("view", rel.Name),
+		// OnError: set by wireParallel, as the view's actor's.
+	}
+}
+
+// shardStorage returns the storage handles of shard i of a view.
+func (e *Engine) shardStorage(rel *catalog.Relation, i int) exec.ViewStorage {
+	st := exec.ViewStorage{ID: rel.ID, Rows: e.store.TableShard(state.TableID(rel.StateTable), i), Indexes: rel.Indexes,
+		Table: func(id state.TableID) *state.Table { return e.store.TableShard(id, i) }}
+	for _, idx := range rel.Indexes {
+		st.IndexTables = append(st.IndexTables, e.store.TableShard(state.TableID(idx.StateTable), i))
+	}
+	return st
+}
+
+// buildParallel builds a view's (or sink's) dataflow on par's actors.
+func (e *Engine) buildParallel(env exec.Env, rel *catalog.Relation, plan *planner.StreamPlan, par *exec.Parallel, v *view) (*exec.Dataflow, error) {
+	if rel.Kind == catalog.Sink {
+		sink, err := e.openSink(rel, v)
+		if err != nil {
+			return nil, err
+		}
+		return exec.BuildParallelSink(env, plan, sink, *par, v.disp)
+	}
+	storage := e.shardStorage(rel, 0)
+	storage.Shard = func(i int) exec.ViewStorage { return e.shardStorage(rel, i) }
+	return exec.BuildParallelStream(env, plan, storage, *par, v.disp)
+}
+
+// wireParallel makes a, the view's actor, the reader of a parallel
+// dataflow's leaves: the gather actor acknowledges barriers with ack
+// instead, after they have passed every actor; a keeps seal, its own
+// tables' sealing.
+func wireParallel(a *exec.Actor, df *exec.Dataflow, seal, ack func(b *barrier.Barrier), onError func(error)) {
+	a.Ack = seal
+	a.Downstream = df.Exchanges
+	df.Gather.Ack = ack
+	for _, pa := range append(df.Actors[:len(df.Actors):len(df.Actors)], df.Gather) {
+		pa.OnError = onError
+	}
+}
+
+// runParallel runs the actors of a parallel dataflow besides the view's
+// own; wait returns when they have all stopped.
+func (e *Engine) runParallel(v *view) (wait func()) {
+	var wg sync.WaitGroup
+	for _, a := range v.parallel {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := a.Run(e.ctx); err != nil && e.ctx.Err() == nil {
+				e.log.Error("view dataflow stopped", "view", v.rel.Name, "err", err)
+			}
+		}()
+	}
+	return wg.Wait
+}
+
+// explainParallel appends to a view's plan how it runs on n actors, if it
+// runs on more than one.
+func explainParallel(lines []string, plan *planner.StreamPlan, n int) []string {
+	if n <= 1 {
+		return lines
+	}
+	if pt := planner.Partition(plan); pt != nil {
+		lines = append(lines, pt.Describe(n))
+	}
+	return lines
+}
+
+// alterViewParallelism rescales a running view: a barrier stops its
+// dataflow; once that barrier's epoch is committed, so that every actor's
+// state is in the store, the dataflow is rebuilt on the new number of
+// actors over the same state tables (each new actor reads the keys of the
+// virtual nodes it now owns) and the same input channels, which have kept
+// the changes made meanwhile. Nothing is lost or read twice: the changes
+// after the barrier wait in the channels (writers block when they are
+// full) until the new dataflow reads them.
+func (e *Engine) alterViewParallelism(ctx context.Context, cat *catalog.Catalog, st *sql.AlterViewParallelism, w notifier) error {
+	n := st.N
+	if n == 0 {
+		n = sessionParallelism("default")
+	}
+	if n < 1 || n > maxParallelism {
+		return sqlerr.New(sqlerr.InvalidParameterValue, "parallelism must be between 1 and %d", maxParallelism)
+	}
+	e.ddlMu.Lock()
+	defer e.ddlMu.Unlock()
+	rel, err := e.resolve(cat, st.Path, st.Name)
+	if err != nil {
+		return err
+	}
+	if rel == nil || rel.Kind != catalog.MaterializedView {
+		return sqlerr.New(sqlerr.UndefinedTable, "materialized view \"%s\" does not exist", st.Name)
+	}
+	if err := e.backfillError(rel); err != nil {
+		return err
+	}
+	if rel.AtLeastOnce {
+		// Its actor reads past a barrier before the barrier has arrived on
+		// every input, so stopping it there would drop what it read.
+		return sqlerr.New(sqlerr.FeatureNotSupported, "cannot change the parallelism of materialized view \"%s\": it was created with checkpoint_mode = at_least_once", rel.Name)
+	}
+	e.mu.Lock()
+	old := e.views[rel.ID]
+	e.mu.Unlock()
+	if old == nil || old.failed.Load() != nil {
+		return sqlerr.New(sqlerr.ObjectNotInPrerequisiteState, "materialized view \"%s\" is not running", rel.Name)
+	}
+	changed := *rel
+	changed.Parallelism = n
+	var catErr error
+	epoch := e.coord.Schedule(barrier.Change{
+		Mutations:   []barrier.Mutation{&exec.StopActor{Actor: rel.ID}},
+		AfterInject: func(uint64) { catErr = e.catSrc.put(&changed) },
+	})
+	select {
+	case <-old.done:
+	case <-e.ctx.Done():
+		return e.ctx.Err()
+	}
+	// The stopped dataflow acknowledged epoch; the new one acknowledges the
+	// next ones, so the commit of epoch does not wait for it.
+	if err := e.awaitCommit(e.ctx, epoch); err != nil {
+		return err
+	}
+	nv := &view{rel: &changed, plan: old.plan, disp: old.disp, done: make(chan struct{}), inputs: old.inputs, readers: old.readers}
+	nv, a, job, err := e.buildViewOn(nv)
+	if err != nil {
+		// The old dataflow cannot come back either: mark the view failed.
+		err = fmt.Errorf("rebuilding materialized view %s: %w", rel.Name, err)
+		old.failed.Store(&err)
+		return err
+	}
+	e.mu.Lock()
+	e.views[rel.ID] = nv
+	e.mu.Unlock()
+	e.runActor(nv, a)
+	if job != nil {
+		e.runJob(nv, job)
+	}
+	if err := e.awaitCommit(e.ctx, epoch+1); err != nil {
+		return err
+	}
+	if catErr != nil {
+		return catErr
+	}
+	cat.Add(&changed)
+	return nil
+}
+
+// parallelSink reports whether rel, if it is a sink, may run on several
+// actors: only a blackhole's writers are independent. A Kafka sink's
+// transactional producer and outbox, a subscription's change log and a
+// SUBSCRIBE's subscriber are one per sink, so such sinks run as one actor.
+func parallelSink(rel *catalog.Relation) bool {
+	return rel.Kind != catalog.Sink || rel.Options["connector"] == "blackhole"
+}
