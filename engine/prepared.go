@@ -45,6 +45,7 @@ func (s *session) Prepare(ctx context.Context, text string, paramTypes []types.T
 	if err != nil {
 		return nil, err
 	}
+	s.bindIn(stmts)
 	ps := &preparedStatement{s: s, params: paramTypes}
 	switch len(stmts) {
 	case 0:

@@ -126,6 +126,8 @@ type session struct {
 	seq uint64
 	// zone is the TimeZone setting's zone, which statements are bound in.
 	zone *types.Zone
+	// pid is the session's pg_backend_pid (0 until asked).
+	pid int32
 }
 
 func newSession(e *Engine, startup map[string]string) (*session, error) {
@@ -159,6 +161,7 @@ func (s *session) Query(ctx context.Context, text string, w pgwire.ResultWriter)
 	if err != nil {
 		return err
 	}
+	s.bindIn(stmts)
 	if len(stmts) == 0 {
 		return w.EmptyQuery()
 	}
@@ -191,7 +194,7 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 	if s.random == nil {
 		s.random = eval.NewRandom()
 	}
-	q := batchQuery{now: now, memoryLimit: s.queryMemoryLimit(), random: s.random, cat: s.cat}
+	q := batchQuery{now: now, memoryLimit: s.queryMemoryLimit(), random: s.random, cat: s.cat, user: s.user}
 	e := s.e
 	switch st := st.(type) {
 	case *sql.Select:

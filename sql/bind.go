@@ -20,6 +20,7 @@ func Bind(cat *catalog.Catalog, p *Parsed) (Statement, error) {
 // bind binds p with b, which holds the catalog and how names are resolved.
 func bind(b *binder, p *Parsed) (Statement, error) {
 	b.full, b.base, b.text, b.clauses, b.textStart = p.full, p.base, p.Text, p.clauses, textStart(p)
+	b.session = p.session
 	for _, c := range p.clauses {
 		c.used = false // a prepared statement is bound again for every execution
 	}
@@ -62,6 +63,8 @@ func bind(b *binder, p *Parsed) (Statement, error) {
 // binder holds the state of binding one statement.
 type binder struct {
 	cat *catalog.Catalog
+	// session is what the session functions read and change (nil: none).
+	session Session
 	// path is the search path unqualified names are resolved in (nil:
 	// public); pins, when binding a stored definition, the relation each
 	// name at a byte offset of text resolved to when it was created.

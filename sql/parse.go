@@ -34,6 +34,8 @@ type Parsed struct {
 	start, end int
 	// clauses are the streaming dialect's clauses cut out of the statement.
 	clauses []*dialectClause
+	// session is the session the statement is bound in (SetSession).
+	session Session
 }
 
 // Parse splits a query string into statements and parses each. It fails,
