@@ -110,14 +110,9 @@ func pgTypeByName(name string) (PgType, bool) {
 	return PgType{}, false
 }
 
-// ColumnTypeOID is the pg_attribute.atttypid of a column of type t: char(n)
-// is bpchar, as declared.
-func ColumnTypeOID(t types.T) int64 {
-	if t.Kind == types.Text && t.Width > 0 && !t.Varchar {
-		return types.OIDBpchar
-	}
-	return int64(t.OID())
-}
+// ColumnTypeOID is the pg_attribute.atttypid of a column of type t, the
+// OID it has on the wire (char(n) is varchar(n) in streamsql).
+func ColumnTypeOID(t types.T) int64 { return int64(t.OID()) }
 
 // FormatType is format_type(oid, typmod): PostgreSQL's spelling of a type
 // with its modifier (typmod -1 or NULL: none).
