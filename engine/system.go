@@ -225,6 +225,10 @@ func (e *Engine) systemRowsAs(cat *catalog.Catalog, user string, rel *catalog.Re
 		} else if rows, err = st.rows(e, cat); err != nil {
 			return nil, err
 		}
+		if len(rows) == 0 {
+			// No batch: operators need not see an empty one.
+			return nil, nil
+		}
 		ts := rel.Types()
 		bs := make([]array.Builder, len(ts))
 		for i, t := range ts {

@@ -89,6 +89,8 @@ func (dc *decorrelator) rel(r Rel) (Rel, error) {
 		return dc.window(r)
 	case *Unnest:
 		return dc.unnest(r)
+	case *GenerateSeries:
+		return dc.series(r)
 	}
 	return nil, sqlerr.Unsupported("correlated subqueries over %s", relKindName(r))
 }
