@@ -610,7 +610,6 @@ func (b *binder) bindCollate(ctx *exprCtx, cc *pg_query.CollateClause) (Expr, er
 	return e, nil
 }
 
-
 // bindUserValue binds CURRENT_USER, SESSION_USER, USER and CURRENT_ROLE.
 func (b *binder) bindUserValue(op pg_query.SQLValueFunctionOp) (Expr, bool) {
 	switch op {
