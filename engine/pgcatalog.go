@@ -238,9 +238,6 @@ func (v *pgView) classRows() [][]types.Datum {
 func (v *pgView) attributeRows() [][]types.Datum {
 	var rows [][]types.Datum
 	for _, e := range v.entries() {
-		if e.Kind == "i" {
-			continue
-		}
 		r := e.Rel
 		key := map[int]bool{}
 		if r.PrimaryKey {
@@ -248,8 +245,21 @@ func (v *pgView) attributeRows() [][]types.Datum {
 				key[k] = true
 			}
 		}
-		for n, i := range r.VisibleColumns() {
+		cols := r.VisibleColumns()
+		if e.Kind == "i" {
+			// An index's attributes are the columns it holds.
+			keys, _ := e.IndexColumns()
+			cols = keys
+			if e.Index != nil {
+				cols = append(append([]int(nil), keys...), e.Index.Include...)
+			}
+		}
+		for n, i := range cols {
 			c := r.Columns[i]
+			storage := "p"
+			if c.Type.Size() < 0 {
+				storage = "x"
+			}
 			coll := int64(0)
 			if c.Type.Kind == types.Text {
 				coll = 100
@@ -260,8 +270,8 @@ func (v *pgView) attributeRows() [][]types.Datum {
 			}
 			rows = append(rows, []types.Datum{
 				oid(e.OID), txt(c.Name), oid(sql.ColumnTypeOID(c.Type)), i64(-1), i64(int(c.Type.Size())),
-				i64(n + 1), i64(ndims), i64(-1), i64(int(c.Type.Typmod())), flag(c.Type.Size() > 0 && c.Type.Size() <= 8), txt("i"), txt("p"),
-				txt(""), flag(c.NotNull || key[i]), flag(c.Default != ""), no, txt(""), txt(""),
+				i64(n + 1), i64(ndims), i64(-1), i64(int(c.Type.Typmod())), flag(c.Type.Size() > 0 && c.Type.Size() <= 8), txt("i"), txt(storage),
+				txt(""), flag(c.NotNull || key[i]), flag(c.Default != "" && e.Kind != "i"), no, txt(""), txt(""),
 				no, yes, i64(0), oid(coll), null, null, null,
 			})
 		}

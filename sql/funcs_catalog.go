@@ -298,6 +298,8 @@ var catalogFuncs = map[string][]int{
 	"pg_is_in_recovery": {0}, "pg_get_serial_sequence": {2}, "pg_get_partkeydef": {1},
 	"has_table_privilege": {2, 3}, "has_schema_privilege": {2, 3}, "has_database_privilege": {2, 3},
 	"has_column_privilege": {3, 4}, "has_function_privilege": {2, 3}, "has_sequence_privilege": {2, 3},
+	"pg_table_size": {1}, "pg_relation_size": {1, 2}, "pg_total_relation_size": {1}, "pg_indexes_size": {1},
+	"pg_database_size": {1},
 	"has_any_column_privilege": {2, 3}, "has_type_privilege": {2, 3}, "pg_has_role": {2, 3},
 }
 
@@ -388,6 +390,9 @@ func (b *binder) bindCatalogFunc(name string, args []Expr, loc int32) (Expr, boo
 		if err != nil {
 			return nil, true, err
 		}
+		if name == "pg_get_indexdef" && len(args) == 3 {
+			return b.bindIndexColumnDef(o, args[1], loc)
+		}
 		var oids []int64
 		var defs []Expr
 		for _, e := range PgClassEntries(b.cat) {
@@ -434,6 +439,10 @@ func (b *binder) bindCatalogFunc(name string, args []Expr, loc int32) (Expr, boo
 			defs = append(defs, textConst(strings.Join(parts, ", ")))
 		}
 		return oidCase(o, types.TextT, oids, defs, nullOf(types.TextT)), true, nil
+	case "pg_table_size", "pg_relation_size", "pg_total_relation_size", "pg_indexes_size", "pg_database_size":
+		// Sizes are not known where the statement is bound: NULL, as
+		// PostgreSQL returns for a relation it does not find.
+		return nullOf(types.Int64T), true, nil
 	case "pg_relation_is_publishable", "pg_is_in_recovery":
 		return &Const{Value: types.DBool(false), T: types.BoolT}, true, nil
 	case "current_user", "session_user", "current_role", "user":
@@ -453,6 +462,38 @@ func (b *binder) bindCatalogFunc(name string, args []Expr, loc int32) (Expr, boo
 	}
 	// has_*_privilege and pg_has_role: the one role may do anything.
 	return &Const{Value: types.DBool(true), T: types.BoolT}, true, nil
+}
+
+// bindIndexColumnDef binds pg_get_indexdef(index, column, pretty): the
+// index's definition for column 0, else the definition of that column (its
+// name: streamsql indexes columns, not expressions).
+func (b *binder) bindIndexColumnDef(o, col Expr, loc int32) (Expr, bool, error) {
+	col, err := b.coerce(col, types.Int32T, loc)
+	if err != nil {
+		return nil, true, err
+	}
+	i4 := func(n int) Expr { return &Const{Value: types.DInt(int64(n)), T: types.Int32T} }
+	eq4 := func(e Expr, n int) Expr { return &Call{Fn: FnEq, Args: []Expr{e, i4(n)}, T: types.BoolT} }
+	var oids []int64
+	var defs []Expr
+	var whens []When
+	for _, e := range PgClassEntries(b.cat) {
+		if e.Kind != "i" {
+			continue
+		}
+		oids, defs = append(oids, e.OID), append(defs, textConst(e.IndexDef()))
+		cols, _ := e.IndexColumns()
+		if e.Index != nil {
+			cols = append(append([]int(nil), cols...), e.Index.Include...)
+		}
+		for k, c := range cols {
+			cond := &Call{Fn: FnAnd, Args: []Expr{eqInt(o, e.OID), eq4(col, k+1)}, T: types.BoolT}
+			whens = append(whens, When{Cond: cond, Then: textConst(QuoteIdent(e.Rel.Columns[c].Name))})
+		}
+	}
+	whole := oidCase(o, types.TextT, oids, defs, nullOf(types.TextT))
+	whens = append([]When{{Cond: eq4(col, 0), Then: whole}}, whens...)
+	return &Case{Whens: whens, Else: nullOf(types.TextT), T: types.TextT}, true, nil
 }
 
 // bindFormatType binds format_type(type oid, typmod).
@@ -609,6 +650,11 @@ func (b *binder) bindCollate(ctx *exprCtx, cc *pg_query.CollateClause) (Expr, er
 	}
 	return e, nil
 }
+
+// FnSizePretty is pg_size_pretty(bigint).
+const FnSizePretty = "pg_size_pretty"
+
+func init() { def(FnSizePretty, types.TextT, types.Int64T) }
 
 // bindUserValue binds CURRENT_USER, SESSION_USER, USER and CURRENT_ROLE.
 func (b *binder) bindUserValue(op pg_query.SQLValueFunctionOp) (Expr, bool) {

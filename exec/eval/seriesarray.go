@@ -25,7 +25,7 @@ func seriesArray(args []types.T, _ types.T) scalarFn {
 			n = (start-stop)/(-step) + 1
 		}
 		if n > maxSeriesArray {
-			return types.Null, sqlerr.New("54000", "a correlated generate_series may return at most %d rows per outer row", maxSeriesArray)
+			return types.Null, sqlerr.New(codeProgramLimit, "a correlated generate_series may return at most %d rows per outer row", maxSeriesArray)
 		}
 		out := make([]types.Datum, n)
 		for i := range out {
