@@ -15,6 +15,9 @@ const (
 	// BootstrapRoleOID is the OID of the one role streamsql has: the user
 	// a session connected as.
 	BootstrapRoleOID = 10
+	// DatabaseOwnerOID is pg_database_owner, the role that owns public
+	// (PostgreSQL 15's): the owner of the current database.
+	DatabaseOwnerOID = 6171
 	// DefaultDatabaseOID is the OID of DefaultDatabase.
 	DefaultDatabaseOID = 5
 )

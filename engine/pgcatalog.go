@@ -27,8 +27,16 @@ type pgView struct {
 // pgTable declares a pg_catalog relation: cols is "name type, ..." in
 // PostgreSQL's spelling of the column types.
 func pgTable(schema, name, cols string, rows func(v *pgView) [][]types.Datum) systemTable {
-	rel := &catalog.Relation{Name: name, Schema: schema, Columns: pgColumns(cols)}
-	return systemTable{rel: rel, pg: rows}
+	// tableoid is PostgreSQL's system column: the OID of the relation.
+	c := append(pgColumns(cols), catalog.Column{Name: "tableoid", Type: types.Int64T, Hidden: true})
+	rel := &catalog.Relation{Name: name, Schema: schema, Columns: c}
+	return systemTable{rel: rel, pg: func(v *pgView) [][]types.Datum {
+		rs := rows(v)
+		for i := range rs {
+			rs[i] = append(rs[i], oid(rel.OID()))
+		}
+		return rs
+	}}
 }
 
 // pgColumnTypes maps the column types of pg_catalog relations to streamsql's.
@@ -39,8 +47,10 @@ var pgColumnTypes = map[string]types.T{
 	"float4": types.Float32T, "float8": types.Float64T, "timestamptz": types.TimestampTZT,
 	"text[]": types.ArrayOf(types.TextT), "aclitem[]": types.ArrayOf(types.TextT), "char[]": types.ArrayOf(types.TextT),
 	"name[]": types.ArrayOf(types.TextT),
-	"oid[]":  types.ArrayOf(types.Int64T), "oidvector": types.ArrayOf(types.Int64T),
-	"int2[]": types.ArrayOf(types.Int16T), "int2vector": types.ArrayOf(types.Int16T),
+	"oid[]":  types.ArrayOf(types.Int64T), "int2[]": types.ArrayOf(types.Int16T),
+	// int2vector and oidvector print as numbers separated by spaces, which
+	// is what their readers (pg_dump) parse: they are text here.
+	"oidvector": types.TextT, "int2vector": types.TextT,
 }
 
 func pgColumns(spec string) []catalog.Column {
@@ -67,6 +77,16 @@ func oid(o int64) types.Datum  { return types.DInt(o) }
 func txt(s string) types.Datum { return types.DText(s) }
 func i64(n int) types.Datum    { return types.DInt(int64(n)) }
 func flag(b bool) types.Datum  { return types.DBool(b) }
+
+// vector is an int2vector or oidvector: the numbers separated by spaces.
+func vector[N int | int64](ns []N) types.Datum {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = fmt.Sprint(n)
+	}
+	return txt(strings.Join(parts, " "))
+}
+
 func int2s(ns []int) types.Datum {
 	arr := make([]types.Datum, len(ns))
 	for i, n := range ns {
@@ -106,7 +126,7 @@ var pgCatalogTables = []systemTable{
 		"attnum int2, attndims int4, attcacheoff int4, atttypmod int4, attbyval bool, attalign char, attstorage char, "+
 		"attcompression char, attnotnull bool, atthasdef bool, atthasmissing bool, attidentity char, attgenerated char, "+
 		"attisdropped bool, attislocal bool, attinhcount int4, attcollation oid, attacl aclitem[], attoptions text[], "+
-		"attfdwoptions text[]", (*pgView).attributeRows),
+		"attfdwoptions text[], attmissingval text", (*pgView).attributeRows),
 	pgTable(catalog.PgCatalog, "pg_type", "oid oid, typname name, typnamespace oid, typowner oid, typlen int2, typbyval bool, "+
 		"typtype char, typcategory char, typispreferred bool, typisdefined bool, typdelim char, typrelid oid, "+
 		"typsubscript regproc, typelem oid, typarray oid, typinput regproc, typoutput regproc, typreceive regproc, "+
@@ -134,7 +154,7 @@ var pgCatalogTables = []systemTable{
 	pgTable(catalog.PgCatalog, "pg_user", "usename name, usesysid oid, usecreatedb bool, usesuper bool, userepl bool, "+
 		"usebypassrls bool, passwd text, valuntil timestamptz, useconfig text[]", (*pgView).userRows),
 	pgTable(catalog.PgCatalog, "pg_auth_members", "oid oid, roleid oid, member oid, grantor oid, admin_option bool", none),
-	pgTable(catalog.PgCatalog, "pg_description", "objoid oid, classoid oid, objsubid int4, description text", none),
+	pgTable(catalog.PgCatalog, "pg_description", "objoid oid, classoid oid, objsubid int4, description text", (*pgView).descriptionRows),
 	pgTable(catalog.PgCatalog, "pg_shdescription", "objoid oid, classoid oid, description text", none),
 	pgTable(catalog.PgCatalog, "pg_proc", "oid oid, proname name, pronamespace oid, proowner oid, prolang oid, procost float4, "+
 		"prorows float4, provariadic oid, prosupport regproc, prokind char, prosecdef bool, proleakproof bool, "+
@@ -158,7 +178,7 @@ var pgCatalogTables = []systemTable{
 		"stxstattarget int4, stxkeys int2vector, stxkind char[]", none),
 	pgTable(catalog.PgCatalog, "pg_publication", "oid oid, pubname name, pubowner oid, puballtables bool, pubinsert bool, "+
 		"pubupdate bool, pubdelete bool, pubtruncate bool, pubviaroot bool", none),
-	pgTable(catalog.PgCatalog, "pg_publication_rel", "oid oid, prpubid oid, prrelid oid, prqual pg_node_tree, prattrs int2vector", none),
+	pgTable(catalog.PgCatalog, "pg_publication_rel", "oid oid, prpubid oid, prrelid oid, prqual pg_node_tree, prattrs int2[]", none),
 	pgTable(catalog.PgCatalog, "pg_publication_namespace", "oid oid, pnpubid oid, pnnspid oid", none),
 	pgTable(catalog.PgCatalog, "pg_tablespace", "oid oid, spcname name, spcowner oid, spcacl aclitem[], spcoptions text[]", (*pgView).tablespaceRows),
 	pgTable(catalog.PgCatalog, "pg_settings", "name text, setting text, unit text, category text, short_desc text, "+
@@ -174,6 +194,56 @@ var pgCatalogTables = []systemTable{
 		"application_name text, client_addr text, backend_start timestamptz, xact_start timestamptz, "+
 		"query_start timestamptz, state_change timestamptz, wait_event_type text, wait_event text, state text, "+
 		"backend_xid xid, backend_xmin xid, query text, backend_type text", none),
+	// What pg_dump reads of the objects streamsql does not have.
+	pgTable(catalog.PgCatalog, "pg_init_privs", "objoid oid, classoid oid, objsubid int4, privtype char, initprivs aclitem[]", none),
+	pgTable(catalog.PgCatalog, "pg_language", "oid oid, lanname name, lanowner oid, lanispl bool, lanpltrusted bool, "+
+		"lanplcallfoid oid, laninline oid, lanvalidator oid, lanacl aclitem[]", (*pgView).languageRows),
+	pgTable(catalog.PgCatalog, "pg_operator", "oid oid, oprname name, oprnamespace oid, oprowner oid, oprkind char, "+
+		"oprleft oid, oprright oid, oprresult oid, oprcode regproc", none),
+	pgTable(catalog.PgCatalog, "pg_opclass", "oid oid, opcmethod oid, opcname name, opcnamespace oid, opcowner oid, "+
+		"opcfamily oid, opcintype oid, opcdefault bool", none),
+	pgTable(catalog.PgCatalog, "pg_opfamily", "oid oid, opfmethod oid, opfname name, opfnamespace oid, opfowner oid", none),
+	pgTable(catalog.PgCatalog, "pg_amop", "oid oid, amopfamily oid, amoplefttype oid, amoprighttype oid, amopstrategy int2, "+
+		"amoppurpose char, amopopr oid, amopmethod oid, amopsortfamily oid", none),
+	pgTable(catalog.PgCatalog, "pg_amproc", "oid oid, amprocfamily oid, amproclefttype oid, amprocrighttype oid, "+
+		"amprocnum int2, amproc regproc", none),
+	pgTable(catalog.PgCatalog, "pg_ts_parser", "oid oid, prsname name, prsnamespace oid, prsstart regproc, prstoken regproc, "+
+		"prsend regproc, prsheadline regproc, prslextype regproc", none),
+	pgTable(catalog.PgCatalog, "pg_ts_template", "oid oid, tmplname name, tmplnamespace oid, tmplinit regproc, tmpllexize regproc", none),
+	pgTable(catalog.PgCatalog, "pg_ts_dict", "oid oid, dictname name, dictnamespace oid, dictowner oid, dicttemplate oid, dictinitoption text", none),
+	pgTable(catalog.PgCatalog, "pg_ts_config", "oid oid, cfgname name, cfgnamespace oid, cfgowner oid, cfgparser oid", none),
+	pgTable(catalog.PgCatalog, "pg_foreign_data_wrapper", "oid oid, fdwname name, fdwowner oid, fdwhandler oid, "+
+		"fdwvalidator oid, fdwacl aclitem[], fdwoptions text[]", none),
+	pgTable(catalog.PgCatalog, "pg_foreign_server", "oid oid, srvname name, srvowner oid, srvfdw oid, srvtype text, "+
+		"srvversion text, srvacl aclitem[], srvoptions text[]", none),
+	pgTable(catalog.PgCatalog, "pg_foreign_table", "ftrelid oid, ftserver oid, ftoptions text[]", none),
+	pgTable(catalog.PgCatalog, "pg_user_mapping", "oid oid, umuser oid, umserver oid, umoptions text[]", none),
+	pgTable(catalog.PgCatalog, "pg_default_acl", "oid oid, defaclrole oid, defaclnamespace oid, defaclobjtype char, defaclacl aclitem[]", none),
+	pgTable(catalog.PgCatalog, "pg_conversion", "oid oid, conname name, connamespace oid, conowner oid, conforencoding int4, "+
+		"contoencoding int4, conproc regproc, condefault bool", none),
+	pgTable(catalog.PgCatalog, "pg_cast", "oid oid, castsource oid, casttarget oid, castfunc oid, castcontext char, castmethod char", none),
+	pgTable(catalog.PgCatalog, "pg_range", "rngtypid oid, rngsubtype oid, rngmultitypid oid, rngcollation oid, rngsubopc oid, "+
+		"rngcanonical regproc, rngsubdiff regproc", none),
+	pgTable(catalog.PgCatalog, "pg_enum", "oid oid, enumtypid oid, enumsortorder float4, enumlabel name", none),
+	pgTable(catalog.PgCatalog, "pg_transform", "oid oid, trftype oid, trflang oid, trffromsql regproc, trftosql regproc", none),
+	pgTable(catalog.PgCatalog, "pg_event_trigger", "oid oid, evtname name, evtevent name, evtowner oid, evtfoid oid, "+
+		"evtenabled char, evttags text[]", none),
+	pgTable(catalog.PgCatalog, "pg_trigger", "oid oid, tgrelid oid, tgparentid oid, tgname name, tgfoid oid, tgtype int2, "+
+		"tgenabled char, tgisinternal bool, tgconstrrelid oid, tgconstrindid oid, tgconstraint oid, tgdeferrable bool, "+
+		"tginitdeferred bool, tgnargs int2, tgattr int2vector, tgqual pg_node_tree", none),
+	pgTable(catalog.PgCatalog, "pg_subscription", "oid oid, subdbid oid, subname name, subowner oid, subenabled bool, "+
+		"subbinary bool, substream bool, subtwophasestate char, subdisableonerr bool, subconninfo text, subslotname name, "+
+		"subsynccommit text, subpublications text[]", none),
+	pgTable(catalog.PgCatalog, "pg_seclabel", "objoid oid, classoid oid, objsubid int4, provider text, label text", none),
+	pgTable(catalog.PgCatalog, "pg_seclabels", "objoid oid, classoid oid, objsubid int4, objtype text, objnamespace oid, "+
+		"objname text, provider text, label text", none),
+	pgTable(catalog.PgCatalog, "pg_largeobject_metadata", "oid oid, lomowner oid, lomacl aclitem[]", none),
+	pgTable(catalog.PgCatalog, "pg_sequence", "seqrelid oid, seqtypid oid, seqstart int8, seqincrement int8, seqmax int8, "+
+		"seqmin int8, seqcache int8, seqcycle bool", none),
+	pgTable(catalog.PgCatalog, "pg_partitioned_table", "partrelid oid, partstrat char, partnatts int2, partdefid oid, "+
+		"partattrs int2vector, partclass oidvector, partcollation oidvector, partexprs pg_node_tree", none),
+	pgTable(catalog.PgCatalog, "pg_aggregate", "aggfnoid regproc, aggkind char, aggnumdirectargs int2, aggtransfn regproc, "+
+		"aggfinalfn regproc, aggtranstype oid, agginitval text", none),
 	pgTable(catalog.InformationSchema, "schemata", "catalog_name name, schema_name name, schema_owner name, "+
 		"default_character_set_catalog name, default_character_set_schema name, default_character_set_name name, sql_path text", (*pgView).schemataRows),
 	pgTable(catalog.InformationSchema, "tables", "table_catalog name, table_schema name, table_name name, table_type text, "+
@@ -204,7 +274,11 @@ func (v *pgView) entries() []sql.PgClassEntry { return sql.PgClassEntries(v.cat)
 func (v *pgView) namespaceRows() [][]types.Datum {
 	var rows [][]types.Datum
 	for _, s := range v.cat.Schemas() {
-		rows = append(rows, []types.Datum{oid(s.OID()), txt(s.Name), oid(catalog.BootstrapRoleOID), null})
+		owner := int64(catalog.BootstrapRoleOID)
+		if s.Name == catalog.Public {
+			owner = catalog.DatabaseOwnerOID
+		}
+		rows = append(rows, []types.Datum{oid(s.OID()), txt(s.Name), oid(owner), null})
 	}
 	return rows
 }
@@ -272,7 +346,7 @@ func (v *pgView) attributeRows() [][]types.Datum {
 				oid(e.OID), txt(c.Name), oid(sql.ColumnTypeOID(c.Type)), i64(-1), i64(int(c.Type.Size())),
 				i64(n + 1), i64(ndims), i64(-1), i64(int(c.Type.Typmod())), flag(c.Type.Size() > 0 && c.Type.Size() <= 8), txt("i"), txt(storage),
 				txt(""), flag(c.NotNull || key[i]), flag(c.Default != "" && e.Kind != "i"), no, txt(""), txt(""),
-				no, yes, i64(0), oid(coll), null, null, null,
+				no, yes, i64(0), oid(coll), null, null, null, null,
 			})
 		}
 	}
@@ -323,7 +397,7 @@ func (v *pgView) indexRows() [][]types.Datum {
 		rows = append(rows, []types.Datum{
 			oid(e.OID), oid(e.Rel.OID()), i64(len(all)), i64(len(keys)), flag(e.PrimaryKey),
 			no, flag(e.PrimaryKey), no, yes, no,
-			yes, no, yes, yes, no, int2s(all),
+			yes, no, yes, yes, no, vector(all),
 			null, null, null, null, null,
 		})
 	}
@@ -374,11 +448,23 @@ func (v *pgView) databaseRows() [][]types.Datum {
 }
 
 func (v *pgView) roleRows() [][]types.Datum {
-	return [][]types.Datum{{txt(v.user), yes, yes, yes, yes, yes, yes, i64(-1), txt("********"), null, yes, null, oid(catalog.BootstrapRoleOID)}}
+	return [][]types.Datum{
+		{txt(v.user), yes, yes, yes, yes, yes, yes, i64(-1), txt("********"), null, yes, null, oid(catalog.BootstrapRoleOID)},
+		{txt("pg_database_owner"), no, yes, no, no, no, no, i64(-1), txt("********"), null, no, null, oid(catalog.DatabaseOwnerOID)},
+	}
 }
 
 func (v *pgView) authidRows() [][]types.Datum {
-	return [][]types.Datum{{oid(catalog.BootstrapRoleOID), txt(v.user), yes, yes, yes, yes, yes, yes, yes, i64(-1), null, null}}
+	return [][]types.Datum{
+		{oid(catalog.BootstrapRoleOID), txt(v.user), yes, yes, yes, yes, yes, yes, yes, i64(-1), null, null},
+		{oid(catalog.DatabaseOwnerOID), txt("pg_database_owner"), no, yes, no, no, no, no, no, i64(-1), null, null},
+	}
+}
+
+// descriptionRows holds the one comment PostgreSQL's clients expect: that
+// of the public schema.
+func (v *pgView) descriptionRows() [][]types.Datum {
+	return [][]types.Datum{{oid(catalog.PublicOID), oid(2615), i64(0), txt("standard public schema")}}
 }
 
 func (v *pgView) userRows() [][]types.Datum {
@@ -388,10 +474,10 @@ func (v *pgView) userRows() [][]types.Datum {
 func (v *pgView) procRows() [][]types.Datum {
 	var rows [][]types.Datum
 	for _, f := range v.cat.Functions() {
-		args := make([]types.Datum, len(f.ArgTypes))
+		args := make([]int64, len(f.ArgTypes))
 		names := make([]types.Datum, len(f.ArgTypes))
 		for i, t := range f.ArgTypes {
-			args[i] = oid(sql.ColumnTypeOID(t))
+			args[i] = sql.ColumnTypeOID(t)
 			names[i] = txt(f.ArgNames[i])
 		}
 		argNames := null
@@ -409,10 +495,21 @@ func (v *pgView) procRows() [][]types.Datum {
 			oid(f.OID()), txt(f.Name), oid(sql.PgNamespaceOID(v.cat, f.Schema)), oid(catalog.BootstrapRoleOID), oid(14), types.DFloat(100),
 			types.DFloat(0), oid(0), oid(0), txt("f"), no, no,
 			flag(f.Strict), no, txt(vol), txt("u"), i64(len(f.ArgTypes)), i64(0),
-			oid(sql.ColumnTypeOID(f.Result)), types.Datum{Arr: args}, null, null, argNames,
+			oid(sql.ColumnTypeOID(f.Result)), vector(args), null, null, argNames,
 			null, null, txt(f.Body), null, null,
 			null, null,
 		})
+	}
+	return rows
+}
+
+func (v *pgView) languageRows() [][]types.Datum {
+	var rows [][]types.Datum
+	for _, l := range []struct {
+		oid  int64
+		name string
+	}{{12, "internal"}, {13, "c"}, {14, "sql"}} {
+		rows = append(rows, []types.Datum{oid(l.oid), txt(l.name), oid(catalog.BootstrapRoleOID), no, no, oid(0), oid(0), oid(0), null})
 	}
 	return rows
 }
@@ -499,7 +596,7 @@ func (v *pgView) tablesRows() [][]types.Datum {
 func (v *pgView) viewsRows() [][]types.Datum {
 	var rows [][]types.Datum
 	for _, e := range v.userEntries("v") {
-		rows = append(rows, []types.Datum{txt(e.Schema), txt(e.Name), txt(v.user), txt(sql.ViewQuery(e.Rel))})
+		rows = append(rows, []types.Datum{txt(e.Schema), txt(e.Name), txt(v.user), txt(sql.ViewQuery(v.cat, e.Rel))})
 	}
 	return rows
 }
@@ -507,7 +604,7 @@ func (v *pgView) viewsRows() [][]types.Datum {
 func (v *pgView) matviewsRows() [][]types.Datum {
 	var rows [][]types.Datum
 	for _, e := range v.userEntries("m") {
-		rows = append(rows, []types.Datum{txt(e.Schema), txt(e.Name), txt(v.user), null, no, yes, txt(sql.ViewQuery(e.Rel))})
+		rows = append(rows, []types.Datum{txt(e.Schema), txt(e.Name), txt(v.user), null, no, yes, txt(sql.ViewQuery(v.cat, e.Rel))})
 	}
 	return rows
 }
@@ -638,7 +735,7 @@ func sqlTypeByOID(o int64) (string, bool) {
 func (v *pgView) infoViewsRows() [][]types.Datum {
 	var rows [][]types.Datum
 	for _, e := range v.userEntries("v") {
-		rows = append(rows, []types.Datum{txt(v.cat.DatabaseName()), txt(e.Schema), txt(e.Name), txt(sql.ViewQuery(e.Rel)),
+		rows = append(rows, []types.Datum{txt(v.cat.DatabaseName()), txt(e.Schema), txt(e.Name), txt(sql.ViewQuery(v.cat, e.Rel)),
 			txt("NONE"), txt("NO"), txt("NO")})
 	}
 	return rows

@@ -55,3 +55,19 @@ func (s *session) bindIn(stmts []*sql.Parsed) []*sql.Parsed {
 	}
 	return stmts
 }
+
+// The settings pg_dump makes before it reads the catalog.
+func init() {
+	parameters["synchronize_seqscans"] = &parameter{def: "on", check: boolValue("synchronize_seqscans"),
+		desc: "Accepted for compatibility: batch queries do not share scans."}
+	parameters["check_function_bodies"] = &parameter{def: "on", check: boolValue("check_function_bodies"),
+		desc: "Accepted for compatibility: function bodies are always checked."}
+	parameters["xmloption"] = &parameter{def: "content", check: onlyValues("xmloption", "content"),
+		desc: "Accepted for compatibility: streamsql has no xml type."}
+	parameters["default_tablespace"] = &parameter{def: "", check: onlyValues("default_tablespace", "", "pg_default"),
+		desc: "Accepted for compatibility: all state is in the data directory."}
+	parameters["default_table_access_method"] = &parameter{def: "heap", check: onlyValues("default_table_access_method", "heap"),
+		desc: "Accepted for compatibility: tables are stored in the state store."}
+	parameters["quote_all_identifiers"] = &parameter{def: "off", check: onlyValues("quote_all_identifiers", "off"),
+		desc: "Whether to quote every identifier in generated SQL (only off)."}
+}

@@ -199,6 +199,11 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 	switch st := st.(type) {
 	case *sql.Select:
 		return e.selectRows(ctx, st.Query, q, w)
+	case *sql.LockTable:
+		if !s.inTx {
+			return sqlerr.New(sqlerr.NoActiveSQLTransaction, "LOCK TABLE can only be used in transaction blocks")
+		}
+		return w.Complete(st.Tag())
 	case *sql.Insert:
 		n, err := e.insert(ctx, st, q)
 		if err != nil {

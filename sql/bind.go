@@ -198,6 +198,8 @@ func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 		return b.bindCreateDatabase(s.CreatedbStmt)
 	case *pg_query.Node_DropdbStmt:
 		return b.bindDropDatabase(s.DropdbStmt)
+	case *pg_query.Node_LockStmt:
+		return b.bindLock(s.LockStmt)
 	}
 	return nil, sqlerr.Unsupported("statement %s", statementName(n))
 }
@@ -348,9 +350,8 @@ func (b *binder) bindCreateTableAs(s *pg_query.CreateTableAsStmt) (Statement, er
 	if err != nil {
 		return nil, err
 	}
-	if s.Into.SkipData {
-		return nil, sqlerr.Unsupported("WITH NO DATA")
-	}
+	// WITH NO DATA (which pg_dump writes) is accepted: a materialized view
+	// is always maintained, so it is populated anyway (docs/decisions.md).
 	sel := s.Query.GetSelectStmt()
 	if sel == nil {
 		return nil, sqlerr.Unsupported("materialized view over %s", typeName(s.Query.Node))
@@ -505,8 +506,9 @@ func (b *binder) bindSet(s *pg_query.VariableSetStmt) (Statement, error) {
 	case pg_query.VariableSetKind_VAR_RESET_ALL:
 		return &SetVar{Name: "all", Reset: true}, nil
 	case pg_query.VariableSetKind_VAR_SET_MULTI:
-		// SET TRANSACTION ... and friends: accepted, nothing to change.
-		return &SetVar{Name: name}, nil
+		// SET TRANSACTION ... and friends: accepted, nothing to change
+		// (the engine skips a SetVar without a name).
+		return &SetVar{}, nil
 	}
 	return nil, sqlerr.Unsupported("SET %s", name)
 }

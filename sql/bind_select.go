@@ -903,6 +903,9 @@ func (b *binder) bindRangeFunction(rf *pg_query.RangeFunction) (Rel, *scope, err
 	if f != nil && funcName(f.Funcname) == "generate_subscripts" {
 		return b.bindGenerateSubscripts(rf, f)
 	}
+	if f != nil && funcName(f.Funcname) == "pg_options_to_table" {
+		return b.bindOptionsToTable(rf, f)
+	}
 	if f == nil || funcName(f.Funcname) != "generate_series" {
 		name := "function"
 		if f != nil {

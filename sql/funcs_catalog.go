@@ -64,10 +64,19 @@ func typeNameLast(tn *pg_query.TypeName) string {
 // identifier types, and x::regclass::text (the object's name). ok is false
 // for other casts.
 func (b *binder) bindCatalogCast(ctx *exprCtx, tc *pg_query.TypeCast) (Expr, bool, error) {
-	if len(tc.TypeName.ArrayBounds) > 0 {
-		return nil, false, nil
-	}
 	target := typeNameLast(tc.TypeName)
+	if len(tc.TypeName.ArrayBounds) > 0 {
+		if !catalogCastTypes[target] {
+			return nil, false, nil
+		}
+		// Arrays of OIDs are arrays of bigint.
+		arg, err := b.bindExpr(ctx, tc.Arg)
+		if err != nil {
+			return nil, true, err
+		}
+		e, err := b.castTo(arg, types.ArrayOf(types.Int64T), tc.Location, true)
+		return e, true, err
+	}
 	if target == "name" {
 		arg, err := b.bindCatalogCastArg(ctx, tc.Arg)
 		if err != nil {
@@ -300,6 +309,7 @@ var catalogFuncs = map[string][]int{
 	"has_column_privilege": {3, 4}, "has_function_privilege": {2, 3}, "has_sequence_privilege": {2, 3},
 	"pg_table_size": {1}, "pg_relation_size": {1, 2}, "pg_total_relation_size": {1}, "pg_indexes_size": {1},
 	"pg_database_size":         {1},
+	"acldefault": {2}, "pg_get_function_sqlbody": {1}, "pg_get_statisticsobjdef": {1},
 	"has_any_column_privilege": {2, 3}, "has_type_privilege": {2, 3}, "pg_has_role": {2, 3},
 }
 
@@ -355,7 +365,8 @@ func (b *binder) bindCatalogFunc(name string, args []Expr, loc int32) (Expr, boo
 			return nil, true, err
 		}
 		unknown := &Call{Fn: FnConcatOp, Args: []Expr{&Call{Fn: FnConcatOp, Args: []Expr{textConst("unknown (OID="), &Cast{Arg: o, T: types.TextT}}, T: types.TextT}, textConst(")")}, T: types.TextT}
-		return oidCase(o, types.TextT, []int64{catalog.BootstrapRoleOID}, []Expr{textConst(b.user())}, unknown), true, nil
+		return oidCase(o, types.TextT, []int64{catalog.BootstrapRoleOID, catalog.DatabaseOwnerOID},
+			[]Expr{textConst(b.user()), textConst("pg_database_owner")}, unknown), true, nil
 	case "format_type":
 		return b.bindFormatType(args, loc)
 	case "pg_get_expr":
@@ -381,7 +392,7 @@ func (b *binder) bindCatalogFunc(name string, args []Expr, loc int32) (Expr, boo
 		var defs []Expr
 		for _, e := range PgClassEntries(b.cat) {
 			if (e.Kind == "v" || e.Kind == "m") && e.Rel.Kind != catalog.SystemTable {
-				oids, defs = append(oids, e.OID), append(defs, textConst(ViewQuery(e.Rel)))
+				oids, defs = append(oids, e.OID), append(defs, textConst(ViewQuery(b.cat, e.Rel)))
 			}
 		}
 		return oidCase(o, types.TextT, oids, defs, nullOf(types.TextT)), true, nil
@@ -443,6 +454,11 @@ func (b *binder) bindCatalogFunc(name string, args []Expr, loc int32) (Expr, boo
 		// Sizes are not known where the statement is bound: NULL, as
 		// PostgreSQL returns for a relation it does not find.
 		return nullOf(types.Int64T), true, nil
+	case "acldefault":
+		// Privileges are not tracked: no ACL.
+		return nullOf(types.ArrayOf(types.TextT)), true, nil
+	case "pg_get_function_sqlbody", "pg_get_statisticsobjdef":
+		return nullOf(types.TextT), true, nil
 	case "pg_relation_is_publishable", "pg_is_in_recovery":
 		return &Const{Value: types.DBool(false), T: types.BoolT}, true, nil
 	case "current_user", "session_user", "current_role", "user":
@@ -610,7 +626,16 @@ func (b *binder) bindSetConfig(args []Expr, loc int32) (Expr, bool, error) {
 	value, ok2 := constText(args[1])
 	local, ok3 := args[2].(*Const)
 	if !ok1 || !ok2 || !ok3 {
-		return nil, true, b.errAt(loc, sqlerr.Unsupported("set_config with non-constant arguments"))
+		// Settings change when the statement is bound: a call over rows
+		// fails when it is evaluated (a query that finds no row, as
+		// pg_dump's over pg_settings, succeeds).
+		var err error
+		if args[0], err = b.coerce(args[0], types.TextT, loc); err == nil {
+			if args[1], err = b.coerce(args[1], types.TextT, loc); err == nil {
+				args[2], err = b.coerce(args[2], types.BoolT, loc)
+			}
+		}
+		return &Call{Fn: FnSetConfigRows, Args: args, T: types.TextT}, true, err
 	}
 	if b.session == nil {
 		return nil, true, b.errAt(loc, sqlerr.Unsupported("set_config outside a session"))
@@ -654,7 +679,86 @@ func (b *binder) bindCollate(ctx *exprCtx, cc *pg_query.CollateClause) (Expr, er
 // FnSizePretty is pg_size_pretty(bigint).
 const FnSizePretty = "pg_size_pretty"
 
-func init() { def(FnSizePretty, types.TextT, types.Int64T) }
+// FnSetConfigRows is set_config over values that are not constants, which
+// fails when evaluated.
+const FnSetConfigRows = "set_config_rows"
+
+func init() {
+	def(FnSizePretty, types.TextT, types.Int64T)
+	def(FnSetConfigRows, types.TextT, types.TextT, types.TextT, types.BoolT)
+}
+
+// LockTable is LOCK [TABLE] name [, ...] [IN mode MODE] [NOWAIT]: accepted
+// inside a transaction block, where it waits for nothing (every statement
+// reads a committed snapshot and writes do not conflict with reads).
+type LockTable struct{}
+
+func (*LockTable) Tag() string { return "LOCK TABLE" }
+
+func (b *binder) bindLock(s *pg_query.LockStmt) (Statement, error) {
+	for _, n := range s.Relations {
+		if rv := n.GetRangeVar(); rv != nil {
+			if _, err := b.lookup(rv); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &LockTable{}, nil
+}
+
+// bindOptionsToTable binds pg_options_to_table(options) in FROM: the
+// name=value entries of an options array (reloptions, ...) as rows of
+// option_name and option_value.
+func (b *binder) bindOptionsToTable(rf *pg_query.RangeFunction, f *pg_query.FuncCall) (Rel, *scope, error) {
+	if len(f.Args) != 1 || rf.Lateral || rf.Ordinality || rf.IsRowsfrom || len(rf.Functions) != 1 {
+		return nil, nil, sqlerr.Unsupported("this form of pg_options_to_table")
+	}
+	arg, err := b.bindExpr(&exprCtx{scope: &scope{}, clause: "FROM"}, f.Args[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	if arg, err = b.coerce(arg, types.ArrayOf(types.TextT), f.Location); err != nil {
+		return nil, nil, err
+	}
+	one := &Values{Rows: [][]Expr{{}}}
+	u := newUnnest(one, []Expr{arg}, []string{"option"}, "ordinality", false)
+	opt := &InputRef{Index: 0, T: types.TextT, Name: "option"}
+	i4 := func(n int64) Expr { return &Const{Value: types.DInt(n), T: types.Int32T} }
+	eq := &Call{Fn: FnStrpos, Args: []Expr{opt, textConst("=")}, T: types.Int32T}
+	name := &Call{Fn: FnSplitPart, Args: []Expr{opt, textConst("="), i4(1)}, T: types.TextT}
+	value := &Call{Fn: FnSubstr, Args: []Expr{opt, &Call{Fn: FnAdd, Args: []Expr{eq, i4(1)}, T: types.Int32T}}, T: types.TextT}
+	cols := []Column{{Name: "option_name", Type: types.TextT}, {Name: "option_value", Type: types.TextT}}
+	p := &Project{Input: u, Exprs: []Expr{name, value}, Cols: cols}
+	alias := "pg_options_to_table"
+	var colAliases []*pg_query.Node
+	if rf.Alias != nil {
+		alias, colAliases = rf.Alias.Aliasname, rf.Alias.Colnames
+	}
+	sc := derivedScope(p, alias)
+	if err := applyColumnAliases(sc, colAliases); err != nil {
+		return nil, nil, b.errAt(f.Location, err.(*sqlerr.Error))
+	}
+	return p, sc, nil
+}
+
+// bindNameSubscript binds name[i] over a text value: the character at
+// 0-based position i, as PostgreSQL's name type (which streamsql's name
+// columns stand for) is subscripted. ok is false for other subscripts.
+func (b *binder) bindNameSubscript(ctx *exprCtx, e Expr, idx *pg_query.A_Indices, loc int32) (Expr, bool, error) {
+	if e.Type().Kind != types.Text || idx.IsSlice || idx.Uidx == nil {
+		return nil, false, nil
+	}
+	i, err := b.bindExpr(ctx, idx.Uidx)
+	if err != nil {
+		return nil, true, err
+	}
+	if i, err = b.coerce(i, types.Int32T, loc); err != nil {
+		return nil, true, err
+	}
+	i4 := func(n int64) Expr { return &Const{Value: types.DInt(n), T: types.Int32T} }
+	from := &Call{Fn: FnAdd, Args: []Expr{i, i4(1)}, T: types.Int32T}
+	return &Call{Fn: FnSubstr, Args: []Expr{e, from, i4(1)}, T: types.TextT}, true, nil
+}
 
 // bindUserValue binds CURRENT_USER, SESSION_USER, USER and CURRENT_ROLE.
 func (b *binder) bindUserValue(op pg_query.SQLValueFunctionOp) (Expr, bool) {

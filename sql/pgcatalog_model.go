@@ -2,6 +2,7 @@ package sql
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -240,11 +241,14 @@ func PrimaryKeyDef(r *catalog.Relation) string {
 }
 
 // ViewQuery is pg_get_viewdef of a view or materialized view: the query of
-// its defining statement as it was written, after AS, with a leading space
-// and a closing semicolon as PostgreSQL prints it.
-func ViewQuery(r *catalog.Relation) string {
-	q := r.SQL
-	if scan, err := pg_query.Scan(r.SQL); err == nil {
+// its defining statement as it was written, after AS, each relation it
+// names qualified with its schema (so that it means the same under any
+// search path, as pg_dump needs), with a leading space and a closing
+// semicolon as PostgreSQL prints it.
+func ViewQuery(cat *catalog.Catalog, r *catalog.Relation) string {
+	sqlText := qualifiedRefs(cat, r)
+	q := sqlText
+	if scan, err := pg_query.Scan(sqlText); err == nil {
 		depth := 0
 		toks := scan.GetTokens()
 		for i, t := range toks {
@@ -257,17 +261,60 @@ func ViewQuery(r *catalog.Relation) string {
 				if depth == 0 && i+1 < len(toks) {
 					switch toks[i+1].Token {
 					case pg_query.Token_SELECT, pg_query.Token_WITH, pg_query.Token_VALUES, pg_query.Token_TABLE, '(':
-						q = r.SQL[toks[i+1].Start:]
+						q = sqlText[toks[i+1].Start:]
 					}
 				}
 			}
-			if q != r.SQL {
+			if q != sqlText {
 				break
 			}
 		}
 	}
 	q = strings.TrimRight(strings.TrimSpace(q), ";")
+	q = withData.ReplaceAllString(q, "")
 	return " " + q + ";"
+}
+
+// withData matches the WITH [NO] DATA clause ending a CREATE MATERIALIZED
+// VIEW statement.
+var withData = regexp.MustCompile(`(?i)\s+WITH\s+(NO\s+)?DATA\s*$`)
+
+// qualifiedRefs returns r's defining statement with the name of every
+// relation it names (r.Refs) replaced by the relation's qualified name.
+func qualifiedRefs(cat *catalog.Catalog, r *catalog.Relation) string {
+	if len(r.Refs) == 0 {
+		return r.SQL
+	}
+	scan, err := pg_query.Scan(r.SQL)
+	if err != nil {
+		return r.SQL
+	}
+	toks := scan.GetTokens()
+	names := map[int32]string{}
+	for _, ref := range r.Refs {
+		if rel := cat.ByID(ref.ID); rel != nil {
+			names[ref.Loc] = QuoteIdent(rel.Schema) + "." + QuoteIdent(rel.Name)
+		}
+	}
+	var sb strings.Builder
+	last := 0
+	for i := 0; i < len(toks); i++ {
+		name, ok := names[toks[i].Start]
+		if !ok || int(toks[i].Start) < last {
+			continue
+		}
+		// The name as written: identifiers separated by dots.
+		j := i
+		for j+2 < len(toks) && toks[j+1].Token == '.' && toks[j+1].Start == toks[j].End && toks[j+2].Start == toks[j+1].End {
+			j += 2
+		}
+		sb.WriteString(r.SQL[last:toks[i].Start])
+		sb.WriteString(name)
+		last = int(toks[j].End)
+		i = j
+	}
+	sb.WriteString(r.SQL[last:])
+	return sb.String()
 }
 
 // PgNamespaceOID is the OID of the schema named name in cat, or 0.

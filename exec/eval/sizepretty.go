@@ -44,4 +44,7 @@ func sizePretty(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 
 func init() {
 	reg(sql.FnSizePretty, ts(types.Int64T), fixed(sizePretty))
+	reg(sql.FnSetConfigRows, ts(types.TextT, types.TextT, types.BoolT), fixed(func(*kctx, []types.Datum) (types.Datum, *sqlerr.Error) {
+		return types.Null, sqlerr.Unsupported("set_config with arguments that are not constants")
+	}))
 }
