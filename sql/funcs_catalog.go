@@ -308,8 +308,8 @@ var catalogFuncs = map[string][]int{
 	"has_table_privilege": {2, 3}, "has_schema_privilege": {2, 3}, "has_database_privilege": {2, 3},
 	"has_column_privilege": {3, 4}, "has_function_privilege": {2, 3}, "has_sequence_privilege": {2, 3},
 	"pg_table_size": {1}, "pg_relation_size": {1, 2}, "pg_total_relation_size": {1}, "pg_indexes_size": {1},
-	"pg_database_size":         {1},
-	"acldefault": {2}, "pg_get_function_sqlbody": {1}, "pg_get_statisticsobjdef": {1},
+	"pg_database_size": {1},
+	"acldefault":       {2}, "pg_get_function_sqlbody": {1}, "pg_get_statisticsobjdef": {1},
 	"has_any_column_privilege": {2, 3}, "has_type_privilege": {2, 3}, "pg_has_role": {2, 3},
 }
 
