@@ -150,6 +150,10 @@ func (s *session) resultColumns(st sql.Statement) []pgwire.Column {
 		return text("QUERY PLAN")
 	case *sql.ShowRelations:
 		return text("Name")
+	case *sql.ShowCreate:
+		return text("Name", "Create Sql")
+	case *sql.ShowColumns:
+		return text("Name", "Type", "Is Hidden", "Description")
 	case *sql.ShowVar:
 		if st.Name == "jobs" {
 			return jobColumns()

@@ -308,6 +308,8 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		if err := e.alterViewPause(ctx, s.cat, st, w); err != nil {
 			return err
 		}
+	case *sql.ShowCreate, *sql.ShowColumns:
+		return s.showCatalog(st, w)
 	case *sql.ShowRelations:
 		return writeTextColumn(w, e, "Name", e.relationNames(s.cat, st.Kind), fmt.Sprintf("SHOW %d", len(e.relationNames(s.cat, st.Kind))))
 	case *sql.SetVar:

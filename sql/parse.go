@@ -165,6 +165,9 @@ func splitStatements(text string) ([]piece, error) {
 // parseCustom recognises the statements streamsql adds to PostgreSQL's
 // grammar from their lower-cased tokens.
 func parseCustom(words []string) Statement {
+	if st := parseShowCatalog(words); st != nil {
+		return st
+	}
 	switch {
 	case len(words) == 1 && words[0] == "flush":
 		return &Flush{}
