@@ -267,8 +267,7 @@ var pgCatalogTables = []systemTable{
 // none is the rows of a relation streamsql has nothing for.
 func none(*pgView) [][]types.Datum { return nil }
 
-// userRelations are the tables, views, materialized views and sources of
-// the database, in id order.
+// entries are what pg_class lists (sql.PgClassEntries).
 func (v *pgView) entries() []sql.PgClassEntry { return sql.PgClassEntries(v.cat) }
 
 func (v *pgView) namespaceRows() [][]types.Datum {
