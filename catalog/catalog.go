@@ -384,7 +384,7 @@ func (c *Catalog) lookupLocked(schema, name string) *Relation {
 	if r := c.idx.byName[qualName{c.db, schema, name}]; r != nil {
 		return r
 	}
-	if schema == PgCatalog {
+	if schema == PgCatalog || schema == InformationSchema {
 		return c.idx.byName[qualName{"", schema, name}]
 	}
 	return nil

@@ -36,7 +36,7 @@ func (c *Catalog) AddDatabase(d *Database) {
 	c.idx.mu.Lock()
 	defer c.idx.mu.Unlock()
 	c.idx.databases[d.Name] = d
-	for _, s := range []string{Public, PgCatalog} {
+	for _, s := range []string{Public, PgCatalog, InformationSchema} {
 		c.idx.schemas[schemaName{d.Name, s}] = &Schema{Name: s, Database: d.Name}
 	}
 }

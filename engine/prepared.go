@@ -51,6 +51,7 @@ func (s *session) Prepare(ctx context.Context, text string, paramTypes []types.T
 			return nil, err
 		}
 	}
+	s.bindIn(stmts)
 	ps := &preparedStatement{s: s, params: paramTypes}
 	switch len(stmts) {
 	case 0:
@@ -174,6 +175,10 @@ func (s *session) resultColumns(st sql.Statement) []pgwire.Column {
 		return verifyColumns()
 	case *sql.ShowRelations:
 		return text("Name")
+	case *sql.ShowCreate:
+		return text("Name", "Create Sql")
+	case *sql.ShowColumns:
+		return text("Name", "Type", "Is Hidden", "Description")
 	case *sql.ShowVar:
 		if st.Name == "jobs" {
 			return jobColumns()

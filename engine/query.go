@@ -23,6 +23,8 @@ type batchQuery struct {
 	memoryLimit int64
 	// cat is the session's database, whose relations system tables list.
 	cat *catalog.Catalog
+	// user is the session's user, the role pg_catalog shows.
+	user string
 	// random is the session's generator for random() and setseed().
 	random *eval.Random
 	// copyIn emits the rows of a COPY FROM STDIN (exec.Env.CopyInput).
@@ -48,7 +50,7 @@ func (e *Engine) batchEnv(q batchQuery) (exec.Env, func()) {
 		Mem:        mem,
 		Eval:       &eval.Context{Mem: mem, Strict: true, Now: q.now, Random: q.random},
 		Budget:     budget,
-		SystemRows: func(rel *catalog.Relation) ([]arrow.RecordBatch, error) { return e.systemRows(q.cat, rel) },
+		SystemRows: func(rel *catalog.Relation) ([]arrow.RecordBatch, error) { return e.systemRowsAs(q.cat, q.user, rel) },
 		CopyInput:  q.copyIn,
 		Table: func(slot int) *state.Table {
 			if t := tables[slot]; t != nil {

@@ -113,7 +113,7 @@ func (e *Engine) dropSchema(ctx context.Context, cat *catalog.Catalog, st *sql.D
 			}
 			return sqlerr.New(sqlerr.InvalidSchemaName, "schema \"%s\" does not exist", name)
 		}
-		if name == catalog.PgCatalog || name == catalog.Public {
+		if name == catalog.PgCatalog || name == catalog.Public || name == catalog.InformationSchema {
 			return sqlerr.Unsupported("dropping schema %s", name)
 		}
 		schemas = append(schemas, s)

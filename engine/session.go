@@ -140,6 +140,8 @@ type session struct {
 	// drained is closed by Drain (subscribe.go).
 	drained   chan struct{}
 	drainOnce sync.Once
+	// pid is the session's pg_backend_pid (0 until asked).
+	pid int32
 }
 
 func newSession(e *Engine, startup map[string]string) (*session, error) {
@@ -179,6 +181,7 @@ func (s *session) Query(ctx context.Context, text string, w pgwire.ResultWriter)
 	if err != nil {
 		return err
 	}
+	s.bindIn(stmts)
 	if len(stmts) == 0 {
 		return w.EmptyQuery()
 	}
@@ -219,7 +222,7 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 	if s.random == nil {
 		s.random = eval.NewRandom()
 	}
-	q := batchQuery{now: now, memoryLimit: s.queryMemoryLimit(), random: s.random, cat: s.cat}
+	q := batchQuery{now: now, memoryLimit: s.queryMemoryLimit(), random: s.random, cat: s.cat, user: s.user}
 	if s.tx == nil {
 		if err := checkWritable(s.value("default_transaction_read_only") == "on", st); err != nil {
 			return err
@@ -242,6 +245,11 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 	switch st := st.(type) {
 	case *sql.Select:
 		return e.selectRows(ctx, st.Query, q, w)
+	case *sql.LockTable:
+		if s.tx == nil {
+			return sqlerr.New(sqlerr.NoActiveSQLTransaction, "LOCK TABLE can only be used in transaction blocks")
+		}
+		return w.Complete(st.Tag())
 	case *sql.Insert:
 		n, err := e.insert(ctx, st, q)
 		if err != nil {
@@ -374,6 +382,8 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		if err := e.alterViewParallelism(ctx, s.cat, st, w); err != nil {
 			return err
 		}
+	case *sql.ShowCreate, *sql.ShowColumns:
+		return s.showCatalog(st, w)
 	case *sql.ShowRelations:
 		return writeTextColumn(w, e, "Name", e.relationNames(s.cat, st.Kind), fmt.Sprintf("SHOW %d", len(e.relationNames(s.cat, st.Kind))))
 	case *sql.SetVar:

@@ -20,6 +20,8 @@ type systemTable struct {
 	rel *catalog.Relation
 	// rows computes the table's rows as a session of database cat sees them.
 	rows func(e *Engine, cat *catalog.Catalog) ([][]types.Datum, error)
+	// pg computes the rows of a pg_catalog relation instead (pgcatalog.go).
+	pg func(v *pgView) [][]types.Datum
 }
 
 // global adapts the rows of a table that is the same in every database.
@@ -27,7 +29,7 @@ func global(rows func(*Engine) ([][]types.Datum, error)) func(*Engine, *catalog.
 	return func(e *Engine, _ *catalog.Catalog) ([][]types.Datum, error) { return rows(e) }
 }
 
-var systemTables = []systemTable{
+var systemTables = append([]systemTable{
 	{
 		rel: &catalog.Relation{
 			Name: "streamsql_views",
@@ -130,7 +132,7 @@ var systemTables = []systemTable{
 	},
 	sourcesTable,
 	sourcePartitionsTable,
-}
+}, pgCatalogTables...)
 
 // stateTableRows lists every state table of every table and view with its
 // number of keys at the committed epoch. It reads every table: a diagnostic,
@@ -192,7 +194,9 @@ func init() {
 	for i, st := range systemTables {
 		st.rel.ID = systemIDBase + uint32(i)
 		st.rel.Kind = catalog.SystemTable
-		st.rel.Schema = catalog.PgCatalog
+		if st.rel.Schema == "" {
+			st.rel.Schema = catalog.PgCatalog
+		}
 	}
 }
 
@@ -205,13 +209,26 @@ func (e *Engine) registerSystemTables() {
 
 // systemRows computes a system table's rows as one record.
 func (e *Engine) systemRows(cat *catalog.Catalog, rel *catalog.Relation) ([]arrow.RecordBatch, error) {
+	return e.systemRowsAs(cat, "", rel)
+}
+
+// systemRowsAs computes a system table's rows as one record, as user sees
+// them.
+func (e *Engine) systemRowsAs(cat *catalog.Catalog, user string, rel *catalog.Relation) ([]arrow.RecordBatch, error) {
 	for _, st := range systemTables {
 		if st.rel.ID != rel.ID {
 			continue
 		}
-		rows, err := st.rows(e, cat)
-		if err != nil {
+		var rows [][]types.Datum
+		var err error
+		if st.pg != nil {
+			rows = st.pg(&pgView{e: e, cat: cat, user: user})
+		} else if rows, err = st.rows(e, cat); err != nil {
 			return nil, err
+		}
+		if len(rows) == 0 {
+			// No batch: operators need not see an empty one.
+			return nil, nil
 		}
 		ts := rel.Types()
 		bs := make([]array.Builder, len(ts))
@@ -252,7 +269,7 @@ func appendDatum(b array.Builder, t types.T, d types.Datum) {
 	case types.Text:
 		b.(*array.StringBuilder).Append(d.S)
 	default:
-		panic(fmt.Sprintf("engine: system column of type %s", t))
+		types.AppendDatum(b, t, d)
 	}
 }
 

@@ -49,7 +49,8 @@ func refuseInTransaction(st sql.Statement) error {
 	switch st.(type) {
 	case *sql.Select, *sql.Insert, *sql.Update, *sql.Delete, *sql.CopyFrom, *sql.CopyTo,
 		*sql.Explain, *sql.SetVar, *sql.SetTransaction, *sql.ShowVar, *sql.ShowRelations, *sql.Transaction, *sql.Empty,
-		*sql.DeclareCursor, *sql.Fetch, *sql.CloseCursor, *sql.Subscribe, *sql.CopySubscribe, *sql.DeclareSubscriptionCursor:
+		*sql.DeclareCursor, *sql.Fetch, *sql.CloseCursor, *sql.Subscribe, *sql.CopySubscribe, *sql.DeclareSubscriptionCursor,
+		*sql.LockTable, *sql.ShowCreate, *sql.ShowColumns:
 		return nil
 	}
 	if isSessionCommand(st) {

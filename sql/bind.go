@@ -20,6 +20,7 @@ func Bind(cat *catalog.Catalog, p *Parsed) (Statement, error) {
 // bind binds p with b, which holds the catalog and how names are resolved.
 func bind(b *binder, p *Parsed) (Statement, error) {
 	b.full, b.base, b.text, b.clauses, b.textStart = p.full, p.base, p.Text, p.clauses, textStart(p)
+	b.session = p.session
 	for _, c := range p.clauses {
 		c.used = false // a prepared statement is bound again for every execution
 	}
@@ -85,6 +86,8 @@ func bind(b *binder, p *Parsed) (Statement, error) {
 // binder holds the state of binding one statement.
 type binder struct {
 	cat *catalog.Catalog
+	// session is what the session functions read and change (nil: none).
+	session Session
 	// path is the search path unqualified names are resolved in (nil:
 	// public); pins, when binding a stored definition, the relation each
 	// name at a byte offset of text resolved to when it was created.
@@ -214,6 +217,8 @@ func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 		return b.bindCreateDatabase(s.CreatedbStmt)
 	case *pg_query.Node_DropdbStmt:
 		return b.bindDropDatabase(s.DropdbStmt)
+	case *pg_query.Node_LockStmt:
+		return b.bindLock(s.LockStmt)
 	}
 	if st, ok, err := b.bindRoleStatement(n); ok {
 		return st, err
@@ -367,9 +372,8 @@ func (b *binder) bindCreateTableAs(s *pg_query.CreateTableAsStmt) (Statement, er
 	if err != nil {
 		return nil, err
 	}
-	if s.Into.SkipData {
-		return nil, sqlerr.Unsupported("WITH NO DATA")
-	}
+	// WITH NO DATA (which pg_dump writes) is accepted: a materialized view
+	// is always maintained, so it is populated anyway (docs/decisions.md).
 	sel := s.Query.GetSelectStmt()
 	if sel == nil {
 		return nil, sqlerr.Unsupported("materialized view over %s", typeName(s.Query.Node))

@@ -231,6 +231,13 @@ func (b *binder) bindIndirection(ctx *exprCtx, ind *pg_query.A_Indirection) (Exp
 			}
 			continue
 		}
+		if s, ok, err := b.bindNameSubscript(ctx, e, idx, loc); ok {
+			if err != nil {
+				return nil, err
+			}
+			e = s
+			continue
+		}
 		if e.Type().Kind != types.Array {
 			return nil, b.errAt(loc, sqlerr.New(sqlerr.DatatypeMismatch,
 				"cannot subscript type %s because it does not support subscripting", e.Type()))

@@ -133,7 +133,7 @@ func (b *binder) bindExpr(ctx *exprCtx, n *pg_query.Node) (Expr, error) {
 	case *pg_query.Node_AIndirection:
 		return b.bindIndirection(ctx, x.AIndirection)
 	case *pg_query.Node_CollateClause:
-		return nil, b.errAt(x.CollateClause.Location, sqlerr.Unsupported("COLLATE"))
+		return b.bindCollate(ctx, x.CollateClause)
 	case *pg_query.Node_AArrayExpr:
 		return b.bindArrayExpr(ctx, x.AArrayExpr)
 	case *pg_query.Node_SetToDefault:
@@ -359,9 +359,15 @@ func intervalField(tn *pg_query.TypeName) string {
 }
 
 func (b *binder) bindTypeCast(ctx *exprCtx, tc *pg_query.TypeCast) (Expr, error) {
+	if e, ok, err := b.bindCatalogCast(ctx, tc); ok {
+		return e, err
+	}
 	t, err := b.bindTypeName(tc.TypeName)
 	if err != nil {
 		return nil, err
+	}
+	if e, ok, err := b.bindCatalogTextCast(ctx, tc, t); ok {
+		return e, err
 	}
 	if lit := tc.Arg.GetAConst(); lit != nil && (t.Kind == types.Float32 || t.Kind == types.Float64) {
 		if f, ok := lit.Val.(*pg_query.A_Const_Fval); ok {
@@ -1227,6 +1233,9 @@ func (b *binder) bindSQLValueFunction(f *pg_query.SQLValueFunction) (Expr, error
 	if e, ok := b.bindSessionValue(f.Op); ok {
 		return e, nil
 	}
+	if e, ok := b.bindUserValue(f.Op); ok {
+		return e, nil
+	}
 	return nil, b.errAt(f.Location, sqlerr.Unsupported("%s", strings.TrimPrefix(f.Op.String(), "SVFOP_")))
 }
 
@@ -1294,6 +1303,9 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 	}
 	if e, ok := b.bindSessionFunc(name, args); ok {
 		return e, nil
+	}
+	if e, ok, err := b.bindCatalogFunc(name, args, f.Location); ok {
+		return e, err
 	}
 	switch name {
 	case "position":

@@ -903,6 +903,9 @@ func (b *binder) bindRangeFunction(rf *pg_query.RangeFunction) (Rel, *scope, err
 	if f != nil && funcName(f.Funcname) == "generate_subscripts" {
 		return b.bindGenerateSubscripts(rf, f)
 	}
+	if f != nil && funcName(f.Funcname) == "pg_options_to_table" {
+		return b.bindOptionsToTable(rf, f)
+	}
 	if f == nil || funcName(f.Funcname) != "generate_series" {
 		name := "function"
 		if f != nil {
@@ -913,7 +916,9 @@ func (b *binder) bindRangeFunction(rf *pg_query.RangeFunction) (Rel, *scope, err
 	if len(f.Args) < 2 || len(f.Args) > 3 {
 		return nil, nil, b.errAt(f.Location, sqlerr.New(sqlerr.UndefinedFunction, "function generate_series with %d arguments does not exist", len(f.Args)))
 	}
-	args, err := b.bindExprs(&exprCtx{clause: "FROM"}, f.Args)
+	// The arguments see no FROM item, only the queries around (an empty
+	// scope then the outer ones).
+	args, err := b.bindExprs(&exprCtx{scope: &scope{}, clause: "FROM"}, f.Args)
 	if err != nil {
 		return nil, nil, err
 	}

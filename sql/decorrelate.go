@@ -87,6 +87,10 @@ func (dc *decorrelator) rel(r Rel) (Rel, error) {
 		return u, nil
 	case *Window:
 		return dc.window(r)
+	case *Unnest:
+		return dc.unnest(r)
+	case *GenerateSeries:
+		return dc.series(r)
 	}
 	return nil, sqlerr.Unsupported("correlated subqueries over %s", relKindName(r))
 }
@@ -305,4 +309,21 @@ func (dc *decorrelator) exprs(es []Expr, w int) []Expr {
 		out[i] = dc.expr(e, w)
 	}
 	return out
+}
+
+// unnest unnests, for every domain value, the arrays of r with its outer
+// references taken from that value: the input joined with the domain,
+// unnested, and the domain's columns moved after the elements.
+func (dc *decorrelator) unnest(r *Unnest) (Rel, error) {
+	in, err := dc.rel(r.Input)
+	if err != nil {
+		return nil, err
+	}
+	w := width(r.Input)
+	u := &Unnest{Input: in, Outer: r.Outer, Cols: append(append([]Column(nil), in.Columns()...), r.Cols[w:]...)}
+	for _, a := range r.Arrays {
+		u.Arrays = append(u.Arrays, dc.expr(a, w))
+	}
+	k := len(r.Cols) - w
+	return reorder(u, append(append(seq(0, w), seq(w+dc.nd, k)...), seq(w, dc.nd)...)), nil
 }

@@ -94,7 +94,7 @@ func PrepareInZone(cat *catalog.Catalog, searchPath []string, zone *types.Zone, 
 	if p.custom != nil {
 		st, err = BindInZone(cat, searchPath, zone, p)
 	} else {
-		b := &binder{cat: cat, path: searchPath, full: p.full, base: p.base, text: p.Text, textStart: textStart(p), params: ps, zone: zone}
+		b := &binder{cat: cat, path: searchPath, full: p.full, base: p.base, text: p.Text, textStart: textStart(p), params: ps, zone: zone, session: p.session}
 		st, err = b.bindStatement(p.node)
 	}
 	if err != nil {
@@ -139,7 +139,7 @@ func BindParamsInZoneRefs(cat *catalog.Catalog, searchPath []string, zone *types
 		return BindInZoneRefs(cat, searchPath, zone, p)
 	}
 	ps := &paramState{types: paramTypes, exec: true, values: values, referenced: make([]bool, len(paramTypes))}
-	b := &binder{cat: cat, path: searchPath, full: p.full, base: p.base, text: p.Text, textStart: textStart(p), params: ps, zone: zone}
+	b := &binder{cat: cat, path: searchPath, full: p.full, base: p.base, text: p.Text, textStart: textStart(p), params: ps, zone: zone, session: p.session}
 	st, err := b.bindStatement(p.node)
 	if err == nil {
 		b.stampZone(st)

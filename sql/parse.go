@@ -34,6 +34,8 @@ type Parsed struct {
 	start, end int
 	// clauses are the streaming dialect's clauses cut out of the statement.
 	clauses []*dialectClause
+	// session is the session the statement is bound in (SetSession).
+	session Session
 }
 
 // Parse splits a query string into statements and parses each. It fails,
@@ -171,6 +173,9 @@ func splitStatements(text string) ([]piece, error) {
 // parseCustom recognises the statements streamsql adds to PostgreSQL's
 // grammar from their lower-cased tokens.
 func parseCustom(words []string) Statement {
+	if st := parseShowCatalog(words); st != nil {
+		return st
+	}
 	switch {
 	case len(words) == 1 && words[0] == "flush":
 		return &Flush{}
