@@ -78,6 +78,8 @@ type Column struct {
 	// Serial columns (serial, bigserial, smallserial) take the next value of
 	// the table's sequence for that column by default (see SequenceTable).
 	Serial bool `json:"serial,omitempty"`
+	// Comment is the column's COMMENT ON COLUMN text ("": none).
+	Comment string `json:"comment,omitempty"`
 }
 
 // Relation is a table, view, materialized view, source or system table.
@@ -168,6 +170,11 @@ type Relation struct {
 	Functions      []Ref    `json:"functions,omitempty"`
 	CallsFunctions []uint32 `json:"calls_functions,omitempty"`
 	ReadsThrough   []uint32 `json:"reads_through,omitempty"`
+	// Comment is the relation's COMMENT ON text ("": none).
+	Comment string `json:"comment,omitempty"`
+	// PrimaryKeyName is the name of a table's primary key constraint when
+	// one was given (ADD CONSTRAINT name PRIMARY KEY); "" is name_pkey.
+	PrimaryKeyName string `json:"primary_key_name,omitempty"`
 }
 
 // Index is a secondary index of a table: its state table holds one entry

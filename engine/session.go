@@ -336,7 +336,13 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 			s.inTx = false
 		}
 	default:
-		return sqlerr.Unsupported("statement %s", st.Tag())
+		ok, err := e.executeAlter(ctx, s.cat, st, q, w)
+		if !ok {
+			return sqlerr.Unsupported("statement %s", st.Tag())
+		}
+		if err != nil {
+			return err
+		}
 	}
 	return w.Complete(st.Tag())
 }

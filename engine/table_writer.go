@@ -284,7 +284,7 @@ func (w *tableWriter) duplicateKey(rec arrow.RecordBatch, i int) error {
 	}
 	return &sqlerr.Error{
 		Code:    sqlerr.UniqueViolation,
-		Message: "duplicate key value violates unique constraint \"" + w.rel.Name + "_pkey\"",
+		Message: "duplicate key value violates unique constraint \"" + primaryKeyName(w.rel) + "\"",
 		Detail:  "Key (" + strings.Join(names, ", ") + ")=(" + strings.Join(vals, ", ") + ") already exists.",
 	}
 }

@@ -195,6 +195,16 @@ func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 		return b.bindCreateDatabase(s.CreatedbStmt)
 	case *pg_query.Node_DropdbStmt:
 		return b.bindDropDatabase(s.DropdbStmt)
+	case *pg_query.Node_AlterTableStmt:
+		return b.bindAlterTable(s.AlterTableStmt)
+	case *pg_query.Node_RenameStmt:
+		return b.bindRename(s.RenameStmt)
+	case *pg_query.Node_TruncateStmt:
+		return b.bindTruncate(s.TruncateStmt)
+	case *pg_query.Node_VacuumStmt:
+		return b.bindVacuum(s.VacuumStmt)
+	case *pg_query.Node_CommentStmt:
+		return b.bindComment(s.CommentStmt)
 	}
 	return nil, sqlerr.Unsupported("statement %s", statementName(n))
 }
