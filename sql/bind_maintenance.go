@@ -26,7 +26,7 @@ type Vacuum struct {
 
 // CommentOn is COMMENT ON TABLE|VIEW|MATERIALIZED VIEW|SOURCE|COLUMN ... IS
 // '...' | NULL: Comment is kept in the relation's (or column's) catalog
-// entry; NULL or '' removes it, as in PostgreSQL.
+// entry; NULL or ” removes it, as in PostgreSQL.
 type CommentOn struct {
 	Rel *catalog.Relation
 	// Column is the column commented on, or -1 for the relation.
