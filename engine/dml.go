@@ -34,6 +34,12 @@ func (e *Engine) awaitWrite(epoch uint64) error {
 // insert runs INSERT: the source query is evaluated first (over the last
 // committed epoch), then its rows are written as one statement.
 func (e *Engine) insert(ctx context.Context, st *sql.Insert, q batchQuery) (int64, error) {
+	return e.insertRows(ctx, st, q, nil)
+}
+
+// insertRows is insert, handing written the rows as stored (see
+// tableWriter.insert).
+func (e *Engine) insertRows(ctx context.Context, st *sql.Insert, q batchQuery, written func(arrow.RecordBatch)) (int64, error) {
 	w, err := e.writer(st.Table)
 	if err != nil {
 		return 0, err
@@ -54,7 +60,7 @@ func (e *Engine) insert(ctx context.Context, st *sql.Insert, q batchQuery) (int6
 	if err != nil {
 		return 0, err
 	}
-	epoch, n, err := w.insert(recs)
+	epoch, n, err := w.insert(recs, written)
 	if err != nil {
 		return 0, err
 	}
@@ -64,6 +70,12 @@ func (e *Engine) insert(ctx context.Context, st *sql.Insert, q batchQuery) (int6
 // modify runs UPDATE (update set) or DELETE: rows is the statement's row
 // selection (sql.Update.Rows, sql.Delete.Rows), planned as a batch query.
 func (e *Engine) modify(ctx context.Context, table *catalog.Relation, rows sql.Rel, update bool, q batchQuery) (int64, error) {
+	return e.modifyRows(ctx, table, rows, update, q, nil)
+}
+
+// modifyRows is modify, handing written the rows changed (see
+// tableWriter.modify).
+func (e *Engine) modifyRows(ctx context.Context, table *catalog.Relation, rows sql.Rel, update bool, q batchQuery, written func(arrow.RecordBatch)) (int64, error) {
 	w, err := e.writer(table)
 	if err != nil {
 		return 0, err
@@ -77,7 +89,7 @@ func (e *Engine) modify(ctx context.Context, table *catalog.Relation, rows sql.R
 	if err != nil {
 		return 0, err
 	}
-	epoch, n, err := w.modify(ctx, root, update, q)
+	epoch, n, err := w.modify(ctx, root, update, q, written)
 	if err != nil {
 		return 0, err
 	}

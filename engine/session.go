@@ -193,6 +193,9 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 	}
 	q := batchQuery{now: now, memoryLimit: s.queryMemoryLimit(), random: s.random, cat: s.cat}
 	e := s.e
+	if ok, err := e.executeReturning(ctx, st, q, w); ok {
+		return err
+	}
 	switch st := st.(type) {
 	case *sql.Select:
 		return e.selectRows(ctx, st.Query, q, w)

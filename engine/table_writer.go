@@ -369,26 +369,38 @@ func (w *tableWriter) noRowsBetween(lo, hi []byte) (bool, error) {
 
 // insert writes rows (records of the table's visible columns, owned by the
 // caller) as one statement: either every row is written or none. It returns
-// the epoch holding the write.
-func (w *tableWriter) insert(recs []arrow.RecordBatch) (epoch uint64, n int64, err error) {
+// the epoch holding the write. written, if set, is given each record of
+// rows as stored (every column), which it must retain to keep.
+func (w *tableWriter) insert(recs []arrow.RecordBatch, written func(arrow.RecordBatch)) (epoch uint64, n int64, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.checkLive(); err != nil {
 		return 0, 0, err
 	}
-	full := make([]arrow.RecordBatch, 0, len(recs))
+	full, err := w.fullRows(recs)
 	defer func() {
 		for _, r := range full {
 			r.Release()
 		}
 	}()
+	if err != nil {
+		return 0, 0, err
+	}
+	return w.insertFull(full, written)
+}
+
+// fullRows returns the rows of INSERT source records recs with every
+// column of the table (serial values and row ids filled in), checked for
+// NOT NULL. The caller holds mu and releases the records, also on error.
+func (w *tableWriter) fullRows(recs []arrow.RecordBatch) ([]arrow.RecordBatch, error) {
+	full := make([]arrow.RecordBatch, 0, len(recs))
 	firstRowID := w.nextRowID
 	for _, rec := range recs {
 		if w.seq != nil {
 			filled, err := w.seq.fill(w.e.mem, rec, w.visTypes)
 			if err != nil {
 				w.nextRowID = firstRowID
-				return 0, 0, err
+				return full, err
 			}
 			defer filled.Release()
 			rec = filled
@@ -397,9 +409,15 @@ func (w *tableWriter) insert(recs []arrow.RecordBatch) (epoch uint64, n int64, e
 		full = append(full, f)
 		if err := w.checkNotNull(f); err != nil {
 			w.nextRowID = firstRowID
-			return 0, 0, err
+			return full, err
 		}
 	}
+	return full, nil
+}
+
+// insertFull writes full (every column, see fullRows) as insert does. The
+// caller holds mu.
+func (w *tableWriter) insertFull(full []arrow.RecordBatch, written func(arrow.RecordBatch)) (epoch uint64, n int64, err error) {
 	var arena []byte
 	var keys []rowKey
 	if w.rel.PrimaryKey {
@@ -423,6 +441,9 @@ func (w *tableWriter) insert(recs []arrow.RecordBatch) (epoch uint64, n int64, e
 		}
 		w.putIndexes(rec)
 		n += int64(rows)
+		if written != nil {
+			written(rec)
+		}
 		rec.Retain()
 		b := exec.NewBatch(rec, nil)
 		if err := w.observe(b); err != nil {
@@ -442,8 +463,9 @@ func (w *tableWriter) insert(recs []arrow.RecordBatch) (epoch uint64, n int64, e
 // writes of statements whose epoch is not yet committed included, and other
 // relations from the last committed snapshot. Like insert, the statement is
 // all or nothing: every change is computed and checked before anything is
-// written.
-func (w *tableWriter) modify(ctx context.Context, root planner.Node, update bool, q batchQuery) (epoch uint64, n int64, err error) {
+// written. written, if set, is given the new rows of an UPDATE or the
+// deleted rows of a DELETE, every column, which it must retain to keep.
+func (w *tableWriter) modify(ctx context.Context, root planner.Node, update bool, q batchQuery, written func(arrow.RecordBatch)) (epoch uint64, n int64, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.checkLive(); err != nil {
@@ -480,6 +502,9 @@ func (w *tableWriter) modify(ctx context.Context, root planner.Node, update bool
 		return nil
 	})
 	if err := exec.RunBatch(ctx, env, snap, root, collect); err != nil {
+		return 0, 0, err
+	}
+	if err := w.dropRepeats(olds, news); err != nil {
 		return 0, 0, err
 	}
 	for _, r := range olds {
@@ -537,6 +562,11 @@ func (w *tableWriter) modify(ctx context.Context, root planner.Node, update bool
 		w.putIndexes(r)
 	}
 	for k, old := range olds {
+		if written != nil && update {
+			written(news[k])
+		} else if written != nil {
+			written(old)
+		}
 		var b *exec.Batch
 		if !update {
 			old.Retain()

@@ -522,12 +522,6 @@ func (b *binder) bindInsert(s *pg_query.InsertStmt) (Statement, error) {
 	if s.WithClause != nil {
 		return nil, sqlerr.Unsupported("WITH in INSERT")
 	}
-	if s.OnConflictClause != nil {
-		return nil, b.errAt(s.OnConflictClause.Location, sqlerr.Unsupported("ON CONFLICT"))
-	}
-	if len(s.ReturningList) > 0 {
-		return nil, sqlerr.Unsupported("RETURNING")
-	}
 	table, err := b.lookup(s.Relation)
 	if err != nil {
 		return nil, err
@@ -616,7 +610,8 @@ func (b *binder) bindInsert(s *pg_query.InsertStmt) (Statement, error) {
 	}
 	fe, fc := serialFlags(table, targets, len(vis), flagCols)
 	exprs, cols = append(exprs, fe...), append(cols, fc...)
-	return &Insert{Table: table, Source: &Project{Input: src, Exprs: exprs, Cols: cols}}, nil
+	ins := &Insert{Table: table, Source: &Project{Input: src, Exprs: exprs, Cols: cols}}
+	return ins, b.bindInsertClauses(ins, s)
 }
 
 // untypedOutput returns the untyped literal that output column i of a
@@ -732,12 +727,6 @@ func (b *binder) dmlTable(rv *pg_query.RangeVar, verb string) (*catalog.Relation
 }
 
 func (b *binder) bindUpdate(s *pg_query.UpdateStmt) (Statement, error) {
-	if len(s.FromClause) > 0 {
-		return nil, sqlerr.Unsupported("UPDATE ... FROM")
-	}
-	if len(s.ReturningList) > 0 {
-		return nil, sqlerr.Unsupported("RETURNING")
-	}
 	if s.WithClause != nil {
 		return nil, sqlerr.Unsupported("WITH in UPDATE")
 	}
@@ -746,52 +735,25 @@ func (b *binder) bindUpdate(s *pg_query.UpdateStmt) (Statement, error) {
 		return nil, err
 	}
 	u := &Update{Table: table}
-	set, subs := map[int]Expr{}, &subqueries{}
-	for _, t := range s.TargetList {
-		rt := t.GetResTarget()
-		if len(rt.Indirection) > 0 {
-			return nil, b.errAt(rt.Location, sqlerr.Unsupported("assignment to a field or subscript"))
-		}
-		if _, ok := rt.Val.Node.(*pg_query.Node_MultiAssignRef); ok {
-			return nil, b.errAt(rt.Location, sqlerr.Unsupported("multiple-column assignment"))
-		}
-		idx := table.ColumnIndex(rt.Name)
-		if idx < 0 || table.Columns[idx].Hidden {
-			return nil, b.errAt(rt.Location, sqlerr.New(sqlerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", rt.Name, table.Name))
-		}
-		if _, dup := set[idx]; dup {
-			return nil, b.errAt(rt.Location, sqlerr.New(sqlerr.DuplicateColumn, "multiple assignments to same column \"%s\"", rt.Name))
-		}
-		var e Expr
-		if _, ok := rt.Val.Node.(*pg_query.Node_SetToDefault); ok {
-			if table.Columns[idx].Serial {
-				return nil, b.errAt(rt.Location, sqlerr.Unsupported("SET %s = DEFAULT on a serial column", rt.Name))
-			}
-			if e, err = b.columnDefault(table.Columns[idx]); err != nil {
-				return nil, err
-			}
-		} else {
-			if e, err = b.bindExpr(&exprCtx{scope: sc, clause: "UPDATE", subs: subs}, rt.Val); err != nil {
-				return nil, err
-			}
-		}
-		if set[idx], err = b.assign(e, table.Columns[idx], rt.Location); err != nil {
-			return nil, err
-		}
+	subs := &subqueries{}
+	from, sc, err := b.bindDMLFrom(sc, s.FromClause)
+	if err != nil {
+		return nil, err
 	}
-	if u.Rows, err = b.dmlRows(table, dmlAlias(s.Relation), sc, s.WhereClause, set, subs); err != nil {
+	set, err := b.bindSetList(table, sc, s.TargetList, subs, "UPDATE")
+	if err != nil {
+		return nil, err
+	}
+	if u.Rows, err = b.dmlRows(table, dmlAlias(s.Relation), sc, from, s.WhereClause, set, subs); err != nil {
+		return nil, err
+	}
+	if u.Returning, err = b.bindReturning(table, dmlAlias(s.Relation), s.ReturningList); err != nil {
 		return nil, err
 	}
 	return u, nil
 }
 
 func (b *binder) bindDelete(s *pg_query.DeleteStmt) (Statement, error) {
-	if len(s.UsingClause) > 0 {
-		return nil, sqlerr.Unsupported("DELETE ... USING")
-	}
-	if len(s.ReturningList) > 0 {
-		return nil, sqlerr.Unsupported("RETURNING")
-	}
 	if s.WithClause != nil {
 		return nil, sqlerr.Unsupported("WITH in DELETE")
 	}
@@ -799,11 +761,19 @@ func (b *binder) bindDelete(s *pg_query.DeleteStmt) (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := b.dmlRows(table, dmlAlias(s.Relation), sc, s.WhereClause, nil, nil)
+	from, sc, err := b.bindDMLFrom(sc, s.UsingClause)
 	if err != nil {
 		return nil, err
 	}
-	return &Delete{Table: table, Rows: rows}, nil
+	rows, err := b.dmlRows(table, dmlAlias(s.Relation), sc, from, s.WhereClause, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	ret, err := b.bindReturning(table, dmlAlias(s.Relation), s.ReturningList)
+	if err != nil {
+		return nil, err
+	}
+	return &Delete{Table: table, Rows: rows, Returning: ret}, nil
 }
 
 // objectNotInPrerequisiteState is SQLSTATE 55000.

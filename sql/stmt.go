@@ -85,6 +85,10 @@ type Insert struct {
 	// table, in catalog order: true where the row takes the column's next
 	// sequence value (the column was omitted or given DEFAULT).
 	Source Rel
+	// Returning is the RETURNING list, or nil (see ReturningOf).
+	Returning Rel
+	// OnConflict is the ON CONFLICT clause, or nil.
+	OnConflict *OnConflict
 }
 
 // Update is UPDATE table SET ... WHERE ...
@@ -95,6 +99,8 @@ type Update struct {
 	// per table column, cast to the column's type (the old value where SET
 	// does not assign it). WHERE subqueries and SET subqueries are joins.
 	Rows Rel
+	// Returning is the RETURNING list, or nil (see ReturningOf).
+	Returning Rel
 }
 
 // Delete is DELETE FROM table WHERE ...
@@ -102,6 +108,8 @@ type Delete struct {
 	Table *catalog.Relation
 	// Rows selects the rows to delete: the table's columns, hidden included.
 	Rows Rel
+	// Returning is the RETURNING list, or nil (see ReturningOf).
+	Returning Rel
 }
 
 // Select is a query returning rows to the client.
