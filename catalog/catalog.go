@@ -80,6 +80,16 @@ type Column struct {
 	Serial bool `json:"serial,omitempty"`
 	// Comment is the column's COMMENT ON COLUMN text ("": none).
 	Comment string `json:"comment,omitempty"`
+	// Identity is "always" or "by default" for an identity column (GENERATED
+	// ... AS IDENTITY), which is also Serial; "" otherwise.
+	Identity string `json:"identity,omitempty"`
+}
+
+// Check is a table's CHECK constraint: a row whose Expr (SQL text over the
+// table's columns) is false is refused; NULL passes.
+type Check struct {
+	Name string `json:"name"`
+	Expr string `json:"expr"`
 }
 
 // Relation is a table, view, materialized view, source or system table.
@@ -170,6 +180,8 @@ type Relation struct {
 	Functions      []Ref    `json:"functions,omitempty"`
 	CallsFunctions []uint32 `json:"calls_functions,omitempty"`
 	ReadsThrough   []uint32 `json:"reads_through,omitempty"`
+	// Checks are a table's CHECK constraints.
+	Checks []Check `json:"checks,omitempty"`
 	// Comment is the relation's COMMENT ON text ("": none).
 	Comment string `json:"comment,omitempty"`
 	// PrimaryKeyName is the name of a table's primary key constraint when

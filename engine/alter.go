@@ -209,6 +209,14 @@ func (e *Engine) rewriteTable(ctx context.Context, cat *catalog.Catalog, st *sql
 	if st.KeyName != "" {
 		changed.PrimaryKeyName = st.KeyName
 	}
+	// CHECK constraints on a dropped column go with it, as in PostgreSQL.
+	changed.Checks = nil
+	for _, c := range rel.Checks {
+		one := &catalog.Relation{Name: rel.Name, Columns: changed.Columns, Checks: []catalog.Check{c}}
+		if _, err := sql.BindChecks(cat, one); err == nil {
+			changed.Checks = append(changed.Checks, c)
+		}
+	}
 	colMap := newColumnMap(rel, &changed)
 	if changed.Indexes, err = remapIndexes(rel, colMap); err != nil {
 		return err

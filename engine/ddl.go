@@ -52,6 +52,7 @@ func (e *Engine) createTable(ctx context.Context, cat *catalog.Catalog, stmt *sq
 		StateTable: ids[1],
 		Watermark:  stmt.Watermark,
 		AppendOnly: stmt.AppendOnly,
+		Checks:     stmt.Checks,
 	}
 	if stmt.Watermark != nil {
 		rel.WatermarkTable = ids[2]

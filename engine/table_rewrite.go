@@ -54,6 +54,10 @@ func (w *tableWriter) rewrite(ctx context.Context, rel *catalog.Relation, root p
 			return fail(err)
 		}
 	}
+	checks, err := compileChecks(w.e.cat, rel)
+	if err != nil {
+		return fail(err)
+	}
 	w.e.cleanup.add(w.table)
 	for _, x := range w.indexes {
 		w.e.cleanup.add(x.Table)
@@ -65,7 +69,7 @@ func (w *tableWriter) rewrite(ctx context.Context, rel *catalog.Relation, root p
 	if err != nil {
 		return err
 	}
-	w.rel, w.types, w.codec, w.table, w.indexes, w.seq = rel, next.types, next.codec, next.table, next.indexes, seq
+	w.rel, w.types, w.codec, w.table, w.indexes, w.seq, w.checks = rel, next.types, next.codec, next.table, next.indexes, seq, checks
 	w.rowID = -1
 	if !rel.PrimaryKey {
 		w.rowID = rel.Key[0]

@@ -49,6 +49,8 @@ type tableWriter struct {
 
 	// indexes are the table's secondary indexes, written with its rows.
 	indexes []*exec.IndexWriter
+	// checks are the table's CHECK constraints (rel.Checks), compiled.
+	checks []eval.Evaluator
 	// seq holds the counters of the serial columns (nil without any), and
 	// visTypes the visible columns' types.
 	seq      *sequences
@@ -125,6 +127,9 @@ func newTableWriter(e *Engine, rel *catalog.Relation) (*tableWriter, error) {
 	}
 	for _, def := range rel.Indexes {
 		w.indexes = append(w.indexes, w.openIndex(def))
+	}
+	if w.checks, err = compileChecks(e.cat, rel); err != nil {
+		return nil, err
 	}
 	if !rel.PrimaryKey {
 		w.rowID = rel.Key[0]
@@ -418,6 +423,11 @@ func (w *tableWriter) fullRows(recs []arrow.RecordBatch) ([]arrow.RecordBatch, e
 // insertFull writes full (every column, see fullRows) as insert does. The
 // caller holds mu.
 func (w *tableWriter) insertFull(full []arrow.RecordBatch, written func(arrow.RecordBatch)) (epoch uint64, n int64, err error) {
+	for _, rec := range full {
+		if err := w.checkRows(rec); err != nil {
+			return 0, 0, err
+		}
+	}
 	var arena []byte
 	var keys []rowKey
 	if w.rel.PrimaryKey {
@@ -525,6 +535,9 @@ func (w *tableWriter) modify(ctx context.Context, root planner.Node, update bool
 		newKeys := map[string]bool{}
 		for _, r := range news {
 			if err := w.checkNotNull(r); err != nil {
+				return 0, 0, err
+			}
+			if err := w.checkRows(r); err != nil {
 				return 0, 0, err
 			}
 			if !w.rel.PrimaryKey {

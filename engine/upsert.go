@@ -118,6 +118,9 @@ func (w *tableWriter) upsert(ctx context.Context, recs []arrow.RecordBatch, set 
 		if err := w.checkNotNull(r); err != nil {
 			return 0, 0, err
 		}
+		if err := w.checkRows(r); err != nil {
+			return 0, 0, err
+		}
 	}
 	// Write: the new rows, then the updates.
 	for r, rows := range take {

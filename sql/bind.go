@@ -248,6 +248,7 @@ func (b *binder) bindCreateTable(s *pg_query.CreateStmt) (Statement, error) {
 	seen := map[string]bool{}
 	var pkNames []string
 	var pkLoc int32
+	var checks []rawCheck
 	addConstraint := func(c *pg_query.Constraint, col string) error {
 		switch c.Contype {
 		case pg_query.ConstrType_CONSTR_PRIMARY:
@@ -270,7 +271,10 @@ func (b *binder) bindCreateTable(s *pg_query.CreateStmt) (Statement, error) {
 		case pg_query.ConstrType_CONSTR_UNIQUE:
 			return b.errAt(c.Location, sqlerr.Unsupported("UNIQUE constraints"))
 		case pg_query.ConstrType_CONSTR_CHECK:
-			return b.errAt(c.Location, sqlerr.Unsupported("CHECK constraints"))
+			checks = append(checks, rawCheck{c: c, col: col})
+			return nil
+		case pg_query.ConstrType_CONSTR_IDENTITY:
+			return nil // set by the column (setIdentity)
 		case pg_query.ConstrType_CONSTR_FOREIGN:
 			return b.errAt(c.Location, sqlerr.Unsupported("foreign keys"))
 		}
@@ -307,6 +311,11 @@ func (b *binder) bindCreateTable(s *pg_query.CreateStmt) (Statement, error) {
 						return nil, err
 					}
 				}
+				if c.Contype == pg_query.ConstrType_CONSTR_IDENTITY {
+					if err := b.setIdentity(&col, name, c); err != nil {
+						return nil, err
+					}
+				}
 				if err := addConstraint(c, cd.Colname); err != nil {
 					return nil, err
 				}
@@ -340,6 +349,10 @@ func (b *binder) bindCreateTable(s *pg_query.CreateStmt) (Statement, error) {
 		}
 		ct.Columns[idx].NotNull = true
 		ct.PrimaryKey = append(ct.PrimaryKey, idx)
+	}
+	var err2 error
+	if ct.Checks, err2 = b.bindChecks(name, ct.Columns, checks); err2 != nil {
+		return nil, err2
 	}
 	if err := b.bindTableClauses(ct); err != nil {
 		return nil, err
@@ -553,6 +566,9 @@ func (b *binder) bindInsert(s *pg_query.InsertStmt) (Statement, error) {
 	}
 	if s.SelectStmt == nil {
 		return nil, sqlerr.Unsupported("INSERT ... DEFAULT VALUES")
+	}
+	if err := b.checkIdentityInsert(table, targets, s); err != nil {
+		return nil, err
 	}
 	sel := s.SelectStmt.GetSelectStmt()
 	var src Rel

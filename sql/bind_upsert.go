@@ -161,7 +161,12 @@ func (b *binder) bindSetList(table *catalog.Relation, sc *scope, list []*pg_quer
 			return nil, err
 		}
 		var e Expr
-		if _, ok := val.Node.(*pg_query.Node_SetToDefault); ok {
+		_, isDefault := val.Node.(*pg_query.Node_SetToDefault)
+		if c := table.Columns[idx]; c.Identity == "always" && !isDefault {
+			return nil, b.errAt(rt.Location, sqlerr.New("428C9", "column \"%s\" can only be updated to DEFAULT", c.Name).
+				WithDetail("Column \""+c.Name+"\" is an identity column defined as GENERATED ALWAYS."))
+		}
+		if isDefault {
 			if table.Columns[idx].Serial {
 				return nil, b.errAt(rt.Location, sqlerr.Unsupported("SET %s = DEFAULT on a serial column", rt.Name))
 			}

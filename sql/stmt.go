@@ -22,6 +22,8 @@ type CreateTable struct {
 	Watermark *catalog.Watermark
 	// AppendOnly tables refuse UPDATE and DELETE.
 	AppendOnly bool
+	// Checks are the table's CHECK constraints.
+	Checks []catalog.Check
 }
 
 // CreateMaterializedView is CREATE MATERIALIZED VIEW name AS query.
