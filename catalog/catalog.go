@@ -201,6 +201,10 @@ type Index struct {
 	Desc       []bool `json:"desc,omitempty"`
 	Include    []int  `json:"include,omitempty"`
 	StateTable uint32 `json:"state_table"`
+	// Unique indexes refuse a second row with the same non-NULL index
+	// columns (UNIQUE constraints, CREATE UNIQUE INDEX); the index's name
+	// is the constraint's.
+	Unique bool `json:"unique,omitempty"`
 }
 
 // WithIndexes returns a copy of r with the given indexes.

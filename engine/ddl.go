@@ -68,6 +68,13 @@ func (e *Engine) createTable(ctx context.Context, cat *catalog.Catalog, stmt *sq
 			catalog.Column{Name: catalog.RowIDColumn, Type: types.Int64T, Hidden: true, NotNull: true})
 		rel.Key = []int{len(rel.Columns) - 1}
 	}
+	for _, u := range stmt.Unique {
+		u.StateTable = e.catSrc.allocIDs(1)[0]
+		if u.Name == "" {
+			u.Name = e.indexName(cat, rel, u.Columns, "key")
+		}
+		rel.Indexes = append(rel.Indexes, u)
+	}
 	tw, err := newTableWriter(e, rel)
 	if err != nil {
 		return err

@@ -428,6 +428,9 @@ func (w *tableWriter) insertFull(full []arrow.RecordBatch, written func(arrow.Re
 			return 0, 0, err
 		}
 	}
+	if err := w.checkUnique(full, nil); err != nil {
+		return 0, 0, err
+	}
 	var arena []byte
 	var keys []rowKey
 	if w.rel.PrimaryKey {
@@ -557,6 +560,11 @@ func (w *tableWriter) modify(ctx context.Context, root planner.Node, update bool
 					}
 				}
 			}
+		}
+	}
+	if update {
+		if err := w.checkUnique(news, olds); err != nil {
+			return 0, 0, err
 		}
 	}
 	// Write: deletions first, so that keys moving between rows stay correct.

@@ -122,7 +122,16 @@ func (w *tableWriter) upsert(ctx context.Context, recs []arrow.RecordBatch, set 
 			return 0, 0, err
 		}
 	}
-	// Write: the new rows, then the updates.
+	if err := w.checkUnique(news, olds); err != nil {
+		return 0, 0, err
+	}
+	// Write: the new rows (checked as one INSERT), then the updates.
+	var fresh []arrow.RecordBatch
+	defer func() {
+		for _, r := range fresh {
+			r.Release()
+		}
+	}()
 	for r, rows := range take {
 		if len(rows) == 0 {
 			continue
@@ -131,12 +140,12 @@ func (w *tableWriter) upsert(ctx context.Context, recs []arrow.RecordBatch, set 
 		if err != nil {
 			return 0, 0, err
 		}
-		_, m, err := w.insertFull([]arrow.RecordBatch{rec}, written)
-		rec.Release()
-		if err != nil {
+		fresh = append(fresh, rec)
+	}
+	if len(fresh) > 0 {
+		if _, n, err = w.insertFull(fresh, written); err != nil {
 			return 0, 0, err
 		}
-		n += m
 	}
 	for k, old := range olds {
 		nw := news[k]

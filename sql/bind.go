@@ -248,7 +248,7 @@ func (b *binder) bindCreateTable(s *pg_query.CreateStmt) (Statement, error) {
 	seen := map[string]bool{}
 	var pkNames []string
 	var pkLoc int32
-	var checks []rawCheck
+	var checks, uniques []rawCheck
 	addConstraint := func(c *pg_query.Constraint, col string) error {
 		switch c.Contype {
 		case pg_query.ConstrType_CONSTR_PRIMARY:
@@ -269,7 +269,8 @@ func (b *binder) bindCreateTable(s *pg_query.CreateStmt) (Statement, error) {
 		case pg_query.ConstrType_CONSTR_DEFAULT:
 			return nil // set by the column (setDefault)
 		case pg_query.ConstrType_CONSTR_UNIQUE:
-			return b.errAt(c.Location, sqlerr.Unsupported("UNIQUE constraints"))
+			uniques = append(uniques, rawCheck{c: c, col: col})
+			return nil
 		case pg_query.ConstrType_CONSTR_CHECK:
 			checks = append(checks, rawCheck{c: c, col: col})
 			return nil
@@ -352,6 +353,9 @@ func (b *binder) bindCreateTable(s *pg_query.CreateStmt) (Statement, error) {
 	}
 	var err2 error
 	if ct.Checks, err2 = b.bindChecks(name, ct.Columns, checks); err2 != nil {
+		return nil, err2
+	}
+	if ct.Unique, err2 = b.bindUniques(ct.Columns, uniques); err2 != nil {
 		return nil, err2
 	}
 	if err := b.bindTableClauses(ct); err != nil {

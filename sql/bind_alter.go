@@ -151,6 +151,22 @@ func (b *binder) bindAlterTable(s *pg_query.AlterTableStmt) (Statement, error) {
 		if c != nil && c.Contype == pg_query.ConstrType_CONSTR_PRIMARY {
 			return b.bindAddPrimaryKey(table, c)
 		}
+		if c != nil && c.Contype == pg_query.ConstrType_CONSTR_UNIQUE {
+			var names []string
+			for _, k := range c.Keys {
+				names = append(names, k.GetString_().Sval)
+			}
+			def, err := b.uniqueIndex(c, names, func(name string) int {
+				if i := table.ColumnIndex(name); i >= 0 && !table.Columns[i].Hidden {
+					return i
+				}
+				return -1
+			})
+			if err != nil {
+				return nil, err
+			}
+			return &CreateIndex{Name: def.Name, Table: table, Columns: def.Columns, Unique: true, Constraint: true}, nil
+		}
 		if c != nil {
 			return nil, b.errAt(c.Location, sqlerr.Unsupported("ALTER TABLE ... ADD constraint %s", strings.TrimPrefix(c.Contype.String(), "CONSTR_")))
 		}

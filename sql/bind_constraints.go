@@ -196,3 +196,49 @@ func firstColumnRef(n *pg_query.Node) string {
 	walk(n.ProtoReflect())
 	return found
 }
+
+// bindUniques binds the UNIQUE constraints of a table being created, of
+// columns cols: each a unique index over its columns (an unnamed one is
+// named by the engine).
+func (b *binder) bindUniques(cols []catalog.Column, raw []rawCheck) ([]catalog.Index, error) {
+	var out []catalog.Index
+	for _, r := range raw {
+		names := []string{r.col}
+		if r.col == "" {
+			names = nil
+			for _, k := range r.c.Keys {
+				names = append(names, k.GetString_().Sval)
+			}
+		}
+		def, err := b.uniqueIndex(r.c, names, func(name string) int {
+			for i, c := range cols {
+				if c.Name == name {
+					return i
+				}
+			}
+			return -1
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, def)
+	}
+	return out, nil
+}
+
+// uniqueIndex is the index of UNIQUE constraint c over the columns names
+// (column finds each one's index, -1 if none).
+func (b *binder) uniqueIndex(c *pg_query.Constraint, names []string, column func(string) int) (catalog.Index, error) {
+	def := catalog.Index{Name: c.Conname, Unique: true}
+	if len(c.Including) > 0 || c.NullsNotDistinct || len(c.Options) > 0 || c.Indexname != "" {
+		return def, b.errAt(c.Location, sqlerr.Unsupported("UNIQUE constraint options"))
+	}
+	for _, n := range names {
+		ci := column(n)
+		if ci < 0 {
+			return def, b.errAt(c.Location, sqlerr.New(sqlerr.UndefinedColumn, "column \"%s\" named in key does not exist", n))
+		}
+		def.Columns = append(def.Columns, ci)
+	}
+	return def, nil
+}

@@ -24,6 +24,9 @@ type CreateTable struct {
 	AppendOnly bool
 	// Checks are the table's CHECK constraints.
 	Checks []catalog.Check
+	// Unique are the table's UNIQUE constraints, each a unique index
+	// (StateTable is left for the engine to allocate).
+	Unique []catalog.Index
 }
 
 // CreateMaterializedView is CREATE MATERIALIZED VIEW name AS query.
@@ -70,6 +73,9 @@ type CreateIndex struct {
 	Columns     []int
 	Desc        []bool
 	Include     []int
+	// Unique is CREATE UNIQUE INDEX or ADD CONSTRAINT ... UNIQUE;
+	// Constraint names an unnamed index as a constraint (table_cols_key).
+	Unique, Constraint bool
 }
 
 // DropIndex is DROP INDEX [IF EXISTS] names.
@@ -178,7 +184,12 @@ func (s *Drop) Tag() string {
 	}
 	return "DROP MATERIALIZED VIEW"
 }
-func (*CreateIndex) Tag() string   { return "CREATE INDEX" }
+func (s *CreateIndex) Tag() string {
+	if s.Constraint {
+		return "ALTER TABLE" // ADD CONSTRAINT ... UNIQUE
+	}
+	return "CREATE INDEX"
+}
 func (*DropIndex) Tag() string     { return "DROP INDEX" }
 func (*Insert) Tag() string        { return "INSERT" }
 func (*Update) Tag() string        { return "UPDATE" }
