@@ -46,6 +46,8 @@ func bind(b *binder, p *Parsed) (Statement, error) {
 		a := *cs
 		a.Path = b.path
 		st = &a
+	case *renameSource:
+		st, err = b.bindRenameSource(cs)
 	default:
 		st = p.custom
 	}

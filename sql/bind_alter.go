@@ -339,3 +339,27 @@ func (b *binder) bindAddPrimaryKey(table *catalog.Relation, c *pg_query.Constrai
 	}
 	return rw, nil
 }
+
+// renameSource is ALTER SOURCE name RENAME TO new_name, recognised from its
+// tokens (PostgreSQL's grammar has no sources).
+type renameSource struct {
+	Name    ObjectName
+	NewName string
+}
+
+func (*renameSource) Tag() string { return "ALTER SOURCE" }
+
+func (b *binder) bindRenameSource(s *renameSource) (Statement, error) {
+	names := []string{s.Name.Name}
+	if s.Name.Schema != "" {
+		names = []string{s.Name.Schema, s.Name.Name}
+	}
+	rel, err := b.lookupNames(names)
+	if err != nil {
+		return nil, err
+	}
+	if rel.Kind != catalog.Source {
+		return nil, sqlerr.New(sqlerr.WrongObjectType, "\"%s\" is not a source", rel.Name)
+	}
+	return &RenameRelation{Rel: rel, NewName: s.NewName, tag: "ALTER SOURCE"}, nil
+}

@@ -175,6 +175,12 @@ func parseCustom(words []string) Statement {
 		if len(rest) == 1 && (rest[0] == "pause" || rest[0] == "resume") {
 			return &AlterViewPause{Name: name, Pause: rest[0] == "pause"}
 		}
+	case len(words) >= 6 && words[0] == "alter" && words[1] == "source":
+		name, rest := customName(words[2:])
+		if len(rest) == 3 && rest[0] == "rename" && rest[1] == "to" {
+			to, _ := customName(rest[2:])
+			return &renameSource{Name: name, NewName: to.Name}
+		}
 	}
 	return nil
 }
