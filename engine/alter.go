@@ -30,7 +30,12 @@ func (e *Engine) executeAlter(ctx context.Context, cat *catalog.Catalog, st sql.
 	case *sql.RewriteTable:
 		return true, e.rewriteTable(ctx, cat, st, q)
 	case *sql.AlterNoop:
+		if st.Notice == "" {
+			return true, nil
+		}
 		return true, w.Notice("NOTICE", st.Code, st.Notice)
+	case *sql.AlterColumn:
+		return true, e.alterColumn(cat, st)
 	}
 	return false, nil
 }
@@ -157,6 +162,25 @@ func (e *Engine) renameColumn(cat *catalog.Catalog, st *sql.RenameColumn) error 
 	changed := *rel
 	changed.Columns = append([]catalog.Column(nil), rel.Columns...)
 	changed.Columns[st.Column].Name = st.NewName
+	return e.replaceRelation(cat, &changed)
+}
+
+// alterColumn commits a column's new default or nullability: the catalog
+// entry only (INSERT binds defaults from it, the table writer checks NOT
+// NULL from it).
+func (e *Engine) alterColumn(cat *catalog.Catalog, st *sql.AlterColumn) error {
+	e.ddlMu.Lock()
+	defer e.ddlMu.Unlock()
+	rel, err := current(cat, st.Rel)
+	if err != nil {
+		return err
+	}
+	if rel != st.Rel {
+		return sqlerr.New("40001", "table \"%s\" was changed by another statement; try again", rel.Name)
+	}
+	changed := *rel
+	changed.Columns = append([]catalog.Column(nil), rel.Columns...)
+	changed.Columns[st.Index] = st.Column
 	return e.replaceRelation(cat, &changed)
 }
 

@@ -39,6 +39,18 @@ type RenameRelation struct {
 	tag string
 }
 
+// AlterColumn is ALTER TABLE ... ALTER [COLUMN] c SET DEFAULT expr | DROP
+// DEFAULT | DROP NOT NULL: Column is the column as it becomes, which only
+// the catalog holds (SET NOT NULL, which must check the rows, is a
+// RewriteTable).
+type AlterColumn struct {
+	Rel    *catalog.Relation
+	Index  int
+	Column catalog.Column
+}
+
+func (*AlterColumn) Tag() string { return "ALTER TABLE" }
+
 // RenameColumn is ALTER TABLE ... RENAME [COLUMN] a TO b.
 type RenameColumn struct {
 	Rel     *catalog.Relation
@@ -146,6 +158,8 @@ func (b *binder) bindAlterTable(s *pg_query.AlterTableStmt) (Statement, error) {
 		return b.bindAddColumn(table, cmd)
 	case pg_query.AlterTableType_AT_DropColumn:
 		return b.bindDropColumn(table, cmd)
+	case pg_query.AlterTableType_AT_ColumnDefault, pg_query.AlterTableType_AT_DropNotNull, pg_query.AlterTableType_AT_SetNotNull:
+		return b.bindAlterColumn(table, cmd)
 	case pg_query.AlterTableType_AT_AddConstraint:
 		c := cmd.Def.GetConstraint()
 		if c != nil && c.Contype == pg_query.ConstrType_CONSTR_PRIMARY {
@@ -362,4 +376,42 @@ func (b *binder) bindRenameSource(s *renameSource) (Statement, error) {
 		return nil, sqlerr.New(sqlerr.WrongObjectType, "\"%s\" is not a source", rel.Name)
 	}
 	return &RenameRelation{Rel: rel, NewName: s.NewName, tag: "ALTER SOURCE"}, nil
+}
+
+func (b *binder) bindAlterColumn(table *catalog.Relation, cmd *pg_query.AlterTableCmd) (Statement, error) {
+	ci := table.ColumnIndex(cmd.Name)
+	if ci < 0 || table.Columns[ci].Hidden {
+		return nil, sqlerr.New(sqlerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", cmd.Name, table.Name)
+	}
+	col := table.Columns[ci]
+	switch cmd.Subtype {
+	case pg_query.AlterTableType_AT_ColumnDefault:
+		if col.Serial {
+			return nil, sqlerr.Unsupported("changing the default of a serial or identity column")
+		}
+		col.Default = ""
+		if cmd.Def != nil {
+			if err := b.setDefault(&col, table.Name, cmd.Def, -1); err != nil {
+				return nil, err
+			}
+		}
+	case pg_query.AlterTableType_AT_DropNotNull:
+		if slices.Contains(table.Key, ci) && table.PrimaryKey {
+			return nil, sqlerr.New(sqlerr.InvalidTableDefinition, "column \"%s\" is in a primary key", col.Name)
+		}
+		if col.Serial && col.Identity != "" {
+			return nil, sqlerr.New(sqlerr.InvalidTableDefinition, "column \"%s\" of relation \"%s\" is an identity column", col.Name, table.Name)
+		}
+		col.NotNull = false
+	case pg_query.AlterTableType_AT_SetNotNull:
+		if col.NotNull {
+			return &AlterNoop{}, nil
+		}
+		rw, _ := rewriteOf(table, seq(0, len(table.Columns)))
+		rw.What = "set not null"
+		rw.Key = slices.Clone(table.Key)
+		rw.Columns[ci].NotNull = true
+		return rw, nil
+	}
+	return &AlterColumn{Rel: table, Index: ci, Column: col}, nil
 }
