@@ -78,6 +78,18 @@ type Column struct {
 	// Serial columns (serial, bigserial, smallserial) take the next value of
 	// the table's sequence for that column by default (see SequenceTable).
 	Serial bool `json:"serial,omitempty"`
+	// Comment is the column's COMMENT ON COLUMN text ("": none).
+	Comment string `json:"comment,omitempty"`
+	// Identity is "always" or "by default" for an identity column (GENERATED
+	// ... AS IDENTITY), which is also Serial; "" otherwise.
+	Identity string `json:"identity,omitempty"`
+}
+
+// Check is a table's CHECK constraint: a row whose Expr (SQL text over the
+// table's columns) is false is refused; NULL passes.
+type Check struct {
+	Name string `json:"name"`
+	Expr string `json:"expr"`
 }
 
 // Relation is a table, view, materialized view, source or system table.
@@ -172,6 +184,13 @@ type Relation struct {
 	Functions      []Ref    `json:"functions,omitempty"`
 	CallsFunctions []uint32 `json:"calls_functions,omitempty"`
 	ReadsThrough   []uint32 `json:"reads_through,omitempty"`
+	// Checks are a table's CHECK constraints.
+	Checks []Check `json:"checks,omitempty"`
+	// Comment is the relation's COMMENT ON text ("": none).
+	Comment string `json:"comment,omitempty"`
+	// PrimaryKeyName is the name of a table's primary key constraint when
+	// one was given (ADD CONSTRAINT name PRIMARY KEY); "" is name_pkey.
+	PrimaryKeyName string `json:"primary_key_name,omitempty"`
 }
 
 // Index is a secondary index of a table: its state table holds one entry
@@ -186,6 +205,10 @@ type Index struct {
 	Desc       []bool `json:"desc,omitempty"`
 	Include    []int  `json:"include,omitempty"`
 	StateTable uint32 `json:"state_table"`
+	// Unique indexes refuse a second row with the same non-NULL index
+	// columns (UNIQUE constraints, CREATE UNIQUE INDEX); the index's name
+	// is the constraint's.
+	Unique bool `json:"unique,omitempty"`
 }
 
 // WithIndexes returns a copy of r with the given indexes.

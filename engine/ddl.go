@@ -52,6 +52,7 @@ func (e *Engine) createTable(ctx context.Context, cat *catalog.Catalog, stmt *sq
 		StateTable: ids[1],
 		Watermark:  stmt.Watermark,
 		AppendOnly: stmt.AppendOnly,
+		Checks:     stmt.Checks,
 	}
 	if stmt.Watermark != nil {
 		rel.WatermarkTable = ids[2]
@@ -66,6 +67,13 @@ func (e *Engine) createTable(ctx context.Context, cat *catalog.Catalog, stmt *sq
 		rel.Columns = append(append([]catalog.Column(nil), stmt.Columns...),
 			catalog.Column{Name: catalog.RowIDColumn, Type: types.Int64T, Hidden: true, NotNull: true})
 		rel.Key = []int{len(rel.Columns) - 1}
+	}
+	for _, u := range stmt.Unique {
+		u.StateTable = e.catSrc.allocIDs(1)[0]
+		if u.Name == "" {
+			u.Name = e.indexName(cat, rel, u.Columns, "key")
+		}
+		rel.Indexes = append(rel.Indexes, u)
 	}
 	tw, err := newTableWriter(e, rel)
 	if err != nil {

@@ -34,7 +34,17 @@ func (e *Engine) awaitWrite(epoch uint64) error {
 // insert runs INSERT: the source query is evaluated first (over the last
 // committed epoch), then its rows are written as one statement.
 func (e *Engine) insert(ctx context.Context, st *sql.Insert, q batchQuery) (int64, error) {
+	return e.insertRows(ctx, st, q, nil)
+}
+
+// insertRows is insert, handing written the rows as stored (see
+// tableWriter.insert). In a transaction block the rows go to its overlay;
+// written is not supported there.
+func (e *Engine) insertRows(ctx context.Context, st *sql.Insert, q batchQuery, written func(arrow.RecordBatch)) (int64, error) {
 	if q.tx != nil {
+		if written != nil {
+			return 0, errReturningInTx
+		}
 		return q.tx.insert(ctx, st, q)
 	}
 	w, err := e.writer(st.Table)
@@ -57,7 +67,7 @@ func (e *Engine) insert(ctx context.Context, st *sql.Insert, q batchQuery) (int6
 	if err != nil {
 		return 0, err
 	}
-	epoch, n, err := w.insert(recs)
+	epoch, n, err := w.insert(recs, written)
 	if err != nil {
 		return 0, err
 	}
@@ -67,7 +77,17 @@ func (e *Engine) insert(ctx context.Context, st *sql.Insert, q batchQuery) (int6
 // modify runs UPDATE (update set) or DELETE: rows is the statement's row
 // selection (sql.Update.Rows, sql.Delete.Rows), planned as a batch query.
 func (e *Engine) modify(ctx context.Context, table *catalog.Relation, rows sql.Rel, update bool, q batchQuery) (int64, error) {
+	return e.modifyRows(ctx, table, rows, update, q, nil)
+}
+
+// modifyRows is modify, handing written the rows changed (see
+// tableWriter.modify). In a transaction block the change goes to its
+// overlay; written is not supported there.
+func (e *Engine) modifyRows(ctx context.Context, table *catalog.Relation, rows sql.Rel, update bool, q batchQuery, written func(arrow.RecordBatch)) (int64, error) {
 	if q.tx != nil {
+		if written != nil {
+			return 0, errReturningInTx
+		}
 		return q.tx.modify(ctx, table, rows, update, q)
 	}
 	w, err := e.writer(table)
@@ -83,7 +103,7 @@ func (e *Engine) modify(ctx context.Context, table *catalog.Relation, rows sql.R
 	if err != nil {
 		return 0, err
 	}
-	epoch, n, err := w.modify(ctx, root, update, q)
+	epoch, n, err := w.modify(ctx, root, update, q, written)
 	if err != nil {
 		return 0, err
 	}
@@ -94,3 +114,8 @@ func (e *Engine) modify(ctx context.Context, table *catalog.Relation, rows sql.R
 }
 
 func insertTag(n int64) string { return fmt.Sprintf("INSERT 0 %d", n) }
+
+// errReturningInTx refuses the statements that need the rows a write
+// stored (RETURNING, ON CONFLICT) inside a transaction block, whose writes
+// wait in its overlay until COMMIT.
+var errReturningInTx = sqlerr.Unsupported("RETURNING and ON CONFLICT inside a transaction block")

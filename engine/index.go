@@ -35,9 +35,12 @@ func (e *Engine) createIndex(ctx context.Context, cat *catalog.Catalog, st *sql.
 	default:
 		return sqlerr.New(sqlerr.WrongObjectType, "cannot create index on %s \"%s\"", rel.Kind, rel.Name)
 	}
+	if st.Unique && rel.Kind != catalog.Table {
+		return sqlerr.Unsupported("unique indexes on a %s", rel.Kind)
+	}
 	name := st.Name
 	if name == "" {
-		name = e.indexName(cat, rel, st.Columns)
+		name = e.indexName(cat, rel, st.Columns, indexSuffix(st.Constraint))
 	} else if exists, err := e.nameTaken(cat, rel.Schema, name, st.IfNotExists, w); exists {
 		return err
 	}
@@ -46,6 +49,7 @@ func (e *Engine) createIndex(ctx context.Context, cat *catalog.Catalog, st *sql.
 		Columns:    st.Columns,
 		Include:    st.Include,
 		StateTable: e.catSrc.allocIDs(1)[0],
+		Unique:     st.Unique,
 	}
 	if slices.Contains(st.Desc, true) {
 		def.Desc = st.Desc
@@ -64,6 +68,9 @@ func (e *Engine) createIndex(ctx context.Context, cat *catalog.Catalog, st *sql.
 			defer tw.mu.Unlock()
 			if err := tw.checkLive(); err != nil {
 				buildErr = err
+				return
+			}
+			if buildErr = tw.checkUniqueRows(def); buildErr != nil {
 				return
 			}
 			if buildErr = tw.addIndex(withIndex, def); buildErr != nil {
@@ -86,15 +93,16 @@ func (e *Engine) createIndex(ctx context.Context, cat *catalog.Catalog, st *sql.
 }
 
 // indexName chooses the name PostgreSQL gives an unnamed index: the table
-// and column names joined by _, then _idx, then a number if taken.
-func (e *Engine) indexName(cat *catalog.Catalog, rel *catalog.Relation, cols []int) string {
+// and column names joined by _, then _kind (idx, or key for a constraint),
+// then a number if taken.
+func (e *Engine) indexName(cat *catalog.Catalog, rel *catalog.Relation, cols []int, kind string) string {
 	parts := []string{rel.Name}
 	for _, c := range cols {
 		parts = append(parts, rel.Columns[c].Name)
 	}
 	base := strings.Join(parts, "_")
 	for n := 0; ; n++ {
-		suffix := "_idx"
+		suffix := "_" + kind
 		if n > 0 {
 			suffix += strconv.Itoa(n)
 		}

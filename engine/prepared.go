@@ -154,6 +154,9 @@ func (s *session) resultColumns(st sql.Statement) []pgwire.Column {
 		}
 		return cols
 	}
+	if ret := sql.ReturningOf(st); ret != nil {
+		st = &sql.Select{Query: ret}
+	}
 	switch st := st.(type) {
 	case *sql.Select:
 		all := st.Query.Columns()

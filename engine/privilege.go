@@ -19,7 +19,8 @@ import (
 //   - CREATE on the schema it creates a relation in (PostgreSQL 15's
 //     default grants no one CREATE on public), after which it owns the
 //     relation;
-//   - ownership of what it drops, alters, indexes or grants on;
+//   - ownership of what it drops, alters, renames, comments on, indexes or
+//     grants on; TRUNCATE on what it truncates;
 //   - CREATEDB for CREATE DATABASE, CREATEROLE for roles; schemas,
 //     databases' drops and database savepoints are for superusers.
 // A session whose user is no role (trusted loopback connections, see
@@ -174,6 +175,22 @@ func (s *session) authorizeDDL(st sql.Statement, role uint32) error {
 		return s.mustOwn(s.cat.ResolveName(st.Path, st.Name.Schema, st.Name.Name), role)
 	case *sql.Grant:
 		return s.mayGrant(st, role)
+	case *sql.RewriteTable:
+		return s.mustOwn(st.Table, role)
+	case *sql.RenameRelation:
+		return s.mustOwn(st.Rel, role)
+	case *sql.AlterColumn:
+		return s.mustOwn(st.Rel, role)
+	case *sql.RenameColumn:
+		return s.mustOwn(st.Rel, role)
+	case *sql.CommentOn:
+		return s.mustOwn(st.Rel, role)
+	case *sql.Truncate:
+		for _, t := range st.Tables {
+			if !s.e.roles.Has(role, relationObject(t), catalog.PrivTruncate) {
+				return permissionDenied(kindNoun(t.Kind), t.Name)
+			}
+		}
 	case *sql.CreateDatabase:
 		if !s.role().CreateDB {
 			return sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied to create database")

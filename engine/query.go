@@ -115,6 +115,12 @@ func (e *Engine) runQuery(ctx context.Context, rel sql.Rel, q batchQuery, out ex
 
 // selectRows runs a SELECT and writes its visible columns to w.
 func (e *Engine) selectRows(ctx context.Context, rel sql.Rel, q batchQuery, w pgwire.ResultWriter) error {
+	return e.writeRows(ctx, rel, q, w, func(n int64) string { return fmt.Sprintf("SELECT %d", n) })
+}
+
+// writeRows runs a query, writes its visible columns to w and completes
+// with the command tag of the rows written.
+func (e *Engine) writeRows(ctx context.Context, rel sql.Rel, q batchQuery, w pgwire.ResultWriter, tag func(n int64) string) error {
 	cols := rel.Columns()
 	vis := sql.VisibleColumns(rel)
 	desc := make([]pgwire.Column, len(vis))
@@ -151,7 +157,7 @@ func (e *Engine) selectRows(ctx context.Context, rel sql.Rel, q batchQuery, w pg
 	if err != nil {
 		return err
 	}
-	return w.Complete(fmt.Sprintf("SELECT %d", n))
+	return w.Complete(tag(n))
 }
 
 // explain renders a statement's plan.

@@ -242,6 +242,9 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		}
 	}
 	e := s.e
+	if ok, err := e.executeReturning(ctx, st, q, w); ok {
+		return err
+	}
 	switch st := st.(type) {
 	case *sql.Select:
 		return e.selectRows(ctx, st.Query, q, w)
@@ -408,7 +411,13 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		if ok, err := s.sessionCommand(ctx, st, w); ok {
 			return err
 		}
-		return sqlerr.Unsupported("statement %s", st.Tag())
+		ok, err := e.executeAlter(ctx, s.cat, st, q, w)
+		if !ok {
+			return sqlerr.Unsupported("statement %s", st.Tag())
+		}
+		if err != nil {
+			return err
+		}
 	}
 	return w.Complete(st.Tag())
 }

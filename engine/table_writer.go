@@ -49,6 +49,8 @@ type tableWriter struct {
 
 	// indexes are the table's secondary indexes, written with its rows.
 	indexes []*exec.IndexWriter
+	// checks are the table's CHECK constraints (rel.Checks), compiled.
+	checks []eval.Evaluator
 	// seq holds the counters of the serial columns (nil without any), and
 	// visTypes the visible columns' types.
 	seq      *sequences
@@ -125,6 +127,9 @@ func newTableWriter(e *Engine, rel *catalog.Relation) (*tableWriter, error) {
 	}
 	for _, def := range rel.Indexes {
 		w.indexes = append(w.indexes, w.openIndex(def))
+	}
+	if w.checks, err = compileChecks(e.cat, rel); err != nil {
+		return nil, err
 	}
 	if !rel.PrimaryKey {
 		w.rowID = rel.Key[0]
@@ -284,7 +289,7 @@ func (w *tableWriter) duplicateKey(rec arrow.RecordBatch, i int) error {
 	}
 	return &sqlerr.Error{
 		Code:    sqlerr.UniqueViolation,
-		Message: "duplicate key value violates unique constraint \"" + w.rel.Name + "_pkey\"",
+		Message: "duplicate key value violates unique constraint \"" + primaryKeyName(w.rel) + "\"",
 		Detail:  "Key (" + strings.Join(names, ", ") + ")=(" + strings.Join(vals, ", ") + ") already exists.",
 	}
 }
@@ -369,26 +374,38 @@ func (w *tableWriter) noRowsBetween(lo, hi []byte) (bool, error) {
 
 // insert writes rows (records of the table's visible columns, owned by the
 // caller) as one statement: either every row is written or none. It returns
-// the epoch holding the write.
-func (w *tableWriter) insert(recs []arrow.RecordBatch) (epoch uint64, n int64, err error) {
+// the epoch holding the write. written, if set, is given each record of
+// rows as stored (every column), which it must retain to keep.
+func (w *tableWriter) insert(recs []arrow.RecordBatch, written func(arrow.RecordBatch)) (epoch uint64, n int64, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.checkLive(); err != nil {
 		return 0, 0, err
 	}
-	full := make([]arrow.RecordBatch, 0, len(recs))
+	full, err := w.fullRows(recs)
 	defer func() {
 		for _, r := range full {
 			r.Release()
 		}
 	}()
+	if err != nil {
+		return 0, 0, err
+	}
+	return w.insertFull(full, written)
+}
+
+// fullRows returns the rows of INSERT source records recs with every
+// column of the table (serial values and row ids filled in), checked for
+// NOT NULL. The caller holds mu and releases the records, also on error.
+func (w *tableWriter) fullRows(recs []arrow.RecordBatch) ([]arrow.RecordBatch, error) {
+	full := make([]arrow.RecordBatch, 0, len(recs))
 	firstRowID := w.nextRowID
 	for _, rec := range recs {
 		if w.seq != nil {
 			filled, err := w.seq.fill(w.e.mem, rec, w.visTypes)
 			if err != nil {
 				w.nextRowID = firstRowID
-				return 0, 0, err
+				return full, err
 			}
 			defer filled.Release()
 			rec = filled
@@ -397,8 +414,22 @@ func (w *tableWriter) insert(recs []arrow.RecordBatch) (epoch uint64, n int64, e
 		full = append(full, f)
 		if err := w.checkNotNull(f); err != nil {
 			w.nextRowID = firstRowID
+			return full, err
+		}
+	}
+	return full, nil
+}
+
+// insertFull writes full (every column, see fullRows) as insert does. The
+// caller holds mu.
+func (w *tableWriter) insertFull(full []arrow.RecordBatch, written func(arrow.RecordBatch)) (epoch uint64, n int64, err error) {
+	for _, rec := range full {
+		if err := w.checkRows(rec); err != nil {
 			return 0, 0, err
 		}
+	}
+	if err := w.checkUnique(full, nil); err != nil {
+		return 0, 0, err
 	}
 	var arena []byte
 	var keys []rowKey
@@ -423,6 +454,9 @@ func (w *tableWriter) insert(recs []arrow.RecordBatch) (epoch uint64, n int64, e
 		}
 		w.putIndexes(rec)
 		n += int64(rows)
+		if written != nil {
+			written(rec)
+		}
 		rec.Retain()
 		b := exec.NewBatch(rec, nil)
 		if err := w.observe(b); err != nil {
@@ -442,8 +476,9 @@ func (w *tableWriter) insert(recs []arrow.RecordBatch) (epoch uint64, n int64, e
 // writes of statements whose epoch is not yet committed included, and other
 // relations from the last committed snapshot. Like insert, the statement is
 // all or nothing: every change is computed and checked before anything is
-// written.
-func (w *tableWriter) modify(ctx context.Context, root planner.Node, update bool, q batchQuery) (epoch uint64, n int64, err error) {
+// written. written, if set, is given the new rows of an UPDATE or the
+// deleted rows of a DELETE, every column, which it must retain to keep.
+func (w *tableWriter) modify(ctx context.Context, root planner.Node, update bool, q batchQuery, written func(arrow.RecordBatch)) (epoch uint64, n int64, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.checkLive(); err != nil {
@@ -482,6 +517,9 @@ func (w *tableWriter) modify(ctx context.Context, root planner.Node, update bool
 	if err := exec.RunBatch(ctx, env, snap, root, collect); err != nil {
 		return 0, 0, err
 	}
+	if err := w.dropRepeats(olds, news); err != nil {
+		return 0, 0, err
+	}
 	for _, r := range olds {
 		n += r.NumRows()
 	}
@@ -500,6 +538,9 @@ func (w *tableWriter) modify(ctx context.Context, root planner.Node, update bool
 		newKeys := map[string]bool{}
 		for _, r := range news {
 			if err := w.checkNotNull(r); err != nil {
+				return 0, 0, err
+			}
+			if err := w.checkRows(r); err != nil {
 				return 0, 0, err
 			}
 			if !w.rel.PrimaryKey {
@@ -521,6 +562,11 @@ func (w *tableWriter) modify(ctx context.Context, root planner.Node, update bool
 			}
 		}
 	}
+	if update {
+		if err := w.checkUnique(news, olds); err != nil {
+			return 0, 0, err
+		}
+	}
 	// Write: deletions first, so that keys moving between rows stay correct.
 	for _, r := range olds {
 		for i := 0; i < int(r.NumRows()); i++ {
@@ -537,6 +583,11 @@ func (w *tableWriter) modify(ctx context.Context, root planner.Node, update bool
 		w.putIndexes(r)
 	}
 	for k, old := range olds {
+		if written != nil && update {
+			written(news[k])
+		} else if written != nil {
+			written(old)
+		}
 		var b *exec.Batch
 		if !update {
 			old.Retain()

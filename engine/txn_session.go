@@ -50,7 +50,7 @@ func refuseInTransaction(st sql.Statement) error {
 	case *sql.Select, *sql.Insert, *sql.Update, *sql.Delete, *sql.CopyFrom, *sql.CopyTo,
 		*sql.Explain, *sql.SetVar, *sql.SetTransaction, *sql.ShowVar, *sql.ShowRelations, *sql.Transaction, *sql.Empty,
 		*sql.DeclareCursor, *sql.Fetch, *sql.CloseCursor, *sql.Subscribe, *sql.CopySubscribe, *sql.DeclareSubscriptionCursor,
-		*sql.LockTable, *sql.ShowCreate, *sql.ShowColumns:
+		*sql.LockTable, *sql.ShowCreate, *sql.ShowColumns, *sql.Truncate:
 		return nil
 	}
 	if isSessionCommand(st) {
@@ -63,7 +63,7 @@ func refuseInTransaction(st sql.Statement) error {
 // transaction's snapshot).
 func readsOrWrites(st sql.Statement) bool {
 	switch st.(type) {
-	case *sql.Select, *sql.Insert, *sql.Update, *sql.Delete, *sql.CopyFrom, *sql.CopyTo:
+	case *sql.Select, *sql.Insert, *sql.Update, *sql.Delete, *sql.CopyFrom, *sql.CopyTo, *sql.Truncate:
 		return true
 	}
 	return false

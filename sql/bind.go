@@ -70,6 +70,8 @@ func bind(b *binder, p *Parsed) (Statement, error) {
 		a := *cs
 		a.Path = b.path
 		st = &a
+	case *renameSource:
+		st, err = b.bindRenameSource(cs)
 	default:
 		st = p.custom
 	}
@@ -219,6 +221,16 @@ func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 		return b.bindDropDatabase(s.DropdbStmt)
 	case *pg_query.Node_LockStmt:
 		return b.bindLock(s.LockStmt)
+	case *pg_query.Node_AlterTableStmt:
+		return b.bindAlterTable(s.AlterTableStmt)
+	case *pg_query.Node_RenameStmt:
+		return b.bindRename(s.RenameStmt)
+	case *pg_query.Node_TruncateStmt:
+		return b.bindTruncate(s.TruncateStmt)
+	case *pg_query.Node_VacuumStmt:
+		return b.bindVacuum(s.VacuumStmt)
+	case *pg_query.Node_CommentStmt:
+		return b.bindComment(s.CommentStmt)
 	}
 	if st, ok, err := b.bindRoleStatement(n); ok {
 		return st, err
@@ -265,6 +277,7 @@ func (b *binder) bindCreateTable(s *pg_query.CreateStmt) (Statement, error) {
 	seen := map[string]bool{}
 	var pkNames []string
 	var pkLoc int32
+	var checks, uniques []rawCheck
 	addConstraint := func(c *pg_query.Constraint, col string) error {
 		switch c.Contype {
 		case pg_query.ConstrType_CONSTR_PRIMARY:
@@ -285,9 +298,13 @@ func (b *binder) bindCreateTable(s *pg_query.CreateStmt) (Statement, error) {
 		case pg_query.ConstrType_CONSTR_DEFAULT:
 			return nil // set by the column (setDefault)
 		case pg_query.ConstrType_CONSTR_UNIQUE:
-			return b.errAt(c.Location, sqlerr.Unsupported("UNIQUE constraints"))
+			uniques = append(uniques, rawCheck{c: c, col: col})
+			return nil
 		case pg_query.ConstrType_CONSTR_CHECK:
-			return b.errAt(c.Location, sqlerr.Unsupported("CHECK constraints"))
+			checks = append(checks, rawCheck{c: c, col: col})
+			return nil
+		case pg_query.ConstrType_CONSTR_IDENTITY:
+			return nil // set by the column (setIdentity)
 		case pg_query.ConstrType_CONSTR_FOREIGN:
 			return b.errAt(c.Location, sqlerr.Unsupported("foreign keys"))
 		}
@@ -324,6 +341,11 @@ func (b *binder) bindCreateTable(s *pg_query.CreateStmt) (Statement, error) {
 						return nil, err
 					}
 				}
+				if c.Contype == pg_query.ConstrType_CONSTR_IDENTITY {
+					if err := b.setIdentity(&col, name, c); err != nil {
+						return nil, err
+					}
+				}
 				if err := addConstraint(c, cd.Colname); err != nil {
 					return nil, err
 				}
@@ -357,6 +379,13 @@ func (b *binder) bindCreateTable(s *pg_query.CreateStmt) (Statement, error) {
 		}
 		ct.Columns[idx].NotNull = true
 		ct.PrimaryKey = append(ct.PrimaryKey, idx)
+	}
+	var err2 error
+	if ct.Checks, err2 = b.bindChecks(name, ct.Columns, checks); err2 != nil {
+		return nil, err2
+	}
+	if ct.Unique, err2 = b.bindUniques(ct.Columns, uniques); err2 != nil {
+		return nil, err2
 	}
 	if err := b.bindTableClauses(ct); err != nil {
 		return nil, err
@@ -542,12 +571,6 @@ func (b *binder) bindInsert(s *pg_query.InsertStmt) (Statement, error) {
 	if s.WithClause != nil {
 		return nil, sqlerr.Unsupported("WITH in INSERT")
 	}
-	if s.OnConflictClause != nil {
-		return nil, b.errAt(s.OnConflictClause.Location, sqlerr.Unsupported("ON CONFLICT"))
-	}
-	if len(s.ReturningList) > 0 {
-		return nil, sqlerr.Unsupported("RETURNING")
-	}
 	table, err := b.lookup(s.Relation)
 	if err != nil {
 		return nil, err
@@ -579,6 +602,9 @@ func (b *binder) bindInsert(s *pg_query.InsertStmt) (Statement, error) {
 	}
 	if s.SelectStmt == nil {
 		return nil, sqlerr.Unsupported("INSERT ... DEFAULT VALUES")
+	}
+	if err := b.checkIdentityInsert(table, targets, s); err != nil {
+		return nil, err
 	}
 	sel := s.SelectStmt.GetSelectStmt()
 	var src Rel
@@ -636,7 +662,8 @@ func (b *binder) bindInsert(s *pg_query.InsertStmt) (Statement, error) {
 	}
 	fe, fc := serialFlags(table, targets, len(vis), flagCols)
 	exprs, cols = append(exprs, fe...), append(cols, fc...)
-	return &Insert{Table: table, Source: &Project{Input: src, Exprs: exprs, Cols: cols}}, nil
+	ins := &Insert{Table: table, Source: &Project{Input: src, Exprs: exprs, Cols: cols}}
+	return ins, b.bindInsertClauses(ins, s)
 }
 
 // untypedOutput returns the untyped literal that output column i of a
@@ -752,12 +779,6 @@ func (b *binder) dmlTable(rv *pg_query.RangeVar, verb string) (*catalog.Relation
 }
 
 func (b *binder) bindUpdate(s *pg_query.UpdateStmt) (Statement, error) {
-	if len(s.FromClause) > 0 {
-		return nil, sqlerr.Unsupported("UPDATE ... FROM")
-	}
-	if len(s.ReturningList) > 0 {
-		return nil, sqlerr.Unsupported("RETURNING")
-	}
 	if s.WithClause != nil {
 		return nil, sqlerr.Unsupported("WITH in UPDATE")
 	}
@@ -766,52 +787,25 @@ func (b *binder) bindUpdate(s *pg_query.UpdateStmt) (Statement, error) {
 		return nil, err
 	}
 	u := &Update{Table: table}
-	set, subs := map[int]Expr{}, &subqueries{}
-	for _, t := range s.TargetList {
-		rt := t.GetResTarget()
-		if len(rt.Indirection) > 0 {
-			return nil, b.errAt(rt.Location, sqlerr.Unsupported("assignment to a field or subscript"))
-		}
-		if _, ok := rt.Val.Node.(*pg_query.Node_MultiAssignRef); ok {
-			return nil, b.errAt(rt.Location, sqlerr.Unsupported("multiple-column assignment"))
-		}
-		idx := table.ColumnIndex(rt.Name)
-		if idx < 0 || table.Columns[idx].Hidden {
-			return nil, b.errAt(rt.Location, sqlerr.New(sqlerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", rt.Name, table.Name))
-		}
-		if _, dup := set[idx]; dup {
-			return nil, b.errAt(rt.Location, sqlerr.New(sqlerr.DuplicateColumn, "multiple assignments to same column \"%s\"", rt.Name))
-		}
-		var e Expr
-		if _, ok := rt.Val.Node.(*pg_query.Node_SetToDefault); ok {
-			if table.Columns[idx].Serial {
-				return nil, b.errAt(rt.Location, sqlerr.Unsupported("SET %s = DEFAULT on a serial column", rt.Name))
-			}
-			if e, err = b.columnDefault(table.Columns[idx]); err != nil {
-				return nil, err
-			}
-		} else {
-			if e, err = b.bindExpr(&exprCtx{scope: sc, clause: "UPDATE", subs: subs}, rt.Val); err != nil {
-				return nil, err
-			}
-		}
-		if set[idx], err = b.assign(e, table.Columns[idx], rt.Location); err != nil {
-			return nil, err
-		}
+	subs := &subqueries{}
+	from, sc, err := b.bindDMLFrom(sc, s.FromClause)
+	if err != nil {
+		return nil, err
 	}
-	if u.Rows, err = b.dmlRows(table, dmlAlias(s.Relation), sc, s.WhereClause, set, subs); err != nil {
+	set, err := b.bindSetList(table, sc, s.TargetList, subs, "UPDATE")
+	if err != nil {
+		return nil, err
+	}
+	if u.Rows, err = b.dmlRows(table, dmlAlias(s.Relation), sc, from, s.WhereClause, set, subs); err != nil {
+		return nil, err
+	}
+	if u.Returning, err = b.bindReturning(table, dmlAlias(s.Relation), s.ReturningList); err != nil {
 		return nil, err
 	}
 	return u, nil
 }
 
 func (b *binder) bindDelete(s *pg_query.DeleteStmt) (Statement, error) {
-	if len(s.UsingClause) > 0 {
-		return nil, sqlerr.Unsupported("DELETE ... USING")
-	}
-	if len(s.ReturningList) > 0 {
-		return nil, sqlerr.Unsupported("RETURNING")
-	}
 	if s.WithClause != nil {
 		return nil, sqlerr.Unsupported("WITH in DELETE")
 	}
@@ -819,11 +813,19 @@ func (b *binder) bindDelete(s *pg_query.DeleteStmt) (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := b.dmlRows(table, dmlAlias(s.Relation), sc, s.WhereClause, nil, nil)
+	from, sc, err := b.bindDMLFrom(sc, s.UsingClause)
 	if err != nil {
 		return nil, err
 	}
-	return &Delete{Table: table, Rows: rows}, nil
+	rows, err := b.dmlRows(table, dmlAlias(s.Relation), sc, from, s.WhereClause, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	ret, err := b.bindReturning(table, dmlAlias(s.Relation), s.ReturningList)
+	if err != nil {
+		return nil, err
+	}
+	return &Delete{Table: table, Rows: rows, Returning: ret}, nil
 }
 
 // objectNotInPrerequisiteState is SQLSTATE 55000.

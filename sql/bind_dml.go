@@ -10,9 +10,15 @@ import (
 // subqueries joined in as in SELECT, projected to the table's columns (all
 // of them, hidden included) and, for UPDATE (set non-nil), followed by their
 // new values, one column per table column. set's expressions are over sc;
-// their scalar subqueries are in subs.
-func (b *binder) dmlRows(table *catalog.Relation, alias string, sc *scope, where *pg_query.Node, set map[int]Expr, subs *subqueries) (Rel, error) {
+// their scalar subqueries are in subs. from, if set, is UPDATE ... FROM's
+// or DELETE ... USING's relation, joined to the table's rows (sc then
+// covers both); a row it matches more than once is changed once (the
+// engine keeps the first).
+func (b *binder) dmlRows(table *catalog.Relation, alias string, sc *scope, from Rel, where *pg_query.Node, set map[int]Expr, subs *subqueries) (Rel, error) {
 	var input Rel = &Scan{Relation: table, Alias: alias}
+	if from != nil {
+		input = &Join{Type: InnerJoin, Left: input, Right: from}
+	}
 	if where != nil {
 		var err error
 		if input, err = b.bindWhereClause(input, sc, where); err != nil {

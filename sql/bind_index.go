@@ -9,8 +9,8 @@ import (
 // Unique, partial and expression indexes are not supported.
 func (b *binder) bindCreateIndex(s *pg_query.IndexStmt) (Statement, error) {
 	switch {
-	case s.Unique:
-		return nil, sqlerr.Unsupported("CREATE UNIQUE INDEX")
+	case s.NullsNotDistinct:
+		return nil, sqlerr.Unsupported("UNIQUE NULLS NOT DISTINCT")
 	case s.WhereClause != nil:
 		return nil, sqlerr.Unsupported("partial indexes (CREATE INDEX ... WHERE)")
 	case s.Concurrent:
@@ -26,7 +26,7 @@ func (b *binder) bindCreateIndex(s *pg_query.IndexStmt) (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	ci := &CreateIndex{Name: s.Idxname, IfNotExists: s.IfNotExists, Table: rel}
+	ci := &CreateIndex{Name: s.Idxname, IfNotExists: s.IfNotExists, Table: rel, Unique: s.Unique}
 	column := func(name string) (int, error) {
 		i := rel.ColumnIndex(name)
 		if i < 0 || rel.Columns[i].Hidden {

@@ -195,6 +195,12 @@ func parseCustom(words []string) Statement {
 		if st := parseSetParallelism(name, rest); st != nil {
 			return st
 		}
+	case len(words) >= 6 && words[0] == "alter" && words[1] == "source":
+		name, rest := customName(words[2:])
+		if len(rest) == 3 && rest[0] == "rename" && rest[1] == "to" {
+			to, _ := customName(rest[2:])
+			return &renameSource{Name: name, NewName: to.Name}
+		}
 	}
 	return nil
 }

@@ -22,6 +22,11 @@ type CreateTable struct {
 	Watermark *catalog.Watermark
 	// AppendOnly tables refuse UPDATE and DELETE.
 	AppendOnly bool
+	// Checks are the table's CHECK constraints.
+	Checks []catalog.Check
+	// Unique are the table's UNIQUE constraints, each a unique index
+	// (StateTable is left for the engine to allocate).
+	Unique []catalog.Index
 }
 
 // CreateMaterializedView is CREATE MATERIALIZED VIEW name AS query.
@@ -68,6 +73,9 @@ type CreateIndex struct {
 	Columns     []int
 	Desc        []bool
 	Include     []int
+	// Unique is CREATE UNIQUE INDEX or ADD CONSTRAINT ... UNIQUE;
+	// Constraint names an unnamed index as a constraint (table_cols_key).
+	Unique, Constraint bool
 }
 
 // DropIndex is DROP INDEX [IF EXISTS] names.
@@ -85,6 +93,10 @@ type Insert struct {
 	// table, in catalog order: true where the row takes the column's next
 	// sequence value (the column was omitted or given DEFAULT).
 	Source Rel
+	// Returning is the RETURNING list, or nil (see ReturningOf).
+	Returning Rel
+	// OnConflict is the ON CONFLICT clause, or nil.
+	OnConflict *OnConflict
 }
 
 // Update is UPDATE table SET ... WHERE ...
@@ -95,6 +107,8 @@ type Update struct {
 	// per table column, cast to the column's type (the old value where SET
 	// does not assign it). WHERE subqueries and SET subqueries are joins.
 	Rows Rel
+	// Returning is the RETURNING list, or nil (see ReturningOf).
+	Returning Rel
 }
 
 // Delete is DELETE FROM table WHERE ...
@@ -102,6 +116,8 @@ type Delete struct {
 	Table *catalog.Relation
 	// Rows selects the rows to delete: the table's columns, hidden included.
 	Rows Rel
+	// Returning is the RETURNING list, or nil (see ReturningOf).
+	Returning Rel
 }
 
 // Select is a query returning rows to the client.
@@ -185,7 +201,12 @@ func (s *Drop) Tag() string {
 	}
 	return "DROP MATERIALIZED VIEW"
 }
-func (*CreateIndex) Tag() string   { return "CREATE INDEX" }
+func (s *CreateIndex) Tag() string {
+	if s.Constraint {
+		return "ALTER TABLE" // ADD CONSTRAINT ... UNIQUE
+	}
+	return "CREATE INDEX"
+}
 func (*DropIndex) Tag() string     { return "DROP INDEX" }
 func (*Insert) Tag() string        { return "INSERT" }
 func (*Update) Tag() string        { return "UPDATE" }

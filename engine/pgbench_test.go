@@ -1,0 +1,108 @@
+package engine_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamsql/streamsql/internal/testserver"
+)
+
+// pgbenchPath finds PostgreSQL's pgbench: on PATH, or in pg_config's bindir.
+func pgbenchPath() string {
+	if p, err := exec.LookPath("pgbench"); err == nil {
+		return p
+	}
+	out, err := exec.Command("pg_config", "--bindir").Output()
+	if err != nil {
+		return ""
+	}
+	p := filepath.Join(strings.TrimSpace(string(out)), "pgbench")
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
+}
+
+// TestPgbenchInit runs pgbench -i (DROP TABLE, CREATE TABLE ... char(n) WITH
+// (fillfactor), TRUNCATE, COPY ... FREEZE, VACUUM, ALTER TABLE ADD PRIMARY
+// KEY) and then a short pgbench run over a view, and checks the tables and
+// the view against what pgbench wrote, before and after a restart.
+func TestPgbenchInit(t *testing.T) {
+	pgbench := pgbenchPath()
+	if pgbench == "" {
+		t.Skip("pgbench not installed")
+	}
+	srv := testserver.Start(t, testserver.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, pgbench, append(args, srv.URL)...)
+		start := time.Now()
+		out, err := cmd.CombinedOutput()
+		t.Logf("pgbench %s: %v", strings.Join(args, " "), time.Since(start))
+		if err != nil {
+			t.Fatalf("pgbench %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	run("-i", "-s", "1", "-q")
+	// Again: the tables exist now, so it drops them first.
+	run("-i", "-s", "1", "-q")
+
+	conn, err := srv.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `CREATE MATERIALIZED VIEW branch_totals AS
+		SELECT bid, sum(abalance) AS total, count(*) AS accounts FROM pgbench_accounts GROUP BY bid`); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+	// The two clients update the one branch row: the second to commit a
+	// block fails with 40001 (first committer wins, see docs/sql.md), which
+	// pgbench retries.
+	run("-n", "-t", "50", "-c", "2", "--max-tries=1000")
+
+	check := func(when string) {
+		t.Helper()
+		conn, err := srv.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		var accounts, branches, tellers, history int64
+		var sum, hsum, total, viewAccounts int64
+		if err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM pgbench_accounts), (SELECT count(*) FROM pgbench_branches),
+			(SELECT count(*) FROM pgbench_tellers), (SELECT count(*) FROM pgbench_history),
+			(SELECT sum(abalance) FROM pgbench_accounts), (SELECT coalesce(sum(delta), 0) FROM pgbench_history)`).
+			Scan(&accounts, &branches, &tellers, &history, &sum, &hsum); err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		if accounts != 100000 || branches != 1 || tellers != 10 || history != 100 {
+			t.Fatalf("%s: %d accounts, %d branches, %d tellers, %d history rows; want 100000, 1, 10, 100", when, accounts, branches, tellers, history)
+		}
+		if sum != hsum {
+			t.Fatalf("%s: balances sum to %d, history deltas to %d", when, sum, hsum)
+		}
+		if err := conn.QueryRow(ctx, `SELECT total, accounts FROM branch_totals WHERE bid = 1`).Scan(&total, &viewAccounts); err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		if total != sum || viewAccounts != accounts {
+			t.Fatalf("%s: view has total %d over %d accounts, tables %d over %d", when, total, viewAccounts, sum, accounts)
+		}
+		if _, err := conn.Exec(ctx, `INSERT INTO pgbench_accounts (aid, bid, abalance) VALUES (1, 1, 0)`); err == nil ||
+			!strings.Contains(err.Error(), "23505") {
+			t.Fatalf("%s: inserting a duplicate aid: %v, want 23505", when, err)
+		}
+	}
+	check("after pgbench")
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	check("after restart")
+}
