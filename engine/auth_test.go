@@ -379,3 +379,31 @@ func TestPrivilegesExtendedProtocol(t *testing.T) {
 	_, err = alice.Exec(ctx, "INSERT INTO t VALUES ($1)", 2)
 	wantSQLState(t, err, "42501")
 }
+
+// TestHasTablePrivilege checks that has_table_privilege answers from the
+// grants, by name and by OID, for the session's role and for another.
+func TestHasTablePrivilege(t *testing.T) {
+	ctx := context.Background()
+	srv := testserver.Start(t, testserver.Options{SuperuserPassword: "pw"})
+	f := &authFixture{t: t, srv: srv}
+	root := f.connect("root", "pw")
+	execOK(t, root, "CREATE TABLE t (a int)", "CREATE ROLE alice LOGIN PASSWORD 'a'", "GRANT SELECT ON t TO alice")
+	alice := f.connect("alice", "a")
+	for _, c := range []struct {
+		conn *pgx.Conn
+		sql  string
+		want bool
+	}{
+		{alice, "SELECT has_table_privilege('t', 'SELECT')", true},
+		{alice, "SELECT has_table_privilege('public.t', 'select, insert')", false},
+		{alice, "SELECT has_table_privilege('t'::regclass, 'INSERT')", false},
+		{root, "SELECT has_table_privilege('alice', 't', 'SELECT WITH GRANT OPTION')", true},
+		{root, "SELECT has_table_privilege('alice', 't', 'DELETE')", false},
+		{root, "SELECT has_table_privilege('t', 'DELETE')", true},
+	} {
+		var got bool
+		if err := c.conn.QueryRow(ctx, c.sql).Scan(&got); err != nil || got != c.want {
+			t.Errorf("%s = %v, %v; want %v", c.sql, got, err, c.want)
+		}
+	}
+}

@@ -476,7 +476,13 @@ func (b *binder) bindCatalogFunc(name string, args []Expr, loc int32) (Expr, boo
 	case "set_config":
 		return b.bindSetConfig(args, loc)
 	}
-	// has_*_privilege and pg_has_role: the one role may do anything.
+	if name == "has_table_privilege" {
+		if e, ok := b.bindHasTablePrivilege(args); ok {
+			return e, true, nil
+		}
+	}
+	// The other has_*_privilege and pg_has_role, and has_table_privilege
+	// over catalog rows: true.
 	return &Const{Value: types.DBool(true), T: types.BoolT}, true, nil
 }
 
