@@ -30,12 +30,22 @@ func requireClient(t *testing.T, ok bool, what string) {
 // runClient runs a client script and checks that it printed "ok".
 func runClient(t *testing.T, name string, args ...string) {
 	t.Helper()
+	if out := clientOutput(t, name, args...); strings.TrimSpace(out) != "ok" {
+		t.Fatalf("%s %s printed\n%s", name, strings.Join(args, " "), out)
+	}
+}
+
+// clientOutput runs a client program in testdata/clients and returns what
+// it printed.
+func clientOutput(t *testing.T, name string, args ...string) string {
+	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = filepath.Join("..", "testdata", "clients")
 	out, err := cmd.CombinedOutput()
-	if err != nil || strings.TrimSpace(string(out)) != "ok" {
+	if err != nil {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 	}
+	return string(out)
 }
 
 // TestPsycopg2 runs testdata/clients/psycopg2_test.py.
@@ -68,4 +78,32 @@ func pythonWithPsycopg2() string {
 		}
 	}
 	return ""
+}
+
+// pgJDBCJar is Debian's libpostgresql-jdbc-java.
+const pgJDBCJar = "/usr/share/java/postgresql.jar"
+
+// TestPgJDBC compiles and runs testdata/clients/JdbcMeta.java: pgJDBC's
+// DatabaseMetaData.getTables and getColumns, as IDEs and BI tools browse.
+func TestPgJDBC(t *testing.T) {
+	javac, errc := exec.LookPath("javac")
+	java, errj := exec.LookPath("java")
+	_, errJar := os.Stat(pgJDBCJar)
+	requireClient(t, errc == nil && errj == nil && errJar == nil, "a JDK and libpostgresql-jdbc-java")
+	classes := t.TempDir()
+	clientOutput(t, javac, "-d", classes, "-cp", pgJDBCJar, "JdbcMeta.java")
+	srv := testserver.Start(t, testserver.Options{})
+	url := "jdbc:postgresql://127.0.0.1:" + port(srv) + "/dev?user=jdbc"
+	got := clientOutput(t, java, "-cp", pgJDBCJar+string(os.PathListSeparator)+classes, "JdbcMeta", url)
+	want := `table item_count MATERIALIZED VIEW
+table items TABLE
+column id int4 4 nullable=NO
+column name text 12 nullable=NO
+column price numeric 2 nullable=YES
+count 1
+ok
+`
+	if got != want {
+		t.Errorf("JdbcMeta printed\n%s\nwant\n%s", got, want)
+	}
 }

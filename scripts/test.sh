@@ -41,7 +41,11 @@ if command -v npm >/dev/null && [ ! -d testdata/clients/node_modules/pg ]; then
 	(cd testdata/clients && npm ci --no-audit --no-fund --loglevel=error) ||
 		echo "warning: node-postgres could not be installed" >&2
 fi
-if have_psycopg2 && [ -d testdata/clients/node_modules/pg ]; then
+if [ ! -f /usr/share/java/postgresql.jar ] || ! command -v javac >/dev/null; then
+	echo "== installing pgJDBC and a JDK (client tests)"
+	apt_install libpostgresql-jdbc-java default-jdk-headless || echo "warning: pgJDBC could not be installed" >&2
+fi
+if have_psycopg2 && [ -d testdata/clients/node_modules/pg ] && [ -f /usr/share/java/postgresql.jar ] && command -v javac >/dev/null; then
 	export STREAMSQL_REQUIRE_CLIENTS=1
 fi
 # The dashboard test drives headless Chromium (engine/dashboard_test.go).

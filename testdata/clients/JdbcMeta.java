@@ -1,0 +1,37 @@
+// pgJDBC's DatabaseMetaData against streamsql, run by engine/clients_test.go
+// with the JDBC URL as the first argument: it prints what getTables and
+// getColumns return, then "ok".
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+
+public class JdbcMeta {
+  public static void main(String[] args) throws Exception {
+    try (Connection c = DriverManager.getConnection(args[0])) {
+      try (Statement s = c.createStatement()) {
+        s.execute("CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, price numeric(10,2))");
+        s.execute("CREATE MATERIALIZED VIEW item_count AS SELECT count(*) AS n FROM items");
+        s.execute("INSERT INTO items VALUES (1, 'a', 1.50)");
+      }
+      DatabaseMetaData md = c.getMetaData();
+      try (ResultSet r = md.getTables(null, "public", "%", new String[] {"TABLE", "MATERIALIZED VIEW"})) {
+        while (r.next()) {
+          System.out.println("table " + r.getString("TABLE_NAME") + " " + r.getString("TABLE_TYPE"));
+        }
+      }
+      try (ResultSet r = md.getColumns(null, "public", "items", "%")) {
+        while (r.next()) {
+          System.out.println("column " + r.getString("COLUMN_NAME") + " " + r.getString("TYPE_NAME")
+              + " " + r.getInt("DATA_TYPE") + " nullable=" + r.getString("IS_NULLABLE"));
+        }
+      }
+      try (Statement s = c.createStatement(); ResultSet r = s.executeQuery("SELECT n FROM item_count")) {
+        r.next();
+        System.out.println("count " + r.getLong(1));
+      }
+    }
+    System.out.println("ok");
+  }
+}
