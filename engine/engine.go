@@ -15,6 +15,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -539,5 +540,5 @@ func (c *checkpointStats) aligned(epoch uint64, view string, d time.Duration) {
 func (c *checkpointStats) get(epoch uint64) (state.CommitStats, map[string]time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.commit[epoch], c.align[epoch]
+	return c.commit[epoch], maps.Clone(c.align[epoch]) // the caller reads it unlocked
 }

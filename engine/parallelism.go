@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,13 +35,19 @@ func parallelismValue(v string) (string, error) {
 	return strconv.Itoa(n), nil
 }
 
+// defaultParallelism is what streaming_parallelism = default gives: one
+// actor. Parallel views failed two runs of the crash tests under load (a
+// max over a grouped view, and a source's rollup seen inconsistent while
+// running), so they stay opt-in until that is found; see docs/decisions.md.
+const defaultParallelism = 1
+
 // sessionParallelism is the parallelism a view created with setting v
-// gets: the number, or GOMAXPROCS for "default".
+// gets: the number, or defaultParallelism for "default".
 func sessionParallelism(v string) int {
 	if n, err := strconv.Atoi(v); err == nil && n >= 1 {
 		return n
 	}
-	return min(runtime.GOMAXPROCS(0), maxParallelism)
+	return defaultParallelism
 }
 
 // viewParallelism is the number of actors rel's partitioned fragment runs

@@ -61,10 +61,11 @@ func TestPgDumpReplay(t *testing.T) {
 	if err != nil {
 		t.Fatalf("replay: %v\n%s", err, out)
 	}
-	// ALTER TABLE ... ADD CONSTRAINT ... PRIMARY KEY is the one statement
-	// streamsql does not run yet: the replayed table has no primary key.
+	// pg_dump adds the primary key after the views over the table, and
+	// streamsql refuses to rewrite a table that views read (2BP01): the
+	// replayed table has no primary key.
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		if strings.Contains(line, "ERROR") && !strings.Contains(line, "statement ALTER TABLE is not supported") {
+		if strings.Contains(line, "ERROR") && !strings.Contains(line, "cannot add primary key of table bids because other objects depend on it") {
 			t.Errorf("replay printed %q\n%s", line, out)
 		}
 	}

@@ -86,7 +86,7 @@ var parameters = map[string]*parameter{
 	"rw_implicit_flush": {def: "true", check: boolValue("rw_implicit_flush"),
 		desc: "Accepted for compatibility: every write is visible to the views when it is acknowledged."},
 	"streaming_parallelism": {def: "default", check: parallelismValue,
-		desc: "Number of actors the partitioned part of a materialized view or sink created in this session runs on (default: one per core)."},
+		desc: "Number of actors the partitioned part of a materialized view or sink created in this session runs on (default: 1)."},
 	"query_mode": {def: "auto", check: onlyValues("query_mode", "auto", "local", "distributed"),
 		desc: "Accepted for compatibility: batch queries run in the server process."},
 	"visibility_mode": {def: "default", check: onlyValues("visibility_mode", "default", "checkpoint", "all"),

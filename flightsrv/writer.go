@@ -17,27 +17,14 @@ import (
 func resultSchema(cols []pgwire.Column) *arrow.Schema {
 	fs := make([]arrow.Field, len(cols))
 	for i, c := range cols {
-		fs[i] = arrow.Field{Name: c.Name, Type: sentType(c.Type), Nullable: true}
+		fs[i] = arrow.Field{Name: c.Name, Type: types.PortableType(c.Type), Nullable: true}
 	}
 	return arrow.NewSchema(fs, nil)
 }
 
-// sentType is the Arrow type a column of type t is sent as.
-func sentType(t types.T) arrow.DataType {
-	if textSent(t) {
-		return arrow.BinaryTypes.String
-	}
-	return t.ArrowType()
-}
-
-// textSent reports whether columns of t are sent as text: unconstrained
-// numeric, whose Decimal128 slots pack each value's own display scale and
-// so have no Arrow decimal type.
-func textSent(t types.T) bool { return t.Kind == types.Numeric && !t.HasTypmod }
-
 // batchWriter is the pgwire.ResultWriter of a query streamed to a Flight
 // client: each batch the query produced goes out as it is, but for the
-// columns textSent converts.
+// columns types.NeedsText names, sent as text.
 type batchWriter struct {
 	ctx    context.Context
 	ch     chan<- flight.StreamChunk
@@ -67,14 +54,14 @@ func (w *batchWriter) WriteRows(rec arrow.RecordBatch) error {
 }
 
 // convert returns rec's columns under the schema clients were given, the
-// columns textSent names rendered as text; the others are rec's own.
+// columns types.NeedsText names rendered as text; the others are rec's own.
 func (w *batchWriter) convert(rec arrow.RecordBatch) arrow.RecordBatch {
 	arrs := make([]arrow.Array, rec.NumCols())
 	converted := false
 	for i := range arrs {
 		arrs[i] = rec.Column(i)
-		if textSent(w.cols[i].Type) {
-			arrs[i] = textColumn(w.mem, w.cols[i].Type, arrs[i])
+		if types.NeedsText(w.cols[i].Type) {
+			arrs[i] = types.TextColumn(w.mem, w.cols[i].Type, arrs[i])
 			defer arrs[i].Release()
 			converted = true
 		}
@@ -88,24 +75,6 @@ func (w *batchWriter) convert(rec arrow.RecordBatch) arrow.RecordBatch {
 	// The columns under the schema the client was given (the query's own
 	// batches may name their fields otherwise).
 	return array.NewRecordBatch(w.schema, arrs, rec.NumRows())
-}
-
-// textColumn renders arr, of type t, as a utf8 column of PostgreSQL text.
-func textColumn(mem memory.Allocator, t types.T, arr arrow.Array) arrow.Array {
-	b := array.NewStringBuilder(mem)
-	defer b.Release()
-	b.Reserve(arr.Len())
-	format := types.NewColumnFormatter(t, arr)
-	var buf []byte
-	for i := 0; i < arr.Len(); i++ {
-		if arr.IsNull(i) {
-			b.AppendNull()
-			continue
-		}
-		buf = format(buf[:0], i)
-		b.BinaryBuilder.Append(buf)
-	}
-	return b.NewArray()
 }
 
 func (w *batchWriter) Complete(string) error                { return nil }

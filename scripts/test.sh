@@ -57,8 +57,9 @@ fi
 echo "== go vet"
 go vet ./...
 
-# The SQLite corpus (about 10,000 queries) runs without the race detector,
-# which would make it take many times as long; everything else runs with it.
+# The SQLite corpus (about 10,000 queries) and pgbench's initialization run
+# without the race detector, which would make them take many times as long;
+# everything else runs with it.
 echo "== go test -race"
 go test -race -count=1 -timeout 20m -skip TestSQLiteCorpus ./... "$@"
 
@@ -67,5 +68,5 @@ go test -race -count=1 -timeout 20m -skip TestSQLiteCorpus ./... "$@"
 echo "== go test -fuzz (pgwire, 20s)"
 go test -run '^$' -fuzz '^FuzzServeConn$' -fuzztime 20s ./pgwire
 
-echo "== go test (SQLite corpus)"
-go test -count=1 -timeout 20m -run TestSQLiteCorpus ./engine "$@"
+echo "== go test (SQLite corpus, pgbench)"
+go test -count=1 -timeout 20m -run 'TestSQLiteCorpus|TestPgbenchInit' ./engine "$@"

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // ColumnFormatter appends the PostgreSQL text output of row i of a column (which
@@ -190,3 +191,39 @@ func appendDecimal(buf []byte, n decimal128.Num, scale int32) []byte {
 	}
 	return buf
 }
+
+// TextColumn renders arr, a column of type t, as a utf8 column of its
+// PostgreSQL text output (for clients and files that have no Arrow type
+// for t's values, such as unconstrained numeric, each with its own scale).
+// The caller releases the result.
+func TextColumn(mem memory.Allocator, t T, arr arrow.Array) arrow.Array {
+	b := array.NewStringBuilder(mem)
+	defer b.Release()
+	b.Reserve(arr.Len())
+	format := NewColumnFormatter(t, arr)
+	var buf []byte
+	for i := 0; i < arr.Len(); i++ {
+		if arr.IsNull(i) {
+			b.AppendNull()
+			continue
+		}
+		buf = format(buf[:0], i)
+		b.BinaryBuilder.Append(buf)
+	}
+	return b.NewArray()
+}
+
+// PortableType is the Arrow type a column of type t is written as for
+// clients and files outside streamsql: t.ArrowType(), except utf8 text for
+// unconstrained numeric, whose Decimal128 slots pack each value's own
+// scale (see TextColumn).
+func PortableType(t T) arrow.DataType {
+	if NeedsText(t) {
+		return arrow.BinaryTypes.String
+	}
+	return t.ArrowType()
+}
+
+// NeedsText reports whether columns of t are written as text outside
+// streamsql (see PortableType).
+func NeedsText(t T) bool { return t.Kind == Numeric && !t.HasTypmod }

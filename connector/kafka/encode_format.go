@@ -3,6 +3,7 @@ package kafka
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/streamsql/streamsql/connector/jsonenc"
 	"strconv"
 
 	"github.com/streamsql/streamsql/exec"
@@ -44,8 +45,8 @@ func (f Format) String() string {
 type encoder struct {
 	format Format
 	types  []types.T
-	value  *jsonRow
-	key    *jsonRow // nil without a primary key
+	value  *jsonenc.Row
+	key    *jsonenc.Row // nil without a primary key
 	// nowMillis is ts_ms of Debezium events.
 	nowMillis func() int64
 
@@ -55,11 +56,11 @@ type encoder struct {
 // encodeBatch appends b's changes to chunk as records and returns it and
 // the number of records appended.
 func (e *encoder) encodeBatch(chunk []byte, b *exec.Batch) ([]byte, int) {
-	e.value.reset(b.Rec, e.types)
-	defer e.value.release()
+	e.value.Reset(b.Rec, e.types)
+	defer e.value.Release()
 	if e.key != nil {
-		e.key.reset(b.Rec, e.types)
-		defer e.key.release()
+		e.key.Reset(b.Rec, e.types)
+		defer e.key.Release()
 	}
 	var ts []byte
 	if e.format == Debezium {
@@ -75,9 +76,9 @@ func (e *encoder) encodeBatch(chunk []byte, b *exec.Batch) ([]byte, int) {
 			}
 			chunk = e.appendRow(chunk, i)
 		case Upsert:
-			e.keyBuf = e.key.appendRow(e.keyBuf[:0], i)
+			e.keyBuf = e.key.AppendRow(e.keyBuf[:0], i)
 			if op.IsInsert() {
-				e.valBuf = e.value.appendRow(e.valBuf[:0], i)
+				e.valBuf = e.value.AppendRow(e.valBuf[:0], i)
 				chunk = appendRecord(chunk, e.keyBuf, e.valBuf)
 				break
 			}
@@ -112,7 +113,7 @@ func (e *encoder) updatesSameKey(ops []exec.Op, i int) bool {
 	if e.key == nil {
 		return true
 	}
-	e.otherKey = e.key.appendRow(e.otherKey[:0], i+1)
+	e.otherKey = e.key.AppendRow(e.otherKey[:0], i+1)
 	return bytes.Equal(e.keyBuf, e.otherKey)
 }
 
@@ -121,10 +122,10 @@ func (e *encoder) updatesSameKey(ops []exec.Op, i int) bool {
 func (e *encoder) appendRow(chunk []byte, i int) []byte {
 	var key []byte
 	if e.key != nil {
-		e.keyBuf = e.key.appendRow(e.keyBuf[:0], i)
+		e.keyBuf = e.key.AppendRow(e.keyBuf[:0], i)
 		key = e.keyBuf
 	}
-	e.valBuf = e.value.appendRow(e.valBuf[:0], i)
+	e.valBuf = e.value.AppendRow(e.valBuf[:0], i)
 	return appendRecord(chunk, key, e.valBuf)
 }
 
@@ -138,7 +139,7 @@ func (e *encoder) appendDebezium(chunk []byte, before, after int, op string, ts 
 		if row < 0 {
 			row = before
 		}
-		e.keyBuf = e.key.appendRow(e.keyBuf[:0], row)
+		e.keyBuf = e.key.AppendRow(e.keyBuf[:0], row)
 		key = e.keyBuf
 	}
 	v := append(e.valBuf[:0], `{"before":`...)
@@ -157,7 +158,7 @@ func (e *encoder) appendOptRow(buf []byte, i int) []byte {
 	if i < 0 {
 		return append(buf, "null"...)
 	}
-	return e.value.appendRow(buf, i)
+	return e.value.AppendRow(buf, i)
 }
 
 // appendRecord appends one record to a chunk: the key and the value, each

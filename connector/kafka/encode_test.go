@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"fmt"
+	"github.com/streamsql/streamsql/connector/jsonenc"
 	"strings"
 	"testing"
 
@@ -48,13 +49,13 @@ func testEncoder(format Format, cols []catalog.Column, key ...string) *encoder {
 			names, idx = append(names, c.Name), append(idx, i)
 		}
 	}
-	e.value = newJSONRow(names, idx)
+	e.value = jsonenc.NewRow(names, idx)
 	if len(key) > 0 {
 		var kidx []int
 		for _, k := range key {
 			kidx = append(kidx, columnIndex(cols, k))
 		}
-		e.key = newJSONRow(key, kidx)
+		e.key = jsonenc.NewRow(key, kidx)
 	}
 	return e
 }

@@ -181,3 +181,14 @@ func columnIndex(cols []catalog.Column, name string) int {
 	}
 	return -1
 }
+
+// splitList splits a comma-separated option value, trimming spaces.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/streamsql/streamsql/connector/jsonenc"
 	"log/slog"
 	"time"
 
@@ -84,13 +85,13 @@ func NewSink(cfg *SinkConfig, rel *catalog.Relation, env SinkEnv) (*Sink, error)
 			names, cols = append(names, c.Name), append(cols, i)
 		}
 	}
-	s.enc.value = newJSONRow(names, cols)
+	s.enc.value = jsonenc.NewRow(names, cols)
 	if len(cfg.PrimaryKey) > 0 {
 		var keyCols []int
 		for _, k := range cfg.PrimaryKey {
 			keyCols = append(keyCols, columnIndex(rel.Columns, k))
 		}
-		s.enc.key = newJSONRow(cfg.PrimaryKey, keyCols)
+		s.enc.key = jsonenc.NewRow(cfg.PrimaryKey, keyCols)
 	}
 	pending, err := readOutbox(env.Outbox)
 	if err != nil {

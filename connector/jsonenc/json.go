@@ -1,18 +1,19 @@
-package kafka
+// Package jsonenc encodes rows of Arrow records as JSON objects, column by
+// column, as the sinks write them (Kafka's JSON formats, the file sink's
+// JSON lines).
+package jsonenc
 
 import (
-	"strings"
-
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/streamsql/streamsql/types"
 )
 
-// jsonColumn appends the JSON value of row i of one column (which must not
+// Column appends the JSON value of row i of one column (which must not
 // be NULL at i) to buf.
-type jsonColumn func(buf []byte, i int) []byte
+type Column func(buf []byte, i int) []byte
 
-// newJSONColumn returns the JSON appender of arr, a column of type t. Like
+// NewColumn returns the JSON appender of arr, a column of type t. Like
 // types.NewColumnFormatter, which it builds on, it does the type dispatch
 // once per column; per row it appends without allocating, except for
 // arrays, structs and maps, which go through types.ToJSON.
@@ -22,7 +23,7 @@ type jsonColumn func(buf []byte, i int) []byte
 // is, timestamps are ISO 8601 strings ("2024-01-02T03:04:05", with
 // "+00:00" for timestamptz), everything else is the PostgreSQL text output
 // as a string.
-func newJSONColumn(t types.T, arr arrow.Array) jsonColumn {
+func NewColumn(t types.T, arr arrow.Array) Column {
 	text := types.NewColumnFormatter(t, arr)
 	switch t.Kind {
 	case types.Bool:
@@ -34,7 +35,7 @@ func newJSONColumn(t types.T, arr arrow.Array) jsonColumn {
 			return append(buf, "false"...)
 		}
 	case types.Int16, types.Int32, types.Int64, types.Numeric, types.JSONB:
-		return jsonColumn(text)
+		return Column(text)
 	case types.Float32, types.Float64:
 		return func(buf []byte, i int) []byte {
 			n := len(buf)
@@ -99,20 +100,20 @@ func indexByte(s []byte, c byte) int {
 	return -1
 }
 
-// jsonRow encodes rows of a record as JSON objects of the chosen columns.
-type jsonRow struct {
+// Row encodes rows of a record as JSON objects of the chosen columns.
+type Row struct {
 	// names are the columns' keys, each already a JSON string literal
 	// followed by a colon.
 	names [][]byte
 	cols  []int
-	enc   []jsonColumn
+	enc   []Column
 	nulls []arrow.Array
 }
 
-// newJSONRow returns an encoder of the columns cols (indexes into the
+// NewRow returns an encoder of the columns cols (indexes into the
 // record) named names.
-func newJSONRow(names []string, cols []int) *jsonRow {
-	r := &jsonRow{cols: cols, enc: make([]jsonColumn, len(cols)), nulls: make([]arrow.Array, len(cols))}
+func NewRow(names []string, cols []int) *Row {
+	r := &Row{cols: cols, enc: make([]Column, len(cols)), nulls: make([]arrow.Array, len(cols))}
 	for _, n := range names {
 		lit := types.AppendJSONString(nil, n)
 		r.names = append(r.names, append(lit, ':'))
@@ -120,17 +121,17 @@ func newJSONRow(names []string, cols []int) *jsonRow {
 	return r
 }
 
-// reset binds the encoder to rec, whose columns have types ts.
-func (r *jsonRow) reset(rec arrow.RecordBatch, ts []types.T) {
+// Reset binds the encoder to rec, whose columns have types ts.
+func (r *Row) Reset(rec arrow.RecordBatch, ts []types.T) {
 	for k, c := range r.cols {
 		arr := rec.Column(c)
-		r.enc[k] = newJSONColumn(ts[c], arr)
+		r.enc[k] = NewColumn(ts[c], arr)
 		r.nulls[k] = arr
 	}
 }
 
-// appendRow appends row i as a JSON object.
-func (r *jsonRow) appendRow(buf []byte, i int) []byte {
+// AppendRow appends row i as a JSON object.
+func (r *Row) AppendRow(buf []byte, i int) []byte {
 	buf = append(buf, '{')
 	for k := range r.cols {
 		if k > 0 {
@@ -146,20 +147,9 @@ func (r *jsonRow) appendRow(buf []byte, i int) []byte {
 	return append(buf, '}')
 }
 
-// release drops the encoder's references to the record's columns.
-func (r *jsonRow) release() {
+// Release drops the encoder's references to the record's columns.
+func (r *Row) Release() {
 	for k := range r.enc {
 		r.enc[k], r.nulls[k] = nil, nil
 	}
-}
-
-// splitList splits a comma-separated option value, trimming spaces.
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
