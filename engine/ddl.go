@@ -67,6 +67,11 @@ func (e *Engine) createTable(ctx context.Context, cat *catalog.Catalog, stmt *sq
 			catalog.Column{Name: catalog.RowIDColumn, Type: types.Int64T, Hidden: true, NotNull: true})
 		rel.Key = []int{len(rel.Columns) - 1}
 	}
+	if stmt.CDC != nil {
+		if err := e.prepareCDCTable(ctx, cat, stmt, rel); err != nil {
+			return err
+		}
+	}
 	tw, err := newTableWriter(e, rel)
 	if err != nil {
 		return err
@@ -94,6 +99,9 @@ func (e *Engine) createTable(ctx context.Context, cat *catalog.Catalog, stmt *sq
 		return err
 	}
 	cat.Add(rel)
+	if stmt.CDC != nil {
+		return e.startCDCTable(ctx, tw)
+	}
 	return nil
 }
 

@@ -22,6 +22,9 @@ type CreateTable struct {
 	Watermark *catalog.Watermark
 	// AppendOnly tables refuse UPDATE and DELETE.
 	AppendOnly bool
+	// CDC is set for a table fed by a change-data-capture source (FROM
+	// source TABLE '...'), which refuses DML.
+	CDC *CDCFrom
 }
 
 // CreateMaterializedView is CREATE MATERIALIZED VIEW name AS query.
