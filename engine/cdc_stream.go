@@ -42,8 +42,14 @@ type cdcReader struct {
 	// column (-1: not a column of the table).
 	relID  uint32
 	colMap []int
-	// txn is the current transaction's changes to the table.
-	txn []cdcChange
+	// txn is the current transaction's changes to the table, inTxn whether
+	// one is open. idle is the upstream's WAL end at a keepalive received
+	// with nothing applied unconfirmed and no transaction open: everything
+	// before it is confirmed too, so that the slot does not hold WAL that
+	// other tables' writes produce.
+	txn   []cdcChange
+	inTxn bool
+	idle  uint64
 
 	confirmed atomic.Uint64
 	received  atomic.Uint64
@@ -122,7 +128,7 @@ func (r *cdcReader) stream(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(context.Background())
-	r.txn, r.relID, r.colMap = nil, 0, nil
+	r.txn, r.relID, r.colMap, r.inTxn = nil, 0, nil, false
 	pub := "'" + r.cfg.publication + "'"
 	if err := pglogrepl.StartReplication(ctx, conn, cdcSlotName(r.cfg, r.w.rel), pglogrepl.LSN(r.confirmed.Load()),
 		pglogrepl.StartReplicationOptions{PluginArgs: []string{"proto_version '1'", "publication_names " + pub}}); err != nil {
@@ -173,6 +179,9 @@ func (r *cdcReader) handle(ctx context.Context, conn *pgconn.PgConn, data []byte
 			return err
 		}
 		r.observe(uint64(ka.ServerWALEnd))
+		if !r.inTxn && len(r.pending) == 0 {
+			r.idle = uint64(ka.ServerWALEnd)
+		}
 		if ka.ReplyRequested {
 			return r.confirm(ctx, conn, false)
 		}
@@ -222,6 +231,7 @@ func (r *cdcReader) message(m pglogrepl.Message) error {
 		}
 	case *pglogrepl.BeginMessage:
 		r.txn = r.txn[:0]
+		r.inTxn = true
 	case *pglogrepl.InsertMessage:
 		if m.RelationID == r.relID {
 			row, unchanged, err := r.row(m.Tuple)
@@ -260,6 +270,7 @@ func (r *cdcReader) message(m pglogrepl.Message) error {
 		}
 	case *pglogrepl.CommitMessage:
 		end := uint64(m.TransactionEndLSN)
+		r.inTxn = false
 		if end <= r.applied {
 			r.txn = r.txn[:0]
 			return nil // applied before a restart or reconnection
@@ -332,6 +343,9 @@ func (r *cdcReader) confirm(ctx context.Context, conn *pgconn.PgConn, reply bool
 		n++
 	}
 	r.pending = append(r.pending[:0], r.pending[n:]...)
+	if len(r.pending) == 0 && !r.inTxn && r.idle > r.confirmed.Load() {
+		r.confirmed.Store(r.idle)
+	}
 	lsn := pglogrepl.LSN(r.confirmed.Load())
 	return pglogrepl.SendStandbyStatusUpdate(ctx, conn, pglogrepl.StandbyStatusUpdate{
 		WALWritePosition: lsn, WALFlushPosition: lsn, WALApplyPosition: lsn, ReplyRequested: reply})

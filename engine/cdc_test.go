@@ -124,6 +124,7 @@ func TestCDCSource(t *testing.T) {
 	}
 	changes(0)
 	cdcAwaitSame(t, upc, ssc)
+	cdcAwaitConfirmed(t, upc, ssc)
 
 	// The upstream restarts: replication reconnects.
 	if err := up.Restart(); err != nil {
@@ -144,4 +145,19 @@ func TestCDCSource(t *testing.T) {
 
 	cdcExec(t, upc, `TRUNCATE t`, `INSERT INTO t VALUES (1, 'a', 1), (2, 'b', 2)`)
 	cdcAwaitSame(t, upc, ssc)
+}
+
+// cdcAwaitConfirmed waits until the upstream slot's confirmed LSN is the one
+// streamsql_cdc reports, with the reader streaming.
+func cdcAwaitConfirmed(t *testing.T, up, ss *pgx.Conn) {
+	t.Helper()
+	var got, want string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		got = cdcRows(t, ss, `SELECT source, "table", upstream_table, slot, confirmed_lsn, status FROM streamsql_cdc`)
+		want = cdcRows(t, up, `SELECT 'pg', 't', 'public.t', slot_name, confirmed_flush_lsn::text, 'streaming' FROM pg_replication_slots`)
+		if got == want {
+			return
+		}
+	}
+	t.Fatalf("streamsql_cdc:\n%s\nwant:\n%s", got, want)
 }

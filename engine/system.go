@@ -129,6 +129,7 @@ var systemTables = []systemTable{
 		},
 		rows: (*Engine).jobRows,
 	},
+	cdcSystemTable(),
 }
 
 // stateTableRows lists every state table of every table and view with its
