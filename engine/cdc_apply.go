@@ -141,6 +141,16 @@ func (w *tableWriter) applyCDC(changes []cdcChange, lsn uint64) (uint64, error) 
 		for _, a := range arrs {
 			a.Release()
 		}
+		// The rows' index entries, in the order of the changes.
+		for _, x := range w.indexes {
+			for i, op := range ops {
+				if op == exec.Delete || op == exec.UpdateDelete {
+					x.Delete(rec, i)
+				} else {
+					x.Put(rec, i)
+				}
+			}
+		}
 		if err := w.disp.Emit(w.e.ctx, exec.Message{Batch: exec.NewBatch(rec, ops)}); err != nil {
 			return 0, err
 		}

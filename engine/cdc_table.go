@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,6 +63,9 @@ func (e *Engine) prepareCDCTable(ctx context.Context, cat *catalog.Catalog, stmt
 		if !have[c.Name] {
 			return sqlerr.New(sqlerr.UndefinedColumn, "column \"%s\" is not a column of upstream table %s (its columns: %s)", c.Name, stmt.CDC.Table, strings.Join(upstream, ", "))
 		}
+	}
+	if err := checkCDCKey(ctx, conn, cfg, stmt, schema, table); err != nil {
+		return err
 	}
 	var inPub bool
 	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_publication_tables WHERE pubname = $1 AND schemaname = $2 AND tablename = $3)",
@@ -239,4 +243,29 @@ func cdcDatum(t types.T, v *string) (types.Datum, error) {
 		return types.Null, nil
 	}
 	return types.ParseTextIn(t, *v, types.UTC)
+}
+
+// checkCDCKey checks that the declared primary key is the upstream table's:
+// deletes and key changes arrive with the upstream key only.
+func checkCDCKey(ctx context.Context, conn *pgx.Conn, cfg cdcConfig, stmt *sql.CreateTable, schema, table string) error {
+	rows, err := conn.Query(ctx, `SELECT a.attname FROM pg_index i
+		JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+		WHERE i.indrelid = (quote_ident($1) || '.' || quote_ident($2))::regclass AND i.indisprimary ORDER BY a.attname`, schema, table)
+	if err != nil {
+		return cfg.connectError(err)
+	}
+	upstream, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return cfg.connectError(err)
+	}
+	var declared []string
+	for _, k := range stmt.PrimaryKey {
+		declared = append(declared, stmt.Columns[k].Name)
+	}
+	slices.Sort(declared)
+	if !slices.Equal(declared, upstream) {
+		return sqlerr.New(sqlerr.InvalidObjectDefinition, "PRIMARY KEY (%s) is not the primary key of upstream table %s.%s (%s)",
+			strings.Join(declared, ", "), schema, table, strings.Join(upstream, ", "))
+	}
+	return nil
 }
