@@ -14,7 +14,7 @@ import (
 
 // cdcUpstream starts a PostgreSQL with logical replication and a table t
 // in publication pub.
-func cdcUpstream(t *testing.T) (*pgtest.Server, *pgx.Conn) {
+func cdcUpstream(t testing.TB) (*pgtest.Server, *pgx.Conn) {
 	up := pgtest.StartT(t, pgtest.Options{Settings: map[string]string{"wal_level": "logical", "max_replication_slots": "10", "max_wal_senders": "10"}})
 	conn := cdcConnect(t, up.URL)
 	cdcExec(t, conn, `CREATE TABLE t (id int PRIMARY KEY, name text, v int)`,
@@ -23,7 +23,7 @@ func cdcUpstream(t *testing.T) (*pgtest.Server, *pgx.Conn) {
 	return up, conn
 }
 
-func cdcConnect(t *testing.T, url string) *pgx.Conn {
+func cdcConnect(t testing.TB, url string) *pgx.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -40,7 +40,7 @@ func cdcConnect(t *testing.T, url string) *pgx.Conn {
 	return conn
 }
 
-func cdcExec(t *testing.T, conn *pgx.Conn, stmts ...string) {
+func cdcExec(t testing.TB, conn *pgx.Conn, stmts ...string) {
 	t.Helper()
 	for _, s := range stmts {
 		if _, err := conn.Exec(context.Background(), s); err != nil {
@@ -50,7 +50,7 @@ func cdcExec(t *testing.T, conn *pgx.Conn, stmts ...string) {
 }
 
 // cdcRows runs q and renders its rows, one a line.
-func cdcRows(t *testing.T, conn *pgx.Conn, q string) string {
+func cdcRows(t testing.TB, conn *pgx.Conn, q string) string {
 	t.Helper()
 	rows, err := conn.Query(context.Background(), q)
 	if err != nil {
@@ -160,4 +160,53 @@ func cdcAwaitConfirmed(t *testing.T, up, ss *pgx.Conn) {
 		}
 	}
 	t.Fatalf("streamsql_cdc:\n%s\nwant:\n%s", got, want)
+}
+
+// TestCDCCreateErrors checks CREATE SOURCE and CREATE TABLE ... FROM
+// against upstreams that cannot serve them.
+func TestCDCCreateErrors(t *testing.T) {
+	up, upc := cdcUpstream(t)
+	replica := pgtest.StartT(t, pgtest.Options{})
+	ss := testserver.Start(t, testserver.Options{})
+	ssc := cdcConnect(t, ss.URL)
+	source := func(name string, port int, pub string, extra string) string {
+		return fmt.Sprintf(`CREATE SOURCE %s WITH (connector = 'postgres-cdc', hostname = '127.0.0.1', port = '%d',
+			username = 'postgres', slot.name = 'ss', publication.name = '%s'%s)`, name, port, pub, extra)
+	}
+	fails := func(stmt, code, msg string) {
+		t.Helper()
+		_, err := ssc.Exec(context.Background(), stmt)
+		if err == nil || !strings.Contains(err.Error(), code) || !strings.Contains(err.Error(), msg) {
+			t.Fatalf("%s: got %v, want %s %q", stmt, err, code, msg)
+		}
+	}
+	fails(source("a", replica.Port, "pub", ""), "55000", "wal_level = replica")
+	fails(source("a", up.Port, "nopub", ""), "42704", `publication "nopub" does not exist`)
+	cdcExec(t, upc, `CREATE TABLE other (k int PRIMARY KEY, w text)`)
+	cdcExec(t, ssc, source("pg", up.Port, "pub", ""), source("auto", up.Port, "newpub", ", publication.create.enable = 'true'"))
+	fails(`CREATE TABLE t (id int PRIMARY KEY, nope int) FROM pg TABLE 'public.t'`, "42703", `column "nope" is not a column of upstream table public.t`)
+	fails(`CREATE TABLE t (id int, name text PRIMARY KEY) FROM pg TABLE 'public.t'`, "42P17", "is not the primary key of upstream table public.t (id)")
+	fails(`CREATE TABLE t (id int PRIMARY KEY) FROM pg TABLE 'public.missing'`, "42P01", "upstream table public.missing does not exist")
+	fails(`CREATE TABLE o (k int PRIMARY KEY, w text) FROM pg TABLE 'other'`, "42704", `not in publication "pub"`)
+	// publication.create.enable: the publication was created, and the table
+	// is added to it.
+	cdcExec(t, ssc, `CREATE TABLE o (k int PRIMARY KEY, w text) FROM auto TABLE 'other'`)
+	if got := cdcRows(t, upc, `SELECT tablename FROM pg_publication_tables WHERE pubname = 'newpub'`); got != "other\n" {
+		t.Fatalf("newpub has %q", got)
+	}
+	cdcExec(t, upc, `INSERT INTO other VALUES (1, 'x')`)
+	for deadline := time.Now().Add(10 * time.Second); cdcRows(t, ssc, `SELECT * FROM o`) != "1 x\n"; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("o has %q", cdcRows(t, ssc, `SELECT * FROM o`))
+		}
+	}
+	fails(`UPDATE o SET w = 'y'`, "42809", "fed by source auto")
+	fails(`DELETE FROM o`, "42809", "fed by source auto")
+	// Dropping the table drops its slot upstream.
+	cdcExec(t, ssc, `DROP TABLE o`)
+	for deadline := time.Now().Add(10 * time.Second); cdcRows(t, upc, `SELECT count(*) FROM pg_replication_slots`) != "0\n"; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("slots left: %s", cdcRows(t, upc, `SELECT slot_name FROM pg_replication_slots`))
+		}
+	}
 }
