@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -57,8 +58,11 @@ func benchCDCLag(b *testing.B, rate int) {
 	defer func() { cancel(); <-done }()
 	time.Sleep(time.Second)
 	var maxLag int64
+	lat := make([]time.Duration, 0, b.N)
+	written0, start := next.Load(), time.Now()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
 		cdcExec(b, upc, fmt.Sprintf(`INSERT INTO t VALUES (%d, 'marker', %d)`, 500_000+i, i))
 		for {
 			var n int64
@@ -66,6 +70,7 @@ func benchCDCLag(b *testing.B, rate int) {
 				b.Fatal(err)
 			}
 			if n == 1 {
+				lat = append(lat, time.Since(t0))
 				break
 			}
 			time.Sleep(time.Millisecond)
@@ -80,4 +85,8 @@ func benchCDCLag(b *testing.B, rate int) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(maxLag), "max_lag_bytes")
+	b.ReportMetric(float64(next.Load()-written0)/time.Since(start).Seconds(), "upstream_rows/s")
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50_ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99_ms")
 }

@@ -67,8 +67,10 @@ func (e *Engine) createTable(ctx context.Context, cat *catalog.Catalog, stmt *sq
 			catalog.Column{Name: catalog.RowIDColumn, Type: types.Int64T, Hidden: true, NotNull: true})
 		rel.Key = []int{len(rel.Columns) - 1}
 	}
+	var cdcSnap *cdcSnapshot
 	if stmt.CDC != nil {
-		if err := e.prepareCDCTable(ctx, cat, stmt, rel); err != nil {
+		var err error
+		if cdcSnap, err = e.prepareCDCTable(ctx, cat, stmt, rel); err != nil {
 			return err
 		}
 	}
@@ -100,7 +102,7 @@ func (e *Engine) createTable(ctx context.Context, cat *catalog.Catalog, stmt *sq
 	}
 	cat.Add(rel)
 	if stmt.CDC != nil {
-		return e.startCDCTable(ctx, tw)
+		return e.startCDCTable(tw, cdcSnap)
 	}
 	return nil
 }
