@@ -25,7 +25,9 @@ func TestCDCHelperServer(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process of TestCDCKillNine")
 	}
-	ss := testserver.Start(t, testserver.Options{DataDir: dir})
+	// A checkpoint every 40 barriers (2 s): changes wait long uncommitted,
+	// so an LSN confirmed before its epoch commits would be lost at a kill.
+	ss := testserver.Start(t, testserver.Options{DataDir: dir, CheckpointFrequency: 40})
 	fmt.Printf("URL %s\n", ss.URL)
 	select {}
 }
@@ -80,7 +82,7 @@ func TestCDCKillNine(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; ctx.Err() == nil; i++ {
-				id := 1000*(round+1) + i
+				id := 100_000*(round+1) + i
 				for _, s := range []string{
 					fmt.Sprintf(`INSERT INTO t VALUES (%d, 'k%d', %d)`, id, i%5, i),
 					fmt.Sprintf(`UPDATE t SET v = v + 1 WHERE id %% 9 = %d`, i%9),
@@ -94,7 +96,7 @@ func TestCDCKillNine(t *testing.T) {
 				time.Sleep(2 * time.Millisecond)
 			}
 		}()
-		time.Sleep(700 * time.Millisecond)
+		time.Sleep(3500 * time.Millisecond)
 		if err := child.Process.Kill(); err != nil {
 			t.Fatal(err)
 		}
