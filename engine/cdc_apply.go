@@ -181,3 +181,11 @@ func (w *tableWriter) deleteCDCRow(key []byte, bs []array.Builder, ops *[]exec.O
 	w.table.Delete(key)
 	return nil
 }
+
+// isDropped reports whether the table has been dropped (for the CDC reader,
+// which does not hold mu).
+func (w *tableWriter) isDropped() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.dropped
+}

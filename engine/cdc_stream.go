@@ -138,7 +138,7 @@ func (r *cdcReader) stream(ctx context.Context) error {
 	r.lastErr.Store(nil)
 	next := time.Now().Add(cdcStatusInterval)
 	for {
-		if err := r.w.checkLive(); err != nil {
+		if r.w.isDropped() {
 			return errTableDropped
 		}
 		if time.Now().After(next) {
@@ -278,7 +278,7 @@ func (r *cdcReader) message(m pglogrepl.Message) error {
 		epoch, err := r.w.applyCDC(r.txn, end)
 		r.txn = r.txn[:0]
 		if err != nil {
-			if r.w.checkLive() != nil {
+			if r.w.isDropped() {
 				return errTableDropped
 			}
 			return err

@@ -134,6 +134,12 @@ func (e *Engine) restoreCDCTable(w *tableWriter) {
 	e.actors.Add(1)
 	go func() {
 		defer e.actors.Done()
+		// Nothing is written before every dataflow is restored (their
+		// outputs are attached without locks): wait for the first barrier,
+		// injected once the engine has started.
+		if err := e.coord.WaitInjected(e.ctx, e.coord.Committed()+1); err != nil {
+			return
+		}
 		src, err := e.cdcSourceOf(w.rel)
 		if err != nil {
 			e.log.Error("cdc: cannot resume", "table", w.rel.Name, "err", err)
