@@ -75,6 +75,13 @@ func (e *Engine) createTable(ctx context.Context, cat *catalog.Catalog, stmt *sq
 		}
 		rel.Indexes = append(rel.Indexes, u)
 	}
+	var cdcSnap *cdcSnapshot
+	if stmt.CDC != nil {
+		var err error
+		if cdcSnap, err = e.prepareCDCTable(ctx, cat, stmt, rel); err != nil {
+			return err
+		}
+	}
 	tw, err := newTableWriter(e, rel)
 	if err != nil {
 		return err
@@ -102,6 +109,9 @@ func (e *Engine) createTable(ctx context.Context, cat *catalog.Catalog, stmt *sq
 		return err
 	}
 	cat.Add(rel)
+	if stmt.CDC != nil {
+		return e.startCDCTable(tw, cdcSnap)
+	}
 	return nil
 }
 

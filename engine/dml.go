@@ -19,6 +19,9 @@ func (e *Engine) writer(rel *catalog.Relation) (*tableWriter, error) {
 	if w == nil {
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation \"%s\" does not exist", rel.Name)
 	}
+	if err := refuseCDCWrite(rel); err != nil {
+		return nil, err
+	}
 	return w, nil
 }
 

@@ -465,6 +465,9 @@ func (e *Engine) restoreDataflows() error {
 			}
 			e.tables[r.ID] = w
 			e.coord.AddSource(w)
+			if r.CDCOffsetTable != 0 {
+				e.restoreCDCTable(w)
+			}
 		case catalog.MaterializedView, catalog.Sink:
 			if err := e.restoreView(r); err != nil {
 				return fmt.Errorf("restoring %s %s: %w", r.Kind, r.Name, err)

@@ -24,6 +24,9 @@ func (e *Engine) createSource(ctx context.Context, cat *catalog.Catalog, stmt *s
 	if exists, err := e.nameTaken(cat, stmt.Schema, stmt.Name, stmt.IfNotExists, w); exists {
 		return err
 	}
+	if stmt.Options["connector"] == cdcConnector {
+		return e.createCDCSource(ctx, cat, stmt)
+	}
 	if len(stmt.Columns) == 0 {
 		cols, err := defaultSourceColumns(stmt.Options)
 		if err != nil {

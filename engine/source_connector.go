@@ -61,6 +61,8 @@ func newRowSource(rel *catalog.Relation) (rowSource, error) {
 			return nil, err
 		}
 		return nexmark.New(cfg), nil
+	case cdcConnector:
+		return nil, sqlerr.Unsupported("reading postgres-cdc source %s in a view (create a table FROM %s TABLE '...' and read the table)", rel.Name, rel.Name)
 	default:
 		return nil, sqlerr.Unsupported("connector %q (streamsql has datagen and nexmark)", c)
 	}

@@ -132,6 +132,7 @@ var systemTables = append([]systemTable{
 	},
 	sourcesTable,
 	sourcePartitionsTable,
+	cdcSystemTable(),
 }, pgCatalogTables...)
 
 // stateTableRows lists every state table of every table and view with its

@@ -56,6 +56,10 @@ type tableWriter struct {
 	seq      *sequences
 	visTypes []types.T
 
+	// cdcOffset is the offset table of a table fed by a CDC source (nil
+	// otherwise), written with the rows by applyCDC.
+	cdcOffset *state.Table
+
 	keyBuf []byte
 	valBuf []byte
 }
@@ -131,6 +135,9 @@ func newTableWriter(e *Engine, rel *catalog.Relation) (*tableWriter, error) {
 	if w.checks, err = compileChecks(e.cat, rel); err != nil {
 		return nil, err
 	}
+	if rel.CDCOffsetTable != 0 {
+		w.cdcOffset = e.store.Table(state.TableID(rel.CDCOffsetTable))
+	}
 	if !rel.PrimaryKey {
 		w.rowID = rel.Key[0]
 		// Continue after the largest row id stored.
@@ -164,6 +171,9 @@ func (w *tableWriter) Inject(ctx context.Context, b *barrier.Barrier) error {
 	}
 	if w.seq != nil {
 		w.seq.table.Seal(b.Epoch)
+	}
+	if w.cdcOffset != nil {
+		w.cdcOffset.Seal(b.Epoch)
 	}
 	w.sealed = b.Epoch
 	if err := w.emitWatermark(ctx, b.Epoch); err != nil {

@@ -32,6 +32,9 @@ func bind(b *binder, p *Parsed) (Statement, error) {
 	case *createSourceSyntax:
 		b.base = p.start
 		st, err = b.bindCreateSource(cs)
+	case *createCDCTableSyntax:
+		b.base = p.start
+		st, err = b.bindCreateCDCTable(cs)
 	case *DropSource:
 		d := *cs
 		d.Path = b.path

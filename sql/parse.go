@@ -116,6 +116,13 @@ func parseStatements(text, src string) ([]*Parsed, error) {
 			if p.custom, err = parseSubscribe(src[piece.start:piece.end]); err != nil {
 				return nil, err
 			}
+		case len(piece.words) >= 3 && piece.words[0] == "create" && piece.words[1] == "table":
+			var ok bool
+			if p.custom, ok, err = parseCreateCDCTable(src[piece.start:piece.end]); err != nil {
+				return nil, err
+			} else if !ok {
+				p.custom = parseCustom(piece.words)
+			}
 		default:
 			p.custom = parseCustom(piece.words)
 		}

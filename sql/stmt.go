@@ -27,6 +27,9 @@ type CreateTable struct {
 	// Unique are the table's UNIQUE constraints, each a unique index
 	// (StateTable is left for the engine to allocate).
 	Unique []catalog.Index
+	// CDC is set for a table fed by a change-data-capture source (FROM
+	// source TABLE '...'), which refuses DML.
+	CDC *CDCFrom
 }
 
 // CreateMaterializedView is CREATE MATERIALIZED VIEW name AS query.
