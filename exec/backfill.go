@@ -34,7 +34,8 @@ import (
 // records that it is done and passes everything on from then on.
 //
 // Watermarks are held while it backfills (rows it emits later may be older)
-// and the last of each column is passed on when it is done.
+// and the last of each column is passed on when it is done, after the last
+// chunk and before the barrier that ends the backfill.
 //
 // Its state is one key per input ([input]) in a table shared by the
 // dataflow's backfills; they run on the actor's goroutine, which seals the
@@ -208,10 +209,10 @@ func (f *Backfill) onBarrier(ctx context.Context, b *barrier.Barrier) error {
 	if f.done && f.cfg.OnDone != nil {
 		f.cfg.OnDone(b.Epoch)
 	}
-	if err := f.cfg.Next.Emit(ctx, Message{Barrier: b}); err != nil {
-		return err
-	}
 	if f.done {
+		// Every upstream row has now been emitted: the held watermarks go
+		// before the barrier, so that what they close (windows emitted on
+		// close) is in the epoch the backfill completes.
 		held := f.held
 		f.held = nil
 		for _, w := range held {
@@ -220,7 +221,7 @@ func (f *Backfill) onBarrier(ctx context.Context, b *barrier.Barrier) error {
 			}
 		}
 	}
-	return nil
+	return f.cfg.Next.Emit(ctx, Message{Barrier: b})
 }
 
 // readChunk emits up to a chunk of upstream rows after the position, as of
