@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/streamsql/streamsql/exec/eval"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/state"
@@ -71,7 +73,7 @@ func (a *orderedSetAgg) update(col arrow.Array, slots []int32, signs []int8) err
 		slot := slots[i]
 		a.keyBuf = append(a.keyBuf[:0], a.groupKey(slot)...)
 		a.keyBuf = state.AppendKey(a.keyBuf, a.t, col, i)
-		if _, _, err := addCount(a.set, a.keyBuf, int64(s), &a.valBuf); err != nil {
+		if err := a.addValue(col, i, int64(s)); err != nil {
 			return err
 		}
 		a.n[slot] += int64(s)
@@ -124,6 +126,9 @@ func (a *orderedSetAgg) walk(slot int32, fn func(e entry) bool) error {
 		cnt, n := binary.Varint(it.Value())
 		if n <= 0 {
 			return errCorruptState
+		}
+		if rest := it.Value()[n:]; len(rest) > 0 && a.t.DynamicNumeric() {
+			d.Dec = withDisplayScale(d.Dec, int32(rest[0]))
 		}
 		if !fn(entry{v: d, n: cnt}) {
 			break
@@ -235,4 +240,59 @@ func (a *orderedSetAgg) appendState(buf []byte, slot int32) []byte {
 func (a *orderedSetAgg) loadState(buf []byte, slot int32) ([]byte, error) {
 	a.stale[slot] = true
 	return loadVarints(buf, &a.n[slot])
+}
+
+// addValue adds delta to the count of the value at row i of col, whose key
+// is in keyBuf. The key of an unconstrained numeric ignores trailing zeros
+// (1.5 and 1.50 are one value), so its entry also keeps the largest display
+// scale added, which the result shows, as min and max do.
+func (a *orderedSetAgg) addValue(col arrow.Array, i int, delta int64) error {
+	if !a.t.DynamicNumeric() {
+		_, _, err := addCount(a.set, a.keyBuf, delta, &a.valBuf)
+		return err
+	}
+	v, ok, err := a.set.Get(a.keyBuf)
+	if err != nil {
+		return err
+	}
+	var before int64
+	scale := int32(-1)
+	if ok {
+		var n int
+		if before, n = binary.Varint(v); n <= 0 {
+			return errCorruptState
+		}
+		if len(v) > n {
+			scale = int32(v[n])
+		}
+	}
+	if delta > 0 {
+		_, s := types.UnpackNumeric(col.(*array.Decimal128).Value(i))
+		scale = max(scale, s)
+	}
+	after := before + delta
+	if after <= 0 {
+		a.set.Delete(a.keyBuf)
+		return nil
+	}
+	a.valBuf = binary.AppendVarint(a.valBuf[:0], after)
+	if scale >= 0 {
+		a.valBuf = append(a.valBuf, byte(scale))
+	}
+	a.set.Put(a.keyBuf, a.valBuf)
+	return nil
+}
+
+// withDisplayScale returns the unconstrained numeric p, as its key decoded
+// it (no trailing zeros), with scale fractional digits, if they fit.
+func withDisplayScale(p decimal128.Num, scale int32) decimal128.Num {
+	m, s := types.UnpackNumeric(p)
+	if scale <= s {
+		return p
+	}
+	r := m.IncreaseScaleBy(scale - s)
+	if !types.DynFits(r) {
+		return p
+	}
+	return types.PackNumeric(r, scale)
 }
