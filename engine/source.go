@@ -213,13 +213,7 @@ func (r *sourceReader) Inject(ctx context.Context, b *barrier.Barrier) error {
 		}
 	}
 	wm, _ := r.watermark()
-	r.offset.Seal(b.Epoch)
-	if wm != nil {
-		if err := r.send(exec.Message{Watermark: wm}); err != nil {
-			return err
-		}
-	}
-	if err := r.send(exec.Message{Barrier: b}); err != nil {
+	if err := endEpoch(r.offset, b, wm, r.send); err != nil {
 		return err
 	}
 	// Pausing the view pauses its reader after the barrier, at this position.
@@ -229,16 +223,7 @@ func (r *sourceReader) Inject(ctx context.Context, b *barrier.Barrier) error {
 
 // send delivers m unless the reader is stopping.
 func (r *sourceReader) send(m exec.Message) error {
-	select {
-	case r.out <- m:
-		return nil
-	case <-r.stop:
-		m.Release()
-		return context.Canceled
-	case <-r.e.ctx.Done():
-		m.Release()
-		return r.e.ctx.Err()
-	}
+	return sendUnlessStopped(r.e.ctx, r.stop, r.out, m)
 }
 
 // run generates batches, paced to the source's rows per second, until the

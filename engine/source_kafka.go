@@ -233,13 +233,7 @@ func (r *kafkaReader) Inject(ctx context.Context, b *barrier.Barrier) error {
 		// does not go back.
 		wm = &barrier.Watermark{Column: wm.Column, Value: r.wmAt}
 	}
-	r.offset.Seal(b.Epoch)
-	if wm != nil {
-		if err := r.send(exec.Message{Watermark: wm}); err != nil {
-			return err
-		}
-	}
-	if err := r.send(exec.Message{Barrier: b}); err != nil {
+	if err := endEpoch(r.offset, b, wm, r.send); err != nil {
 		return err
 	}
 	r.paused = viewPausedAfter(b, r.view, r.paused)
@@ -248,16 +242,7 @@ func (r *kafkaReader) Inject(ctx context.Context, b *barrier.Barrier) error {
 
 // send delivers m unless the reader is stopping.
 func (r *kafkaReader) send(m exec.Message) error {
-	select {
-	case r.out <- m:
-		return nil
-	case <-r.stop:
-		m.Release()
-		return context.Canceled
-	case <-r.e.ctx.Done():
-		m.Release()
-		return r.e.ctx.Err()
-	}
+	return sendUnlessStopped(r.e.ctx, r.stop, r.out, m)
 }
 
 // run consumes the topic until the reader stops; partitions are

@@ -119,3 +119,31 @@ func addIncludeColumns(stmt *sql.CreateSource) error {
 }
 
 func (r *sourceReader) source() *catalog.Relation { return r.rel }
+
+// sendUnlessStopped delivers m on out unless the reader stops (stop is
+// closed) or the engine closes; m is then released.
+func sendUnlessStopped(ctx context.Context, stop <-chan struct{}, out chan<- exec.Message, m exec.Message) error {
+	select {
+	case out <- m:
+		return nil
+	case <-stop:
+		m.Release()
+		return context.Canceled
+	case <-ctx.Done():
+		m.Release()
+		return ctx.Err()
+	}
+}
+
+// endEpoch ends a reader's epoch at barrier b: the position recorded in
+// offset is sealed with the epoch, then the watermark (if any) and the
+// barrier go out through send.
+func endEpoch(offset *state.Table, b *barrier.Barrier, wm *barrier.Watermark, send func(exec.Message) error) error {
+	offset.Seal(b.Epoch)
+	if wm != nil {
+		if err := send(exec.Message{Watermark: wm}); err != nil {
+			return err
+		}
+	}
+	return send(exec.Message{Barrier: b})
+}
