@@ -270,15 +270,25 @@ func (b *binder) bindIndirection(ctx *exprCtx, ind *pg_query.A_Indirection) (Exp
 }
 
 // bindComparison binds comparison fn (FnEq, FnLt, ...) of l and r, through
-// the array comparisons when an operand is an array.
+// the array comparisons when an operand is an array and the record
+// comparisons when one is a struct.
 func (b *binder) bindComparison(fn string, l, r Expr, loc int32) (Expr, error) {
 	if l.Type().Kind == types.Array || r.Type().Kind == types.Array {
 		if afn, ok := arrayCompareFns[fn]; ok {
 			return b.bindArrayCall(afn, []Expr{l, r}, loc)
 		}
 	}
+	if isStructOrMap(l.Type()) || isStructOrMap(r.Type()) {
+		for op, opFn := range comparisonOps {
+			if opFn == fn {
+				return b.bindStructOperator(op, l, r, false, loc)
+			}
+		}
+	}
 	return b.resolveCall(fn, []Expr{l, r}, loc)
 }
+
+func isStructOrMap(t types.T) bool { return t.Kind == types.Struct || t.Kind == types.Map }
 
 // bindArrayOperator binds a binary operator with an array operand, or
 // returns nil if neither operand is an array.

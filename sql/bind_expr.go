@@ -829,6 +829,38 @@ func (b *binder) resolveCommonCall(fn, what string, args []Expr, loc int32) (Exp
 	return b.resolveCall(fn, conv, loc)
 }
 
+// bindNullIf binds NULLIF(l, r). It compares in the common type of l and r
+// but, as PostgreSQL, keeps l's type where PostgreSQL has an = operator
+// between the two types (within the integers, the floats, and the dates and
+// timestamps): NULLIF(smallint, int) is a smallint. Its value is l's or NULL,
+// so the cast back to l's type is exact.
+func (b *binder) bindNullIf(l, r Expr, loc int32) (Expr, error) {
+	e, err := b.resolveCommonCall(FnNullIf, "NULLIF", []Expr{l, r}, loc)
+	if err != nil {
+		return nil, err
+	}
+	lt, rt := l.Type(), r.Type()
+	if types.Identical(lt, e.Type()) || crossTypeEqFamily(lt.Kind) == 0 || crossTypeEqFamily(lt.Kind) != crossTypeEqFamily(rt.Kind) {
+		return e, nil
+	}
+	return b.castTo(e, lt, loc, false)
+}
+
+// crossTypeEqFamily numbers the groups of types among which PostgreSQL has
+// cross-type = operators (int24eq, float48eq, date_eq_timestamp, ...); 0 is
+// none.
+func crossTypeEqFamily(k types.Kind) int {
+	switch k {
+	case types.Int16, types.Int32, types.Int64:
+		return 1
+	case types.Float32, types.Float64:
+		return 2
+	case types.Date, types.Timestamp, types.TimestampTZ:
+		return 3
+	}
+	return 0
+}
+
 func opName(names []*pg_query.Node) string {
 	var s string
 	for _, n := range names {
@@ -947,7 +979,7 @@ func (b *binder) bindAExpr(ctx *exprCtx, a *pg_query.A_Expr) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return b.resolveCommonCall(FnNullIf, "NULLIF", []Expr{l, r}, a.Location)
+		return b.bindNullIf(l, r, a.Location)
 	case pg_query.A_Expr_Kind_AEXPR_IN:
 		return b.bindInList(ctx, a, op == "<>")
 	case pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN,
@@ -1353,7 +1385,10 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 	case FnCoalesce, FnGreatest, FnLeast:
 		return b.resolveCommonCall(name, strings.ToUpper(name), args, f.Location)
 	case FnNullIf:
-		return b.resolveCommonCall(name, "NULLIF", args, f.Location)
+		if len(args) != 2 {
+			return b.resolveCommonCall(name, "NULLIF", args, f.Location)
+		}
+		return b.bindNullIf(args[0], args[1], f.Location)
 	}
 	if isMapFunction(name) || (name == "cardinality" && len(args) == 1 && args[0].Type().Kind == types.Map) {
 		return b.bindMapCall(name, args, f.Location)

@@ -478,83 +478,120 @@ func (b *binder) bindTargets(ctx *exprCtx, sc *scope, list []*pg_query.Node) ([]
 
 // columnName derives an output column name as PostgreSQL's FigureColname does.
 func columnName(n *pg_query.Node) string {
+	name, _ := figureColumnName(n)
+	return name
+}
+
+// Strengths of a derived column name, as in PostgreSQL's FigureColnameInternal:
+// a cast or a CASE names a column only when what it wraps gives no strong name.
+const (
+	nameNone   = 0 // ?column?
+	nameWeak   = 1 // a cast's type name, or "case"
+	nameStrong = 2 // a column, function or keyword name
+)
+
+// figureColumnName returns a column's derived name and how strong it is.
+func figureColumnName(n *pg_query.Node) (string, int) {
 	switch x := n.Node.(type) {
 	case *pg_query.Node_ColumnRef:
 		last := x.ColumnRef.Fields[len(x.ColumnRef.Fields)-1]
 		if s := last.GetString_(); s != nil {
-			return s.Sval
+			return s.Sval, nameStrong
 		}
 	case *pg_query.Node_FuncCall:
 		name := funcName(x.FuncCall.Funcname)
 		if i := strings.LastIndex(name, "."); i >= 0 {
 			name = name[i+1:]
 		}
-		return name
+		return name, nameStrong
 	case *pg_query.Node_TypeCast:
-		if name := columnName(x.TypeCast.Arg); name != "?column?" {
-			return name
+		if name, strength := figureColumnName(x.TypeCast.Arg); strength == nameStrong {
+			return name, strength
 		}
-		var tn string
-		for _, n := range x.TypeCast.TypeName.Names {
-			if s := n.GetString_(); s != nil {
-				tn = s.Sval
-			}
-		}
-		if strings.HasPrefix(tn, typePlaceholder) {
-			return "?column?" // a STRUCT<...> or MAP(...) spelled by the dialect
-		}
-		return tn
+		return castColumnName(x.TypeCast.TypeName), nameWeak
 	case *pg_query.Node_AArrayExpr:
-		return "array"
+		return "array", nameStrong
 	case *pg_query.Node_RowExpr:
-		return "row"
+		return "row", nameStrong
 	case *pg_query.Node_GroupingFunc:
-		return "grouping"
+		return "grouping", nameStrong
 	case *pg_query.Node_AIndirection:
 		// A subscript is named after what it is taken from, a field
 		// selection after the field.
 		if ind := x.AIndirection.Indirection; len(ind) > 0 && ind[len(ind)-1].GetString_() != nil {
-			return ind[len(ind)-1].GetString_().Sval
+			return ind[len(ind)-1].GetString_().Sval, nameStrong
 		}
-		return columnName(x.AIndirection.Arg)
+		return figureColumnName(x.AIndirection.Arg)
 	case *pg_query.Node_CaseExpr:
-		return "case"
+		if x.CaseExpr.Defresult != nil {
+			if name, strength := figureColumnName(x.CaseExpr.Defresult); strength == nameStrong {
+				return name, strength
+			}
+		}
+		return "case", nameWeak
 	case *pg_query.Node_CoalesceExpr:
-		return "coalesce"
+		return "coalesce", nameStrong
 	case *pg_query.Node_MinMaxExpr:
 		if x.MinMaxExpr.Op == pg_query.MinMaxOp_IS_LEAST {
-			return "least"
+			return "least", nameStrong
 		}
-		return "greatest"
+		return "greatest", nameStrong
 	case *pg_query.Node_SqlvalueFunction:
-		switch x.SqlvalueFunction.Op {
-		case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
-			return "current_date"
-		case pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP, pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:
-			return "localtimestamp"
-		}
-		return "current_timestamp"
+		return sqlValueFunctionName(x.SqlvalueFunction.Op), nameStrong
 	case *pg_query.Node_AExpr:
 		if x.AExpr.Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF {
-			return "nullif"
+			return "nullif", nameStrong
 		}
 	case *pg_query.Node_SubLink:
-		switch x.SubLink.SubLinkType {
-		case pg_query.SubLinkType_EXISTS_SUBLINK:
-			return "exists"
-		case pg_query.SubLinkType_EXPR_SUBLINK:
-			// A scalar subquery is named after its output column.
-			if sub := x.SubLink.Subselect.GetSelectStmt(); sub != nil && len(sub.TargetList) > 0 {
-				if rt := sub.TargetList[0].GetResTarget(); rt != nil {
-					if rt.Name != "" {
-						return rt.Name
-					}
-					return columnName(rt.Val)
+		return subLinkColumnName(x.SubLink)
+	}
+	return "?column?", nameNone
+}
+
+// castColumnName is the name a cast gives a column: its type's last name.
+func castColumnName(tn *pg_query.TypeName) string {
+	var name string
+	for _, n := range tn.Names {
+		if s := n.GetString_(); s != nil {
+			name = s.Sval
+		}
+	}
+	if strings.HasPrefix(name, typePlaceholder) {
+		return "?column?" // a STRUCT<...> or MAP(...) spelled by the dialect
+	}
+	return name
+}
+
+func sqlValueFunctionName(op pg_query.SQLValueFunctionOp) string {
+	switch op {
+	case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
+		return "current_date"
+	case pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP, pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:
+		return "localtimestamp"
+	}
+	return "current_timestamp"
+}
+
+// subLinkColumnName names EXISTS "exists" and a scalar subquery after its
+// output column.
+func subLinkColumnName(sl *pg_query.SubLink) (string, int) {
+	switch sl.SubLinkType {
+	case pg_query.SubLinkType_EXISTS_SUBLINK:
+		return "exists", nameStrong
+	case pg_query.SubLinkType_ARRAY_SUBLINK:
+		return "array", nameStrong
+	case pg_query.SubLinkType_EXPR_SUBLINK:
+		if sub := sl.Subselect.GetSelectStmt(); sub != nil && len(sub.TargetList) > 0 {
+			if rt := sub.TargetList[0].GetResTarget(); rt != nil {
+				if rt.Name != "" {
+					return rt.Name, nameStrong
 				}
+				name, _ := figureColumnName(rt.Val)
+				return name, nameStrong
 			}
 		}
 	}
-	return "?column?"
+	return "?column?", nameNone
 }
 
 // bindGroupItem binds one GROUP BY item; it returns the expression over the

@@ -412,7 +412,8 @@ func TestSubqueryJoins(t *testing.T) {
 func TestResultColumnNames(t *testing.T) {
 	st, err := bindOne(t, testCatalog(), "SELECT 1 + 1, length(s), CASE WHEN true THEN 1 END, a::bigint, 1::int, "+
 		"coalesce(a, 2), ARRAY[a], (ARRAY[a])[1], EXISTS (SELECT 1), (SELECT a AS inner_a), greatest(a, 2), nullif(a, 2), "+
-		"count(*), max(a), a IS NULL, 'x' FROM t GROUP BY a, s")
+		"count(*), max(a), a IS NULL, 'x', CAST(CAST(1 AS int) AS bigint), CASE WHEN true THEN 1 ELSE a END, "+
+		"CASE WHEN true THEN a ELSE 1 END, CAST(a AS int)::bigint, date '2024-01-01', ARRAY(SELECT 1) FROM t GROUP BY a, s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +422,7 @@ func TestResultColumnNames(t *testing.T) {
 	for _, i := range VisibleColumns(rel) {
 		got = append(got, rel.Columns()[i].Name)
 	}
-	want := "?column? length case a int4 coalesce array array exists inner_a greatest nullif count max ?column? ?column?"
+	want := "?column? length case a int4 coalesce array array exists inner_a greatest nullif count max ?column? ?column? int8 a case a date array"
 	if s := strings.Join(got, " "); s != want {
 		t.Errorf("columns %s\n   want %s", s, want)
 	}

@@ -652,7 +652,7 @@ func (g *gen) number(c, x *ectx, t typ, depth int) (expr, bool) {
 		a, b := g.expr(x, t, depth), g.expr(x, t, depth)
 		e := merge(t, a, b)
 		e.bound = a.bound
-		e.sql = "(" + a.sql + " / " + nullifZero(b) + ")"
+		e.sql = "(" + a.sql + " / " + g.nullifZero(b) + ")"
 		switch t {
 		case tNumeric:
 			// Both pick PostgreSQL's result scale (select_div_scale) and
@@ -672,7 +672,7 @@ func (g *gen) number(c, x *ectx, t typ, depth int) (expr, bool) {
 		a, b := g.expr(x, t, depth), g.expr(x, t, depth)
 		e := merge(t, a, b)
 		e.bound = math.Min(a.bound, b.bound)
-		e.sql = "(" + a.sql + " % " + nullifZero(b) + ")"
+		e.sql = "(" + a.sql + " % " + g.nullifZero(b) + ")"
 		return e, true
 	case 5:
 		a := g.expr(x, t, depth)
@@ -754,16 +754,18 @@ func (g *gen) number(c, x *ectx, t typ, depth int) (expr, bool) {
 	return a, true
 }
 
-// nullifZero returns NULLIF(b, 0) with a zero of b's type.
-//
-// TODO(bug): streamsql types NULLIF(a, b) as the common type of a and b;
-// PostgreSQL gives it a's type whenever a cross-type = operator exists:
-// SELECT NULLIF(CAST(1 AS smallint), 0) is integer, not smallint;
-// NULLIF(DATE '2024-01-02', TIMESTAMP '2024-01-01') is a timestamp, not a
-// date. NULLIF's arguments have the same type until it is fixed.
-func nullifZero(b expr) string {
+// nullifZero returns NULLIF(b, 0). The zero is an integer literal, or of
+// b's type cast, or of another type of b's family, so that NULLIF keeps its
+// first argument's type across a cross-type comparison as PostgreSQL does.
+func (g *gen) nullifZero(b expr) string {
 	zero := "0"
-	if b.t != tInt && b.t != tNumeric {
+	switch b.t {
+	case tSmallint, tInt, tBigint:
+		zero = pick(g, []string{"0", "CAST(0 AS smallint)", "CAST(0 AS bigint)"})
+	case tFloat:
+		zero = pick(g, []string{"0", "CAST(0 AS real)", "CAST(0 AS double precision)"})
+	case tNumeric:
+	default:
 		zero = "CAST(0 AS " + b.t.castName() + ")"
 	}
 	return "NULLIF(" + b.sql + ", " + zero + ")"
@@ -888,12 +890,9 @@ func (g *gen) text(x *ectx, depth int) (expr, bool) {
 			e.sql = "(" + b.sql + " || " + a.sql + ")"
 		}
 	case 10:
-		// TODO(bug): concat() spells booleans true/false where PostgreSQL
-		// spells them t/f: SELECT concat('a', true) is atrue, not at. No
-		// booleans in concat until it is fixed.
-		parts := []expr{a, g.textable(x, depth, false)}
+		parts := []expr{a, g.textable(x, depth, true)}
 		if g.chance(0.5) {
-			parts = append(parts, g.textable(x, depth, false))
+			parts = append(parts, g.textable(x, depth, true))
 		}
 		var ss []string
 		e.bound = 0
@@ -1713,15 +1712,6 @@ func (g *gen) subquery(src *relation) (string, bool) {
 	var q string
 	cmp := func() string { return pick(g, []string{" < ", " <= ", " > ", " <> "}) }
 	form := g.intn(6)
-	if a.t == tStruct && (form == 0 || form == 4) {
-		// TODO(bug): streamsql binds IN and ANY/ALL over structs only as a
-		// semi join of a WHERE: SELECT c2 IN (SELECT c2 FROM t) FROM t and
-		// SELECT c2 IN (CAST(ROW(1, 'x') AS STRUCT<a int, b text>)) FROM t
-		// are 42883 (operator does not exist: struct = struct), as its IN
-		// resolves = as a function call, which structs are not. No IN or
-		// ANY/ALL over structs until it is fixed.
-		form = 1
-	}
 	if (a.t == tStruct || a.t == tJsonb) && form == 5 {
 		// PostgreSQL has no min or max of records or jsonb (42883).
 		return "", false
@@ -1797,37 +1787,11 @@ func joinable(a, b typ) bool {
 // item returns output column i of a view being generated: e AS ci, or
 // now and then, unless all are named, e alone.
 func (g *gen) item(e expr, i int) string {
-	if g.named || misnamed(e.sql) || g.chance(0.5) {
+	if g.named || g.chance(0.5) {
 		return fmt.Sprintf("%s AS c%d", e.sql, i)
 	}
 	g.unnamed = true
 	return e.sql
-}
-
-// misnamed reports whether streamsql names an output column sql other than
-// PostgreSQL does: a CASE, which PostgreSQL names after its ELSE result
-// when that is a column or a function call; a cast of a cast, of a typed
-// literal or of a CASE, which PostgreSQL names after the outer cast's type.
-//
-// TODO(bug): streamsql names these columns after the inner expression:
-// SELECT CAST(CAST(1 AS int) AS bigint) is named int4, not int8; SELECT
-// CASE WHEN true THEN 1 ELSE c1 END FROM t is named case, not c1. These
-// columns get an alias until it is fixed.
-func misnamed(sql string) bool {
-	if strings.HasPrefix(sql, "CASE") {
-		return true
-	}
-	inner, ok := strings.CutPrefix(sql, "CAST(")
-	if !ok {
-		return false
-	}
-	inner = strings.TrimLeft(inner, "(")
-	for _, p := range []string{"CAST(", "CASE", "DATE '", "TIMESTAMP '", "INTERVAL '"} {
-		if strings.HasPrefix(inner, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // nameColumns sets the names of v's columns as PostgreSQL chose them. It
@@ -2033,9 +1997,6 @@ func (g *gen) aggregate(c *ectx) expr {
 	case 3:
 		t := g.someType(c, []typ{tSmallint, tInt, tBigint, tNumeric, tFloat})
 		a := g.expr(c, t, 1)
-		if a.special {
-			return g.countOf(a, filter)
-		}
 		e = a
 		e.sql = "sum(" + g.distinct(a) + a.sql + ")" + filter
 		e.bound = a.bound * maxRows
@@ -2052,9 +2013,6 @@ func (g *gen) aggregate(c *ectx) expr {
 	case 4:
 		t := g.someType(c, []typ{tSmallint, tInt, tBigint, tNumeric, tFloat})
 		a := g.expr(c, t, 1)
-		if a.special {
-			return g.countOf(a, filter)
-		}
 		e = a
 		e.sql = "avg(" + g.distinct(a) + a.sql + ")" + filter
 		if t == tFloat {
@@ -2090,24 +2048,6 @@ func (g *gen) aggregate(c *ectx) expr {
 		}
 	}
 	return e
-}
-
-// countOf returns count(a) in place of sum(a) or avg(a) for a float a that
-// may be infinite or NaN.
-//
-// TODO(bug): streamsql's retractable float sum adds and subtracts the
-// values, so once an Infinity or NaN row is deleted (or updated) the sum and
-// avg stay NaN for good: after
-//
-//	CREATE TABLE f (k int PRIMARY KEY, x double precision);
-//	INSERT INTO f VALUES (1, 1.5), (2, 'Infinity');
-//	CREATE MATERIALIZED VIEW fv AS SELECT sum(x) AS s, avg(x) AS a FROM f;
-//	DELETE FROM f WHERE k = 2;
-//
-// fv holds NaN, NaN where the query gives 1.5, 1.5. No sum or avg over
-// such floats until it is fixed.
-func (g *gen) countOf(a expr, filter string) expr {
-	return expr{sql: "count(" + a.sql + ")" + filter, t: tBigint, bound: maxRows}
 }
 
 // distinct returns "DISTINCT " now and then for an aggregate over a, when a

@@ -145,9 +145,6 @@ func (g *gen) windowAggregate(c *ectx) expr {
 	case 2, 3:
 		t := g.someType(c, []typ{tSmallint, tInt, tBigint, tNumeric, tFloat})
 		a := g.expr(c, t, 1)
-		if a.special {
-			return g.countOf(a, filter)
-		}
 		e := a
 		e.lit = false
 		if g.chance(0.5) {
