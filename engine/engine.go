@@ -295,6 +295,11 @@ func (e *Engine) Close() error {
 	e.coord.Stop()
 	e.cancel()
 	e.actors.Wait()
+	e.mu.Lock()
+	for _, v := range e.views {
+		v.closeReaders()
+	}
+	e.mu.Unlock()
 	e.log.Info("database closed", "committed_epoch", e.store.CommittedEpoch())
 	e.scratch.Close()
 	return e.store.Close()

@@ -387,11 +387,7 @@ func (e *Engine) dropView(ctx context.Context, rel *catalog.Relation) error {
 	})
 	if v != nil {
 		<-v.done
-		for _, r := range v.readers {
-			if r != nil {
-				r.close()
-			}
-		}
+		v.closeReaders()
 		e.cleanup.add(v.tables...)
 		for _, idx := range rel.Indexes {
 			e.cleanup.add(e.store.Table(state.TableID(idx.StateTable)))
@@ -401,6 +397,27 @@ func (e *Engine) dropView(ctx context.Context, rel *catalog.Relation) error {
 		e.mu.Unlock()
 	}
 	return e.awaitCommit(e.ctx, epoch+1)
+}
+
+// closeReaders stops the view's source readers once its dataflow has
+// stopped, and releases the batches left in its input channels, which no one
+// reads any more. The upstream dispatchers must no longer send to it.
+func (v *view) closeReaders() {
+	for _, r := range v.readers {
+		if r != nil {
+			r.close()
+		}
+	}
+	for _, in := range v.inputs {
+		for drained := false; !drained; {
+			select {
+			case m := <-in:
+				m.Release()
+			default:
+				drained = true
+			}
+		}
+	}
 }
 
 // viewError returns the error of a failed view, or of one still being

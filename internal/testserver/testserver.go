@@ -34,6 +34,9 @@ type Server struct {
 	DataDir string
 	tls     *tls.Config
 	maxConn int
+	// checked is the engine's allocator when the test gave none: every
+	// Arrow buffer must be released by the time the engine is closed.
+	checked *memory.CheckedAllocator
 }
 
 // Options configures Start.
@@ -51,7 +54,8 @@ type Options struct {
 	Crashable bool
 	// Clock, if set, is the time barriers carry (now() in views).
 	Clock func() time.Time
-	// Mem allocates the engine's Arrow memory (default: Go's).
+	// Mem allocates the engine's Arrow memory (default: a checked allocator
+	// over Go's, which fails the test if the engine leaks a buffer).
 	Mem memory.Allocator
 	// BackfillChunkRows: see engine.Options.
 	BackfillChunkRows int
@@ -78,11 +82,16 @@ func Start(t testing.TB, opts Options) *Server {
 	if opts.BarrierInterval == 0 {
 		opts.BarrierInterval = 50 * time.Millisecond
 	}
+	var checked *memory.CheckedAllocator
+	if opts.Mem == nil {
+		checked = memory.NewCheckedAllocator(memory.NewGoAllocator())
+		opts.Mem = checked
+	}
 	level := slog.LevelWarn
 	if os.Getenv("STREAMSQL_TEST_LOG") != "" {
 		level = slog.LevelDebug
 	}
-	s := &Server{t: t, DataDir: opts.DataDir, memFS: memFS, tls: opts.TLS, maxConn: opts.MaxConnections, opts: engine.Options{
+	s := &Server{t: t, DataDir: opts.DataDir, memFS: memFS, tls: opts.TLS, maxConn: opts.MaxConnections, checked: checked, opts: engine.Options{
 		Auth:                opts.Auth,
 		SuperuserPassword:   opts.SuperuserPassword,
 		Clock:               opts.Clock,
@@ -138,6 +147,12 @@ func (s *Server) Stop() {
 		s.t.Errorf("closing engine: %v", err)
 	}
 	s.srv, s.Engine = nil, nil
+	if s.checked != nil {
+		if n := s.checked.CurrentAlloc(); n != 0 {
+			s.t.Errorf("Arrow memory leaked: %d bytes still allocated after the engine closed", n)
+			s.checked.AssertSize(s.t, 0) // where each leaked buffer was allocated
+		}
+	}
 }
 
 // Restart stops the server and starts it again on the same data directory;
