@@ -18,8 +18,10 @@ type Role struct {
 	CreateRole bool   `json:"createrole,omitempty"`
 	CreateDB   bool   `json:"createdb,omitempty"`
 	// Password is the SCRAM-SHA-256 verifier in PostgreSQL's format
-	// ("SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>"), or ""
-	// for a role without a password. The password itself is never kept.
+	// ("SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>"), an md5
+	// hash ("md5" + hex(md5(password + name)), only on a server that
+	// authenticates with md5), or "" for a role without a password. The
+	// password itself is never kept.
 	Password string `json:"password,omitempty"`
 	// MemberOf are the roles this role belongs to (GRANT role TO this),
 	// whose privileges it inherits.

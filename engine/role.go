@@ -151,7 +151,7 @@ func (e *Engine) bootstrapSuperuser() error {
 		c := *r
 		r = &c
 	}
-	if p := e.opts.SuperuserPassword; p != "" && !verifierMatches(r.Password, name, p) {
+	if p := e.opts.SuperuserPassword; p != "" && !secretMatches(r.Password, name, p) {
 		v, err := scramVerifier(name, p)
 		if err != nil {
 			return err
@@ -180,7 +180,7 @@ func (e *Engine) createRole(s *session, st *sql.CreateRole) error {
 		return sqlerr.New(sqlerr.DuplicateObject, "role \"%s\" already exists", st.Name)
 	}
 	r := &catalog.Role{ID: e.catSrc.allocIDs(1)[0], Name: st.Name}
-	if err := e.applyRoleOptions(r, &st.Options); err != nil {
+	if err := e.applyRoleOptions(s, r, &st.Options); err != nil {
 		return err
 	}
 	if err := e.putRoleCommitted(r); err != nil {
@@ -219,14 +219,14 @@ func (e *Engine) alterRole(s *session, st *sql.AlterRole) error {
 		}
 	}
 	r := *old
-	if err := e.applyRoleOptions(&r, &o); err != nil {
+	if err := e.applyRoleOptions(s, &r, &o); err != nil {
 		return err
 	}
 	return e.putRoleCommitted(&r)
 }
 
-// applyRoleOptions sets o's attributes on r.
-func (e *Engine) applyRoleOptions(r *catalog.Role, o *sql.RoleOptions) error {
+// applyRoleOptions sets o's attributes on r, for session s.
+func (e *Engine) applyRoleOptions(s *session, r *catalog.Role, o *sql.RoleOptions) error {
 	set := func(dst *bool, v *bool) {
 		if v != nil {
 			*dst = *v
@@ -240,7 +240,7 @@ func (e *Engine) applyRoleOptions(r *catalog.Role, o *sql.RoleOptions) error {
 	case o.ClearPassword:
 		r.Password = ""
 	case o.Password != nil:
-		v, err := passwordVerifier(r.Name, *o.Password)
+		v, err := e.passwordVerifier(s, r.Name, *o.Password)
 		if err != nil {
 			return err
 		}
