@@ -18,8 +18,10 @@ type Role struct {
 	CreateRole bool   `json:"createrole,omitempty"`
 	CreateDB   bool   `json:"createdb,omitempty"`
 	// Password is the SCRAM-SHA-256 verifier in PostgreSQL's format
-	// ("SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>"), or ""
-	// for a role without a password. The password itself is never kept.
+	// ("SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>"), an md5
+	// hash ("md5" + hex(md5(password + name)), only on a server that
+	// authenticates with md5), or "" for a role without a password. The
+	// password itself is never kept.
 	Password string `json:"password,omitempty"`
 	// MemberOf are the roles this role belongs to (GRANT role TO this),
 	// whose privileges it inherits.
@@ -131,12 +133,45 @@ type Object struct {
 // PublicRole is the grantee id of PUBLIC, every role.
 const PublicRole uint32 = 0
 
+// builtinSchemaBit marks the object id of a database's built-in schemas
+// (public, pg_catalog, information_schema), which have no id of their
+// own: BuiltinSchema(db).
+const builtinSchemaBit = 1 << 31
+
+// BuiltinSchema is the grant object of the built-in schemas of the
+// database with id db.
+func BuiltinSchema(db uint32) Object {
+	return Object{Kind: ObjSchema, ID: builtinSchemaBit | db}
+}
+
+// DefaultPrivileges are what PUBLIC holds on obj until a GRANT or REVOKE
+// first changes obj's privileges (PostgreSQL's acldefault): USAGE on the
+// built-in schemas (PostgreSQL 15 no longer grants CREATE on public),
+// CONNECT and TEMPORARY on databases, nothing on relations or on schemas
+// made by CREATE SCHEMA. Owners hold everything besides.
+func DefaultPrivileges(obj Object) Privileges {
+	switch {
+	case obj.Kind == ObjSchema && obj.ID&builtinSchemaBit != 0:
+		return PrivUsage
+	case obj.Kind == ObjDatabase:
+		return PrivConnect | PrivTemporary
+	}
+	return 0
+}
+
 // Grant is the privileges Grantee holds on Object (Grantee PublicRole: every
-// role).
+// role) by the grant of Grantor.
 type Grant struct {
 	Object  Object     `json:"object"`
 	Grantee uint32     `json:"grantee"`
 	Privs   Privileges `json:"privs"`
+	// Grantable are the privileges of Privs held WITH GRANT OPTION: the
+	// grantee may grant them to others.
+	Grantable Privileges `json:"grantable,omitempty"`
+	// Grantor is the role that granted: 0 for the object's owner or a
+	// superuser, else a role that held the privileges with grant option.
+	// Revoking a role's grant option takes back what it granted with it.
+	Grantor uint32 `json:"grantor,omitempty"`
 }
 
 // Encode returns the persistent form of g.
@@ -159,19 +194,21 @@ type Roles struct {
 	mu     sync.RWMutex
 	byName map[string]*Role
 	byID   map[uint32]*Role
-	grants map[grantKey]Privileges
+	grants map[Object]map[grantKey]Grant
 	owners map[Object]uint32
+	// explicit are the objects whose privileges a GRANT or REVOKE has
+	// changed: their grants replace DefaultPrivileges.
+	explicit map[Object]bool
 }
 
 type grantKey struct {
-	obj     Object
-	grantee uint32
+	grantee, grantor uint32
 }
 
 // NewRoles returns an empty role set.
 func NewRoles() *Roles {
 	return &Roles{byName: map[string]*Role{}, byID: map[uint32]*Role{},
-		grants: map[grantKey]Privileges{}, owners: map[Object]uint32{}}
+		grants: map[Object]map[grantKey]Grant{}, owners: map[Object]uint32{}, explicit: map[Object]bool{}}
 }
 
 // Put adds or replaces r.
@@ -193,9 +230,11 @@ func (rs *Roles) Remove(id uint32) {
 		delete(rs.byName, r.Name)
 		delete(rs.byID, id)
 	}
-	for k := range rs.grants {
-		if k.grantee == id {
-			delete(rs.grants, k)
+	for _, gs := range rs.grants {
+		for k := range gs {
+			if k.grantee == id || k.grantor == id {
+				delete(gs, k)
+			}
 		}
 	}
 }
@@ -226,37 +265,98 @@ func (rs *Roles) All() []*Role {
 	return out
 }
 
-// SetGrant records that grantee holds privs on obj (none: the grant is
-// removed).
+// SetGrant records that grantee holds privs on obj by its owner's grant,
+// without grant option (none: the grant is removed).
 func (rs *Roles) SetGrant(obj Object, grantee uint32, privs Privileges) {
+	rs.PutGrant(Grant{Object: obj, Grantee: grantee, Privs: privs})
+}
+
+// PutGrant records g, replacing the grant of g.Grantor to g.Grantee on
+// g.Object (no privileges: the grant is removed).
+func (rs *Roles) PutGrant(g Grant) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	k := grantKey{obj, grantee}
-	if privs == 0 {
-		delete(rs.grants, k)
-	} else {
-		rs.grants[k] = privs
+	k := grantKey{g.Grantee, g.Grantor}
+	if g.Privs == 0 {
+		delete(rs.grants[g.Object], k)
+		return
 	}
+	if rs.grants[g.Object] == nil {
+		rs.grants[g.Object] = map[grantKey]Grant{}
+	}
+	g.Grantable &= g.Privs
+	rs.grants[g.Object][k] = g
 }
 
-// Granted returns the privileges granted to grantee on obj directly.
-func (rs *Roles) Granted(obj Object, grantee uint32) Privileges {
+// GrantBy returns the grant of grantor to grantee on obj (no privileges:
+// none).
+func (rs *Roles) GrantBy(obj Object, grantee, grantor uint32) Grant {
 	rs.mu.RLock()
 	defer rs.mu.RUnlock()
-	return rs.grants[grantKey{obj, grantee}]
+	if g, ok := rs.grants[obj][grantKey{grantee, grantor}]; ok {
+		return g
+	}
+	return Grant{Object: obj, Grantee: grantee, Grantor: grantor}
 }
 
-// Grants returns every grant on obj, ordered by grantee.
+// SetExplicit records that obj's grants replace its DefaultPrivileges.
+func (rs *Roles) SetExplicit(obj Object) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.explicit[obj] = true
+}
+
+// Explicit reports whether obj's grants replace its DefaultPrivileges.
+func (rs *Roles) Explicit(obj Object) bool {
+	rs.mu.RLock()
+	defer rs.mu.RUnlock()
+	return rs.explicit[obj]
+}
+
+// Public returns what PUBLIC holds on obj: its grants, or its
+// DefaultPrivileges while no GRANT or REVOKE has changed them.
+func (rs *Roles) Public(obj Object) Privileges {
+	if !rs.Explicit(obj) {
+		return DefaultPrivileges(obj)
+	}
+	return rs.Granted(obj, PublicRole)
+}
+
+// Granted returns the privileges granted to grantee on obj directly, by
+// any grantor.
+func (rs *Roles) Granted(obj Object, grantee uint32) Privileges {
+	p, _ := rs.granted(obj, grantee)
+	return p
+}
+
+// granted returns the privileges granted to grantee on obj directly, and
+// those of them held with grant option.
+func (rs *Roles) granted(obj Object, grantee uint32) (privs, grantable Privileges) {
+	rs.mu.RLock()
+	defer rs.mu.RUnlock()
+	for k, g := range rs.grants[obj] {
+		if k.grantee == grantee {
+			privs |= g.Privs
+			grantable |= g.Grantable
+		}
+	}
+	return privs, grantable
+}
+
+// Grants returns every grant on obj, ordered by grantee and grantor.
 func (rs *Roles) Grants(obj Object) []Grant {
 	rs.mu.RLock()
 	defer rs.mu.RUnlock()
 	var out []Grant
-	for k, p := range rs.grants {
-		if k.obj == obj {
-			out = append(out, Grant{Object: obj, Grantee: k.grantee, Privs: p})
-		}
+	for _, g := range rs.grants[obj] {
+		out = append(out, g)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Grantee < out[j].Grantee })
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Grantee != out[j].Grantee {
+			return out[i].Grantee < out[j].Grantee
+		}
+		return out[i].Grantor < out[j].Grantor
+	})
 	return out
 }
 
@@ -283,11 +383,8 @@ func (rs *Roles) Forget(obj Object) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	delete(rs.owners, obj)
-	for k := range rs.grants {
-		if k.obj == obj {
-			delete(rs.grants, k)
-		}
-	}
+	delete(rs.explicit, obj)
+	delete(rs.grants, obj)
 }
 
 // Owns returns the objects role owns.
@@ -325,7 +422,7 @@ func (rs *Roles) Effective(role uint32) []uint32 {
 
 // Has reports whether role holds every privilege of want on obj: as a
 // superuser, as the owner (or a member of the owner), or by grants to it,
-// to a role it belongs to, or to PUBLIC.
+// to a role it belongs to, or to PUBLIC (see Public).
 func (rs *Roles) Has(role uint32, obj Object, want Privileges) bool {
 	if r := rs.ByID(role); r != nil && r.Superuser {
 		return true
@@ -339,8 +436,30 @@ func (rs *Roles) Has(role uint32, obj Object, want Privileges) bool {
 		}
 		held |= rs.Granted(obj, id)
 	}
-	held |= rs.Granted(obj, PublicRole)
+	held |= rs.Public(obj)
 	return held&want == want
+}
+
+// HasGrantOption reports whether role may grant every privilege of want on
+// obj to others: as a superuser, as the owner, or by grants WITH GRANT
+// OPTION to it or to a role it belongs to.
+func (rs *Roles) HasGrantOption(role uint32, obj Object, want Privileges) bool {
+	_, grantable := rs.Holds(role, obj)
+	return grantable&want == want
+}
+
+// Holds returns the privileges role holds on obj by grants to it, to a
+// role it belongs to or to PUBLIC, and those it holds with grant option;
+// a superuser or the owner holds every privilege with grant option.
+func (rs *Roles) Holds(role uint32, obj Object) (privs, grantable Privileges) {
+	if rs.IsOwner(role, obj) {
+		return ^Privileges(0), ^Privileges(0)
+	}
+	for _, id := range rs.Effective(role) {
+		p, g := rs.granted(obj, id)
+		privs, grantable = privs|p, grantable|g
+	}
+	return privs | rs.Public(obj), grantable
 }
 
 // IsOwner reports whether role owns obj, is a member of its owner, or is a

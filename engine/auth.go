@@ -2,8 +2,11 @@ package engine
 
 import (
 	"crypto/hmac"
+	"crypto/md5"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"strconv"
@@ -24,6 +27,12 @@ const (
 	AuthSCRAM = "scram"
 	// AuthTrust asks nothing, and admits loopback connections only.
 	AuthTrust = "trust"
+	// AuthMD5 asks every client for its role's password as PostgreSQL's
+	// pg_hba method md5 does: with md5 for a role whose stored secret is an
+	// md5 hash, with SCRAM-SHA-256 for the others. Only in this mode may
+	// md5 hashes be stored (CREATE ROLE ... PASSWORD 'md5...', or
+	// password_encryption = 'md5').
+	AuthMD5 = "md5"
 )
 
 // scramIterations is the PBKDF2 iteration count of new verifiers, as
@@ -31,6 +40,24 @@ const (
 const scramIterations = 4096
 
 const scramPrefix = "SCRAM-SHA-256$"
+
+// md5Prefix starts a stored md5 hash: "md5" + hex(md5(password + user)).
+const md5Prefix = "md5"
+
+// isMD5Secret reports whether a stored secret is an md5 hash.
+func isMD5Secret(v string) bool {
+	if len(v) != 35 || !strings.HasPrefix(v, md5Prefix) {
+		return false
+	}
+	_, err := hex.DecodeString(v[3:])
+	return err == nil
+}
+
+// md5Secret returns the md5 hash PostgreSQL stores for user's password.
+func md5Secret(user, password string) string {
+	sum := md5.Sum([]byte(password + user))
+	return md5Prefix + hex.EncodeToString(sum[:])
+}
 
 // Authenticator returns the pgwire.Authenticator of the engine's roles in
 // the configured mode. A client whose user name is no role can connect only
@@ -40,10 +67,10 @@ const scramPrefix = "SCRAM-SHA-256$"
 // superuser's rights. Roles that cannot log in are refused at Connect.
 func (e *Engine) Authenticator() (pgwire.Authenticator, error) {
 	switch e.opts.Auth {
-	case "", AuthAuto, AuthSCRAM, AuthTrust:
+	case "", AuthAuto, AuthSCRAM, AuthTrust, AuthMD5:
 		return roleAuthenticator{e}, nil
 	}
-	return nil, fmt.Errorf("unknown authentication mode %q (auto, scram or trust)", e.opts.Auth)
+	return nil, fmt.Errorf("unknown authentication mode %q (auto, scram, md5 or trust)", e.opts.Auth)
 }
 
 type roleAuthenticator struct{ e *Engine }
@@ -53,6 +80,13 @@ func (a roleAuthenticator) Method(user string, remote net.Addr, _ bool) (pgwire.
 	loopback := isLoopback(remote)
 	switch a.e.opts.Auth {
 	case AuthSCRAM:
+		return pgwire.AuthSCRAM, nil
+	case AuthMD5:
+		// A name that is no role, or a role without a password, goes
+		// through SCRAM and fails as a wrong password would.
+		if r != nil && isMD5Secret(r.Password) {
+			return pgwire.AuthMD5, nil
+		}
 		return pgwire.AuthSCRAM, nil
 	case AuthTrust:
 		if !loopback {
@@ -91,6 +125,14 @@ func (a roleAuthenticator) Credentials(user string) (scram.StoredCredentials, er
 	return parseVerifier(r.Password)
 }
 
+func (a roleAuthenticator) MD5Secret(user string) (string, error) {
+	r := a.e.roles.ByName(user)
+	if r == nil || !isMD5Secret(r.Password) {
+		return "", fmt.Errorf("role %q has no md5 password", user)
+	}
+	return r.Password, nil
+}
+
 // isLoopback reports whether a client connects from this machine (TCP over
 // a loopback address, a Unix socket, or an in-process pipe).
 func isLoopback(addr net.Addr) bool {
@@ -113,19 +155,31 @@ func (e *Engine) checkLogin(user string) error {
 
 // passwordVerifier returns what is stored for a role's new password: a
 // SCRAM-SHA-256 verifier, computed here unless the password already is one
-// (what pg_dumpall emits). md5 hashes are refused: they cannot give a SCRAM
-// verifier.
-func passwordVerifier(user, password string) (string, error) {
+// (what pg_dumpall emits), or, where the server authenticates with md5
+// (AuthMD5), an md5 hash: given as one, or computed when the session's
+// password_encryption is md5. Elsewhere md5 hashes are refused, as no
+// exchange the server offers could check them.
+func (e *Engine) passwordVerifier(s *session, user, password string) (string, error) {
 	if strings.HasPrefix(password, scramPrefix) {
 		if _, err := parseVerifier(password); err == nil {
 			return password, nil
 		}
 	}
-	if len(password) == 35 && strings.HasPrefix(password, "md5") {
-		return "", sqlerr.Unsupported("md5 password hashes (give the password, or a SCRAM-SHA-256 verifier)")
+	md5Allowed := e.opts.Auth == AuthMD5
+	if isMD5Secret(password) {
+		if !md5Allowed {
+			return "", sqlerr.Unsupported("md5 password hashes on a server without --auth md5 (give the password, or a SCRAM-SHA-256 verifier)")
+		}
+		return password, nil
 	}
 	if password == "" {
 		return "", nil // PostgreSQL: an empty password is no password
+	}
+	if s.value("password_encryption") == md5Prefix {
+		if !md5Allowed {
+			return "", sqlerr.Unsupported("password_encryption = 'md5' on a server without --auth md5")
+		}
+		return md5Secret(user, password), nil
 	}
 	return scramVerifier(user, password)
 }
@@ -159,6 +213,15 @@ func verifierMatches(v, user, password string) bool {
 	}
 	got, err := client.GetStoredCredentialsWithError(c.KeyFactors)
 	return err == nil && hmac.Equal(got.StoredKey, c.StoredKey)
+}
+
+// secretMatches reports whether stored secret v (a SCRAM-SHA-256 verifier
+// or an md5 hash) was made from password.
+func secretMatches(v, user, password string) bool {
+	if isMD5Secret(v) {
+		return subtle.ConstantTimeCompare([]byte(v), []byte(md5Secret(user, password))) == 1
+	}
+	return verifierMatches(v, user, password)
 }
 
 // parseVerifier reads "SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>".
@@ -201,9 +264,9 @@ func (e *Engine) CheckPassword(user, password string, loopback bool) error {
 	if err != nil {
 		return err
 	}
-	if m == pgwire.AuthSCRAM {
+	if m != pgwire.AuthTrust {
 		r := e.roles.ByName(user)
-		if r == nil || !verifierMatches(r.Password, user, password) {
+		if r == nil || !secretMatches(r.Password, user, password) {
 			return sqlerr.New(sqlerr.InvalidPassword, "password authentication failed for user \"%s\"", user)
 		}
 	}

@@ -74,8 +74,8 @@ type Options struct {
 	// Clock is the time barriers carry, which is now() in streaming plans
 	// (temporal filters); default time.Now. Tests fix it.
 	Clock func() time.Time
-	// Auth is the authentication mode: AuthAuto (default), AuthSCRAM or
-	// AuthTrust (see Authenticator).
+	// Auth is the authentication mode: AuthAuto (default), AuthSCRAM,
+	// AuthMD5 or AuthTrust (see Authenticator).
 	Auth string
 	// Superuser names the bootstrap superuser (default DefaultSuperuser),
 	// created at the first start; SuperuserPassword, if set, becomes its

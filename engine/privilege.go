@@ -13,14 +13,16 @@ import (
 // Privileges are checked per statement, before it runs (authorize): a
 // superuser may do anything; another role needs
 //   - SELECT on every relation a statement reads (system tables and the
-//     catalogs are readable by every role);
+//     catalogs are readable by every role), and USAGE on the schema of
+//     every relation it reads or writes;
 //   - INSERT, UPDATE or DELETE on the table a DML statement or COPY FROM
 //     writes;
 //   - CREATE on the schema it creates a relation in (PostgreSQL 15's
 //     default grants no one CREATE on public), after which it owns the
 //     relation;
 //   - ownership of what it drops, alters, renames, comments on, indexes or
-//     grants on; TRUNCATE on what it truncates;
+//     pauses; to grant, ownership or the privileges WITH GRANT OPTION;
+//     TRUNCATE on what it truncates;
 //   - CREATEDB for CREATE DATABASE, CREATEROLE for roles; schemas,
 //     databases' drops and database savepoints are for superusers.
 // A session whose user is no role (trusted loopback connections, see
@@ -63,7 +65,7 @@ func (e *Engine) schemaObject(cat *catalog.Catalog, name string) catalog.Object 
 	if d := e.cat.Database(cat.DatabaseName()); d != nil {
 		db = d.ID
 	}
-	return catalog.Object{Kind: catalog.ObjSchema, ID: 1<<31 | db}
+	return catalog.BuiltinSchema(db)
 }
 
 func permissionDenied(what, name string) error {
@@ -123,13 +125,21 @@ func (s *session) authorize(st sql.Statement, refs []uint32) error {
 			return err
 		}
 	}
-	if target != nil && !s.e.roles.Has(role, relationObject(target), need) {
-		return permissionDenied(kindNoun(target.Kind), target.Name)
+	if target != nil {
+		if err := s.mayUse(target, role); err != nil {
+			return err
+		}
+		if !s.e.roles.Has(role, relationObject(target), need) {
+			return permissionDenied(kindNoun(target.Kind), target.Name)
+		}
 	}
 	for _, id := range refs {
 		r := s.e.cat.ByID(id)
 		if r == nil || r == target || r.Kind == catalog.SystemTable {
 			continue
+		}
+		if err := s.mayUse(r, role); err != nil {
+			return err
 		}
 		if !s.e.roles.Has(role, relationObject(r), catalog.PrivSelect) {
 			return permissionDenied(kindNoun(r.Kind), r.Name)
@@ -201,6 +211,24 @@ func (s *session) authorizeDDL(st sql.Statement, role uint32) error {
 	return nil
 }
 
+// mayUse checks USAGE on the schema of r, without which a role cannot
+// name what the schema holds (PostgreSQL skips such a schema in the search
+// path; here the statement fails on the relation it resolved). System
+// tables and the catalogs are usable by every role.
+func (s *session) mayUse(r *catalog.Relation, role uint32) error {
+	schema := r.Schema
+	if schema == "" {
+		schema = catalog.Public
+	}
+	if r.Kind == catalog.SystemTable || schema == catalog.PgCatalog || schema == catalog.InformationSchema {
+		return nil
+	}
+	if !s.e.roles.Has(role, s.e.schemaObject(s.cat, schema), catalog.PrivUsage) {
+		return permissionDenied("schema", schema)
+	}
+	return nil
+}
+
 // mayCreateIn checks CREATE on schema.
 func (s *session) mayCreateIn(schema string, role uint32) error {
 	if !s.e.roles.Has(role, s.e.schemaObject(s.cat, schema), catalog.PrivCreate) {
@@ -218,18 +246,59 @@ func (s *session) mustOwn(r *catalog.Relation, role uint32) error {
 	return mustBeOwner(r)
 }
 
-// mayGrant checks that role owns every object of a GRANT or REVOKE.
+// mayGrant checks that role may GRANT on every object: as its owner, by a
+// grant option, or at least by holding some privilege on it (it then
+// grants what it may, with a warning, as PostgreSQL does; see grant). Any
+// role may REVOKE: it takes back its own grants only.
 func (s *session) mayGrant(st *sql.Grant, role uint32) error {
 	objs, err := s.grantObjects(st)
-	if err != nil {
+	if err != nil || st.Revoke {
 		return err
 	}
-	for _, o := range objs {
-		if !s.e.roles.IsOwner(role, o) {
-			return sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied: only the owner of an object may grant privileges on it")
+	for i, o := range objs {
+		if privs, grantable := s.e.roles.Holds(role, o); privs == 0 && grantable == 0 {
+			noun, name := s.objectName(st, o, i)
+			return sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for %s %s", noun, name)
 		}
 	}
 	return nil
+}
+
+// objectName returns the kind and name of the i-th object of st, o, as
+// PostgreSQL's permission errors name them ("table", "t").
+func (s *session) objectName(st *sql.Grant, o catalog.Object, i int) (noun, name string) {
+	switch {
+	case o.Kind == catalog.ObjRelation:
+		if r := s.e.cat.ByID(o.ID); r != nil {
+			return kindNoun(r.Kind), r.Name
+		}
+	case i < len(st.Target.Names) && o.Kind == catalog.ObjSchema:
+		return "schema", st.Target.Names[i]
+	case i < len(st.Target.Names):
+		return "database", st.Target.Names[i]
+	}
+	return "object", fmt.Sprint(o.ID)
+}
+
+// grantable returns the privileges of st the session's role may grant on
+// the i-th object o: all of them for its owner or a superuser, else those
+// it holds with grant option; it warns as PostgreSQL does (01007) when
+// that is not all of them.
+func (s *session) grantable(st *sql.Grant, o catalog.Object, i int, w notifier) (catalog.Privileges, error) {
+	if s.isSuperuser() {
+		return st.Privs, nil
+	}
+	_, grantable := s.e.roles.Holds(s.role().ID, o)
+	privs := st.Privs & grantable
+	if privs == st.Privs || st.Revoke {
+		return st.Privs, nil
+	}
+	_, name := s.objectName(st, o, i)
+	msg := fmt.Sprintf("not all privileges were granted for \"%s\"", name)
+	if privs == 0 {
+		msg = fmt.Sprintf("no privileges were granted for \"%s\"", name)
+	}
+	return privs, w.Notice("WARNING", sqlerr.PrivilegeNotGranted, msg)
 }
 
 // grantObjects resolves the objects of a GRANT or REVOKE.
@@ -271,8 +340,13 @@ func (s *session) grantObjects(st *sql.Grant) ([]catalog.Object, error) {
 	return out, nil
 }
 
-// grant runs GRANT or REVOKE.
-func (e *Engine) grant(s *session, st *sql.Grant) error {
+// grant runs GRANT or REVOKE. The owner of an object (or a superuser)
+// grants as grantor 0; another role grants as itself, with the grant
+// options it holds (mayGrant). REVOKE takes back the grants of the
+// statement's grantor only, as in PostgreSQL, and what the grantees
+// granted with grant options they lose: with CASCADE, else the statement
+// fails with 2BP01.
+func (e *Engine) grant(s *session, st *sql.Grant, w notifier) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
 	objs, err := s.grantObjects(st)
@@ -291,32 +365,152 @@ func (e *Engine) grant(s *session, st *sql.Grant) error {
 		}
 		grantees[i] = r.ID
 	}
-	var changed []catalog.Grant
-	for _, o := range objs {
+	c := &grantChanges{roles: e.roles, at: map[grantChangeKey]int{}}
+	var materialized []catalog.Object
+	for i, o := range objs {
+		privs, err := s.grantable(st, o, i, w)
+		if err != nil {
+			return err
+		}
+		if !e.roles.Explicit(o) {
+			// The first GRANT or REVOKE on an object turns its default
+			// privileges into PUBLIC's grant, which it then changes.
+			materialized = append(materialized, o)
+			c.set(catalog.Grant{Object: o, Grantee: catalog.PublicRole, Privs: catalog.DefaultPrivileges(o)})
+		}
+		grantor := s.grantorOn(o)
 		for _, g := range grantees {
-			old := e.roles.Granted(o, g)
-			privs := old | st.Privs
-			if st.Revoke {
-				privs = old &^ st.Privs
+			next := c.get(o, g, grantor)
+			switch {
+			case !st.Revoke:
+				next.Privs |= privs
+				if st.GrantOption {
+					next.Grantable |= privs
+				}
+			case st.GrantOption:
+				next.Grantable &^= st.Privs
+			default:
+				next.Privs &^= st.Privs
+				next.Grantable &^= st.Privs
 			}
-			if privs != old {
-				changed = append(changed, catalog.Grant{Object: o, Grantee: g, Privs: privs})
+			c.set(next)
+			if st.Revoke {
+				if err := c.cascade(o, g, st.Cascade); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	err = e.commitCatalogChange(func() error {
-		for i := range changed {
-			if err := e.catSrc.putGrant(&changed[i]); err != nil {
+		for i := range c.list {
+			if err := e.catSrc.putGrant(&c.list[i]); err != nil {
 				return err
 			}
+		}
+		for _, o := range materialized {
+			e.catSrc.putExplicit(o)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	for _, g := range changed {
-		e.roles.SetGrant(g.Object, g.Grantee, g.Privs)
+	for _, g := range c.list {
+		e.roles.PutGrant(g)
+	}
+	for _, o := range materialized {
+		e.roles.SetExplicit(o)
+	}
+	return nil
+}
+
+// grantorOn is the grantor the session's grants on o are recorded under:
+// 0 for its owner or a superuser, else the session's role.
+func (s *session) grantorOn(o catalog.Object) uint32 {
+	if s.isSuperuser() || s.e.roles.IsOwner(s.role().ID, o) {
+		return 0
+	}
+	return s.role().ID
+}
+
+// grantChanges are the grants a GRANT or REVOKE changes, over the
+// committed ones (roles), in the order they were changed.
+type grantChanges struct {
+	roles *catalog.Roles
+	list  []catalog.Grant
+	at    map[grantChangeKey]int
+}
+
+type grantChangeKey struct {
+	obj              catalog.Object
+	grantee, grantor uint32
+}
+
+func (c *grantChanges) get(o catalog.Object, grantee, grantor uint32) catalog.Grant {
+	if i, ok := c.at[grantChangeKey{o, grantee, grantor}]; ok {
+		return c.list[i]
+	}
+	return c.roles.GrantBy(o, grantee, grantor)
+}
+
+func (c *grantChanges) set(g catalog.Grant) {
+	g.Grantable &= g.Privs
+	k := grantChangeKey{g.Object, g.Grantee, g.Grantor}
+	if i, ok := c.at[k]; ok {
+		c.list[i] = g
+		return
+	}
+	c.at[k] = len(c.list)
+	c.list = append(c.list, g)
+}
+
+// grants returns the grants on o with the changes applied.
+func (c *grantChanges) grants(o catalog.Object) []catalog.Grant {
+	out := c.roles.Grants(o)
+	for i, g := range out {
+		out[i] = c.get(o, g.Grantee, g.Grantor)
+	}
+	for _, g := range c.list {
+		if g.Object == o && c.roles.GrantBy(o, g.Grantee, g.Grantor).Privs == 0 {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// cascade takes back what grantee granted on o with the grant options the
+// changes made it lose (held through no other grant), and so on from
+// those grantees; without ok it fails instead when there is any.
+func (c *grantChanges) cascade(o catalog.Object, grantee uint32, ok bool) error {
+	var before, after catalog.Privileges
+	for _, g := range c.roles.Grants(o) {
+		if g.Grantee == grantee {
+			before |= g.Grantable
+		}
+	}
+	for _, g := range c.grants(o) {
+		if g.Grantee == grantee {
+			after |= g.Grantable
+		}
+	}
+	lost := before &^ after
+	if lost == 0 {
+		return nil
+	}
+	for _, d := range c.grants(o) {
+		if d.Grantor != grantee || d.Privs&lost == 0 {
+			continue
+		}
+		if !ok {
+			return sqlerr.New(sqlerr.DependentObjectsStillExist, "dependent privileges exist").
+				WithHint("Use CASCADE to revoke them too.")
+		}
+		d.Privs &^= lost
+		d.Grantable &^= lost
+		c.set(d)
+		if err := c.cascade(o, d.Grantee, ok); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -21,11 +21,14 @@ import (
 // change with DDL's commit like any catalog entry.
 
 // Catalog keys: rolePrefix + id -> JSON role; grantPrefix + kind + object
-// id + grantee -> JSON grant; ownerPrefix + kind + object id -> owner id.
+// id + grantee -> JSON grant; ownerPrefix + kind + object id -> owner id;
+// explicitPrefix + kind + object id -> nothing, for the objects whose
+// grants replace their default privileges (catalog.Roles.SetExplicit).
 var (
-	rolePrefix  = []byte("a")
-	grantPrefix = []byte("g")
-	ownerPrefix = []byte("o")
+	rolePrefix     = []byte("a")
+	grantPrefix    = []byte("g")
+	ownerPrefix    = []byte("o")
+	explicitPrefix = []byte("A")
 )
 
 // DefaultSuperuser is the bootstrap superuser's name when Options.Superuser
@@ -41,8 +44,14 @@ func objectKey(prefix []byte, o catalog.Object) []byte {
 	return binary.BigEndian.AppendUint32(k, o.ID)
 }
 
-func grantKey(o catalog.Object, grantee uint32) []byte {
-	return binary.BigEndian.AppendUint32(objectKey(grantPrefix, o), grantee)
+// grantKey is the key of g: the grants of owners and superusers (grantor
+// 0) have no grantor in their key, as before grant options existed.
+func grantKey(g *catalog.Grant) []byte {
+	k := binary.BigEndian.AppendUint32(objectKey(grantPrefix, g.Object), g.Grantee)
+	if g.Grantor != 0 {
+		k = binary.BigEndian.AppendUint32(k, g.Grantor)
+	}
+	return k
 }
 
 func (c *catalogSource) putRole(r *catalog.Role) error {
@@ -66,14 +75,14 @@ func (c *catalogSource) putGrant(g *catalog.Grant) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if g.Privs == 0 {
-		c.table.Delete(grantKey(g.Object, g.Grantee))
+		c.table.Delete(grantKey(g))
 		return nil
 	}
 	v, err := g.Encode()
 	if err != nil {
 		return err
 	}
-	c.table.Put(grantKey(g.Object, g.Grantee), v)
+	c.table.Put(grantKey(g), v)
 	return nil
 }
 
@@ -85,6 +94,12 @@ func (c *catalogSource) putOwner(o catalog.Object, owner uint32) {
 		return
 	}
 	c.table.Put(objectKey(ownerPrefix, o), binary.BigEndian.AppendUint32(nil, owner))
+}
+
+func (c *catalogSource) putExplicit(o catalog.Object) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.table.Put(objectKey(explicitPrefix, o), []byte{1})
 }
 
 // loadRoles reads the committed roles, grants and owners.
@@ -102,9 +117,19 @@ func (e *Engine) loadRoles(snap *state.Snapshot) error {
 	err = scanCatalog(snap, grantPrefix, func(_, v []byte) error {
 		g, err := catalog.DecodeGrant(v)
 		if err == nil {
-			e.roles.SetGrant(g.Object, g.Grantee, g.Privs)
+			e.roles.PutGrant(*g)
 		}
 		return err
+	})
+	if err != nil {
+		return err
+	}
+	err = scanCatalog(snap, explicitPrefix, func(k, _ []byte) error {
+		if len(k) != 6 {
+			return fmt.Errorf("catalog: corrupt privilege entry %x", k)
+		}
+		e.roles.SetExplicit(catalog.Object{Kind: catalog.ObjectKind(k[1]), ID: binary.BigEndian.Uint32(k[2:])})
+		return nil
 	})
 	if err != nil {
 		return err
@@ -151,7 +176,7 @@ func (e *Engine) bootstrapSuperuser() error {
 		c := *r
 		r = &c
 	}
-	if p := e.opts.SuperuserPassword; p != "" && !verifierMatches(r.Password, name, p) {
+	if p := e.opts.SuperuserPassword; p != "" && !secretMatches(r.Password, name, p) {
 		v, err := scramVerifier(name, p)
 		if err != nil {
 			return err
@@ -180,7 +205,7 @@ func (e *Engine) createRole(s *session, st *sql.CreateRole) error {
 		return sqlerr.New(sqlerr.DuplicateObject, "role \"%s\" already exists", st.Name)
 	}
 	r := &catalog.Role{ID: e.catSrc.allocIDs(1)[0], Name: st.Name}
-	if err := e.applyRoleOptions(r, &st.Options); err != nil {
+	if err := e.applyRoleOptions(s, r, &st.Options); err != nil {
 		return err
 	}
 	if err := e.putRoleCommitted(r); err != nil {
@@ -219,14 +244,14 @@ func (e *Engine) alterRole(s *session, st *sql.AlterRole) error {
 		}
 	}
 	r := *old
-	if err := e.applyRoleOptions(&r, &o); err != nil {
+	if err := e.applyRoleOptions(s, &r, &o); err != nil {
 		return err
 	}
 	return e.putRoleCommitted(&r)
 }
 
-// applyRoleOptions sets o's attributes on r.
-func (e *Engine) applyRoleOptions(r *catalog.Role, o *sql.RoleOptions) error {
+// applyRoleOptions sets o's attributes on r, for session s.
+func (e *Engine) applyRoleOptions(s *session, r *catalog.Role, o *sql.RoleOptions) error {
 	set := func(dst *bool, v *bool) {
 		if v != nil {
 			*dst = *v
@@ -240,7 +265,7 @@ func (e *Engine) applyRoleOptions(r *catalog.Role, o *sql.RoleOptions) error {
 	case o.ClearPassword:
 		r.Password = ""
 	case o.Password != nil:
-		v, err := passwordVerifier(r.Name, *o.Password)
+		v, err := e.passwordVerifier(s, r.Name, *o.Password)
 		if err != nil {
 			return err
 		}
@@ -329,12 +354,12 @@ func (e *Engine) dropRoleCommitted(r *catalog.Role) error {
 	return nil
 }
 
-// grantsOf returns every grant to role.
+// grantsOf returns every grant to role or by it.
 func (e *Engine) grantsOf(role uint32) []catalog.Grant {
 	var out []catalog.Grant
 	for _, o := range e.allObjects() {
 		for _, g := range e.roles.Grants(o) {
-			if g.Grantee == role {
+			if g.Grantee == role || g.Grantor == role {
 				out = append(out, g)
 			}
 		}
@@ -405,7 +430,7 @@ func (s *session) executeRoleStatement(st sql.Statement, w pgwire.ResultWriter) 
 	case *sql.DropRole:
 		err = e.dropRole(s, st, w)
 	case *sql.Grant:
-		err = e.grant(s, st)
+		err = e.grant(s, st, w)
 	case *sql.GrantRole:
 		err = e.grantRole(s, st)
 	default:

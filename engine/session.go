@@ -78,6 +78,8 @@ var parameters = map[string]*parameter{
 	"barrier_interval":                    {readOnly: true, desc: "Time between checkpoint barriers (set with --barrier-interval)."},
 	"query_memory_limit": {check: checkMemoryLimit,
 		desc: "Sets the most memory one query may hold (B, kB, MB, GB, TB; 0: no limit); a query that needs more fails with 53200."},
+	"password_encryption": {def: "scram-sha-256", check: onlyValues("password_encryption", "scram-sha-256", "md5"),
+		desc: "Chooses the algorithm for encrypting passwords (md5 only on a server run with --auth md5)."},
 	"checkpoint_mode": {def: "exactly_once", check: onlyValues("checkpoint_mode", "exactly_once", "at_least_once"),
 		desc: "Barrier alignment of materialized views created in this session: exactly_once aligns, at_least_once never blocks an input (see docs/fault-tolerance.md)."},
 	// The streaming dialect's session settings, accepted so that scripts

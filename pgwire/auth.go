@@ -23,6 +23,10 @@ const (
 	// AuthSCRAM asks for SCRAM-SHA-256 (RFC 7677), with channel binding
 	// (tls-server-end-point) offered on a TLS connection.
 	AuthSCRAM
+	// AuthMD5 asks for the password hashed with md5 and a random salt
+	// (AuthenticationMD5Password), for roles whose stored secret is an md5
+	// hash.
+	AuthMD5
 )
 
 // Authenticator decides how each client authenticates. Its methods are
@@ -37,6 +41,10 @@ type Authenticator interface {
 	// the exchange as a wrong password does, so that a client cannot tell
 	// a missing role from a wrong password.
 	Credentials(user string) (scram.StoredCredentials, error)
+	// MD5Secret returns user's stored md5 hash, "md5" followed by the hex
+	// md5 of the password and the user name. An error fails the exchange
+	// as a wrong password does.
+	MD5Secret(user string) (string, error)
 }
 
 // The SASL mechanisms offered.
@@ -68,7 +76,11 @@ func (c *conn) authenticate(user string) bool {
 	if method == AuthTrust {
 		return true
 	}
-	if err := c.scramExchange(user, tc); err != nil {
+	exchange := func() error { return c.scramExchange(user, tc) }
+	if method == AuthMD5 {
+		exchange = func() error { return c.md5Exchange(user) }
+	}
+	if err := exchange(); err != nil {
 		c.log.Info("pgwire: authentication failed", "user", user, "err", err)
 		if c.wErr == nil {
 			c.fatal(sqlerr.InvalidPassword, "password authentication failed for user \"%s\"", user)

@@ -80,6 +80,12 @@ func fuzzSeeds() [][]byte {
 		cat(encode(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersion30,
 			Parameters: map[string]string{"user": fuzzSCRAMUser}}),
 			encode(&pgproto3.SASLInitialResponse{AuthMechanism: mechSCRAMPlus, Data: []byte("p=tls-server-end-point,,n=,r=x")})),
+		cat(encode(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersion30,
+			Parameters: map[string]string{"user": fuzzMD5User}}),
+			encode(&pgproto3.PasswordMessage{Password: "md5" + fuzzMD5Secret[3:]}, &pgproto3.Query{String: "select 1"})),
+		cat(encode(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersion30,
+			Parameters: map[string]string{"user": fuzzMD5User}}),
+			encode(&pgproto3.SASLInitialResponse{AuthMechanism: mechSCRAM, Data: []byte("n,,n=,r=x")})),
 		[]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
 		{0, 0, 0, 8, 0, 0, 0, 0},
 		{},
@@ -159,16 +165,28 @@ func FuzzServeConn(f *testing.F) {
 // fuzzSCRAMUser is the user the fuzz server asks for a SCRAM exchange.
 const fuzzSCRAMUser = "scram"
 
-// fuzzAuth asks fuzzSCRAMUser for SCRAM-SHA-256 (password "pw") and trusts
-// everyone else.
+// fuzzMD5User is the user the fuzz server asks for md5 authentication, and
+// fuzzMD5Secret its stored hash (password "pw").
+const (
+	fuzzMD5User   = "md5"
+	fuzzMD5Secret = "md5" + "14b41e8aafff866e8f68c84295626136"
+)
+
+// fuzzAuth asks fuzzSCRAMUser for SCRAM-SHA-256 (password "pw"),
+// fuzzMD5User for md5, and trusts everyone else.
 type fuzzAuth struct{}
 
 func (fuzzAuth) Method(user string, _ net.Addr, _ bool) (AuthMethod, error) {
-	if user == fuzzSCRAMUser {
+	switch user {
+	case fuzzSCRAMUser:
 		return AuthSCRAM, nil
+	case fuzzMD5User:
+		return AuthMD5, nil
 	}
 	return AuthTrust, nil
 }
+
+func (fuzzAuth) MD5Secret(string) (string, error) { return fuzzMD5Secret, nil }
 
 func (fuzzAuth) Credentials(user string) (scram.StoredCredentials, error) {
 	c, err := scram.SHA256.NewClient(user, "pw", "")

@@ -68,6 +68,12 @@ type Grant struct {
 	Privs    catalog.Privileges
 	Target   GrantTarget
 	Grantees []string
+	// GrantOption is WITH GRANT OPTION of a GRANT, GRANT OPTION FOR of a
+	// REVOKE (which then takes back the grant option only).
+	GrantOption bool
+	// Cascade is REVOKE ... CASCADE: what the grantees granted with the
+	// grant options they lose is revoked too.
+	Cascade bool
 }
 
 func (g *Grant) Tag() string {
@@ -218,7 +224,10 @@ func roleNames(n *pg_query.Node) []string {
 }
 
 func (b *binder) bindGrant(s *pg_query.GrantStmt) (Statement, error) {
-	st := &Grant{Revoke: !s.IsGrant}
+	st := &Grant{Revoke: !s.IsGrant, GrantOption: s.GrantOption, Cascade: s.Behavior == pg_query.DropBehavior_DROP_CASCADE}
+	if s.Grantor != nil {
+		return nil, sqlerr.Unsupported("GRANTED BY")
+	}
 	switch s.Objtype {
 	case pg_query.ObjectType_OBJECT_TABLE:
 		st.Target.Kind = catalog.ObjRelation
@@ -273,6 +282,9 @@ func (b *binder) bindGrant(s *pg_query.GrantStmt) (Statement, error) {
 			continue
 		}
 		if spec.Roletype == pg_query.RoleSpecType_ROLESPEC_PUBLIC {
+			if st.GrantOption && !st.Revoke {
+				return nil, sqlerr.New(sqlerr.InvalidGrantOperation, "grant options can only be granted to roles")
+			}
 			st.Grantees = append(st.Grantees, "public")
 		} else {
 			st.Grantees = append(st.Grantees, spec.Rolename)

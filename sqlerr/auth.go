@@ -10,4 +10,5 @@ const (
 const (
 	ReservedName          = "42939"
 	InvalidGrantOperation = "0LP01"
+	PrivilegeNotGranted   = "01007"
 )

@@ -22,7 +22,7 @@ type authOptions struct {
 }
 
 func addAuthFlags(f *pflag.FlagSet, o *authOptions) {
-	f.StringVar(&o.auth, "auth", engine.AuthAuto, "authentication: auto (SCRAM-SHA-256 for roles with a password, trust for the others on loopback only), scram (every client gives its role's password) or trust (no password; loopback only)")
+	f.StringVar(&o.auth, "auth", engine.AuthAuto, "authentication: auto (SCRAM-SHA-256 for roles with a password, trust for the others on loopback only), scram (every client gives its role's password), md5 (as scram, with md5 for roles whose password is stored as an md5 hash; allows storing md5 hashes) or trust (no password; loopback only)")
 	f.StringVar(&o.superuser, "superuser", engine.DefaultSuperuser, "name of the bootstrap superuser, created at the first start")
 	f.StringVar(&o.superuserPassword, "superuser-password", "", "password of the bootstrap superuser (default $STREAMSQL_SUPERUSER_PASSWORD); set at every start when given")
 	f.StringVar(&o.tlsCert, "tls-cert", "", "PEM certificate file: serve TLS (sslmode=require, verify-full) with --tls-key")
