@@ -90,6 +90,9 @@ func castIsIdentity(from, to types.T) bool {
 		return to.Width <= 0 || (from.Width > 0 && from.Width <= to.Width)
 	case from.Kind == types.Struct && to.Kind == types.Struct, from.Kind == types.Map && to.Kind == types.Map:
 		return types.Identical(from, to)
+	case from.Kind == types.Array && to.Kind == types.Array:
+		fe, te := from.ElemT(), to.ElemT()
+		return castIsIdentity(fe, te) && arrow.TypeEqual(fe.ArrowType(), te.ArrowType())
 	case from.Kind == to.Kind:
 		return true
 	case (from.Kind == types.Timestamp || from.Kind == types.TimestampTZ) &&
@@ -187,6 +190,8 @@ func castDatumMode(k *kctx, from, to types.T, d types.Datum, assign bool) (types
 		return castStruct(k, from, to, d, assign)
 	case from.Kind == types.Array && to.Kind == types.Array && to.Elem == types.Struct && from.Elem == types.Struct:
 		return castStructs(k, from.ElemT(), to.ElemT(), d, assign)
+	case from.Kind == types.Array && to.Kind == types.Array && from.ElemT() != to.ElemT():
+		return castArray(k, from.ElemT(), to.ElemT(), d, assign)
 	case from.Kind == types.Map && to.Kind == types.Map:
 		return castStructs(k, types.MapEntriesT(from).ElemT(), types.MapEntriesT(to).ElemT(), d, assign)
 	case from.Kind == types.Unknown || (from.Kind == types.Text && to.Kind != types.Text):
