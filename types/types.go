@@ -85,7 +85,9 @@ type T struct {
 	// text is text. Values and operations are the same.
 	Varchar bool
 	// Elem is the element kind of an array type; the modifiers above are
-	// then the element's.
+	// then the element's. On a text type it marks a catalog vector
+	// (Int2VectorT, OIDVectorT): text of numbers separated by spaces, which
+	// subscripts read from 0 as PostgreSQL's int2vector and oidvector.
 	Elem Kind
 	// Fields is the interned field list of a struct type, of a map type's
 	// entries, or of an array's struct or map elements.
@@ -108,7 +110,14 @@ var (
 	TimestampTZT = T{Kind: TimestampTZ}
 	IntervalT    = T{Kind: Interval}
 	JSONBT       = T{Kind: JSONB}
+	// Int2VectorT and OIDVectorT are the pg_catalog vector types, text
+	// whose Elem is the kind of their numbers (see T.Elem).
+	Int2VectorT = T{Kind: Text, Elem: Int16}
+	OIDVectorT  = T{Kind: Text, Elem: Int64}
 )
+
+// IsVector reports whether t is Int2VectorT or OIDVectorT.
+func (t T) IsVector() bool { return t.Kind == Text && t.Elem != Unknown }
 
 // WithoutTypmod returns t without its modifiers: numeric(p,s) is numeric,
 // varchar(n) character varying; an array's element loses its modifiers.
