@@ -84,7 +84,9 @@ func pythonWithPsycopg2() string {
 const pgJDBCJar = "/usr/share/java/postgresql.jar"
 
 // TestPgJDBC compiles and runs testdata/clients/JdbcMeta.java: pgJDBC's
-// DatabaseMetaData.getTables and getColumns, as IDEs and BI tools browse.
+// DatabaseMetaData.getTables, getColumns, getPrimaryKeys (of a composite
+// key), getIndexInfo and getImportedKeys/getExportedKeys, as IDEs and BI
+// tools browse.
 func TestPgJDBC(t *testing.T) {
 	javac, errc := exec.LookPath("javac")
 	java, errj := exec.LookPath("java")
@@ -97,9 +99,14 @@ func TestPgJDBC(t *testing.T) {
 	got := clientOutput(t, java, "-cp", pgJDBCJar+string(os.PathListSeparator)+classes, "JdbcMeta", url)
 	want := `table item_count MATERIALIZED VIEW
 table items TABLE
+table stock TABLE
 column id int4 4 nullable=NO
 column name text 12 nullable=NO
 column price numeric 2 nullable=YES
+pk stock shop 1 stock_pkey
+pk stock item 2 stock_pkey
+index stock_pkey shop 1 unique=true
+index stock_pkey item 2 unique=true
 count 1
 ok
 `

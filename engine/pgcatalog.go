@@ -49,8 +49,9 @@ var pgColumnTypes = map[string]types.T{
 	"name[]": types.ArrayOf(types.TextT),
 	"oid[]":  types.ArrayOf(types.Int64T), "int2[]": types.ArrayOf(types.Int16T),
 	// int2vector and oidvector print as numbers separated by spaces, which
-	// is what their readers (pg_dump) parse: they are text here.
-	"oidvector": types.TextT, "int2vector": types.TextT,
+	// is what their readers (pg_dump) parse: they are text here, which
+	// subscripts read as numbers (pgJDBC's indoption[k]).
+	"oidvector": types.OIDVectorT, "int2vector": types.Int2VectorT,
 }
 
 func pgColumns(spec string) []catalog.Column {

@@ -555,14 +555,3 @@ func (s *session) recordOwner(schema, name string) error {
 	s.e.roles.SetOwner(o, owner)
 	return nil
 }
-
-// HasTablePrivilege implements sql.PrivilegeChecker for
-// has_table_privilege: a user that is no role has a superuser's rights (see
-// Authenticator), and system tables are readable by everyone.
-func (s *session) HasTablePrivilege(user string, rel *catalog.Relation, privs catalog.Privileges) bool {
-	r := s.e.roles.ByName(user)
-	if r == nil || rel.Kind == catalog.SystemTable && privs == catalog.PrivSelect {
-		return true
-	}
-	return s.e.roles.Has(r.ID, relationObject(rel), privs)
-}

@@ -74,6 +74,7 @@ var parameters = map[string]*parameter{
 	"server_encoding":                     {def: "UTF8", readOnly: true, report: true, desc: "Shows the server (database) character set encoding."},
 	"integer_datetimes":                   {def: "on", readOnly: true, report: true, desc: "Shows whether datetimes are integer based."},
 	"max_identifier_length":               {def: "63", readOnly: true, desc: "Shows the maximum identifier length."},
+	"max_index_keys":                      {def: "32", readOnly: true, desc: "Shows the maximum number of index keys."},
 	"is_superuser":                        {def: "on", readOnly: true, report: true, desc: "Shows whether the current user is a superuser."},
 	"barrier_interval":                    {readOnly: true, desc: "Time between checkpoint barriers (set with --barrier-interval)."},
 	"query_memory_limit": {check: checkMemoryLimit,

@@ -231,6 +231,12 @@ func (b *binder) bindIndirection(ctx *exprCtx, ind *pg_query.A_Indirection) (Exp
 			}
 			continue
 		}
+		if e.Type().IsVector() && !idx.IsSlice {
+			if e, err = b.bindVectorSubscript(ctx, e, idx.Uidx, loc); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if s, ok, err := b.bindNameSubscript(ctx, e, idx, loc); ok {
 			if err != nil {
 				return nil, err

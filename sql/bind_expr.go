@@ -741,6 +741,7 @@ func overloadCost(o *Overload, args []Expr) (int, bool) {
 
 var operatorSymbols = map[string]string{
 	FnAdd: "+", FnSub: "-", FnMul: "*", FnDiv: "/", FnMod: "%", FnEq: "=", FnNe: "<>",
+	FnBitAnd: "&", FnBitOr: "|", FnBitXor: "#",
 	FnLt: "<", FnLe: "<=", FnGt: ">", FnGe: ">=", FnConcatOp: "||", FnLike: "~~", FnILike: "~~*",
 	FnRegexMatch: "~", FnRegexIMatch: "~*",
 }
@@ -873,6 +874,7 @@ func opName(names []*pg_query.Node) string {
 
 var binaryOps = map[string]string{
 	"+": FnAdd, "-": FnSub, "*": FnMul, "/": FnDiv, "%": FnMod,
+	"&": FnBitAnd, "|": FnBitOr, "#": FnBitXor,
 	"=": FnEq, "<>": FnNe, "!=": FnNe, "<": FnLt, "<=": FnLe, ">": FnGt, ">=": FnGe,
 	"||": FnConcatOp, "~~": FnLike, "~~*": FnILike, "^": FnPower,
 }

@@ -33,6 +33,10 @@ const FnRegexSplitToArray = "regexp_split_to_array"
 // returns for args, and, if the function's values are not those elements,
 // the function that maps an element to the value.
 func (b *binder) srfArray(fn string, args []Expr, loc int32) (Expr, func(Expr) Expr, error) {
+	if fn == fnPgExpandArray {
+		arr, err := b.bindExpandArrayRows(args, loc)
+		return arr, nil, err
+	}
 	arr, err := b.resolveCall(arraySRFs[fn], args, loc)
 	if err != nil || fn != "regexp_matches" {
 		return arr, nil, err

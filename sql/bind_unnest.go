@@ -79,6 +79,16 @@ func (b *binder) bindUnnest(rf *pg_query.RangeFunction, calls []*pg_query.FuncCa
 		if err != nil {
 			return nil, nil, err
 		}
+		if fname == fnPgExpandArray {
+			a, err := b.bindExpandArrayRows(args, f.Location)
+			if err != nil {
+				return nil, nil, err
+			}
+			arrays, colNames = append(arrays, a, a), append(colNames, "x", "n")
+			elems = append(elems, expandArrayField(0), expandArrayField(1))
+			named = true
+			continue
+		}
 		if arraySRFs[fname] != "" {
 			a, elem, err := b.srfArray(fname, args, f.Location)
 			if err != nil {

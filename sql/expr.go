@@ -85,6 +85,10 @@ const (
 	FnDiv = "div" // numbers (integer division truncates); interval/float8
 	FnMod = "mod" // integers and numeric
 	FnNeg = "neg" // numbers and interval
+	// The bitwise operators over integers: & | #.
+	FnBitAnd = "bitand"
+	FnBitOr  = "bitor"
+	FnBitXor = "bitxor"
 
 	FnEq = "eq"
 	FnNe = "ne"
@@ -242,6 +246,7 @@ func (e *Const) String() string {
 
 var infixNames = map[string]string{
 	FnAdd: "+", FnSub: "-", FnMul: "*", FnDiv: "/", FnMod: "%",
+	FnBitAnd: "&", FnBitOr: "|", FnBitXor: "#",
 	FnEq: "=", FnNe: "<>", FnLt: "<", FnLe: "<=", FnGt: ">", FnGe: ">=",
 	FnAnd: "AND", FnOr: "OR", FnLike: "LIKE", FnILike: "ILIKE", FnConcatOp: "||",
 	FnIsDistinct: "IS DISTINCT FROM", FnIsNotDistinct: "IS NOT DISTINCT FROM",

@@ -47,6 +47,11 @@ func init() {
 		if t.Kind != types.Float32 && t.Kind != types.Float64 {
 			def(FnMod, t, t, t)
 		}
+		if t.IsInteger() {
+			for _, fn := range []string{FnBitAnd, FnBitOr, FnBitXor} {
+				def(fn, t, t, t)
+			}
+		}
 		def(FnNeg, t, t)
 		def(FnAbs, t, t)
 	}

@@ -476,13 +476,13 @@ func (b *binder) bindCatalogFunc(name string, args []Expr, loc int32) (Expr, boo
 	case "set_config":
 		return b.bindSetConfig(args, loc)
 	}
-	if name == "has_table_privilege" {
-		if e, ok := b.bindHasTablePrivilege(args); ok {
-			return e, true, nil
+	if _, ok := privilegeFuncs[name]; ok {
+		if e, ok, err := b.bindPrivilegeFunc(name, args, loc); ok || err != nil {
+			return e, true, err
 		}
 	}
-	// The other has_*_privilege and pg_has_role, and has_table_privilege
-	// over catalog rows: true.
+	// The other has_*_privilege and pg_has_role, and the has_*_privilege
+	// of privilegeFuncs where the session checks no privileges: true.
 	return &Const{Value: types.DBool(true), T: types.BoolT}, true, nil
 }
 

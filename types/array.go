@@ -52,8 +52,11 @@ var arrayOIDs = map[Kind]uint32{
 	Struct: OIDRecordArray, Map: 1009,
 }
 
-// oidVarcharArray is character varying[].
-const oidVarcharArray = 1015
+// oidVarcharArray is character varying[], oidBpcharArray character[].
+const (
+	oidVarcharArray = 1015
+	oidBpcharArray  = 1014
+)
 
 // arrayOID returns the OID of array type t: an array of text is text[],
 // one of character varying (varchar, varchar(n)) character varying[], as
@@ -61,6 +64,9 @@ const oidVarcharArray = 1015
 func arrayOID(t T) uint32 {
 	if t.Elem == Text && t.ElemT().OID() == OIDVarchar {
 		return oidVarcharArray
+	}
+	if t.Elem == Text && t.Bpchar {
+		return oidBpcharArray
 	}
 	return arrayOIDs[t.Elem]
 }

@@ -80,6 +80,9 @@ func NewColumnBinaryFormatter(t T, arr arrow.Array) ColumnFormatter {
 		}
 	case Text:
 		a := arr.(*array.String)
+		if t.Bpchar && t.Width > 0 {
+			return func(buf []byte, i int) []byte { return AppendBpchar(buf, a.Value(i), t.Width) }
+		}
 		return func(buf []byte, i int) []byte { return append(buf, a.Value(i)...) }
 	case Date:
 		vs := arr.(*array.Date32).Date32Values()
@@ -134,6 +137,9 @@ func AppendBinary(buf []byte, t T, d Datum) []byte {
 		m, scale := NumericParts(t, d.Dec)
 		return appendNumericBinary(buf, m, scale)
 	case Text:
+		if t.Bpchar && t.Width > 0 {
+			return AppendBpchar(buf, d.S, t.Width)
+		}
 		return append(buf, d.S...)
 	case Date:
 		return binary.BigEndian.AppendUint32(buf, uint32(d.I-pgEpochDays))

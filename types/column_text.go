@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -61,6 +62,9 @@ func NewColumnFormatter(t T, arr arrow.Array) ColumnFormatter {
 		return func(buf []byte, i int) []byte { return appendDecimal(buf, vs[i], scale) }
 	case Text:
 		a := arr.(*array.String)
+		if t.Bpchar && t.Width > 0 {
+			return func(buf []byte, i int) []byte { return AppendBpchar(buf, a.Value(i), t.Width) }
+		}
 		return func(buf []byte, i int) []byte { return append(buf, a.Value(i)...) }
 	case Date:
 		vs := arr.(*array.Date32).Date32Values()
@@ -89,6 +93,16 @@ func NewColumnFormatter(t T, arr arrow.Array) ColumnFormatter {
 		return func(buf []byte, _ int) []byte { return buf }
 	}
 	panic(fmt.Sprintf("types: no column formatter for %v", t))
+}
+
+// AppendBpchar appends s, a character(width) value, padded with spaces to
+// width characters, as character(n) values are output (see T.Bpchar).
+func AppendBpchar(buf []byte, s string, width int32) []byte {
+	buf = append(buf, s...)
+	for n := utf8.RuneCountInString(s); n < int(width); n++ {
+		buf = append(buf, ' ')
+	}
+	return buf
 }
 
 // appendFloat is AppendFloat without its allocation: it parses the exponent

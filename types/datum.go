@@ -219,6 +219,9 @@ func AppendText(buf []byte, t T, d Datum) []byte {
 	case Numeric:
 		return AppendNumeric(buf, d.Dec, t)
 	case Text, JSONB:
+		if t.Bpchar && t.Width > 0 {
+			return AppendBpchar(buf, d.S, t.Width)
+		}
 		return append(buf, d.S...)
 	case Date:
 		return AppendDate(buf, d.I)

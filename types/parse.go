@@ -550,8 +550,13 @@ func NumericOverflowError(t T) *sqlerr.Error {
 // --- text ---
 
 // parseVarchar applies varchar(n) input rules: a longer value is an error
-// unless the excess characters are all spaces, which are dropped.
+// unless the excess characters are all spaces, which are dropped. For
+// character(n) and bpchar the trailing spaces are dropped first (they are
+// stored without them, see T.Bpchar).
 func parseVarchar(t T, s string) (string, error) {
+	if t.Bpchar {
+		s = strings.TrimRight(s, " ")
+	}
 	if t.Width <= 0 || len(s) <= int(t.Width) {
 		return s, nil
 	}
@@ -568,7 +573,7 @@ func parseVarchar(t T, s string) (string, error) {
 	}
 	for j := cut; j < len(s); j++ {
 		if s[j] != ' ' {
-			return "", sqlerr.New(sqlerr.StringDataRightTruncation, "value too long for type character varying(%d)", t.Width)
+			return "", sqlerr.New(sqlerr.StringDataRightTruncation, "value too long for type %s", t)
 		}
 	}
 	return s[:cut], nil

@@ -98,7 +98,7 @@ func (t T) canon(sb *strings.Builder) {
 	sb.WriteString(strconv.Itoa(int(t.Elem)))
 	sb.WriteByte('/')
 	sb.WriteString(strconv.Itoa(int(t.Precision)) + "," + strconv.Itoa(int(t.Scale)) + "," +
-		strconv.FormatBool(t.HasTypmod) + "," + strconv.Itoa(int(t.Width)) + "," + strconv.FormatBool(t.Varchar))
+		strconv.FormatBool(t.HasTypmod) + "," + strconv.Itoa(int(t.Width)) + "," + strconv.FormatBool(t.Varchar) + "," + strconv.FormatBool(t.Bpchar))
 	if t.Fields != nil {
 		sb.WriteString("{" + t.Fields.key + "}")
 	}
@@ -133,6 +133,7 @@ type tJSON struct {
 	HasTypmod bool
 	Width     int32
 	Varchar   bool
+	Bpchar    bool `json:",omitempty"`
 	Elem      Kind
 	Fields    []Field `json:",omitempty"`
 }
@@ -140,7 +141,7 @@ type tJSON struct {
 // MarshalJSON writes t with its field list spelled out.
 func (t T) MarshalJSON() ([]byte, error) {
 	j := tJSON{Kind: t.Kind, Precision: t.Precision, Scale: t.Scale, HasTypmod: t.HasTypmod,
-		Width: t.Width, Varchar: t.Varchar, Elem: t.Elem}
+		Width: t.Width, Varchar: t.Varchar, Bpchar: t.Bpchar, Elem: t.Elem}
 	if t.Fields != nil {
 		j.Fields = t.Fields.fs
 	}
@@ -154,7 +155,7 @@ func (t *T) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*t = T{Kind: j.Kind, Precision: j.Precision, Scale: j.Scale, HasTypmod: j.HasTypmod,
-		Width: j.Width, Varchar: j.Varchar, Elem: j.Elem}
+		Width: j.Width, Varchar: j.Varchar, Bpchar: j.Bpchar, Elem: j.Elem}
 	if j.Fields != nil {
 		t.Fields = InternFields(j.Fields)
 	}

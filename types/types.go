@@ -84,8 +84,16 @@ type T struct {
 	// length): it is named and described on the wire as such, where other
 	// text is text. Values and operations are the same.
 	Varchar bool
+	// Bpchar marks character(n) (Width n) and bpchar (Width 0), PostgreSQL's
+	// blank-padded char: values are stored without trailing spaces, which
+	// are insignificant in comparisons, length() and casts to text, and
+	// character(n) values are padded with spaces to n characters where
+	// they are output (PadBpchar).
+	Bpchar bool
 	// Elem is the element kind of an array type; the modifiers above are
-	// then the element's.
+	// then the element's. On a text type it marks a catalog vector
+	// (Int2VectorT, OIDVectorT): text of numbers separated by spaces, which
+	// subscripts read from 0 as PostgreSQL's int2vector and oidvector.
 	Elem Kind
 	// Fields is the interned field list of a struct type, of a map type's
 	// entries, or of an array's struct or map elements.
@@ -108,7 +116,14 @@ var (
 	TimestampTZT = T{Kind: TimestampTZ}
 	IntervalT    = T{Kind: Interval}
 	JSONBT       = T{Kind: JSONB}
+	// Int2VectorT and OIDVectorT are the pg_catalog vector types, text
+	// whose Elem is the kind of their numbers (see T.Elem).
+	Int2VectorT = T{Kind: Text, Elem: Int16}
+	OIDVectorT  = T{Kind: Text, Elem: Int64}
 )
+
+// IsVector reports whether t is Int2VectorT or OIDVectorT.
+func (t T) IsVector() bool { return t.Kind == Text && t.Elem != Unknown }
 
 // WithoutTypmod returns t without its modifiers: numeric(p,s) is numeric,
 // varchar(n) character varying; an array's element loses its modifiers.
@@ -117,6 +132,9 @@ func WithoutTypmod(t T) T {
 	case Numeric:
 		return NumericT
 	case Text:
+		if t.Bpchar {
+			return T{Kind: Text, Bpchar: true}
+		}
 		return T{Kind: Text, Varchar: t.Varchar || t.Width > 0}
 	case Array:
 		return ArrayOf(WithoutTypmod(t.ElemT()))
@@ -169,6 +187,9 @@ func (t T) OID() uint32 {
 	case Float64:
 		return OIDFloat8
 	case Text:
+		if t.Bpchar {
+			return OIDBpchar
+		}
 		if t.Width > 0 || t.Varchar {
 			return OIDVarchar
 		}
@@ -339,6 +360,12 @@ func (t T) String() string {
 	case Float64:
 		return "double precision"
 	case Text:
+		if t.Bpchar && t.Width > 0 {
+			return fmt.Sprintf("character(%d)", t.Width)
+		}
+		if t.Bpchar {
+			return "character" // as regtype spells bpchar
+		}
 		if t.Width > 0 {
 			return fmt.Sprintf("character varying(%d)", t.Width)
 		}
@@ -399,7 +426,14 @@ func FromName(name string, mods []int32) (t T, ok bool) {
 		}
 	case "text", "string":
 		return TextT, true
-	case "varchar", "character varying", "bpchar", "char", "character":
+	case "bpchar", "character":
+		// pg_query names char(n) and character(n) bpchar; char and
+		// character without a length are character(1).
+		if len(mods) == 1 {
+			return T{Kind: Text, Width: mods[0], Bpchar: true}, mods[0] >= 1
+		}
+		return T{Kind: Text, Bpchar: true}, true
+	case "varchar", "character varying", "char":
 		if len(mods) == 1 {
 			return T{Kind: Text, Width: mods[0]}, true
 		}

@@ -32,7 +32,7 @@ type arithNode struct {
 func newArithNode(fn string, t types.T, a, b node, ref scalarFn) node {
 	_, aConst := asConst(a)
 	_, bConst := asConst(b)
-	if aConst && !bConst && (fn == sql.FnAdd || fn == sql.FnMul) {
+	if aConst && !bConst && (fn == sql.FnAdd || fn == sql.FnMul || fn == sql.FnBitAnd || fn == sql.FnBitOr || fn == sql.FnBitXor) {
 		a, b = b, a // commutative: keep the constant on the right
 	}
 	return &arithNode{fn: fn, t: t, a: a, b: b, ref: ref}
@@ -134,6 +134,8 @@ func intArith[T integer](c *ectx, fn string, ac, bc arrow.Array, bk T, minv T) (
 			bad = divIC(out, a, bk, minv)
 		case sql.FnMod:
 			bad = modIC(out, a, bk)
+		case sql.FnBitAnd, sql.FnBitOr, sql.FnBitXor:
+			bitIC(fn, out, a, bk)
 		}
 		return buf, bad
 	}
@@ -149,8 +151,50 @@ func intArith[T integer](c *ectx, fn string, ac, bc arrow.Array, bk T, minv T) (
 		bad = divII(out, a, b, minv)
 	case sql.FnMod:
 		bad = modII(out, a, b)
+	case sql.FnBitAnd, sql.FnBitOr, sql.FnBitXor:
+		bitII(fn, out, a, b)
 	}
 	return buf, bad
+}
+
+// bitII is the bitwise operator fn (&, |, #) over two integer columns; it
+// cannot overflow.
+func bitII[T integer](fn string, o, a, b []T) {
+	b = b[:len(a)]
+	o = o[:len(a)]
+	switch fn {
+	case sql.FnBitAnd:
+		for i := range a {
+			o[i] = a[i] & b[i]
+		}
+	case sql.FnBitOr:
+		for i := range a {
+			o[i] = a[i] | b[i]
+		}
+	default:
+		for i := range a {
+			o[i] = a[i] ^ b[i]
+		}
+	}
+}
+
+// bitIC is bitII with a constant right operand.
+func bitIC[T integer](fn string, o, a []T, b T) {
+	o = o[:len(a)]
+	switch fn {
+	case sql.FnBitAnd:
+		for i := range a {
+			o[i] = a[i] & b
+		}
+	case sql.FnBitOr:
+		for i := range a {
+			o[i] = a[i] | b
+		}
+	default:
+		for i := range a {
+			o[i] = a[i] ^ b
+		}
+	}
 }
 
 func addII[T integer](o, a, b []T) bool {

@@ -114,7 +114,16 @@ var arrayKernels = map[string]kernelMaker{
 			return types.DArray(out), nil
 		}
 	},
-	"array_to_string":    arrayToString,
+	"array_to_string": arrayToString,
+	sql.FnExpandArrayRows: func([]types.T, types.T) scalarFn {
+		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+			out := make([]types.Datum, len(a[0].Arr))
+			for i, e := range a[0].Arr {
+				out[i] = types.DStruct([]types.Datum{e, types.DInt(int64(i + 1))})
+			}
+			return types.DArray(out), nil
+		}
+	},
 	sql.FnArrayContains:  containsFn(func(a, b []types.Datum, et types.T) bool { return containsAll(a, b, et) }),
 	sql.FnArrayContained: containsFn(func(a, b []types.Datum, et types.T) bool { return containsAll(b, a, et) }),
 	sql.FnArrayOverlap:   containsFn(overlaps),

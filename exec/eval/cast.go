@@ -1,7 +1,9 @@
 package eval
 
 import (
+	"bytes"
 	"math"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -61,7 +63,7 @@ func compileCastMode(arg node, to types.T, assign bool) (node, error) {
 // rule, which fails with 22001 rather than truncate anything but spaces.
 func compileAssignText(arg node, to types.T) (node, error) {
 	from := arg.typ()
-	if from.Kind == types.Text && from.Width > 0 && from.Width <= to.Width {
+	if from.Kind == types.Text && from.Width > 0 && from.Width <= to.Width && (from.Bpchar || !to.Bpchar) {
 		return retype(arg, to), nil
 	}
 	text, err := compileCast(arg, types.TextT)
@@ -87,9 +89,15 @@ func castIsIdentity(from, to types.T) bool {
 		}
 		return from.Scale == to.Scale && (to.Precision >= types.NumericPrecision || from.Precision <= to.Precision)
 	case from.Kind == types.Text && to.Kind == types.Text:
+		if to.Bpchar && !from.Bpchar {
+			return false // trailing spaces go
+		}
 		return to.Width <= 0 || (from.Width > 0 && from.Width <= to.Width)
 	case from.Kind == types.Struct && to.Kind == types.Struct, from.Kind == types.Map && to.Kind == types.Map:
 		return types.Identical(from, to)
+	case from.Kind == types.Array && to.Kind == types.Array:
+		fe, te := from.ElemT(), to.ElemT()
+		return castIsIdentity(fe, te) && arrow.TypeEqual(fe.ArrowType(), te.ArrowType())
 	case from.Kind == to.Kind:
 		return true
 	case (from.Kind == types.Timestamp || from.Kind == types.TimestampTZ) &&
@@ -187,6 +195,8 @@ func castDatumMode(k *kctx, from, to types.T, d types.Datum, assign bool) (types
 		return castStruct(k, from, to, d, assign)
 	case from.Kind == types.Array && to.Kind == types.Array && to.Elem == types.Struct && from.Elem == types.Struct:
 		return castStructs(k, from.ElemT(), to.ElemT(), d, assign)
+	case from.Kind == types.Array && to.Kind == types.Array && from.ElemT() != to.ElemT():
+		return castArray(k, from.ElemT(), to.ElemT(), d, assign)
 	case from.Kind == types.Map && to.Kind == types.Map:
 		return castStructs(k, types.MapEntriesT(from).ElemT(), types.MapEntriesT(to).ElemT(), d, assign)
 	case from.Kind == types.Unknown || (from.Kind == types.Text && to.Kind != types.Text):
@@ -210,10 +220,16 @@ func castDatumMode(k *kctx, from, to types.T, d types.Datum, assign bool) (types
 			if to.Width > 0 {
 				b = b[:runeOffset(string(b), int64(to.Width))]
 			}
+			if to.Bpchar {
+				b = bytes.TrimRight(b, " ")
+			}
 			return k.textResult(b), nil
 		}
 		if to.Width > 0 {
 			s = s[:runeOffset(s, int64(to.Width))]
+		}
+		if to.Bpchar {
+			s = strings.TrimRight(s, " ")
 		}
 		return types.DText(s), nil
 	case from.IsNumeric() && to.IsNumeric():

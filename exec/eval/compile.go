@@ -289,7 +289,7 @@ func compileFast(fnName string, ref scalarFn, args []node, argTypes []types.T, r
 		return n // jsonb values compare by structure, not bytewise
 	}
 	switch fnName {
-	case sql.FnAdd, sql.FnSub, sql.FnMul, sql.FnDiv, sql.FnMod:
+	case sql.FnAdd, sql.FnSub, sql.FnMul, sql.FnDiv, sql.FnMod, sql.FnBitAnd, sql.FnBitOr, sql.FnBitXor:
 		if argTypes[0].IsNumeric() && argTypes[0].Kind == argTypes[1].Kind {
 			return newArithNode(fnName, rt, args[0], args[1], ref)
 		}

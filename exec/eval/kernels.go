@@ -119,6 +119,12 @@ func init() {
 			fn := fn
 			reg(fn, ts(t, t), func(args []types.T, _ types.T) scalarFn { return arithKernel(fn, args[0]) })
 		}
+		if t.IsInteger() {
+			for _, fn := range []string{sql.FnBitAnd, sql.FnBitOr, sql.FnBitXor} {
+				fn := fn
+				reg(fn, ts(t, t), func(args []types.T, _ types.T) scalarFn { return arithKernel(fn, args[0]) })
+			}
+		}
 		reg(sql.FnNeg, ts(t), func(args []types.T, _ types.T) scalarFn { return negKernel(args[0]) })
 		reg(sql.FnAbs, ts(t), func(args []types.T, _ types.T) scalarFn { return absKernel(args[0]) })
 	}
@@ -271,6 +277,12 @@ func intOp(fn string) func(a, b int64) (intResult, *sqlerr.Error) {
 			}
 			return intResult{a % b, false}, nil
 		}
+	case sql.FnBitAnd:
+		return func(a, b int64) (intResult, *sqlerr.Error) { return intResult{a & b, false}, nil }
+	case sql.FnBitOr:
+		return func(a, b int64) (intResult, *sqlerr.Error) { return intResult{a | b, false}, nil }
+	case sql.FnBitXor:
+		return func(a, b int64) (intResult, *sqlerr.Error) { return intResult{a ^ b, false}, nil }
 	}
 	return nil
 }

@@ -215,6 +215,23 @@ func castStructs(k *kctx, from, to types.T, d types.Datum, assign bool) (types.D
 	return types.DArray(out), nil
 }
 
+// castArray casts the elements of array d from type from to type to. Text
+// elements are copied, as a text cast result may alias k.buf.
+func castArray(k *kctx, from, to types.T, d types.Datum, assign bool) (types.Datum, *sqlerr.Error) {
+	out := make([]types.Datum, len(d.Arr))
+	for i, e := range d.Arr {
+		v, err := castDatumMode(k, from, to, e, assign)
+		if err != nil {
+			return types.Null, err
+		}
+		if to.Kind == types.Text && !v.Null {
+			v = types.DText(strings.Clone(v.S))
+		}
+		out[i] = v
+	}
+	return types.DArray(out), nil
+}
+
 // structNullTest is IS NULL (null) or IS NOT NULL over a struct, as
 // PostgreSQL tests rows: IS NULL when the struct or every field is NULL,
 // IS NOT NULL when it and every field are not.
