@@ -147,11 +147,12 @@ func viewColumns(rel *catalog.Relation, cols []sql.Column) ([]catalog.Column, er
 }
 
 // layoutChange describes how the new query stores rel's rows differently
-// (other hidden columns, another key), or is "" if it stores them alike:
+// (other hidden columns or types, another key), or is "" if it stores them alike:
 // views built on rel read every column by position and rely on its key.
 func layoutChange(rel *catalog.Relation, cols []catalog.Column, key []int) string {
 	for i, c := range cols {
-		if i >= len(rel.Columns) || rel.Columns[i].Name != c.Name || rel.Columns[i].Hidden != c.Hidden {
+		if i >= len(rel.Columns) || rel.Columns[i].Name != c.Name || rel.Columns[i].Hidden != c.Hidden ||
+			!types.Identical(rel.Columns[i].Type, c.Type) {
 			return fmt.Sprintf("hidden column \"%s\"", c.Name)
 		}
 	}
