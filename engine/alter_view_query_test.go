@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -277,4 +278,89 @@ func TestAlterViewQueryCancel(t *testing.T) {
 		t.Fatal("the canceled ALTER took effect")
 	}
 	mustExec(ctx, t, conn, "DROP TABLE small")
+}
+
+// TestAlterViewQuerySubscription reads the change log of a subscription
+// over a view whose query is replaced: the switch is one epoch holding
+// exactly the difference, and the log from its start rebuilds the view.
+func TestAlterViewQuerySubscription(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv := testserver.Start(t, testserver.Options{})
+	conn := connect(ctx, t, srv)
+	mustExec(ctx, t, conn,
+		"CREATE TABLE t (k int PRIMARY KEY, v text)",
+		"INSERT INTO t SELECT g, (g % 8)::text FROM generate_series(1, 10) AS g",
+		"CREATE MATERIALIZED VIEW mv AS SELECT k, v FROM t WHERE v < '5'",
+		"CREATE SUBSCRIPTION s FROM mv",
+		"ALTER MATERIALIZED VIEW mv AS SELECT k, v FROM t WHERE v >= '3'",
+		"INSERT INTO t VALUES (11, '9'), (12, '1')",
+	)
+	mustExec(ctx, t, conn, "DECLARE all_changes SUBSCRIPTION CURSOR FOR s SINCE 0")
+	got, _ := fetchChanges(ctx, t, conn, "FETCH 100 FROM all_changes WITH (timeout = '100ms')")
+	rows := map[string]string{}
+	byEpoch := map[string][]string{}
+	var epochs []string
+	for _, c := range got {
+		if len(byEpoch[c[0]]) == 0 {
+			epochs = append(epochs, c[0])
+		}
+		byEpoch[c[0]] = append(byEpoch[c[0]], c[1]+" "+c[2]+" "+c[3])
+		if strings.HasSuffix(c[1], "Delete") {
+			delete(rows, c[2])
+		} else {
+			rows[c[2]] = c[3]
+		}
+	}
+	if len(epochs) != 3 {
+		t.Fatalf("the log has %d epochs, want the first rows, the switch, the insert: %v", len(epochs), got)
+	}
+	switched := byEpoch[epochs[1]]
+	sort.Strings(switched)
+	if s := strings.Join(switched, "; "); s != "Delete 1 1; Delete 10 2; Delete 2 2; Delete 8 0; Delete 9 1; Insert 5 5; Insert 6 6; Insert 7 7" {
+		t.Fatalf("the switch's epoch: %s", s)
+	}
+	var b strings.Builder
+	keys := make([]string, 0, len(rows))
+	for k := range rows {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return len(keys[i]) < len(keys[j]) || len(keys[i]) == len(keys[j]) && keys[i] < keys[j]
+	})
+	for _, k := range keys {
+		fmt.Fprintln(&b, k, rows[k])
+	}
+	if want := queryText(ctx, t, conn, "SELECT k, v FROM mv ORDER BY k"); b.String() != want {
+		t.Fatalf("the log rebuilds\n%s\nthe view is\n%s", b.String(), want)
+	}
+}
+
+// TestAlterViewQueryPrivileges: only the view's owner may replace its
+// query, and only with a query over what the owner may read.
+func TestAlterViewQueryPrivileges(t *testing.T) {
+	ctx := context.Background()
+	srv := testserver.Start(t, testserver.Options{SuperuserPassword: "pw"})
+	f := &authFixture{t: t, srv: srv}
+	root := f.connect("root", "pw")
+	execOK(t, root,
+		"CREATE TABLE t (k int PRIMARY KEY, v int)",
+		"INSERT INTO t VALUES (1, 10), (2, 20)",
+		"CREATE MATERIALIZED VIEW mv AS SELECT k, v FROM t",
+		"CREATE ROLE alice LOGIN PASSWORD 'a'",
+		"GRANT CREATE ON SCHEMA public TO alice")
+	alice := f.connect("alice", "a")
+	execOK(t, alice,
+		"CREATE TABLE mine (k int PRIMARY KEY, v int)",
+		"INSERT INTO mine VALUES (3, 30)",
+		"CREATE MATERIALIZED VIEW mine_v AS SELECT k, v FROM mine")
+	_, err := alice.Exec(ctx, "ALTER MATERIALIZED VIEW mv AS SELECT k, v FROM mine")
+	wantSQLState(t, err, "42501")
+	_, err = alice.Exec(ctx, "ALTER MATERIALIZED VIEW mine_v AS SELECT k, v FROM t")
+	wantSQLState(t, err, "42501")
+	execOK(t, root, "GRANT SELECT ON t TO alice")
+	execOK(t, alice, "ALTER MATERIALIZED VIEW mine_v AS SELECT k, v FROM t WHERE v > 10")
+	if got := queryText(ctx, t, alice, "SELECT k, v FROM mine_v"); got != "2 20\n" {
+		t.Fatalf("mine_v after the ALTER: %q", got)
+	}
 }
