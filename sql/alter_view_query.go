@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"errors"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -27,6 +28,10 @@ type alterViewQuerySyntax struct {
 	Name     ObjectName
 	IfExists bool
 	Create   string
+	// asAt and createAS are the byte offsets of AS in the statement's text
+	// and in Create, to report positions in the new query as the user
+	// wrote it.
+	asAt, createAS int
 }
 
 func (*alterViewQuerySyntax) Tag() string { return "ALTER MATERIALIZED VIEW" }
@@ -68,14 +73,15 @@ func parseAlterViewQuery(text, src string, words []string) (Statement, error) {
 	name, rest := customName(words[i:])
 	st.Name = name
 	as := len(words) - len(rest) // the index of AS
-	nameText := text[toks[i].Start:toks[as-1].End]
-	st.Create = "CREATE MATERIALIZED VIEW " + nameText + " " + strings.TrimSpace(text[toks[as].Start:])
+	head := "CREATE MATERIALIZED VIEW " + text[toks[i].Start:toks[as-1].End] + " "
+	st.asAt, st.createAS = int(toks[as].Start), len(head)
+	st.Create = head + strings.TrimSpace(text[toks[as].Start:])
 	return st, nil
 }
 
 // bindAlterViewQuery binds the view ALTER names and the new query, as
 // CREATE MATERIALIZED VIEW binds it (the same privileges and checks).
-func (b *binder) bindAlterViewQuery(s *alterViewQuerySyntax, session Session) (Statement, error) {
+func (b *binder) bindAlterViewQuery(s *alterViewQuerySyntax, p *Parsed) (Statement, error) {
 	names := []string{s.Name.Name}
 	if s.Name.Schema != "" {
 		names = []string{s.Name.Schema, s.Name.Name}
@@ -101,9 +107,14 @@ func (b *binder) bindAlterViewQuery(s *alterViewQuerySyntax, session Session) (S
 	if len(parsed) != 1 {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "ALTER MATERIALIZED VIEW ... AS takes one query")
 	}
-	parsed[0].session = session
+	parsed[0].session = p.session
 	st, err := bind(b, parsed[0])
 	if err != nil {
+		// A position in the query is moved to where the ALTER has it.
+		var se *sqlerr.Error
+		if from := charPosition(s.Create, s.createAS); errors.As(err, &se) && se.Position >= from {
+			se.Position += charPosition(p.full, p.start+s.asAt) - from
+		}
 		return nil, err
 	}
 	cmv, ok := st.(*CreateMaterializedView)

@@ -76,7 +76,7 @@ func bind(b *binder, p *Parsed) (Statement, error) {
 	case *renameSource:
 		st, err = b.bindRenameSource(cs)
 	case *alterViewQuerySyntax:
-		st, err = b.bindAlterViewQuery(cs, p.session)
+		st, err = b.bindAlterViewQuery(cs, p)
 	default:
 		st = p.custom
 	}
