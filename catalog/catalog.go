@@ -194,6 +194,12 @@ type Relation struct {
 	// PrimaryKeyName is the name of a table's primary key constraint when
 	// one was given (ADD CONSTRAINT name PRIMARY KEY); "" is name_pkey.
 	PrimaryKeyName string `json:"primary_key_name,omitempty"`
+	// Replaces is set on the entry of a materialized view's new query while
+	// ALTER MATERIALIZED VIEW ... AS backfills it: the id of the view it
+	// will replace. Such an entry is not a relation of its own (it is never
+	// in a Catalog); a restart finding one drops it and its state, so the
+	// view keeps its old query.
+	Replaces uint32 `json:"replaces,omitempty"`
 }
 
 // Index is a secondary index of a table: its state table holds one entry

@@ -429,6 +429,10 @@ func (e *Engine) loadCatalog() error {
 		if err != nil {
 			return err
 		}
+		if r.Replaces != 0 {
+			e.dropReplacement(r) // an ALTER ... AS the crash interrupted
+			continue
+		}
 		e.cat.Add(r)
 	}
 	return it.Error()

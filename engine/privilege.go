@@ -187,6 +187,8 @@ func (s *session) authorizeDDL(st sql.Statement, role uint32) error {
 		return s.mayGrant(st, role)
 	case *sql.RewriteTable:
 		return s.mustOwn(st.Table, role)
+	case *sql.AlterViewQuery:
+		return s.mustOwn(st.Rel, role)
 	case *sql.RenameRelation:
 		return s.mustOwn(st.Rel, role)
 	case *sql.AlterColumn:

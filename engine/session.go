@@ -388,6 +388,10 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		if err := e.alterViewParallelism(ctx, s.cat, st, w); err != nil {
 			return err
 		}
+	case *sql.AlterViewQuery:
+		if err := e.alterViewQuery(ctx, s.cat, st, w); err != nil {
+			return err
+		}
 	case *sql.ShowCreate, *sql.ShowColumns:
 		return s.showCatalog(st, w)
 	case *sql.ShowRelations:

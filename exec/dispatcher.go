@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/streamsql/streamsql/barrier"
 )
@@ -58,6 +59,8 @@ type Dispatcher struct {
 	relation   uint32
 	outs       []dispatchTarget
 	watermarks []*barrier.Watermark // the last one of each column
+	// nOuts is len(outs), for Outputs from other goroutines.
+	nOuts atomic.Int32
 }
 
 // NewDispatcher returns a dispatcher for relation's stream with no outputs.
@@ -65,8 +68,8 @@ func NewDispatcher(relation uint32) *Dispatcher {
 	return &Dispatcher{relation: relation}
 }
 
-// Outputs returns the number of outputs.
-func (d *Dispatcher) Outputs() int { return len(d.outs) }
+// Outputs returns the number of outputs; any goroutine may call it.
+func (d *Dispatcher) Outputs() int { return int(d.nOuts.Load()) }
 
 // Emit broadcasts m; barrier mutations for this dispatcher take effect after
 // the barrier is sent.
@@ -142,6 +145,7 @@ func (d *Dispatcher) applyMutations(ctx context.Context, b *barrier.Barrier) err
 			}
 		}
 	}
+	d.nOuts.Store(int32(len(d.outs)))
 	return nil
 }
 
@@ -159,4 +163,5 @@ func send(ctx context.Context, ch chan<- Message, m Message) error {
 // AddOutput mutations.
 func (d *Dispatcher) AddOutputNow(actor uint32, ch chan<- Message) {
 	d.outs = append(d.outs, dispatchTarget{actor: actor, ch: ch})
+	d.nOuts.Store(int32(len(d.outs)))
 }

@@ -75,6 +75,8 @@ func bind(b *binder, p *Parsed) (Statement, error) {
 		st = &a
 	case *renameSource:
 		st, err = b.bindRenameSource(cs)
+	case *alterViewQuerySyntax:
+		st, err = b.bindAlterViewQuery(cs, p)
 	default:
 		st = p.custom
 	}

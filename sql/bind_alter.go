@@ -65,12 +65,19 @@ type RenameColumn struct {
 type AlterNoop struct {
 	Notice string
 	Code   string
+	// tag is the command tag ("": ALTER TABLE).
+	tag string
 }
 
 func (*RewriteTable) Tag() string     { return "ALTER TABLE" }
 func (s *RenameRelation) Tag() string { return s.tag }
 func (s *RenameColumn) Tag() string   { return s.tag }
-func (*AlterNoop) Tag() string        { return "ALTER TABLE" }
+func (s *AlterNoop) Tag() string {
+	if s.tag != "" {
+		return s.tag
+	}
+	return "ALTER TABLE"
+}
 
 // alterTag is the command tag of ALTER of objtype.
 func alterTag(objtype pg_query.ObjectType) string {

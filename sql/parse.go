@@ -116,6 +116,10 @@ func parseStatements(text, src string) ([]*Parsed, error) {
 			if p.custom, err = parseSubscribe(src[piece.start:piece.end]); err != nil {
 				return nil, err
 			}
+		case isAlterViewQuery(piece.words):
+			if p.custom, err = parseAlterViewQuery(text[piece.start:piece.end], src[piece.start:piece.end], piece.words); err != nil {
+				return nil, err
+			}
 		case len(piece.words) >= 3 && piece.words[0] == "create" && piece.words[1] == "table":
 			var ok bool
 			if p.custom, ok, err = parseCreateCDCTable(src[piece.start:piece.end]); err != nil {
