@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/streamsql/streamsql/barrier"
 )
 
@@ -81,6 +83,9 @@ func (d *Dispatcher) Emit(ctx context.Context, m Message) error {
 			return nil
 		}
 		// One reference per output; receivers share the read-only Ops.
+		if n > 1 {
+			settleNullCounts(m.Batch.Rec)
+		}
 		for i := 1; i < n; i++ {
 			m.Batch.Rec.Retain()
 		}
@@ -164,4 +169,28 @@ func send(ctx context.Context, ch chan<- Message, m Message) error {
 func (d *Dispatcher) AddOutputNow(actor uint32, ch chan<- Message) {
 	d.outs = append(d.outs, dispatchTarget{actor: actor, ch: ch})
 	d.nOuts.Store(int32(len(d.outs)))
+}
+
+// settleNullCounts computes the null count of every array of rec, nested ones
+// included, before rec is shared by several goroutines: Arrow computes an
+// unknown null count (a slice's, a struct field's) on the first NullN and
+// stores it, which would be a write racing with the other readers.
+func settleNullCounts(rec arrow.RecordBatch) {
+	for _, col := range rec.Columns() {
+		settleArrayNullCounts(col)
+	}
+}
+
+func settleArrayNullCounts(arr arrow.Array) {
+	arr.NullN()
+	switch a := arr.(type) {
+	case *array.Struct:
+		for i := 0; i < a.NumField(); i++ {
+			settleArrayNullCounts(a.Field(i))
+		}
+	case array.ListLike:
+		settleArrayNullCounts(a.ListValues())
+	case *array.Dictionary:
+		settleArrayNullCounts(a.Dictionary())
+	}
 }
