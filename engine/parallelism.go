@@ -115,13 +115,11 @@ func (e *Engine) buildParallel(env exec.Env, rel *catalog.Relation, plan *planne
 }
 
 // wireParallel makes a, the view's actor, the reader of a parallel
-// dataflow's leaves: the gather actor acknowledges barriers with ack
-// instead, after they have passed every actor; a keeps seal, its own
-// tables' sealing.
+// dataflow's leaves: an epoch is acknowledged with ack once its barrier has
+// passed every actor and a has sealed its own tables of it with seal
+// (exec.Dataflow.WireAcks).
 func wireParallel(a *exec.Actor, df *exec.Dataflow, seal, ack func(b *barrier.Barrier), onError func(error)) {
-	a.Ack = seal
-	a.Downstream = df.Exchanges
-	df.Gather.Ack = ack
+	df.WireAcks(a, seal, ack)
 	for _, pa := range append(df.Actors[:len(df.Actors):len(df.Actors)], df.Gather) {
 		pa.OnError = onError
 	}
