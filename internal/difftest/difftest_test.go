@@ -48,6 +48,7 @@ func TestDifferential(t *testing.T) {
 	t.Run("harness", func(t *testing.T) { testHarness(t, pg) })
 	for _, seed := range seeds {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Logf("views on %d actors", seedParallelism(seed, 1))
 			h := newHarness(t, pg, seed)
 			defer h.close()
 			if f := h.run(newGen(seed), *stepsFlag); f != nil {

@@ -43,6 +43,7 @@ func TestEventTime(t *testing.T) {
 	pg := pgtest.StartT(t, pgtest.Options{Settings: map[string]string{"timezone": "UTC"}})
 	for _, seed := range seeds {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Logf("views on %d actors", seedParallelism(seed, 0))
 			h := newEvHarness(t, pg, seed)
 			defer h.close()
 			if f := h.run(*evStepsFlag); f != nil {
