@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -313,5 +314,53 @@ func TestBackfillFromParallelViewUnderWrites(t *testing.T) {
 			t.Fatalf("view %s has %d rows, its query %d:\n%s\nwant\n%s", name, len(got), len(want),
 				strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
+	}
+}
+
+// TestDefaultParallelism checks what streaming_parallelism = default gives:
+// the server's StreamingParallelism if set, else one actor per core
+// (GOMAXPROCS); a number set in the session, and ALTER ... SET PARALLELISM
+// DEFAULT, likewise.
+func TestDefaultParallelism(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, tc := range []struct{ server, want int }{{0, runtime.GOMAXPROCS(0)}, {3, 3}} {
+		srv := testserver.Start(t, testserver.Options{StreamingParallelism: tc.server})
+		conn, err := srv.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		actors := func(view string) int {
+			t.Helper()
+			var n int
+			if err := conn.QueryRow(ctx, "SELECT parallelism FROM streamsql_views WHERE name = $1", view).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		for _, s := range []string{
+			"CREATE TABLE dt (id int PRIMARY KEY, g int)",
+			"CREATE MATERIALIZED VIEW d1 AS SELECT g, count(*) AS n FROM dt GROUP BY g",
+			"SET streaming_parallelism = 2",
+			"CREATE MATERIALIZED VIEW d2 AS SELECT g, count(*) AS n FROM dt GROUP BY g",
+		} {
+			if _, err := conn.Exec(ctx, s); err != nil {
+				t.Fatalf("%s: %v", s, err)
+			}
+		}
+		if got := actors("d1"); got != tc.want {
+			t.Errorf("server parallelism %d: a view created at default runs on %d actors, want %d", tc.server, got, tc.want)
+		}
+		if got := actors("d2"); got != 2 {
+			t.Errorf("server parallelism %d: a view created at 2 runs on %d actors", tc.server, got)
+		}
+		if _, err := conn.Exec(ctx, "ALTER MATERIALIZED VIEW d2 SET PARALLELISM DEFAULT"); err != nil {
+			t.Fatal(err)
+		}
+		if got := actors("d2"); got != tc.want {
+			t.Errorf("server parallelism %d: after SET PARALLELISM DEFAULT a view runs on %d actors, want %d", tc.server, got, tc.want)
+		}
+		conn.Close(ctx)
+		srv.Stop()
 	}
 }
