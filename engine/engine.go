@@ -52,6 +52,10 @@ type Options struct {
 	// CacheSize bounds the state store's block cache (default 64 MiB). State
 	// beyond it stays in Pebble's files; operators read through the cache.
 	CacheSize int64
+	// StreamingParallelism is the number of actors streaming_parallelism =
+	// default gives the partitioned part of a new view or sink (default
+	// runtime.GOMAXPROCS(0): one per core).
+	StreamingParallelism int
 	// CheckpointFrequency makes every n-th barrier of the interval a
 	// checkpoint (default 1). The barriers between seal every operator's
 	// changes in memory; they become durable and visible to queries with the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -231,5 +232,135 @@ func TestAlterParallelismUnderWrites(t *testing.T) {
 	}
 	if err := exec(conn, "ALTER MATERIALIZED VIEW pagg SET PARALLELISM 0"); err == nil || !strings.Contains(err.Error(), "22023") {
 		t.Fatalf("parallelism 0: %v", err)
+	}
+}
+
+// TestBackfillFromParallelViewUnderWrites creates views over a parallel
+// view while its table is written, with every other barrier not a
+// checkpoint and small backfill chunks: each chunk must read every actor's
+// rows of the epochs not yet committed. (A backfill from a parallel view
+// once read only its first actor's, so the groups the other actors changed
+// in those epochs kept their committed values in the new view for good:
+// TestCrashRecovery seed 361360 at parallelism 2.)
+func TestBackfillFromParallelViewUnderWrites(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv := testserver.Start(t, testserver.Options{BarrierInterval: 2 * time.Millisecond, CheckpointFrequency: 2, BackfillChunkRows: 4})
+	conn, err := srv.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	exec := func(c *pgx.Conn, sql string, args ...any) error {
+		_, err := c.Exec(ctx, sql, args...)
+		if err != nil {
+			err = fmt.Errorf("%s: %w", sql, err)
+		}
+		return err
+	}
+	for _, s := range []string{
+		"CREATE TABLE bt (id int PRIMARY KEY, g int, v int)",
+		"INSERT INTO bt SELECT i, i % 40, i FROM generate_series(1, 400) AS s(i)",
+		"SET streaming_parallelism = 4",
+		"CREATE MATERIALIZED VIEW bagg AS SELECT g, count(*) AS n, sum(v) AS s FROM bt GROUP BY g",
+		"SET streaming_parallelism = 1",
+	} {
+		if err := exec(conn, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writer, err := srv.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close(ctx)
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		r := rand.New(rand.NewPCG(5, 6))
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			if err := exec(writer, "UPDATE bt SET v = v + 1, g = $1 WHERE id BETWEEN $2 AND $2 + 30", r.IntN(40), 1+r.IntN(400)); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	const over = "SELECT g, n, s * 2 AS s2 FROM bagg"
+	var views []string
+	for i := range 6 {
+		name := fmt.Sprint("bover", i)
+		if err := exec(conn, "CREATE MATERIALIZED VIEW "+name+" AS "+over); err != nil {
+			close(stop)
+			t.Fatal(err)
+		}
+		views = append(views, name)
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := exec(conn, "FLUSH"); err != nil {
+		t.Fatal(err)
+	}
+	want := rowsOf(t, ctx, conn, over)
+	for _, name := range views {
+		if got := rowsOf(t, ctx, conn, "SELECT * FROM "+name); !slices.Equal(got, want) {
+			t.Fatalf("view %s has %d rows, its query %d:\n%s\nwant\n%s", name, len(got), len(want),
+				strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}
+
+// TestDefaultParallelism checks what streaming_parallelism = default gives:
+// the server's StreamingParallelism if set, else one actor per core
+// (GOMAXPROCS); a number set in the session, and ALTER ... SET PARALLELISM
+// DEFAULT, likewise.
+func TestDefaultParallelism(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, tc := range []struct{ server, want int }{{0, runtime.GOMAXPROCS(0)}, {3, 3}} {
+		srv := testserver.Start(t, testserver.Options{StreamingParallelism: tc.server})
+		conn, err := srv.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		actors := func(view string) int {
+			t.Helper()
+			var n int
+			if err := conn.QueryRow(ctx, "SELECT parallelism FROM streamsql_views WHERE name = $1", view).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		for _, s := range []string{
+			"CREATE TABLE dt (id int PRIMARY KEY, g int)",
+			"CREATE MATERIALIZED VIEW d1 AS SELECT g, count(*) AS n FROM dt GROUP BY g",
+			"SET streaming_parallelism = 2",
+			"CREATE MATERIALIZED VIEW d2 AS SELECT g, count(*) AS n FROM dt GROUP BY g",
+		} {
+			if _, err := conn.Exec(ctx, s); err != nil {
+				t.Fatalf("%s: %v", s, err)
+			}
+		}
+		if got := actors("d1"); got != tc.want {
+			t.Errorf("server parallelism %d: a view created at default runs on %d actors, want %d", tc.server, got, tc.want)
+		}
+		if got := actors("d2"); got != 2 {
+			t.Errorf("server parallelism %d: a view created at 2 runs on %d actors", tc.server, got)
+		}
+		if _, err := conn.Exec(ctx, "ALTER MATERIALIZED VIEW d2 SET PARALLELISM DEFAULT"); err != nil {
+			t.Fatal(err)
+		}
+		if got := actors("d2"); got != tc.want {
+			t.Errorf("server parallelism %d: after SET PARALLELISM DEFAULT a view runs on %d actors, want %d", tc.server, got, tc.want)
+		}
+		conn.Close(ctx)
+		srv.Stop()
 	}
 }

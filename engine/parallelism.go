@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,8 +17,8 @@ import (
 	"github.com/streamsql/streamsql/state"
 )
 
-// maxParallelism bounds streaming_parallelism: an actor per virtual node.
-const maxParallelism = state.VNodeCount
+// MaxParallelism bounds streaming_parallelism: an actor per virtual node.
+const MaxParallelism = state.VNodeCount
 
 // parallelismValue checks a value of streaming_parallelism: "default" (or
 // 0: one actor per core) or a number of actors.
@@ -27,27 +28,32 @@ func parallelismValue(v string) (string, error) {
 		return "default", nil
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || n > maxParallelism {
+	if err != nil || n < 1 || n > MaxParallelism {
 		return "", sqlerr.New(sqlerr.InvalidParameterValue,
 			"invalid value for parameter \"streaming_parallelism\": \"%s\"", v).
-			WithHint("Use default or a number of actors from 1 to %d.", maxParallelism)
+			WithHint("Use default or a number of actors from 1 to %d.", MaxParallelism)
 	}
 	return strconv.Itoa(n), nil
 }
 
-// defaultParallelism is what streaming_parallelism = default gives: one
-// actor. Parallel views failed two runs of the crash tests under load (a
-// max over a grouped view, and a source's rollup seen inconsistent while
-// running), so they stay opt-in until that is found; see docs/decisions.md.
-const defaultParallelism = 1
+// defaultParallelism is what streaming_parallelism = default gives:
+// Options.StreamingParallelism, or one actor per core the Go runtime runs
+// goroutines on (GOMAXPROCS, which follows the process's CPU quota); see
+// docs/decisions.md.
+func (e *Engine) defaultParallelism() int {
+	if n := e.opts.StreamingParallelism; n > 0 {
+		return min(n, MaxParallelism)
+	}
+	return min(runtime.GOMAXPROCS(0), MaxParallelism)
+}
 
 // sessionParallelism is the parallelism a view created with setting v
 // gets: the number, or defaultParallelism for "default".
-func sessionParallelism(v string) int {
+func (e *Engine) sessionParallelism(v string) int {
 	if n, err := strconv.Atoi(v); err == nil && n >= 1 {
 		return n
 	}
-	return defaultParallelism
+	return e.defaultParallelism()
 }
 
 // viewParallelism is the number of actors rel's partitioned fragment runs
@@ -109,13 +115,11 @@ func (e *Engine) buildParallel(env exec.Env, rel *catalog.Relation, plan *planne
 }
 
 // wireParallel makes a, the view's actor, the reader of a parallel
-// dataflow's leaves: the gather actor acknowledges barriers with ack
-// instead, after they have passed every actor; a keeps seal, its own
-// tables' sealing.
+// dataflow's leaves: an epoch is acknowledged with ack once its barrier has
+// passed every actor and a has sealed its own tables of it with seal
+// (exec.Dataflow.WireAcks).
 func wireParallel(a *exec.Actor, df *exec.Dataflow, seal, ack func(b *barrier.Barrier), onError func(error)) {
-	a.Ack = seal
-	a.Downstream = df.Exchanges
-	df.Gather.Ack = ack
+	df.WireAcks(a, seal, ack)
 	for _, pa := range append(df.Actors[:len(df.Actors):len(df.Actors)], df.Gather) {
 		pa.OnError = onError
 	}
@@ -160,10 +164,10 @@ func explainParallel(lines []string, plan *planner.StreamPlan, n int) []string {
 func (e *Engine) alterViewParallelism(ctx context.Context, cat *catalog.Catalog, st *sql.AlterViewParallelism, w notifier) error {
 	n := st.N
 	if n == 0 {
-		n = sessionParallelism("default")
+		n = e.defaultParallelism()
 	}
-	if n < 1 || n > maxParallelism {
-		return sqlerr.New(sqlerr.InvalidParameterValue, "parallelism must be between 1 and %d", maxParallelism)
+	if n < 1 || n > MaxParallelism {
+		return sqlerr.New(sqlerr.InvalidParameterValue, "parallelism must be between 1 and %d", MaxParallelism)
 	}
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()

@@ -89,7 +89,7 @@ var parameters = map[string]*parameter{
 	"rw_implicit_flush": {def: "true", check: boolValue("rw_implicit_flush"),
 		desc: "Accepted for compatibility: every write is visible to the views when it is acknowledged."},
 	"streaming_parallelism": {def: "default", check: parallelismValue,
-		desc: "Number of actors the partitioned part of a materialized view or sink created in this session runs on (default: 1)."},
+		desc: "Number of actors the partitioned part of a materialized view or sink created in this session runs on (default: one per core)."},
 	"query_mode": {def: "auto", check: onlyValues("query_mode", "auto", "local", "distributed"),
 		desc: "Accepted for compatibility: batch queries run in the server process."},
 	"visibility_mode": {def: "default", check: onlyValues("visibility_mode", "default", "checkpoint", "all"),
@@ -283,11 +283,11 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 			return err
 		}
 	case *sql.CreateMaterializedView:
-		if err := e.createView(ctx, s.cat, st, s.value("checkpoint_mode") == "at_least_once", sessionParallelism(s.value("streaming_parallelism")), w, nil); err != nil {
+		if err := e.createView(ctx, s.cat, st, s.value("checkpoint_mode") == "at_least_once", e.sessionParallelism(s.value("streaming_parallelism")), w, nil); err != nil {
 			return err
 		}
 	case *sql.CreateSink:
-		if err := e.createSink(ctx, s.cat, st, s.value("checkpoint_mode") == "at_least_once", sessionParallelism(s.value("streaming_parallelism")), w); err != nil {
+		if err := e.createSink(ctx, s.cat, st, s.value("checkpoint_mode") == "at_least_once", e.sessionParallelism(s.value("streaming_parallelism")), w); err != nil {
 			return err
 		}
 	case *sql.DropSink:
@@ -345,7 +345,7 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 			return err
 		}
 	case *sql.Explain:
-		lines, err := e.explainStatement(ctx, st, q, sessionParallelism(s.value("streaming_parallelism")))
+		lines, err := e.explainStatement(ctx, st, q, e.sessionParallelism(s.value("streaming_parallelism")))
 		if err != nil {
 			return err
 		}

@@ -40,6 +40,10 @@ type backfillRig struct {
 	doneAt      uint64
 	// watermarks are the values of the watermarks passed on.
 	watermarks []int64
+	// shards > 1 makes the upstream a parallel view's table: each key is
+	// written on the handle (state.Store.TableShard) of its virtual node's
+	// owner among shards actors.
+	shards int
 }
 
 func newBackfillRig(t *testing.T, chunk int) *backfillRig {
@@ -137,10 +141,10 @@ func (r *backfillRig) write(cs ...change) {
 		ops[i] = c.op
 		if c.op.IsInsert() {
 			r.upstream[c.k] = c.v
-			r.up.Put(r.key(c.k), r.codec.AppendDatums(nil, []types.Datum{types.DInt(c.k), types.DText(c.v)}))
+			r.upHandle(c.k).Put(r.key(c.k), r.codec.AppendDatums(nil, []types.Datum{types.DInt(c.k), types.DText(c.v)}))
 		} else {
 			delete(r.upstream, c.k)
-			r.up.Delete(r.key(c.k))
+			r.upHandle(c.k).Delete(r.key(c.k))
 		}
 	}
 	cols := []arrow.Array{kb.NewArray(), vb.NewArray()}
@@ -153,6 +157,14 @@ func (r *backfillRig) write(cs ...change) {
 	}
 }
 
+// upHandle returns the handle of the upstream table that writes key k.
+func (r *backfillRig) upHandle(k int64) *state.Table {
+	if r.shards <= 1 {
+		return r.up
+	}
+	return r.store.TableShard(1, state.VNodeOwner(state.VNode(r.key(k)), r.shards))
+}
+
 // barrier ends the epoch: the upstream seals, the barrier passes the
 // backfill, the actor seals the backfill's state; commit commits it. It
 // checks that the view holds exactly the upstream's rows up to the
@@ -160,7 +172,9 @@ func (r *backfillRig) write(cs ...change) {
 func (r *backfillRig) barrier(commit bool) {
 	r.t.Helper()
 	r.epoch++
-	r.up.Seal(r.epoch)
+	for i := range max(r.shards, 1) {
+		r.store.TableShard(1, i).Seal(r.epoch)
+	}
 	if err := r.bf.Emit(context.Background(), Message{Barrier: &barrier.Barrier{Epoch: r.epoch}}); err != nil {
 		r.t.Fatal(err)
 	}
@@ -227,6 +241,38 @@ func TestBackfillInterleaved(t *testing.T) {
 		r.barrier(true)
 	}
 	r.write(change{Delete, 0, "z"}, change{Insert, 1000, "after"}) // passes on
+	r.barrier(true)
+	if !maps.Equal(r.view, r.upstream) {
+		t.Fatalf("done: view %v, upstream %v", sorted(r.view), sorted(r.upstream))
+	}
+}
+
+// TestBackfillParallelUpstream backfills from a parallel view's table,
+// whose actors write their keys on handles of their own, over epochs
+// sealed but not committed (several checkpoints in flight, or a checkpoint
+// frequency above one): each chunk must see every actor's rows of those
+// epochs, not only those of the handle the backfill was given, or the rows
+// changed meanwhile are missing from the new view for good (their changes
+// were above the position, and so dropped).
+func TestBackfillParallelUpstream(t *testing.T) {
+	r := newBackfillRig(t, 4)
+	r.shards = 3
+	defer r.close()
+	for k := int64(1); k <= 12; k++ {
+		r.write(change{Insert, k, "a"})
+	}
+	r.barrier(true)
+	for i := 0; !r.bf.Done(); i++ {
+		for k := int64(1); k <= 14; k += 3 {
+			v := r.upstream[k+int64(i)%3]
+			if v != "" {
+				r.write(change{UpdateDelete, k + int64(i)%3, v}, change{UpdateInsert, k + int64(i)%3, fmt.Sprint(v, i)})
+			} else {
+				r.write(change{Insert, k + int64(i)%3, fmt.Sprint(i)})
+			}
+		}
+		r.barrier(i%2 == 1) // every other barrier is a checkpoint
+	}
 	r.barrier(true)
 	if !maps.Equal(r.view, r.upstream) {
 		t.Fatalf("done: view %v, upstream %v", sorted(r.view), sorted(r.upstream))

@@ -36,8 +36,8 @@ type Parallel struct {
 // above it down to its own Materialize over its shard of the view's storage
 // (view.Shard); and the Gather actor, which merges their streams into out.
 // The caller runs the Actors and Gather (none of which acknowledges
-// barriers: set Gather.Ack), and sets the view's actor's Downstream to
-// Exchanges. Closing the view's actor's operators (Closers) closes the
+// barriers) and wires the acknowledgements and the view's actor's
+// Downstream with WireAcks. Closing the view's actor's operators (Closers) closes the
 // exchanges, which ends the other actors.
 func BuildParallelStream(env Env, p *planner.StreamPlan, view ViewStorage, par Parallel, out Output) (*Dataflow, error) {
 	m := p.Root

@@ -65,6 +65,47 @@ func TestSealedIterEpochs(t *testing.T) {
 	}
 }
 
+// TestSealedIterShards reads a table written by several actors, each on its
+// own handle (TableShard), as of epochs none of them has committed: every
+// handle's sealed layers are in the read, on whichever handle it is made,
+// and a later epoch's range deletion on one handle hides an earlier write
+// of another.
+func TestSealedIterShards(t *testing.T) {
+	s, err := Open(MemoryDir, Options{Logger: quietLogger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h0, h1, h2 := s.Table(7), s.TableShard(7, 1), s.TableShard(7, 2)
+	h0.Put([]byte("a"), []byte("1"))
+	h1.Put([]byte("b"), []byte("1"))
+	h0.Seal(1)
+	h1.Seal(1)
+	h2.Seal(1)
+	if _, err := s.Commit(1); err != nil {
+		t.Fatal(err)
+	}
+	h1.Put([]byte("b"), []byte("2"))
+	h2.Put([]byte("c"), []byte("2"))
+	h0.Seal(2)
+	h1.Seal(2)
+	h2.Seal(2)
+	h2.DeleteRange(nil, nil)
+	h2.Put([]byte("d"), []byte("3"))
+	h0.Seal(3)
+	h1.Seal(3)
+	h2.Seal(3)
+	h1.Put([]byte("e"), []byte("cur"))
+	for _, h := range []*Table{h0, h1, h2} {
+		if got, want := fmt.Sprint(sealedKeys(t, h, 2)), "[a=1 b=2 c=2]"; got != want {
+			t.Errorf("handle %p as of 2: got %s, want %s", h, got, want)
+		}
+		if got, want := fmt.Sprint(sealedKeys(t, h, 3)), "[d=3]"; got != want {
+			t.Errorf("handle %p as of 3: got %s, want %s", h, got, want)
+		}
+	}
+}
+
 // TestSealedIterConcurrent reads a table as of sealed epochs while its owner
 // writes and seals later epochs and a committer commits: every read must see
 // exactly the epoch's keys (run with -race).

@@ -50,6 +50,7 @@ Connect with: psql -h 127.0.0.1 -p 4566 -d dev`,
 	f.DurationVar(&opts.checkpointTimeout, "checkpoint-timeout", 0, "report a checkpoint not completed within this time as timed out and inject the next barrier (0: no timeout)")
 	f.IntVar(&opts.maxInFlight, "max-inflight-checkpoints", 1, "checkpoints that may be under way at once")
 	f.IntVar(&opts.checkpointFreq, "checkpoint-frequency", 1, "make every n-th barrier a checkpoint (durable and visible to queries); writes and FLUSH always get one")
+	f.IntVar(&opts.parallelism, "streaming-parallelism", 0, "actors the partitioned part of a view or sink runs on when sessions leave streaming_parallelism at default (0: one per core, GOMAXPROCS)")
 	f.Int64Var(&opts.cacheSize, "cache-size", 64<<20, "bytes of state cached in memory (Pebble block cache); larger state is read from disk")
 	f.IntVar(&opts.aggCacheGroups, "agg-cache-groups", exec.DefaultAggCacheGroups, "groups each streaming aggregation keeps in memory; the others stay in the state store")
 	f.StringVar(&opts.queryMemoryLimit, "query-memory-limit", "", "default query_memory_limit of sessions: the most memory one query may hold (e.g. 2GB; 0: no limit; default a quarter of the machine's memory)")

@@ -26,6 +26,7 @@ type serveOptions struct {
 	checkpointTimeout time.Duration
 	maxInFlight       int
 	checkpointFreq    int
+	parallelism       int
 	aggCacheGroups    int
 	queryMemoryLimit  string
 	logLevel          string
@@ -57,6 +58,9 @@ func serve(ctx context.Context, opts serveOptions) error {
 	}
 	if opts.checkpointFreq < 1 {
 		return errors.New("--checkpoint-frequency must be at least 1")
+	}
+	if opts.parallelism < 0 || opts.parallelism > engine.MaxParallelism {
+		return fmt.Errorf("--streaming-parallelism must be between 0 (one actor per core) and %d", engine.MaxParallelism)
 	}
 	if opts.checkpointMode != "exactly_once" && opts.checkpointMode != "at_least_once" {
 		return fmt.Errorf("--checkpoint-mode must be exactly_once or at_least_once, not %q", opts.checkpointMode)
@@ -92,6 +96,7 @@ func serve(ctx context.Context, opts serveOptions) error {
 		CheckpointTimeout:      opts.checkpointTimeout,
 		MaxInFlightCheckpoints: opts.maxInFlight,
 		CheckpointFrequency:    opts.checkpointFreq,
+		StreamingParallelism:   opts.parallelism,
 		AggCacheGroups:         opts.aggCacheGroups,
 		QueryMemoryLimit:       memLimit,
 		Logger:                 log,

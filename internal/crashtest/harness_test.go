@@ -31,6 +31,8 @@ var (
 	// finish at shutdown.
 	flagStrictErrors = flag.Bool("strict-errors", true,
 		"fail when a statement the server answered with an error was applied anyway")
+	flagParallelism = flag.Int("parallelism", 0,
+		"run the servers with --streaming-parallelism N (0: chosen per seed, see seedParallelism)")
 	flagKeep = flag.Bool("keep", false, "keep data directories and server logs (they are always kept when a seed fails)")
 )
 
@@ -104,6 +106,10 @@ type harness struct {
 	bin  string
 	dir  string // holds data/ and server.log
 
+	// parallelism is the server's --streaming-parallelism: the actors
+	// every view's partitioned part runs on.
+	parallelism int
+
 	srv      *Server
 	interval time.Duration // the running server's barrier interval
 	args     []string      // and its extra arguments
@@ -133,6 +139,8 @@ func newHarness(t *testing.T, seed uint64) *harness {
 		rng:  rand.New(rand.NewPCG(seed, 0)),
 		bin:  binary(t),
 	}
+	h.parallelism = seedParallelism(seed)
+	t.Logf("seed %d: views run on %d actors (--streaming-parallelism)", seed, h.parallelism)
 	dir, err := os.MkdirTemp("", fmt.Sprintf("streamsql-crashtest-%d-", seed))
 	if err != nil {
 		t.Fatal(err)
@@ -143,8 +151,8 @@ func newHarness(t *testing.T, seed uint64) *harness {
 			_ = h.srv.Kill()
 		}
 		if t.Failed() {
-			t.Logf("seed %d failed; reproduce with: go test ./internal/crashtest -run '%s' -seed=%d -v",
-				seed, strings.Split(t.Name(), "/")[0], seed)
+			t.Logf("seed %d failed; reproduce with: go test ./internal/crashtest -run '%s' -seed=%d -parallelism=%d -v",
+				seed, strings.Split(t.Name(), "/")[0], seed, h.parallelism)
 			t.Logf("data directory and server log kept in %s", dir)
 			return
 		}
@@ -153,6 +161,17 @@ func newHarness(t *testing.T, seed uint64) *harness {
 		}
 	})
 	return h
+}
+
+// seedParallelism returns the --streaming-parallelism of a seed's servers:
+// -parallelism if given, else 1, 2, 2 or 4 by the seed, so that CI's few
+// random seeds run both one-actor and parallel views. It draws nothing from
+// the seed's random choices, whose schedule stays that of the seed.
+func seedParallelism(seed uint64) int {
+	if *flagParallelism > 0 {
+		return *flagParallelism
+	}
+	return [...]int{1, 2, 2, 4}[seed%4]
 }
 
 func (h *harness) dataDir() string { return filepath.Join(h.dir, "data") }
@@ -174,9 +193,10 @@ func (h *harness) options() Options {
 		DataDir:         h.dataDir(),
 		BarrierInterval: time.Duration(20+h.rng.IntN(481)) * time.Millisecond,
 		LogPath:         h.logPath(),
+		Args:            []string{"--streaming-parallelism", strconv.Itoa(h.parallelism)},
 	}
 	if h.serverArgs != nil {
-		opts.Args = h.serverArgs()
+		opts.Args = append(opts.Args, h.serverArgs()...)
 	}
 	return opts
 }

@@ -48,6 +48,7 @@ func TestDifferential(t *testing.T) {
 	t.Run("harness", func(t *testing.T) { testHarness(t, pg) })
 	for _, seed := range seeds {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Logf("views on %d actors", seedParallelism(seed, 1))
 			h := newHarness(t, pg, seed)
 			defer h.close()
 			if f := h.run(newGen(seed), *stepsFlag); f != nil {
@@ -179,8 +180,8 @@ func newHarness(t *testing.T, pg *pgtest.Server, seed int64) *harness {
 	// waits for the next periodic barrier, so long intervals make the test
 	// slow: a second costs a second per CREATE or DROP.)
 	interval := []time.Duration{20 * time.Millisecond, 100 * time.Millisecond}[uint64(seed)%2]
-	h.ss = testserver.Start(t, testserver.Options{BarrierInterval: interval})
-	if h.ssc, err = connect(ctx, h.ss); err != nil {
+	h.ss = testserver.Start(t, testserver.Options{BarrierInterval: interval, StreamingParallelism: seedParallelism(seed, 1)})
+	if h.ssc, err = h.ss.Conn(ctx); err != nil {
 		t.Fatalf("connecting to streamsql: %v", err)
 	}
 	return h
@@ -305,7 +306,7 @@ func (h *harness) restart() *failure {
 	ctx, cancel := context.WithTimeout(context.Background(), stmtTimeout)
 	defer cancel()
 	var err error
-	if h.ssc, err = connect(ctx, h.ss); err != nil {
+	if h.ssc, err = h.ss.Conn(ctx); err != nil {
 		return &failure{msg: fmt.Sprintf("reconnecting to streamsql after a restart: %v", err)}
 	}
 	return nil
@@ -602,7 +603,7 @@ func (h *harness) burst(g *gen, w *world) *failure {
 	ctx, cancel := context.WithTimeout(context.Background(), stmtTimeout)
 	defer cancel()
 	for len(h.extra) < len(stmts) {
-		c, err := connect(ctx, h.ss)
+		c, err := h.ss.Conn(ctx)
 		if err != nil {
 			return &failure{msg: fmt.Sprintf("connecting to streamsql: %v", err)}
 		}
@@ -911,9 +912,9 @@ func (h *harness) report(f *failure) {
 	if len(hist) < len(h.hist) {
 		what = fmt.Sprintf("statements, shrunk from %d", len(h.hist))
 	}
-	h.t.Fatalf("difftest seed %d: %s\n\nreproduce: go test ./internal/difftest -run TestDifferential -seed=%d -difftest.steps=%d\n"+
+	h.t.Fatalf("difftest seed %d (views on %d actors): %s\n\nreproduce: go test ./internal/difftest -run TestDifferential -seed=%d -difftest.steps=%d\n"+
 		"%s (%d; on PostgreSQL, views are plain CREATE VIEW / DROP VIEW):\n%s",
-		h.seed, f.msg, h.seed, *stepsFlag, what, len(hist), script(hist))
+		h.seed, seedParallelism(h.seed, 1), f.msg, h.seed, *stepsFlag, what, len(hist), script(hist))
 }
 
 // reduce shrinks hist to a shorter history that still ends in the same

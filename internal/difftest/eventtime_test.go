@@ -43,6 +43,7 @@ func TestEventTime(t *testing.T) {
 	pg := pgtest.StartT(t, pgtest.Options{Settings: map[string]string{"timezone": "UTC"}})
 	for _, seed := range seeds {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Logf("views on %d actors", seedParallelism(seed, 0))
 			h := newEvHarness(t, pg, seed)
 			defer h.close()
 			if f := h.run(*evStepsFlag); f != nil {
@@ -105,11 +106,12 @@ func newEvHarness(t *testing.T, pg *pgtest.Server, seed int64) *evHarness {
 	}
 	interval := []time.Duration{20 * time.Millisecond, 100 * time.Millisecond}[uint64(seed)%2]
 	h.ss = testserver.Start(t, testserver.Options{
-		BarrierInterval: interval,
-		Crashable:       true,
-		Clock:           func() time.Time { return time.UnixMicro(h.clock.Load()) },
+		BarrierInterval:      interval,
+		StreamingParallelism: seedParallelism(seed, 0),
+		Crashable:            true,
+		Clock:                func() time.Time { return time.UnixMicro(h.clock.Load()) },
 	})
-	if h.ssc, err = connect(ctx, h.ss); err != nil {
+	if h.ssc, err = h.ss.Conn(ctx); err != nil {
 		t.Fatalf("connecting to streamsql: %v", err)
 	}
 	return h
@@ -642,7 +644,7 @@ func (h *evHarness) crash(clean bool) *failure {
 	if err != nil {
 		return &failure{msg: fmt.Sprintf("restarting streamsql: %v", err)}
 	}
-	if h.ssc, err = connect(ctx, h.ss); err != nil {
+	if h.ssc, err = h.ss.Conn(ctx); err != nil {
 		return &failure{msg: fmt.Sprintf("reconnecting to streamsql: %v", err)}
 	}
 	h.crashes++
@@ -724,7 +726,7 @@ func (h *evHarness) checkAll() *failure {
 // that led to it.
 func (h *evHarness) report(f *failure) {
 	h.t.Helper()
-	h.t.Fatalf("eventtime seed %d: %s\n\nreproduce: go test ./internal/difftest -run TestEventTime -seed=%d -eventtime.steps=%d\n"+
+	h.t.Fatalf("eventtime seed %d (views on %d actors): %s\n\nreproduce: go test ./internal/difftest -run TestEventTime -seed=%d -eventtime.steps=%d\n"+
 		"statements (%d; on PostgreSQL the tables have no WATERMARK FOR and the views are models, see eventtime_gen.go):\n%s",
-		h.seed, f.msg, h.seed, *evStepsFlag, len(h.hist), strings.Join(h.hist, "\n"))
+		h.seed, seedParallelism(h.seed, 0), f.msg, h.seed, *evStepsFlag, len(h.hist), strings.Join(h.hist, "\n"))
 }

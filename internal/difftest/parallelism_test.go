@@ -1,28 +1,22 @@
 package difftest
 
 import (
-	"context"
 	"flag"
-	"fmt"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/streamsql/streamsql/internal/testserver"
 )
 
-// parallelismFlag sets streaming_parallelism on every streamsql connection,
-// so that the views run at that parallelism: results must not depend on it
-// (go test ./internal/difftest -difftest.parallelism=1, then =4).
-var parallelismFlag = flag.Int("difftest.parallelism", 0, "difftest: SET streaming_parallelism on every streamsql connection (0: the default, one actor per core)")
+// parallelismFlag is the number of actors views run on (the server's
+// streaming_parallelism default): results must not depend on it.
+var parallelismFlag = flag.Int("difftest.parallelism", 0,
+	"difftest: views run on N actors (0: 1 or 4 by the seed, see seedParallelism)")
 
-// connect opens a streamsql connection with the test's parallelism.
-func connect(ctx context.Context, s *testserver.Server) (*pgx.Conn, error) {
-	c, err := s.Conn(ctx)
-	if err != nil || *parallelismFlag <= 0 {
-		return c, err
+// seedParallelism returns the parallelism of a seed's server:
+// -difftest.parallelism if given, else 1 or 4 by bit b of the seed, so that
+// consecutive seeds, as CI runs, cover both. TestDifferential uses bit 1
+// (its barrier interval follows bit 0; any three consecutive seeds cover
+// both parallelisms), TestEventTime, which runs two seeds, bit 0.
+func seedParallelism(seed int64, b uint) int {
+	if *parallelismFlag > 0 {
+		return *parallelismFlag
 	}
-	if _, err := c.Exec(ctx, fmt.Sprintf("SET streaming_parallelism = %d", *parallelismFlag)); err != nil {
-		c.Close(ctx)
-		return nil, err
-	}
-	return c, nil
+	return [...]int{1, 4}[uint64(seed)>>b&1]
 }

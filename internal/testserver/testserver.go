@@ -57,8 +57,9 @@ type Options struct {
 	// Mem allocates the engine's Arrow memory (default: a checked allocator
 	// over Go's, which fails the test if the engine leaks a buffer).
 	Mem memory.Allocator
-	// BackfillChunkRows: see engine.Options.
-	BackfillChunkRows int
+	// BackfillChunkRows and StreamingParallelism: see engine.Options.
+	BackfillChunkRows    int
+	StreamingParallelism int
 	// Auth and SuperuserPassword: see engine.Options (default: auto, no
 	// password, so every loopback client is trusted).
 	Auth              string
@@ -92,16 +93,17 @@ func Start(t testing.TB, opts Options) *Server {
 		level = slog.LevelDebug
 	}
 	s := &Server{t: t, DataDir: opts.DataDir, memFS: memFS, tls: opts.TLS, maxConn: opts.MaxConnections, checked: checked, opts: engine.Options{
-		Auth:                opts.Auth,
-		SuperuserPassword:   opts.SuperuserPassword,
-		Clock:               opts.Clock,
-		Mem:                 opts.Mem,
-		DataDir:             opts.DataDir,
-		BarrierInterval:     opts.BarrierInterval,
-		CheckpointFrequency: opts.CheckpointFrequency,
-		BackfillChunkRows:   opts.BackfillChunkRows,
-		FS:                  opts.FS,
-		Logger:              slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
+		Auth:                 opts.Auth,
+		SuperuserPassword:    opts.SuperuserPassword,
+		Clock:                opts.Clock,
+		Mem:                  opts.Mem,
+		DataDir:              opts.DataDir,
+		BarrierInterval:      opts.BarrierInterval,
+		CheckpointFrequency:  opts.CheckpointFrequency,
+		BackfillChunkRows:    opts.BackfillChunkRows,
+		StreamingParallelism: opts.StreamingParallelism,
+		FS:                   opts.FS,
+		Logger:               slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
 	}}
 	if err := s.start(); err != nil {
 		t.Fatalf("starting streamsql: %v", err)
