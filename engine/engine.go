@@ -73,6 +73,10 @@ type Options struct {
 	// QueryMemoryLimit is the default query_memory_limit of sessions, in
 	// bytes (default DefaultQueryMemoryLimit(); < 0: no limit).
 	QueryMemoryLimit int64
+	// MaxUncommittedState bounds the bytes written to state and not yet
+	// committed: beyond it, source readers wait for a checkpoint (default
+	// DefaultMaxUncommittedState; < 0: no limit).
+	MaxUncommittedState int64
 	// FS overrides the state store's filesystem (tests inject faults).
 	FS vfs.FS
 	// Clock is the time barriers carry, which is now() in streaming plans
@@ -104,8 +108,10 @@ type Engine struct {
 	scratchID atomic.Uint32
 	cat       *catalog.Catalog
 	coord     *barrier.Coordinator
-	catSrc    *catalogSource
-	cleanup   *cleanupSource
+	// backpressure holds source readers back while commits fall behind.
+	backpressure backpressure
+	catSrc       *catalogSource
+	cleanup      *cleanupSource
 	// roles are the roles, grants and owners (see role.go).
 	roles *catalog.Roles
 
@@ -164,6 +170,12 @@ func Open(opts Options) (*Engine, error) {
 	case opts.QueryMemoryLimit < 0:
 		opts.QueryMemoryLimit = 0
 	}
+	switch {
+	case opts.MaxUncommittedState == 0:
+		opts.MaxUncommittedState = DefaultMaxUncommittedState
+	case opts.MaxUncommittedState < 0:
+		opts.MaxUncommittedState = 0
+	}
 	if opts.DataDir == "" {
 		opts.DataDir = ":memory:"
 	}
@@ -177,18 +189,19 @@ func Open(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{
-		opts:       opts,
-		log:        opts.Logger,
-		mem:        opts.Mem,
-		store:      store,
-		scratch:    scratch,
-		cat:        catalog.New(),
-		roles:      catalog.NewRoles(),
-		dbSessions: map[string]int{},
-		tables:     map[uint32]*tableWriter{},
-		views:      map[uint32]*view{},
-		started:    time.Now(),
-		failed:     make(chan struct{}),
+		backpressure: backpressure{limit: opts.MaxUncommittedState},
+		opts:         opts,
+		log:          opts.Logger,
+		mem:          opts.Mem,
+		store:        store,
+		scratch:      scratch,
+		cat:          catalog.New(),
+		roles:        catalog.NewRoles(),
+		dbSessions:   map[string]int{},
+		tables:       map[uint32]*tableWriter{},
+		views:        map[uint32]*view{},
+		started:      time.Now(),
+		failed:       make(chan struct{}),
 	}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	e.metrics = newMetrics(e)

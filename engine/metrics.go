@@ -140,6 +140,10 @@ var (
 		"Open client sessions.", nil, nil)
 	descCommitted = prometheus.NewDesc("streamsql_committed_epoch",
 		"The last committed epoch.", nil, nil)
+	descUncommitted = prometheus.NewDesc("streamsql_uncommitted_state_bytes",
+		"Bytes written to state and not committed yet (bounded by --max-uncommitted-state).", nil, nil)
+	descSourceWaited = prometheus.NewDesc("streamsql_source_backpressure_seconds_total",
+		"Time source readers waited for checkpoints to commit the state they produced.", nil, nil)
 	descRelations = prometheus.NewDesc("streamsql_relations",
 		"Relations in the catalog, by kind.", []string{"kind"}, nil)
 )
@@ -150,7 +154,7 @@ type engineCollector struct{ e *Engine }
 func (c *engineCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descOpRowsIn, descOpRowsOut, descOpSeconds, descViewState, descExprErrors,
 		descLateRows, descViewFailed, descBackfillDone, descBackfillTotal, descSourceRows, descSourceLag, descSinkRows,
-		descConnections, descCommitted, descRelations} {
+		descConnections, descCommitted, descUncommitted, descSourceWaited, descRelations} {
 		ch <- d
 	}
 }
@@ -210,6 +214,8 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(descConnections, float64(e.connections()))
 	gauge(descCommitted, float64(e.store.CommittedEpoch()))
+	gauge(descUncommitted, float64(e.store.UncommittedBytes()))
+	ch <- prometheus.MustNewConstMetric(descSourceWaited, prometheus.CounterValue, time.Duration(e.backpressure.waited.Load()).Seconds())
 	kinds := map[string]int{}
 	for _, r := range e.cat.All() {
 		kinds[r.Kind.String()]++

@@ -248,6 +248,9 @@ func (r *sourceReader) run() {
 	for {
 		ended := false
 		for left := perTick; left > 0; {
+			if !r.e.awaitStateRoom(r.stop) {
+				return
+			}
 			r.mu.Lock()
 			s, ok := r.nextSplit()
 			ended = !ok

@@ -279,6 +279,9 @@ func (r *kafkaReader) run() {
 			r.sleep(100 * time.Millisecond)
 			continue
 		}
+		if !r.e.awaitStateRoom(r.stop) {
+			return
+		}
 		ctx, cancel := context.WithTimeout(r.ctx, 500*time.Millisecond)
 		f := rd.Poll(ctx, exec.BatchSize)
 		cancel()

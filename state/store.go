@@ -289,6 +289,25 @@ func (s *Store) Table(id TableID) *Table {
 	return t
 }
 
+// UncommittedBytes returns the approximate key and value bytes written to
+// the store's tables and not committed yet: the memory the state layers hold
+// beyond Pebble, which grows while commits fall behind the writes. Any
+// goroutine may call it; it costs a load per table handle.
+func (s *Store) UncommittedBytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for _, t := range s.tables {
+		n += t.pending.Load()
+	}
+	for _, hs := range s.shards {
+		for _, t := range hs {
+			n += t.pending.Load()
+		}
+	}
+	return n
+}
+
 // ReleaseTable forgets the handle of table id, for tables used once (the
 // scratch tables of a batch query). Its uncommitted writes, current and
 // sealed, are dropped and never committed; its committed data stays in Pebble

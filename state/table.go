@@ -45,6 +45,10 @@ type Table struct {
 	// a new slice under mu, and readers load it without locking.
 	mu     sync.Mutex
 	sealed atomic.Pointer[[]*layer]
+	// pending is the key and value bytes of the current and sealed layers,
+	// added to by the owner as it writes and taken from by the committer,
+	// for Store.UncommittedBytes on any goroutine.
+	pending atomic.Int64
 
 	// overlay is set for a Store.NewOverlay table, which reads base (if
 	// set) under its own writes instead of its sealed layers and Pebble.
@@ -68,7 +72,9 @@ func (t *Table) Put(key, value []byte) {
 	copy(kv, key)
 	copy(kv[len(key):], value)
 	k := kv[:len(key):len(key)]
+	before := l.bytes
 	l.set(entry{pfx: keyPrefix(k), key: k, value: kv[len(key):]})
+	t.pending.Add(l.bytes - before)
 }
 
 // Delete removes key. It copies key.
@@ -76,7 +82,9 @@ func (t *Table) Delete(key []byte) {
 	l := t.writeLayer()
 	k := l.arena.alloc(len(key))
 	copy(k, key)
+	before := l.bytes
 	l.set(entry{pfx: keyPrefix(k), key: k, del: true})
+	t.pending.Add(l.bytes - before)
 }
 
 // DeleteRange removes every key in [lower, upper); a nil bound is unbounded.
@@ -90,7 +98,9 @@ func (t *Table) DeleteRange(lower, upper []byte) {
 	}
 	l := t.writeLayer()
 	sp := span{start: l.arena.clone(lower), end: l.arena.clone(upper)}
+	before := l.bytes
 	l.deleteRange(sp)
+	t.pending.Add(l.bytes - before)
 }
 
 // Clear deletes every key of the table (used when a view is dropped). It is
@@ -203,10 +213,15 @@ func (t *Table) dropCommitted(n int) {
 	}
 	t.mu.Lock()
 	old := *t.sealed.Load()
+	var dropped int64
+	for _, l := range old[:n] {
+		dropped += l.bytes
+	}
 	next := make([]*layer, len(old)-n)
 	copy(next, old[n:])
 	t.sealed.Store(&next)
 	t.mu.Unlock()
+	t.pending.Add(-dropped)
 }
 
 // tableKeyPrefix returns the Pebble key prefix of table id.

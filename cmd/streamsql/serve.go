@@ -29,12 +29,14 @@ type serveOptions struct {
 	parallelism       int
 	aggCacheGroups    int
 	queryMemoryLimit  string
-	logLevel          string
-	auth              authOptions
-	flightAddr        string
-	metricsAddr       string
-	metricsAddrSet    bool // --metrics-addr given: failing to listen on it is an error
-	historyRetention  time.Duration
+	// maxUncommittedState is --max-uncommitted-state (a memory size).
+	maxUncommittedState string
+	logLevel            string
+	auth                authOptions
+	flightAddr          string
+	metricsAddr         string
+	metricsAddrSet      bool // --metrics-addr given: failing to listen on it is an error
+	historyRetention    time.Duration
 }
 
 func newLogger(level string) (*slog.Logger, error) {
@@ -88,7 +90,15 @@ func serve(ctx context.Context, opts serveOptions) error {
 			memLimit = -1 // no limit
 		}
 	}
+	maxUncommitted, err := engine.ParseMemory(opts.maxUncommittedState)
+	if err != nil {
+		return fmt.Errorf("--max-uncommitted-state: %q is not a memory size (a number of bytes, or with kB, MB, GB or TB)", opts.maxUncommittedState)
+	}
+	if maxUncommitted == 0 {
+		maxUncommitted = -1 // no limit
+	}
 	engOpts := engine.Options{
+		MaxUncommittedState:    maxUncommitted,
 		DataDir:                opts.dataDir,
 		BarrierInterval:        opts.barrierInterval,
 		AtLeastOnce:            opts.checkpointMode == "at_least_once",
