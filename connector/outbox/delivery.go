@@ -232,8 +232,8 @@ func (d *Delivery) next() []Epoch {
 	}
 }
 
-// connect connects the target and drops from the queue the epochs it
-// already holds.
+// connect connects the target, clears the last error (the target is
+// back) and drops from the queue the epochs it already holds.
 func (d *Delivery) connect() error {
 	epoch, err := d.target.Connect(d.ctx)
 	if err != nil {
@@ -241,6 +241,7 @@ func (d *Delivery) connect() error {
 	}
 	d.connected = true
 	d.mu.Lock()
+	d.lastErr = nil
 	for len(d.queue) > 0 && d.queue[0].Epoch <= epoch {
 		d.queued -= d.queue[0].Bytes
 		d.queue = d.queue[1:]
