@@ -208,3 +208,33 @@ func TestPostgresSinkErrors(t *testing.T) {
 	cdcExec(t, target, "CREATE TABLE wide (k bigint PRIMARY KEY, g numeric, n numeric(30, 2), s text)")
 	kexec(t, ctx, conn, "CREATE SINK s FROM t WITH ("+with+", table = 'wide', type = 'upsert')")
 }
+
+// TestPostgresSinkTypes writes a row of every sinkable type, and NULLs,
+// through an upsert sink: the target reads back each value as streamsql
+// shows it.
+func TestPostgresSinkTypes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, target, with := pgSinkTarget(t)
+	cols := "k int PRIMARY KEY, b boolean, i2 smallint, r real, d double precision, n numeric(10,2), u numeric, " +
+		"dt date, ts timestamp, tz timestamptz, iv interval, by bytea, id uuid, j jsonb, ia int[], ta text[], vc varchar(5)"
+	cdcExec(t, target, "CREATE TABLE ty ("+cols+")", "SET TIME ZONE 'UTC'")
+	srv := testserver.Start(t, testserver.Options{BarrierInterval: 10 * time.Millisecond})
+	conn := connect(ctx, t, srv)
+	kexec(t, ctx, conn,
+		"SET TIME ZONE 'UTC'",
+		"CREATE TABLE ty ("+cols+")",
+		"CREATE SINK s FROM ty WITH ("+with+", table = 'ty', type = 'upsert')",
+		`INSERT INTO ty VALUES (1, true, -3, 1.5, 0.1, 12345678.91, -0.000123, '2024-02-29', '2024-01-02 03:04:05.123456',
+			'2024-01-02 03:04:05+02', '1 year 2 mons 3 days 04:05:06.5', '\x00ff5c0a', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11',
+			'{"a": [1, "x\ty"], "b": null}', ARRAY[1, NULL, 3], ARRAY['a b', 'c"d', 'e\f', NULL], 'abc')`,
+		"INSERT INTO ty (k) VALUES (2)",
+	)
+	var q strings.Builder
+	q.WriteString("SELECT k::text")
+	for _, c := range strings.Split(cols, ", ")[1:] {
+		fmt.Fprintf(&q, ", %s::text", strings.Fields(c)[0])
+	}
+	q.WriteString(" FROM ty ORDER BY k")
+	pgSinkAwait(t, ctx, conn, target, []pgSinkQuery{{q.String(), q.String()}})
+}
