@@ -95,8 +95,10 @@ func (e *Engine) sinkRows(cat *catalog.Catalog) ([][]types.Datum, error) {
 			if p := v.failed.Load(); p != nil {
 				status = "failed: " + (*p).Error()
 			} else if w := v.sinkWriter.Load(); w != nil {
-				if r, ok := (*w).(deliveryReporter); ok && r.DeliveryError() != nil {
-					status = "retrying: " + r.DeliveryError().Error()
+				if r, ok := (*w).(deliveryReporter); ok {
+					if err := r.DeliveryError(); err != nil {
+						status = "retrying: " + err.Error()
+					}
 				}
 			}
 		}
