@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/connector/postgres"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
@@ -45,27 +46,8 @@ func (e *Engine) prepareCDCTable(ctx context.Context, cat *catalog.Catalog, stmt
 		return nil, err
 	}
 	defer conn.Close(context.Background())
-	rows, err := conn.Query(ctx, `SELECT a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
-		JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`, schema, table)
-	if err != nil {
-		return nil, cfg.connectError(err)
-	}
-	upstream, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, cfg.connectError(err)
-	}
-	if len(upstream) == 0 {
-		return nil, sqlerr.New(sqlerr.UndefinedTable, "upstream table %s does not exist at %s", stmt.CDC.Table, cfg.addr())
-	}
-	have := map[string]bool{}
-	for _, c := range upstream {
-		have[c] = true
-	}
-	for _, c := range stmt.Columns {
-		if !have[c.Name] {
-			return nil, sqlerr.New(sqlerr.UndefinedColumn, "column \"%s\" is not a column of upstream table %s (its columns: %s)", c.Name, stmt.CDC.Table, strings.Join(upstream, ", "))
-		}
+	if err := checkCDCColumns(ctx, conn, cfg, stmt, schema, table); err != nil {
+		return nil, err
 	}
 	if err := checkCDCKey(ctx, conn, cfg, stmt, schema, table); err != nil {
 		return nil, err
@@ -254,6 +236,57 @@ func readCDCSnapshot(ctx context.Context, cfg cdcConfig, rel *catalog.Relation) 
 		return nil, cfg.connectError(err)
 	}
 	return &cdcSnapshot{changes: changes, lsn: uint64(start)}, nil
+}
+
+// checkCDCColumns checks the declared columns against the upstream
+// table's: each is a column of it, by name (else 42703), whose values fit
+// the declared type (else 42804): the same type or a narrower one (see
+// postgres.Fits); unbounded text takes any upstream type, as its text.
+// An upstream table that does not exist is 42P01.
+func checkCDCColumns(ctx context.Context, conn *pgx.Conn, cfg cdcConfig, stmt *sql.CreateTable, schema, table string) error {
+	rows, err := conn.Query(ctx, `SELECT a.attname, a.atttypid, a.atttypmod, t.typelem, format_type(a.atttypid, a.atttypmod)
+		FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+		JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_type t ON t.oid = a.atttypid
+		WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`, schema, table)
+	if err != nil {
+		return cfg.connectError(err)
+	}
+	type upstreamColumn struct {
+		name, typeName string
+		oid, elem      uint32
+		typmod         int32
+	}
+	var upstream []upstreamColumn
+	var names []string
+	for rows.Next() {
+		var c upstreamColumn
+		if err := rows.Scan(&c.name, &c.oid, &c.typmod, &c.elem, &c.typeName); err != nil {
+			return cfg.connectError(err)
+		}
+		upstream, names = append(upstream, c), append(names, c.name)
+	}
+	if err := rows.Err(); err != nil {
+		return cfg.connectError(err)
+	}
+	if len(upstream) == 0 {
+		return sqlerr.New(sqlerr.UndefinedTable, "upstream table %s.%s does not exist at %s", schema, table, cfg.addr())
+	}
+	for _, c := range stmt.Columns {
+		i := slices.Index(names, c.Name)
+		if i < 0 {
+			return sqlerr.New(sqlerr.UndefinedColumn, "column \"%s\" is not a column of upstream table %s.%s (its columns: %s)", c.Name, schema, table, strings.Join(names, ", "))
+		}
+		u := upstream[i]
+		if c.Type.Kind == types.Text && c.Type.Width == 0 {
+			continue
+		}
+		if from, ok := postgres.TypeOf(u.oid, u.typmod, u.elem); !ok || !postgres.Fits(from, c.Type) {
+			return sqlerr.New(sqlerr.DatatypeMismatch, "column \"%s\" is declared %s, but upstream column %s.%s.%s is %s, whose values do not all fit",
+				c.Name, c.Type, schema, table, u.name, u.typeName).
+				WithHint("Declare the column with the upstream type, a wider one, or text.")
+		}
+	}
+	return nil
 }
 
 // cdcDatum parses an upstream text value (nil: NULL).

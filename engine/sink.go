@@ -32,7 +32,7 @@ func (e *Engine) createSink(ctx context.Context, cat *catalog.Catalog, st *sql.C
 	name := st.Options["connector"]
 	if sinkConnectors[name] == nil {
 		return sqlerr.New(sqlerr.FeatureNotSupported, "sink connector \"%s\" is not supported", name).
-			WithHint("The sink connectors are: blackhole, kafka.")
+			WithHint("The sink connectors are: blackhole, fs, kafka, postgres.")
 	}
 	return e.createView(ctx, cat, st.View, atLeastOnce, parallelism, w, st.Options)
 }
@@ -68,11 +68,18 @@ func (e *Engine) openSink(rel *catalog.Relation, v *view) (*exec.Sink, error) {
 	if err != nil {
 		return nil, err
 	}
+	v.sinkWriter.Store(&w)
 	return exec.NewSink(w, &v.sinkRows), nil
 }
 
+// deliveryReporter is a sink writer that delivers beside the dataflow and
+// can say why it is behind: DeliveryError is the last delivery error if
+// nothing was delivered since, else nil.
+type deliveryReporter interface{ DeliveryError() error }
+
 // sinkRows lists the sinks with the changes each has written since the
-// server started, and its status.
+// server started, and its status: running, retrying (delivery is failing
+// and retried; the dataflow goes on), or failed.
 func (e *Engine) sinkRows(cat *catalog.Catalog) ([][]types.Datum, error) {
 	var rows [][]types.Datum
 	for _, r := range cat.InDatabase() {
@@ -87,6 +94,12 @@ func (e *Engine) sinkRows(cat *catalog.Catalog) ([][]types.Datum, error) {
 			written = v.sinkRows.Load()
 			if p := v.failed.Load(); p != nil {
 				status = "failed: " + (*p).Error()
+			} else if w := v.sinkWriter.Load(); w != nil {
+				if r, ok := (*w).(deliveryReporter); ok {
+					if err := r.DeliveryError(); err != nil {
+						status = "retrying: " + err.Error()
+					}
+				}
 			}
 		}
 		rows = append(rows, []types.Datum{types.DText(r.Name), types.DText(r.Options["connector"]), types.DInt(written),

@@ -41,6 +41,8 @@ type view struct {
 	failed     atomic.Pointer[error]
 	// sinkRows counts the changes a sink has written.
 	sinkRows atomic.Int64
+	// sinkWriter is a sink's connector writer, once opened.
+	sinkWriter atomic.Pointer[exec.SinkWriter]
 	// stats are the dataflow's operator counters (EXPLAIN ANALYZE, metrics).
 	stats *exec.Stats
 	// parallel are the actors of a parallel dataflow besides the view's

@@ -2,27 +2,21 @@ package kafka
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/streamsql/streamsql/connector/jsonenc"
 	"log/slog"
 	"time"
 
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/connector/jsonenc"
+	"github.com/streamsql/streamsql/connector/outbox"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/state"
 )
 
 // Committer tells when epochs commit: the checkpoint coordinator.
-type Committer interface {
-	// WaitCommitted blocks until epoch is committed, ctx is done or the
-	// coordinator stops.
-	WaitCommitted(ctx context.Context, epoch uint64) error
-	// Committed returns the last committed epoch.
-	Committed() uint64
-}
+type Committer = outbox.Committer
 
 // SinkEnv is what a Kafka sink needs from the engine.
 type SinkEnv struct {
@@ -35,14 +29,13 @@ type SinkEnv struct {
 
 // Sink is the exec.SinkWriter of connector 'kafka'.
 //
-// Exactly once through an outbox. Write encodes changes into chunks of
-// records kept in memory; Barrier(n) puts epoch n's chunks into the outbox
-// table under (n, seq), seals the table for n (so they are part of
-// checkpoint n) and hands them to the delivery goroutine. Delivery waits
-// until epoch n is committed, then produces the chunks of the committed
-// epochs and a progress record naming the last of them, in one Kafka
-// transaction under the sink's stable transactional.id, and commits it.
-// The next Barrier deletes the delivered epochs from the outbox.
+// Exactly once through an outbox (package outbox). Write encodes changes
+// into chunks of records kept in memory; Barrier(n) puts epoch n's chunks
+// into the outbox, part of checkpoint n, and hands them to delivery, which
+// waits until epoch n is committed, then produces the chunks of the
+// committed epochs and a progress record naming the last of them, in one
+// Kafka transaction under the sink's stable transactional.id, and commits
+// it.
 //
 // After a crash the outbox's committed state holds exactly the committed
 // epochs not known to be delivered; a new producer with the same
@@ -57,16 +50,13 @@ type SinkEnv struct {
 // outbox and in memory, up to SinkConfig.MaxOutboxBytes, past which
 // Barrier fails the sink.
 type Sink struct {
-	cfg    *SinkConfig
-	enc    encoder
-	outbox *state.Table
+	cfg *SinkConfig
+	enc encoder
 	// chunks are the current epoch's encoded records; bytes their size.
 	chunks [][]byte
 	bytes  int64
-	// deleted is the last epoch deleted from the outbox.
-	deleted uint64
-	d       *delivery
-	keyBuf  []byte
+	w      *outbox.Writer
+	d      *outbox.Delivery
 	// bytesPerRow is the last batch's encoded size per row.
 	bytesPerRow int
 }
@@ -75,7 +65,7 @@ type Sink struct {
 // rel's columns, and starts its delivery goroutine. The epochs left in the
 // outbox by an earlier run are queued for delivery.
 func NewSink(cfg *SinkConfig, rel *catalog.Relation, env SinkEnv) (*Sink, error) {
-	s := &Sink{cfg: cfg, outbox: env.Outbox}
+	s := &Sink{cfg: cfg}
 	s.enc = encoder{format: cfg.Format, nowMillis: func() int64 { return time.Now().UnixMilli() }}
 	var names []string
 	var cols []int
@@ -93,11 +83,13 @@ func NewSink(cfg *SinkConfig, rel *catalog.Relation, env SinkEnv) (*Sink, error)
 		}
 		s.enc.key = jsonenc.NewRow(cfg.PrimaryKey, keyCols)
 	}
-	pending, err := readOutbox(env.Outbox)
+	pending, err := outbox.Read(env.Outbox)
 	if err != nil {
 		return nil, fmt.Errorf("kafka sink %s: reading its outbox: %w", cfg.Name, err)
 	}
-	s.d = startDelivery(cfg, env.Commits, env.Log, pending)
+	dcfg := outbox.Config{Name: "kafka sink " + cfg.Name, Dest: fmt.Sprint(cfg.Brokers), MaxBytes: cfg.MaxOutboxBytes, MaxBatchBytes: maxTxnBytes}
+	s.d = outbox.Start(dcfg, &target{cfg: cfg}, env.Commits, env.Log, pending)
+	s.w = outbox.NewWriter(env.Outbox, s.d)
 	return s, nil
 }
 
@@ -119,73 +111,21 @@ func (s *Sink) Write(_ context.Context, b *exec.Batch) error {
 }
 
 // Barrier ends epoch b.Epoch: its records go into the outbox and to
-// delivery, and the epochs delivered since the last barrier leave the
-// outbox.
+// delivery.
 func (s *Sink) Barrier(_ context.Context, b *barrier.Barrier) error {
-	if d := s.d.deliveredEpoch(); d > s.deleted {
-		s.outbox.DeleteRange(nil, outboxKey(nil, d+1, 0))
-		s.deleted = d
+	if err := s.w.Barrier(b.Epoch, s.chunks, s.bytes); err != nil {
+		return err
 	}
-	if len(s.chunks) > 0 {
-		// Delivery waits for the epoch to commit, which it cannot before
-		// this returns: queueing first leaves no outbox writes behind if
-		// the queue is full.
-		err := s.d.add(epochChunks{epoch: b.Epoch, chunks: s.chunks, bytes: s.bytes})
-		if err != nil {
-			return err
-		}
-		for i, c := range s.chunks {
-			s.keyBuf = outboxKey(s.keyBuf[:0], b.Epoch, uint32(i))
-			s.outbox.Put(s.keyBuf, c)
-		}
-		s.chunks, s.bytes = nil, 0
-	}
-	s.outbox.Seal(b.Epoch)
+	s.chunks, s.bytes = nil, 0
 	return nil
 }
 
+// DeliveryError returns the last delivery error if nothing was delivered
+// since, else nil.
+func (s *Sink) DeliveryError() error { return s.d.Err() }
+
 // Close stops delivery. Epochs not delivered stay in the outbox for the
 // next start (or are cleared with the sink when it is dropped).
-func (s *Sink) Close() { s.d.close() }
-
-// outboxKey appends the outbox key of chunk seq of epoch: both big-endian,
-// so the outbox is in epoch order.
-func outboxKey(buf []byte, epoch uint64, seq uint32) []byte {
-	buf = binary.BigEndian.AppendUint64(buf, epoch)
-	return binary.BigEndian.AppendUint32(buf, seq)
-}
+func (s *Sink) Close() { s.d.Close() }
 
 var errCorruptChunk = errors.New("kafka sink: corrupt outbox chunk")
-
-// readOutbox returns the outbox's epochs, in order. It runs before the
-// sink's actor starts, so it reads the table as its owner.
-func readOutbox(t *state.Table) ([]epochChunks, error) {
-	it, err := t.NewIter(nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
-	var out []epochChunks
-	for ok := it.First(); ok; ok = it.Next() {
-		k := it.Key()
-		if len(k) != 12 {
-			return nil, fmt.Errorf("outbox key %x", k)
-		}
-		epoch := binary.BigEndian.Uint64(k)
-		if len(out) == 0 || out[len(out)-1].epoch != epoch {
-			out = append(out, epochChunks{epoch: epoch})
-		}
-		e := &out[len(out)-1]
-		c := append([]byte(nil), it.Value()...)
-		e.chunks = append(e.chunks, c)
-		e.bytes += int64(len(c))
-	}
-	return out, it.Error()
-}
-
-// epochChunks are the encoded records of one epoch.
-type epochChunks struct {
-	epoch  uint64
-	chunks [][]byte
-	bytes  int64
-}

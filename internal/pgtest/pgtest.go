@@ -167,6 +167,24 @@ func (s *Server) Restart() error {
 	return s.start(s.Port)
 }
 
+// Down shuts the server down immediately, as Restart does, and leaves it
+// down until Up: connections to its port are refused meanwhile.
+func (s *Server) Down() error {
+	if s.stopped {
+		return errors.New("pgtest: Down of a stopped server")
+	}
+	return s.kill()
+}
+
+// Up starts a server that Down shut down again, on the same directory and
+// port, returning once it accepts connections.
+func (s *Server) Up() error {
+	if s.stopped || s.proc != nil {
+		return errors.New("pgtest: Up of a server that is not down")
+	}
+	return s.start(s.Port)
+}
+
 // kill stops the server process, if running, and waits for it to exit.
 func (s *Server) kill() error {
 	if s.proc == nil {
