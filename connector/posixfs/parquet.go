@@ -31,6 +31,11 @@ type parquetReader struct {
 	pos    Pos
 	total  int64
 	fail   bool
+	// stopped: Next stopped at a bad row (error.policy = 'fail').
+	stopped bool
+	// cur is the record reader's batch under way, read up to curOff.
+	cur    arrow.RecordBatch
+	curOff int64
 }
 
 func openParquet(mem memory.Allocator, o *Options, cols []textdec.Column, path string, seq int64, pos Pos) (*parquetReader, error) {
@@ -80,17 +85,25 @@ func (p *parquetReader) open(cols []textdec.Column) error {
 }
 
 func (p *parquetReader) Next(n int) (arrow.RecordBatch, []Bad, error) {
-	if p.Done() {
+	if p.Done() || p.stopped {
 		return nil, nil, nil
 	}
-	if !p.rr.Next() {
-		if err := p.rr.Err(); err != nil {
-			return nil, nil, err
+	if p.cur == nil || p.curOff == p.cur.NumRows() {
+		p.releaseCur()
+		if !p.rr.Next() {
+			if err := p.rr.Err(); err != nil {
+				return nil, nil, err
+			}
+			p.pos.Row = p.total // the metadata counted rows the reader did not find
+			return nil, nil, nil
 		}
-		p.pos.Row = p.total // the metadata counted rows the reader did not find
-		return nil, nil, nil
+		p.cur, p.curOff = p.rr.RecordBatch(), 0
+		p.cur.Retain()
 	}
-	in := p.rr.RecordBatch()
+	take := min(int64(n), p.cur.NumRows()-p.curOff)
+	in := p.cur.NewSlice(p.curOff, p.curOff+take)
+	defer in.Release()
+	p.curOff += take
 	rec, bad, err := p.convert(in)
 	if err != nil {
 		return nil, nil, err
@@ -98,7 +111,7 @@ func (p *parquetReader) Next(n int) (arrow.RecordBatch, []Bad, error) {
 	if p.fail && len(bad) > 0 {
 		first := bad[0].Line - 1 - p.pos.Row
 		p.pos.Row += first
-		p.total = p.pos.Row // not read again
+		p.stopped = true
 		out := rec.NewSlice(0, first)
 		rec.Release()
 		if first == 0 {
@@ -168,7 +181,16 @@ func (p *parquetReader) Pos() Pos { return p.pos }
 
 func (p *parquetReader) Done() bool { return p.pos.Row >= p.total }
 
+// releaseCur releases the batch under way.
+func (p *parquetReader) releaseCur() {
+	if p.cur != nil {
+		p.cur.Release()
+		p.cur = nil
+	}
+}
+
 func (p *parquetReader) Close() error {
+	p.releaseCur()
 	if p.rr != nil {
 		p.rr.Release()
 	}

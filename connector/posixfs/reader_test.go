@@ -197,7 +197,21 @@ func TestParquetResume(t *testing.T) {
 			t.Errorf("by %d: bad %v, want row 12", n, bad)
 		}
 	}
-	_, err := Open(mem, o, []textdec.Column{{Name: "flag", Type: types.DateT}}, "p.parquet", 0, Pos{})
+	// error.policy = 'fail' stops at the bad row, which stays to be read.
+	r, err := Open(mem, options(t, dir, map[string]string{"encode": "parquet", "error.policy": "fail"}), cols, "p.parquet", 3, Pos{Row: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, bad, err := r.Next(100)
+	if err != nil || rec == nil || fmt.Sprint(recordText(rec)) != fmt.Sprint(want[8:11]) || len(bad) != 1 || bad[0].Line != 12 ||
+		r.Done() || r.Pos().Row != 11 {
+		t.Errorf("fail policy: %v %v %v done %v at %v", rec, bad, err, r.Done(), r.Pos())
+	}
+	if rec != nil {
+		rec.Release()
+	}
+	r.Close()
+	_, err = Open(mem, o, []textdec.Column{{Name: "flag", Type: types.DateT}}, "p.parquet", 0, Pos{})
 	if !IsBadFile(err) || !strings.Contains(err.Error(), "column flag (date)") {
 		t.Errorf("bool into date: %v", err)
 	}
