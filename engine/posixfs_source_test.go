@@ -76,11 +76,12 @@ func fsFileData(t testing.TB, enc string, first, n int) []byte {
 }
 
 // TestPosixFSSourceExactlyOnce writes CSV, JSON and Parquet files into
-// three directories while the server is killed (as by kill -9) and
-// restarted, and checks that the views over the three sources count every
-// row of every file once, and that each file is listed as done.
+// three directories while the server is killed (as by kill -9) in the
+// middle of a file and restarted, and checks that the views over the three
+// sources count every row of every file once, and that each file is listed
+// as done.
 func TestPosixFSSourceExactlyOnce(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	encs := []string{"csv", "json", "parquet"}
 	dirs := map[string]string{}
@@ -96,9 +97,12 @@ func TestPosixFSSourceExactlyOnce(t *testing.T) {
 		mustExec(ctx, t, conn,
 			fmt.Sprintf(`CREATE SOURCE s_%s (id bigint, k int) WITH (connector = 'posix_fs', posix_fs.root = '%s',
 				match_pattern = '*.%s', refresh.interval.sec = '0.05') FORMAT PLAIN ENCODE %s`, enc, dirs[enc], enc, strings.ToUpper(enc)),
-			fmt.Sprintf("CREATE MATERIALIZED VIEW totals_%s AS SELECT count(*) AS n, sum(id) AS s, count(DISTINCT id) AS d FROM s_%s", enc, enc),
+			fmt.Sprintf("CREATE MATERIALIZED VIEW totals_%s AS SELECT count(*) AS n, sum(id) AS s FROM s_%s", enc, enc),
 			fmt.Sprintf("CREATE MATERIALIZED VIEW by_k_%s AS SELECT k, count(*) AS n FROM s_%s GROUP BY k", enc, enc))
 	}
+	// A view with much state makes its reader slow, for the kills to land
+	// in the middle of its files.
+	mustExec(ctx, t, conn, "CREATE MATERIALIZED VIEW distinct_csv AS SELECT count(DISTINCT id) AS d FROM s_csv")
 	var mu sync.Mutex
 	written, files := 0, 0
 	writeFiles := func() {
@@ -106,7 +110,7 @@ func TestPosixFSSourceExactlyOnce(t *testing.T) {
 		defer mu.Unlock()
 		n := 500 + (files*7919)%3000 // files span several batches
 		if files%4 == 3 {
-			n = 20000 // and some take a while, for the kills to land in
+			n = 12000 // and some take a while, for the kills to land in
 		}
 		for _, enc := range encs {
 			writeFileAtomically(t, dirs[enc], fmt.Sprintf("part-%05d.%s", files, enc), fsFileData(t, enc, written+1, n))
@@ -125,7 +129,7 @@ func TestPosixFSSourceExactlyOnce(t *testing.T) {
 				return
 			case <-time.After(20 * time.Millisecond):
 			}
-			if files < 40 {
+			if files < 16 {
 				writeFiles()
 			}
 		}
@@ -161,9 +165,10 @@ func TestPosixFSSourceExactlyOnce(t *testing.T) {
 	wg.Wait()
 	n := written
 	for _, enc := range encs {
-		waitFor(ctx, t, conn, fmt.Sprintf("SELECT n, s::bigint, d FROM totals_%s", enc), fmt.Sprintf("%d %d %d", n, n*(n+1)/2, n))
+		waitFor(ctx, t, conn, fmt.Sprintf("SELECT n, s::bigint FROM totals_%s", enc), fmt.Sprintf("%d %d", n, n*(n+1)/2))
 		waitFor(ctx, t, conn, fmt.Sprintf("SELECT sum(n)::bigint, count(*) FROM by_k_%s", enc), fmt.Sprintf("%d 7", n))
 	}
+	waitFor(ctx, t, conn, "SELECT d FROM distinct_csv", fmt.Sprint(n))
 	t.Logf("%d files of %d rows in each encoding, 4 kills, %d of them in the middle of a file", files, n, midFile)
 	waitFor(ctx, t, conn, "SELECT source, count(*), count(*) FILTER (WHERE done) FROM streamsql_source_files WHERE view LIKE 'totals%' GROUP BY source ORDER BY source",
 		fmt.Sprintf("s_csv %d %d;s_json %d %d;s_parquet %d %d", files, files, files, files, files, files))
@@ -180,7 +185,7 @@ func TestPosixFSSourceExactlyOnce(t *testing.T) {
 	writeFiles()
 	n = written
 	for _, enc := range encs {
-		waitFor(ctx, t, conn, fmt.Sprintf("SELECT n, s::bigint, d FROM totals_%s", enc), fmt.Sprintf("%d %d %d", n, n*(n+1)/2, n))
+		waitFor(ctx, t, conn, fmt.Sprintf("SELECT n, s::bigint FROM totals_%s", enc), fmt.Sprintf("%d %d", n, n*(n+1)/2))
 	}
 }
 
