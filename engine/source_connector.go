@@ -64,7 +64,7 @@ func newRowSource(rel *catalog.Relation) (rowSource, error) {
 	case cdcConnector:
 		return nil, sqlerr.Unsupported("reading postgres-cdc source %s in a view (create a table FROM %s TABLE '...' and read the table)", rel.Name, rel.Name)
 	default:
-		return nil, sqlerr.Unsupported("connector %q (streamsql has datagen and nexmark)", c)
+		return nil, sqlerr.Unsupported("connector %q (streamsql has datagen, nexmark, kafka, posix_fs and postgres-cdc)", c)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/connector/kafka"
+	"github.com/streamsql/streamsql/connector/posixfs"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
@@ -40,8 +41,11 @@ type viewSourceReader interface {
 // newViewSourceReader opens a view's reader of source rel at its committed
 // position in table. fail fails the view.
 func newViewSourceReader(e *Engine, rel, view *catalog.Relation, table *state.Table, out chan<- exec.Message, fail func(error)) (viewSourceReader, error) {
-	if rel.Options["connector"] == "kafka" {
+	switch rel.Options["connector"] {
+	case "kafka":
 		return newKafkaReader(e, rel, view, table, out, fail)
+	case posixfsConnector:
+		return newFSReader(e, rel, view, table, out, fail)
 	}
 	return newSourceReader(e, rel, view, table, out)
 }
@@ -68,8 +72,16 @@ func viewPausedAfter(b *barrier.Barrier, view uint32, paused bool) bool {
 func (v *view) fail(err error) { v.failed.CompareAndSwap(nil, &err) }
 
 // checkSource checks a new source's options (and, for Kafka, that its
-// brokers answer and its topic exists) before its catalog entry is made.
+// brokers answer and its topic exists; for posix_fs, that its root is a
+// directory) before its catalog entry is made.
 func (e *Engine) checkSource(ctx context.Context, rel *catalog.Relation) error {
+	if rel.Options["connector"] == posixfsConnector {
+		opts, err := posixfs.ParseOptions(rel.Options)
+		if err != nil {
+			return err
+		}
+		return opts.CheckRoot()
+	}
 	if rel.Options["connector"] != "kafka" {
 		_, err := newRowSource(rel)
 		return err

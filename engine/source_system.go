@@ -39,8 +39,31 @@ var sourcePartitionsTable = systemTable{
 	rows: (*Engine).sourcePartitionRows,
 }
 
-// kafkaReaders calls fn for every view's reader of a Kafka source.
-func (e *Engine) kafkaReaders(fn func(view *view, source *catalog.Relation, r *kafkaReader)) {
+// sourceFilesTable is streamsql_source_files: one row per file found by
+// each view's reader of a posix_fs source, with how far it has been read.
+var sourceFilesTable = systemTable{
+	rel: &catalog.Relation{
+		Name: "streamsql_source_files",
+		Columns: []catalog.Column{
+			{Name: "source", Type: types.TextT},
+			{Name: "view", Type: types.TextT},
+			{Name: "file", Type: types.TextT},
+			{Name: "size", Type: types.Int64T},
+			{Name: "bytes_read", Type: types.Int64T},
+			{Name: "records_read", Type: types.Int64T},
+			{Name: "done", Type: types.BoolT},
+		},
+	},
+	rows: (*Engine).sourceFileRows,
+}
+
+// statusReader is a reader that counts bad records and can fail.
+type statusReader interface {
+	status() (bad int64, failed error)
+}
+
+// viewReaders calls fn for every view's reader of a source.
+func (e *Engine) viewReaders(fn func(view *view, source *catalog.Relation, r viewSourceReader)) {
 	e.mu.Lock()
 	views := make([]*view, 0, len(e.views))
 	for _, v := range e.views {
@@ -49,17 +72,30 @@ func (e *Engine) kafkaReaders(fn func(view *view, source *catalog.Relation, r *k
 	e.mu.Unlock()
 	for _, v := range views {
 		for i, r := range v.readers {
-			if kr, ok := r.(*kafkaReader); ok {
-				fn(v, v.plan.Upstreams[i], kr)
+			if r != nil {
+				fn(v, v.plan.Upstreams[i], r)
 			}
 		}
 	}
 }
 
+// kafkaReaders calls fn for every view's reader of a Kafka source.
+func (e *Engine) kafkaReaders(fn func(view *view, source *catalog.Relation, r *kafkaReader)) {
+	e.viewReaders(func(v *view, src *catalog.Relation, r viewSourceReader) {
+		if kr, ok := r.(*kafkaReader); ok {
+			fn(v, src, kr)
+		}
+	})
+}
+
 func (e *Engine) sourceRows(cat *catalog.Catalog) ([][]types.Datum, error) {
 	bad := map[uint32]int64{}
 	failed := map[uint32]string{}
-	e.kafkaReaders(func(_ *view, src *catalog.Relation, r *kafkaReader) {
+	e.viewReaders(func(_ *view, src *catalog.Relation, vr viewSourceReader) {
+		r, ok := vr.(statusReader)
+		if !ok {
+			return
+		}
 		n, err := r.status()
 		bad[src.ID] += n
 		if err != nil {
@@ -94,6 +130,25 @@ func (e *Engine) sourcePartitionRows(cat *catalog.Catalog) ([][]types.Datum, err
 			}
 			rows = append(rows, []types.Datum{types.DText(src.Name), types.DText(v.rel.Name), types.DInt(int64(p.partition)),
 				types.DInt(p.offset), high, lag})
+		}
+	})
+	return rows, nil
+}
+
+func (e *Engine) sourceFileRows(cat *catalog.Catalog) ([][]types.Datum, error) {
+	var rows [][]types.Datum
+	e.viewReaders(func(v *view, src *catalog.Relation, vr viewSourceReader) {
+		r, ok := vr.(*fsReader)
+		if !ok || src.Database != cat.DatabaseName() {
+			return
+		}
+		for _, f := range r.fileRows() {
+			bytesRead := types.Null
+			if r.opts.Encode != "parquet" {
+				bytesRead = types.DInt(f.f.pos.Byte)
+			}
+			rows = append(rows, []types.Datum{types.DText(src.Name), types.DText(v.rel.Name), types.DText(f.name),
+				types.DInt(f.f.size), bytesRead, types.DInt(f.f.pos.Row), types.DBool(f.f.done)})
 		}
 	})
 	return rows, nil

@@ -132,6 +132,7 @@ var systemTables = append([]systemTable{
 	},
 	sourcesTable,
 	sourcePartitionsTable,
+	sourceFilesTable,
 	cdcSystemTable(),
 }, pgCatalogTables...)
 

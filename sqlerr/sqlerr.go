@@ -74,6 +74,7 @@ const (
 	AdminShutdown              = "57P01"
 	ObjectInUse                = "55006"
 	IOError                    = "58030"
+	UndefinedFile              = "58P01"
 	DiskFull                   = "53100"
 	OutOfMemory                = "53200"
 	StatementTooComplex        = "54001"

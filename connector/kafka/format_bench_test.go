@@ -12,7 +12,7 @@ import (
 // BenchmarkDecode decodes messages of four columns into Arrow batches of
 // 1024 rows (decoding only: no broker).
 func BenchmarkDecode(b *testing.B) {
-	cols := []Column{{"id", types.Int64T}, {"k", types.Int32T}, {"v", types.TextT}, {"price", types.Float64T}}
+	cols := []Column{{Name: "id", Type: types.Int64T}, {Name: "k", Type: types.Int32T}, {Name: "v", Type: types.TextT}, {Name: "price", Type: types.Float64T}}
 	for _, enc := range []string{"json", "csv"} {
 		b.Run(enc, func(b *testing.B) {
 			o := &SourceOptions{Format: "plain", Encode: enc, Delimiter: ',', WithoutHeader: true}

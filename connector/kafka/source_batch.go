@@ -7,15 +7,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/streamsql/streamsql/connector/textdec"
 	"github.com/streamsql/streamsql/types"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // Column is a column of a Kafka source, in the relation's order.
-type Column struct {
-	Name string
-	Type types.T
-}
+type Column = textdec.Column
 
 // RowID is the row id of the message at (partition, offset): unique and
 // the same on every read of the message.
@@ -25,6 +23,22 @@ func RowID(partition int32, offset int64) int64 { return int64(partition)<<40 | 
 // error the row is left in any state.
 type decoder interface {
 	decode(value []byte, row []types.Datum) error
+}
+
+// jsonDecoder decodes ENCODE JSON messages, one object each.
+type jsonDecoder struct{ *textdec.JSON }
+
+func (d jsonDecoder) decode(value []byte, row []types.Datum) error { return d.Decode(value, row) }
+
+// csvDecoder decodes ENCODE CSV messages: one record each, after a header
+// line naming the columns unless without_header = 'true'.
+type csvDecoder struct {
+	*textdec.CSV
+	header bool
+}
+
+func (d csvDecoder) decode(value []byte, row []types.Datum) error {
+	return d.DecodeMessage(value, d.header, row)
 }
 
 // BatchBuilder decodes messages into Arrow record batches with the
@@ -66,9 +80,9 @@ func NewBatchBuilder(mem memory.Allocator, o *SourceOptions, cols []Column) (*Ba
 	bb.row = make([]types.Datum, len(payload))
 	switch o.Encode {
 	case "json":
-		bb.dec = newJSONDecoder(payload)
+		bb.dec = jsonDecoder{textdec.NewJSON(payload)}
 	case "csv":
-		bb.dec = newCSVDecoder(payload, o.Delimiter, !o.WithoutHeader)
+		bb.dec = csvDecoder{textdec.NewCSV(payload, o.Delimiter), !o.WithoutHeader}
 	case "avro":
 		bb.dec = newAvroDecoder(payload, newRegistry(o.SchemaRegistry))
 	default:

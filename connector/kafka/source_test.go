@@ -130,8 +130,8 @@ func TestPlainJSON(t *testing.T) {
 		&kgo.Record{Value: []byte(`{"id": 3, "name": "c"} trailing`)},
 	)
 	o := options(t, addrs, map[string]string{"include.k": "key", "include.p": "partition", "include.o": "offset", "include.h": "header:h"})
-	cols := []Column{{"id", types.Int64T}, {"name", types.TextT}, {"price", types.Float64T}, {"ok", types.BoolT},
-		{"doc", types.JSONBT}, {"k", types.ByteaT}, {"p", types.TextT}, {"o", types.TextT}, {"h", types.ByteaT}}
+	cols := []Column{{Name: "id", Type: types.Int64T}, {Name: "name", Type: types.TextT}, {Name: "price", Type: types.Float64T}, {Name: "ok", Type: types.BoolT},
+		{Name: "doc", Type: types.JSONBT}, {Name: "k", Type: types.ByteaT}, {Name: "p", Type: types.TextT}, {Name: "o", Type: types.TextT}, {Name: "h", Type: types.ByteaT}}
 	rows, bad := readAll(t, o, cols, 5)
 	want := []string{
 		`1|a"b|2.5|t|NULL|\x6b31|0|0|\x6876`,
@@ -150,7 +150,7 @@ func TestPlainCSV(t *testing.T) {
 		&kgo.Record{Value: []byte(`3;z`)},
 	)
 	o := options(t, addrs, map[string]string{"encode": "csv", "encode.delimiter": ";", "encode.without_header": "true"})
-	cols := []Column{{"id", types.Int32T}, {"s", types.TextT}, {"f", types.Float64T}}
+	cols := []Column{{Name: "id", Type: types.Int32T}, {Name: "s", Type: types.TextT}, {Name: "f", Type: types.Float64T}}
 	rows, bad := readAll(t, o, cols, 3)
 	want := []string{`1|x;"y"|NULL`, `2|NULL|3.5`}
 	if fmt.Sprint(rows) != fmt.Sprint(want) || bad != 1 {
@@ -197,7 +197,7 @@ func TestAvroSchemaRegistry(t *testing.T) {
 		&kgo.Record{Value: []byte("plain")},
 	)
 	o := options(t, addrs, map[string]string{"encode": "avro", "encode.schema.registry": reg.URL})
-	cols := []Column{{"id", types.Int64T}, {"name", types.TextT}, {"ts", types.TimestampT}, {"missing", types.Int32T}}
+	cols := []Column{{Name: "id", Type: types.Int64T}, {Name: "name", Type: types.TextT}, {Name: "ts", Type: types.TimestampT}, {Name: "missing", Type: types.Int32T}}
 	rows, bad := readAll(t, o, cols, 4)
 	want := []string{`1|n|2024-01-02 03:04:05|NULL`, `2|NULL|2024-01-02 03:04:05|NULL`}
 	if fmt.Sprint(rows) != fmt.Sprint(want) || bad != 2 {

@@ -1,4 +1,4 @@
-package kafka
+package textdec
 
 import (
 	"encoding/json"
@@ -10,13 +10,13 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// jsonDecoder decodes ENCODE JSON messages: one object per message whose
+// JSON decodes ENCODE JSON records: one object per record whose
 // members are matched to the columns by name (exactly, else ignoring case);
 // members without a column are ignored and columns without a member are
 // NULL. A member's value is read as the column type's text input (numbers,
 // booleans and strings alike); an object or array is accepted by a jsonb
 // column only. It scans the object without building a tree.
-type jsonDecoder struct {
+type JSON struct {
 	cols   []Column
 	byName map[string]int
 	// seen marks the columns set by the message being decoded.
@@ -24,17 +24,21 @@ type jsonDecoder struct {
 	buf  []byte
 }
 
-func newJSONDecoder(cols []Column) *jsonDecoder {
-	d := &jsonDecoder{cols: cols, byName: map[string]int{}, seen: make([]bool, len(cols))}
+// NewJSON returns a decoder of objects into cols.
+func NewJSON(cols []Column) *JSON {
+	d := &JSON{cols: cols, byName: map[string]int{}, seen: make([]bool, len(cols))}
 	for i, c := range cols {
 		d.byName[c.Name] = i
 	}
 	return d
 }
 
-var errNotObject = errors.New("the message is not a JSON object")
+var errNotObject = errors.New("the record is not a JSON object")
 
-func (d *jsonDecoder) decode(value []byte, row []types.Datum) error {
+// Decode decodes one object (surrounding white space, a line break
+// included, is ignored) into row, one datum per column. On error the row is
+// left in any state.
+func (d *JSON) Decode(value []byte, row []types.Datum) error {
 	clear(d.seen)
 	s := jsonScanner{b: value}
 	if !s.consume('{') {
@@ -77,7 +81,7 @@ func (d *jsonDecoder) decode(value []byte, row []types.Datum) error {
 }
 
 // column returns the column of a member name.
-func (d *jsonDecoder) column(key []byte) (int, bool) {
+func (d *JSON) column(key []byte) (int, bool) {
 	if i, ok := d.byName[string(key)]; ok {
 		return i, true
 	}
@@ -86,7 +90,7 @@ func (d *jsonDecoder) column(key []byte) (int, bool) {
 }
 
 // set parses raw, a JSON value, into column i.
-func (d *jsonDecoder) set(row []types.Datum, i int, raw []byte) error {
+func (d *JSON) set(row []types.Datum, i int, raw []byte) error {
 	c := d.cols[i]
 	d.seen[i] = true
 	var text string

@@ -1,4 +1,4 @@
-package kafka
+package textdec
 
 import (
 	"bytes"
@@ -7,12 +7,13 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// csvDecoder decodes ENCODE CSV messages: each message is one record whose
-// fields are the columns in order (without_header = 'true', the default),
-// or a header line naming the columns and then the record. Fields may be
-// double-quoted ("" is a quote inside one); an empty unquoted field is
-// NULL, as in COPY ... CSV.
-type csvDecoder struct {
+// CSV decodes ENCODE CSV records. A record's fields are the columns in
+// order, or, once SetHeader has read a header line, the columns the header
+// names (fields of other names are ignored, columns not named are NULL).
+// Fields may be double-quoted ("" is a quote inside one); an empty unquoted
+// field is NULL, as in COPY ... CSV. A record is one line: a quoted field
+// cannot hold a line break.
+type CSV struct {
 	cols      []Column
 	delim     byte
 	header    bool
@@ -23,38 +24,58 @@ type csvDecoder struct {
 	buf       []byte
 }
 
-func newCSVDecoder(cols []Column, delim byte, header bool) *csvDecoder {
-	d := &csvDecoder{cols: cols, delim: delim, header: header, byName: map[string]int{}}
+// NewCSV returns a decoder of records of cols whose fields are separated by
+// delim.
+func NewCSV(cols []Column, delim byte) *CSV {
+	d := &CSV{cols: cols, delim: delim, byName: map[string]int{}}
 	for i, c := range cols {
 		d.byName[c.Name] = i
 	}
 	return d
 }
 
-func (d *csvDecoder) decode(value []byte, row []types.Datum) error {
+// DecodeMessage decodes a Kafka message of one record: with header, a
+// header line and then the record; else the record alone.
+func (d *CSV) DecodeMessage(value []byte, header bool, row []types.Datum) error {
 	value = bytes.TrimRight(value, "\r\n")
-	order := d.headerCol[:0]
-	if d.header {
+	if header {
 		line, rest, ok := bytes.Cut(value, []byte{'\n'})
 		if !ok {
 			return fmt.Errorf("the message has a header line but no record")
 		}
-		if err := d.split(bytes.TrimRight(line, "\r")); err != nil {
+		if err := d.SetHeader(line); err != nil {
 			return err
 		}
-		for _, f := range d.fields {
-			i, ok := d.byName[string(f)]
-			if !ok {
-				i = -1
-			}
-			order = append(order, i)
-		}
-		d.headerCol = order
 		value = rest
 	}
-	if err := d.split(value); err != nil {
+	return d.Decode(value, row)
+}
+
+// SetHeader reads a header line: the records decoded next have its fields,
+// matched to the columns by name.
+func (d *CSV) SetHeader(line []byte) error {
+	if err := d.split(bytes.TrimRight(line, "\r\n")); err != nil {
 		return err
 	}
+	order := d.headerCol[:0]
+	for _, f := range d.fields {
+		i, ok := d.byName[string(f)]
+		if !ok {
+			i = -1
+		}
+		order = append(order, i)
+	}
+	d.headerCol, d.header = order, true
+	return nil
+}
+
+// Decode decodes one record (a trailing line break is ignored) into row,
+// one datum per column. On error the row is left in any state.
+func (d *CSV) Decode(value []byte, row []types.Datum) error {
+	if err := d.split(bytes.TrimRight(value, "\r\n")); err != nil {
+		return err
+	}
+	order := d.headerCol
 	if !d.header && len(d.fields) != len(d.cols) {
 		return fmt.Errorf("the record has %d fields, the source %d columns", len(d.fields), len(d.cols))
 	}
@@ -87,7 +108,7 @@ func (d *csvDecoder) decode(value []byte, row []types.Datum) error {
 }
 
 // split splits a record into d.fields (slices of line or of d.buf).
-func (d *csvDecoder) split(line []byte) error {
+func (d *CSV) split(line []byte) error {
 	d.fields, d.quoted, d.buf = d.fields[:0], d.quoted[:0], d.buf[:0]
 	for i := 0; ; {
 		if i < len(line) && line[i] == '"' {
