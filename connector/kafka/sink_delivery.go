@@ -200,12 +200,16 @@ func (d *delivery) next() ([]epochChunks, error) {
 // and drops from the queue the epochs the progress topic says were
 // delivered.
 func (d *delivery) connect() error {
-	opts := []kgo.Opt{
+	opts, err := d.cfg.Security.ClientOpts()
+	if err != nil {
+		return err
+	}
+	opts = append(opts,
 		kgo.SeedBrokers(d.cfg.Brokers...),
 		kgo.DefaultProduceTopic(d.cfg.Topic),
 		kgo.RecordDeliveryTimeout(deliveryTimeout),
-		kgo.ProducerBatchMaxBytes(4 << 20),
-	}
+		kgo.ProducerBatchMaxBytes(4<<20),
+	)
 	if d.cfg.ExactlyOnce {
 		opts = append(opts, kgo.TransactionalID(d.cfg.TransactionalID), kgo.TransactionTimeout(time.Minute))
 	} else {
