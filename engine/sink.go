@@ -3,10 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/streamsql/streamsql/catalog"
-	"github.com/streamsql/streamsql/connector/kafka"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
@@ -36,32 +34,7 @@ func (e *Engine) createSink(ctx context.Context, cat *catalog.Catalog, st *sql.C
 		return sqlerr.New(sqlerr.FeatureNotSupported, "sink connector \"%s\" is not supported", name).
 			WithHint("The sink connectors are: blackhole, kafka.")
 	}
-	if name == "kafka" {
-		if err := checkKafkaSinkBrokers(ctx, st.Options); err != nil {
-			return err
-		}
-	}
 	return e.createView(ctx, cat, st.View, atLeastOnce, parallelism, w, st.Options)
-}
-
-// checkKafkaSinkBrokers checks that a new Kafka sink's brokers answer, as
-// CREATE SOURCE does (08001 within kafka.CheckTimeout if not). A sink
-// restored after a restart is not checked: it waits for its brokers.
-func checkKafkaSinkBrokers(ctx context.Context, opts map[string]string) error {
-	var brokers []string
-	for _, b := range strings.Split(opts["properties.bootstrap.server"], ",") {
-		if b = strings.TrimSpace(b); b != "" {
-			brokers = append(brokers, b)
-		}
-	}
-	if len(brokers) == 0 {
-		return nil // ParseSinkConfig names the missing option
-	}
-	sec, err := kafka.ParseSecurity(opts)
-	if err != nil {
-		return err
-	}
-	return kafka.CheckBrokers(ctx, brokers, sec)
 }
 
 // viewKind is the kind of relation createView makes.
