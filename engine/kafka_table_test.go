@@ -100,6 +100,11 @@ func TestKafkaTableFormats(t *testing.T) {
 	mustExec(ctx, t, conn, "INSERT INTO keyed VALUES (7, 'dml')", "DELETE FROM up WHERE k = 'c'")
 	waitFor(ctx, t, conn, "SELECT n, s FROM up_total", "1 10")
 
+	// Its reader decodes into the columns it started with.
+	if _, err := conn.Exec(ctx, "ALTER TABLE keyed ADD COLUMN w int"); sqlState(err) != "0A000" {
+		t.Errorf("ALTER TABLE of a Kafka table: got %v, want 0A000", err)
+	}
+
 	// After a restart each table goes on from its committed offsets.
 	conn.Close(ctx)
 	if err := srv.Restart(); err != nil {
