@@ -217,6 +217,9 @@ func (e *Engine) dropTable(ctx context.Context, rel *catalog.Relation) error {
 			if tw.seq != nil {
 				e.cleanup.add(tw.seq.table)
 			}
+			if tw.cdcOffset != nil {
+				e.cleanup.add(tw.cdcOffset) // a connector's position
+			}
 			e.mu.Lock()
 			delete(e.tables, rel.ID)
 			e.mu.Unlock()
