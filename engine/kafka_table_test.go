@@ -11,6 +11,7 @@ import (
 	"github.com/streamsql/streamsql/internal/testserver"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
 // kafkaTopics starts an in-process Kafka broker with the given topics (of
@@ -176,5 +177,51 @@ func TestKafkaTableCreateErrors(t *testing.T) {
 	// PostgreSQL's WITH (storage parameters) is not a connector's.
 	if _, err := conn.Exec(ctx, "CREATE TABLE b (id int) WITH (fillfactor = 70)"); err != nil && strings.Contains(err.Error(), "connector") {
 		t.Errorf("WITH (fillfactor) read as a connector table: %v", err)
+	}
+}
+
+// TestKafkaSASL: a table and a sink connect to a broker that requires
+// SASL (SCRAM-SHA-256) with the security options: the table reads the
+// topic and the sink delivers to another.
+func TestKafkaSASL(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "in", "out"),
+		kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-256", "alice", "s3cret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	addr := strings.Join(c.ListenAddrs(), ",")
+	auth := scram.Auth{User: "alice", Pass: "s3cret"}.AsSha256Mechanism()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.SASL(auth),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"out": {0: kgo.NewOffset().AtStart()}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	srv := testserver.Start(t, testserver.Options{BarrierInterval: 10 * time.Millisecond})
+	conn, err := srv.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	sec := "properties.security.protocol = 'SASL_PLAINTEXT', properties.sasl.mechanism = 'SCRAM-SHA-256', properties.sasl.username = 'alice'"
+	if _, err := conn.Exec(ctx, "CREATE TABLE bad (id int PRIMARY KEY) WITH (connector = 'kafka', topic = 'in', properties.bootstrap.server = '"+addr+"', "+sec+", properties.sasl.password = 'wrong') FORMAT PLAIN ENCODE JSON"); sqlState(err) != "08001" {
+		t.Errorf("wrong password: got %v, want 08001", err)
+	}
+	mustExec(ctx, t, conn,
+		"CREATE TABLE tin (id int PRIMARY KEY, v text) WITH (connector = 'kafka', topic = 'in', properties.bootstrap.server = '"+addr+"', "+sec+", properties.sasl.password = 's3cret') FORMAT PLAIN ENCODE JSON",
+		"CREATE SINK sout FROM tin WITH (connector = 'kafka', topic = 'out', properties.bootstrap.server = '"+addr+"', "+sec+", properties.sasl.password = 's3cret', primary_key = 'id') FORMAT UPSERT ENCODE JSON")
+	produce(ctx, t, cl, "in", "", `{"id": 1, "v": "a"}`, "", `{"id": 2, "v": "b"}`)
+	waitFor(ctx, t, conn, "SELECT id, v FROM tin ORDER BY id", "1 a;2 b")
+	var got []string
+	for len(got) < 2 && ctx.Err() == nil {
+		pctx, pcancel := context.WithTimeout(ctx, time.Second)
+		cl.PollFetches(pctx).EachRecord(func(r *kgo.Record) { got = append(got, string(r.Key)) })
+		pcancel()
+	}
+	if len(got) != 2 {
+		t.Fatalf("the sink delivered %v", got)
 	}
 }
