@@ -153,8 +153,10 @@ type Relation struct {
 	// SequenceTable holds the counters of a table's serial columns, written
 	// in the epochs of the rows that used them.
 	SequenceTable uint32 `json:"sequence_table,omitempty"`
-	// CDCOffsetTable holds the last applied upstream LSN of a table fed by a
-	// CDC source (Options cdc.source, cdc.table), written with its rows.
+	// CDCOffsetTable holds the position of the connector feeding a table,
+	// written with its rows: the last applied upstream LSN of a table fed by
+	// a CDC source (Options cdc.source, cdc.table), or the next offset of
+	// each partition of a table fed by Kafka (Options connector = 'kafka').
 	CDCOffsetTable uint32 `json:"cdc_offset_table,omitempty"`
 	// AtLeastOnce is set for views created with checkpoint_mode =
 	// 'at_least_once': their multi-input operators do not align barriers.

@@ -227,6 +227,10 @@ func (e *Engine) rewriteTable(ctx context.Context, cat *catalog.Catalog, st *sql
 	if rel.Watermark != nil {
 		return sqlerr.Unsupported("ALTER TABLE ... %s of a table with a watermark", strings.ToUpper(st.What))
 	}
+	if rel.CDCOffsetTable != 0 {
+		// Its reader decodes into the columns it started with.
+		return sqlerr.Unsupported("ALTER TABLE ... %s of a table fed by a connector", strings.ToUpper(st.What))
+	}
 	changed := *rel
 	changed.Columns, changed.Key, changed.PrimaryKey = st.Columns, st.Key, st.PrimaryKey
 	changed.StateTable = e.catSrc.allocIDs(1)[0]

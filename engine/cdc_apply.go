@@ -46,6 +46,20 @@ func committedCDCLSN(offset *state.Table) (uint64, error) {
 // delete of a missing key does nothing, so the result is the upstream
 // table's whatever the table held.
 func (w *tableWriter) applyCDC(changes []cdcChange, lsn uint64) (uint64, error) {
+	return w.applyChanges(changes, func(offset *state.Table) {
+		var lsnBuf [8]byte
+		binary.BigEndian.PutUint64(lsnBuf[:], lsn)
+		offset.Put(cdcLSNKey, lsnBuf[:])
+	})
+}
+
+// applyChanges writes a connector's changes to the table and its change
+// stream, and calls record to write the connector's position into the
+// table's offset table: both in the same epoch, which it returns. Changes
+// are applied in order; an insert over an existing key replaces the row (a
+// table without a primary key appends it, with a new row id) and a delete
+// of a missing key does nothing.
+func (w *tableWriter) applyChanges(changes []cdcChange, record func(offset *state.Table)) (uint64, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.checkLive(); err != nil {
@@ -87,6 +101,10 @@ func (w *tableWriter) applyCDC(changes []cdcChange, lsn uint64) (uint64, error) 
 				return 0, err
 			}
 		case 'I', 'U':
+			if w.rowID >= 0 {
+				ch.new[w.rowID] = types.DInt(w.nextRowID)
+				w.nextRowID++
+			}
 			newKey := w.datumKey(ch.new)
 			oldKey := newKey
 			if ch.old != nil {
@@ -129,9 +147,7 @@ func (w *tableWriter) applyCDC(changes []cdcChange, lsn uint64) (uint64, error) 
 			w.table.Put(newKey, w.valBuf)
 		}
 	}
-	var lsnBuf [8]byte
-	binary.BigEndian.PutUint64(lsnBuf[:], lsn)
-	w.cdcOffset.Put(cdcLSNKey, lsnBuf[:])
+	record(w.cdcOffset)
 	if len(ops) > 0 {
 		arrs := make([]arrow.Array, len(bs))
 		for i, b := range bs {

@@ -75,6 +75,11 @@ func (e *Engine) createTable(ctx context.Context, cat *catalog.Catalog, stmt *sq
 		}
 		rel.Indexes = append(rel.Indexes, u)
 	}
+	if stmt.Connector != nil {
+		if err := e.prepareKafkaTable(ctx, stmt, rel); err != nil {
+			return err
+		}
+	}
 	var cdcSnap *cdcSnapshot
 	if stmt.CDC != nil {
 		var err error
@@ -111,6 +116,9 @@ func (e *Engine) createTable(ctx context.Context, cat *catalog.Catalog, stmt *sq
 	cat.Add(rel)
 	if stmt.CDC != nil {
 		return e.startCDCTable(tw, cdcSnap)
+	}
+	if stmt.Connector != nil {
+		e.runKafkaTable(tw)
 	}
 	return nil
 }
@@ -208,6 +216,9 @@ func (e *Engine) dropTable(ctx context.Context, rel *catalog.Relation) error {
 			}
 			if tw.seq != nil {
 				e.cleanup.add(tw.seq.table)
+			}
+			if tw.cdcOffset != nil {
+				e.cleanup.add(tw.cdcOffset) // a connector's position
 			}
 			e.mu.Lock()
 			delete(e.tables, rel.ID)

@@ -491,7 +491,10 @@ func (e *Engine) restoreDataflows() error {
 			}
 			e.tables[r.ID] = w
 			e.coord.AddSource(w)
-			if r.CDCOffsetTable != 0 {
+			switch {
+			case isKafkaTable(r):
+				e.runKafkaTable(w)
+			case r.CDCOffsetTable != 0:
 				e.restoreCDCTable(w)
 			}
 		case catalog.MaterializedView, catalog.Sink:

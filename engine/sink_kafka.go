@@ -9,7 +9,8 @@ import (
 
 // openKafkaSink opens the writer of a sink with connector 'kafka': its
 // options are checked against the sink's query (a CREATE SINK with bad
-// options fails here, before anything is scheduled), and it learns of
+// options, or whose brokers do not answer, fails here, before anything is
+// scheduled), and it learns of
 // committed checkpoints from the coordinator.
 //
 // A new sink gets its transactional.id here, in its options, which the
@@ -21,6 +22,13 @@ func openKafkaSink(e *Engine, rel *catalog.Relation, outbox *state.Table) (exec.
 	cfg, err := kafka.ParseSinkConfig(rel)
 	if err != nil {
 		return nil, err
+	}
+	if e.cat.ByID(rel.ID) == nil {
+		// A new sink (CREATE SINK): its brokers must answer, as a source's
+		// must. A sink restored after a restart waits for them instead.
+		if err := kafka.CheckBrokers(e.ctx, cfg.Brokers, cfg.Security); err != nil {
+			return nil, err
+		}
 	}
 	return kafka.NewSink(cfg, rel, kafka.SinkEnv{Outbox: outbox, Commits: e.coord, Log: e.log.With("sink", rel.Name)})
 }

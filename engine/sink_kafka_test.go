@@ -222,17 +222,20 @@ func TestKafkaSinkBrokerOutage(t *testing.T) {
 	})
 }
 
-// TestKafkaSinkOutboxLimit runs a sink whose broker is unreachable: the
-// outbox grows to sink.outbox.max.bytes, then the sink fails and says why.
+// TestKafkaSinkOutboxLimit runs a sink whose broker goes away after
+// CREATE SINK checked it: the outbox grows to sink.outbox.max.bytes, then
+// the sink fails and says why.
 func TestKafkaSinkOutboxLimit(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	cluster, addr := kafkatest.Cluster(t, 1, "x")
 	srv := testserver.Start(t, testserver.Options{BarrierInterval: 10 * time.Millisecond})
 	conn := connect(ctx, t, srv)
 	kexec(t, ctx, conn,
 		"CREATE TABLE t (k int, s text) APPEND ONLY",
-		"CREATE SINK s FROM t WITH (connector = 'kafka', properties.bootstrap.server = '127.0.0.1:1', topic = 'x', sink.outbox.max.bytes = '4000') FORMAT PLAIN ENCODE JSON",
+		"CREATE SINK s FROM t WITH (connector = 'kafka', properties.bootstrap.server = '"+addr+"', topic = 'x', sink.outbox.max.bytes = '4000') FORMAT PLAIN ENCODE JSON",
 	)
+	cluster.Close()
 	for i := 0; i < 100; i++ {
 		kexec(t, ctx, conn, "INSERT INTO t SELECT g, repeat('x', 10) FROM generate_series(1, 10) g")
 	}

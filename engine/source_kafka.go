@@ -126,28 +126,38 @@ func newKafkaReader(e *Engine, rel *catalog.Relation, view *catalog.Relation, ta
 
 // load reads the committed offsets and count of bad messages.
 func (r *kafkaReader) load() error {
-	it, err := r.offset.NewIter(kafkaPartitionKey, []byte("q"))
+	var err error
+	r.next, r.bad, err = loadKafkaOffsets(r.offset, "a reader of source "+r.rel.Name)
+	return err
+}
+
+// loadKafkaOffsets reads the committed per-partition offsets and count of
+// bad messages of a Kafka reader (of a view or of a table: what names it,
+// for errors) from its offset table.
+func loadKafkaOffsets(offset *state.Table, what string) (next map[int32]int64, bad int64, err error) {
+	next = map[int32]int64{}
+	it, err := offset.NewIter(kafkaPartitionKey, []byte("q"))
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	defer it.Close()
 	for ok := it.First(); ok; ok = it.Next() {
 		k, v := it.Key(), it.Value()
 		n, m := binary.Varint(v)
 		if len(k) != len(kafkaPartitionKey)+4 || m <= 0 {
-			return fmt.Errorf("engine: corrupt offset of a reader of source %s", r.rel.Name)
+			return nil, 0, fmt.Errorf("engine: corrupt offset of %s", what)
 		}
-		r.next[int32(binary.BigEndian.Uint32(k[len(kafkaPartitionKey):]))] = n
+		next[int32(binary.BigEndian.Uint32(k[len(kafkaPartitionKey):]))] = n
 	}
 	if err := it.Error(); err != nil {
-		return err
+		return nil, 0, err
 	}
-	v, ok, err := r.offset.Get(kafkaBadKey)
+	v, ok, err := offset.Get(kafkaBadKey)
 	if err != nil || !ok {
-		return err
+		return next, 0, err
 	}
-	r.bad, _ = binary.Varint(v)
-	return nil
+	bad, _ = binary.Varint(v)
+	return next, bad, nil
 }
 
 // loadWatermarks restores the partitions' watermark generators.

@@ -5,8 +5,9 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// sourcesTable is streamsql_sources: one row per source, with the messages
-// its readers skipped as bad (Kafka) and its status.
+// sourcesTable is streamsql_sources: one row per source and per table fed
+// by Kafka, with the messages its readers skipped as bad (Kafka) and its
+// status.
 var sourcesTable = systemTable{
 	rel: &catalog.Relation{
 		Name: "streamsql_sources",
@@ -104,6 +105,10 @@ func (e *Engine) sourceRows(cat *catalog.Catalog) ([][]types.Datum, error) {
 	})
 	var rows [][]types.Datum
 	for _, r := range cat.InDatabase() {
+		if isKafkaTable(r) {
+			rows = append(rows, e.kafkaTableRow(r))
+			continue
+		}
 		if r.Kind != catalog.Source {
 			continue
 		}
@@ -152,4 +157,22 @@ func (e *Engine) sourceFileRows(cat *catalog.Catalog) ([][]types.Datum, error) {
 		}
 	})
 	return rows, nil
+}
+
+// kafkaTableRow is the streamsql_sources row of the Kafka table rel; its
+// status is "starting" until its reader runs.
+func (e *Engine) kafkaTableRow(rel *catalog.Relation) []types.Datum {
+	bad, status := int64(0), "starting"
+	e.mu.Lock()
+	w := e.tables[rel.ID]
+	e.mu.Unlock()
+	if r, ok := kafkaTables.Load(w); ok && w != nil {
+		var failed string
+		bad, failed = r.(*kafkaTableReader).status()
+		status = "running"
+		if failed != "" {
+			status = "failed: " + failed
+		}
+	}
+	return []types.Datum{types.DText(rel.Name), types.DText("kafka"), types.DInt(bad), types.DText(status), types.DText(rel.Schema)}
 }

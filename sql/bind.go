@@ -35,6 +35,9 @@ func bind(b *binder, p *Parsed) (Statement, error) {
 	case *createCDCTableSyntax:
 		b.base = p.start
 		st, err = b.bindCreateCDCTable(cs)
+	case *createConnectorTableSyntax:
+		b.base = p.start
+		st, err = b.bindCreateConnectorTable(cs)
 	case *DropSource:
 		d := *cs
 		d.Path = b.path

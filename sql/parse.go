@@ -124,6 +124,11 @@ func parseStatements(text, src string) ([]*Parsed, error) {
 			var ok bool
 			if p.custom, ok, err = parseCreateCDCTable(src[piece.start:piece.end]); err != nil {
 				return nil, err
+			} else if ok {
+				break
+			}
+			if p.custom, ok, err = parseCreateConnectorTable(src[piece.start:piece.end]); err != nil {
+				return nil, err
 			} else if !ok {
 				p.custom = parseCustom(piece.words)
 			}

@@ -30,6 +30,10 @@ type CreateTable struct {
 	// CDC is set for a table fed by a change-data-capture source (FROM
 	// source TABLE '...'), which refuses DML.
 	CDC *CDCFrom
+	// Connector holds the WITH and FORMAT options of a table fed by a
+	// connector (CREATE TABLE ... WITH (connector = 'kafka', ...)), as for
+	// CREATE SOURCE; nil for other tables.
+	Connector map[string]string
 }
 
 // CreateMaterializedView is CREATE MATERIALIZED VIEW name AS query.

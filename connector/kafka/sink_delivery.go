@@ -32,12 +32,16 @@ type target struct {
 // Connect creates the producer, fences its predecessors (exactly once),
 // and reads the last delivered epoch from the progress topic.
 func (t *target) Connect(ctx context.Context) (uint64, error) {
-	opts := []kgo.Opt{
+	opts, err := t.cfg.Security.ClientOpts()
+	if err != nil {
+		return 0, err
+	}
+	opts = append(opts,
 		kgo.SeedBrokers(t.cfg.Brokers...),
 		kgo.DefaultProduceTopic(t.cfg.Topic),
 		kgo.RecordDeliveryTimeout(deliveryTimeout),
-		kgo.ProducerBatchMaxBytes(4 << 20),
-	}
+		kgo.ProducerBatchMaxBytes(4<<20),
+	)
 	if t.cfg.ExactlyOnce {
 		opts = append(opts, kgo.TransactionalID(t.cfg.TransactionalID), kgo.TransactionTimeout(time.Minute))
 	} else {

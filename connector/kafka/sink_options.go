@@ -44,6 +44,8 @@ type SinkConfig struct {
 	// MaxOutboxBytes bounds the changes of committed epochs not yet
 	// delivered; past it the sink fails.
 	MaxOutboxBytes int64
+	// Security is how the sink connects to the brokers.
+	Security Security
 }
 
 // sinkOptions are the options a Kafka sink accepts, besides connector.
@@ -60,7 +62,7 @@ func ParseSinkConfig(rel *catalog.Relation) (*SinkConfig, error) {
 	opts := rel.Options
 	var unknown []string
 	for k := range opts {
-		if k != "connector" && !sinkOptions[k] {
+		if k != "connector" && !sinkOptions[k] && !IsSecurityOption(k) {
 			unknown = append(unknown, k)
 		}
 	}
@@ -77,6 +79,10 @@ func ParseSinkConfig(rel *catalog.Relation) (*SinkConfig, error) {
 		TransactionalID: opts["properties.transactional.id"],
 		ProgressTopic:   opts["progress.topic"],
 		MaxOutboxBytes:  DefaultMaxOutboxBytes,
+	}
+	var err error
+	if c.Security, err = ParseSecurity(opts); err != nil {
+		return nil, err
 	}
 	if c.Topic == "" {
 		return nil, invalid("a kafka sink needs the option topic")

@@ -46,12 +46,16 @@ func readProgress(ctx context.Context, cl *kgo.Client, cfg *SinkConfig) (uint64,
 	if len(from) == 0 {
 		return 0, nil
 	}
-	cons, err := kgo.NewClient(
+	sec, err := cfg.Security.ClientOpts()
+	if err != nil {
+		return 0, err
+	}
+	cons, err := kgo.NewClient(append(sec,
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: from}),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.KeepControlRecords(),
-	)
+	)...)
 	if err != nil {
 		return 0, err
 	}

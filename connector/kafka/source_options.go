@@ -12,6 +12,14 @@ import (
 	"github.com/streamsql/streamsql/sqlerr"
 )
 
+// Formats of a Kafka table's messages besides FORMAT PLAIN (which only
+// inserts).
+const (
+	FormatPlain    = "plain"
+	FormatUpsert   = "upsert"
+	FormatDebezium = "debezium"
+)
+
 // Startup modes: where a reader with no committed offsets starts.
 const (
 	StartEarliest  = "earliest"
@@ -40,6 +48,8 @@ type SourceOptions struct {
 	SchemaRegistry string
 	// Discovery is how often the reader looks for new partitions.
 	Discovery time.Duration
+	// Security is how the reader connects to the brokers.
+	Security Security
 	// Includes map a column name to the message metadata it holds
 	// (INCLUDE ... AS column).
 	Includes map[string]Include
@@ -96,16 +106,27 @@ var sourceOptionNames = map[string]bool{
 // (invalid parameter value) or 0A000 (a format streamsql does not read),
 // and name the option.
 func ParseSourceOptions(opts map[string]string) (*SourceOptions, error) {
+	return parseOptions(opts, false)
+}
+
+// ParseTableOptions checks the options of a table fed by Kafka (CREATE
+// TABLE ... WITH (connector = 'kafka')): a source's, and FORMAT UPSERT and
+// DEBEZIUM with ENCODE JSON besides PLAIN.
+func ParseTableOptions(opts map[string]string) (*SourceOptions, error) {
+	return parseOptions(opts, true)
+}
+
+func parseOptions(opts map[string]string, table bool) (*SourceOptions, error) {
 	var unknown []string
 	for k := range opts {
-		if !sourceOptionNames[k] && !strings.HasPrefix(k, IncludeOption) {
+		if !sourceOptionNames[k] && !IsSecurityOption(k) && !strings.HasPrefix(k, IncludeOption) {
 			unknown = append(unknown, k)
 		}
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
 		return nil, invalidValue("unknown Kafka source option \"%s\"", unknown[0]).
-			WithHint("The options are topic, properties.bootstrap.server, scan.startup.mode, scan.startup.timestamp.millis, error.policy and partition.discovery.interval.ms.")
+			WithHint("The options are topic, properties.bootstrap.server, scan.startup.mode, scan.startup.timestamp.millis, error.policy, partition.discovery.interval.ms, and properties.security.protocol, properties.sasl.* and properties.ssl.*.")
 	}
 	o := &SourceOptions{Topic: opts["topic"], Startup: StartEarliest, Delimiter: ',', Discovery: 5 * time.Second,
 		Includes: map[string]Include{}}
@@ -119,6 +140,10 @@ func ParseSourceOptions(opts map[string]string) (*SourceOptions, error) {
 	}
 	if len(o.Brokers) == 0 {
 		return nil, invalidValue("a Kafka source needs the option properties.bootstrap.server (host:port[,host:port...])")
+	}
+	var err error
+	if o.Security, err = ParseSecurity(opts); err != nil {
+		return nil, err
 	}
 	if err := o.parseStartup(opts); err != nil {
 		return nil, err
@@ -137,7 +162,7 @@ func ParseSourceOptions(opts map[string]string) (*SourceOptions, error) {
 		}
 		o.Discovery = time.Duration(ms) * time.Millisecond
 	}
-	if err := o.parseFormat(opts); err != nil {
+	if err := o.parseFormat(opts, table); err != nil {
 		return nil, err
 	}
 	for k, v := range opts {
@@ -173,20 +198,26 @@ func (o *SourceOptions) parseStartup(opts map[string]string) error {
 }
 
 // parseFormat reads FORMAT ... ENCODE ... and the encoding's options.
-func (o *SourceOptions) parseFormat(opts map[string]string) error {
+func (o *SourceOptions) parseFormat(opts map[string]string, table bool) error {
 	o.Format, o.Encode = opts["format"], opts["encode"]
 	if o.Format == "" {
 		return invalidValue("a Kafka source needs FORMAT ... ENCODE ...: write FORMAT PLAIN ENCODE JSON")
 	}
 	switch o.Format {
-	case "plain":
+	case FormatPlain:
 		switch o.Encode {
 		case "json", "csv", "avro":
 		default:
 			return sqlerr.Unsupported("FORMAT PLAIN ENCODE %s (a Kafka source reads ENCODE JSON, CSV and AVRO)", strings.ToUpper(o.Encode))
 		}
-	case "upsert", "debezium":
-		return sqlerr.Unsupported("FORMAT %s on a Kafka source (its deletes need CREATE TABLE ... WITH (connector = 'kafka'), not yet built; use FORMAT PLAIN)", strings.ToUpper(o.Format))
+	case FormatUpsert, FormatDebezium:
+		if !table {
+			return sqlerr.Unsupported("FORMAT %s on a Kafka source: a source only appends, so its updates and deletes need a table (CREATE TABLE ... (..., PRIMARY KEY (...)) WITH (connector = 'kafka', ...) FORMAT %s ENCODE JSON)",
+				strings.ToUpper(o.Format), strings.ToUpper(o.Format))
+		}
+		if o.Encode != "json" {
+			return sqlerr.Unsupported("FORMAT %s ENCODE %s (a Kafka table reads FORMAT %s ENCODE JSON)", strings.ToUpper(o.Format), strings.ToUpper(o.Encode), strings.ToUpper(o.Format))
+		}
 	default:
 		return sqlerr.Unsupported("FORMAT %s (a Kafka source reads FORMAT PLAIN)", strings.ToUpper(o.Format))
 	}

@@ -27,13 +27,38 @@ const CheckTimeout = 5 * time.Second
 func CheckSource(ctx context.Context, o *SourceOptions) error {
 	ctx, cancel := context.WithTimeout(ctx, CheckTimeout)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(o.Brokers...), kgo.DialTimeout(CheckTimeout), kgo.RequestRetries(1))
+	sec, err := o.Security.ClientOpts()
+	if err != nil {
+		return err
+	}
+	cl, err := kgo.NewClient(append(sec, kgo.SeedBrokers(o.Brokers...), kgo.DialTimeout(CheckTimeout), kgo.RequestRetries(1))...)
 	if err != nil {
 		return invalidValue("properties.bootstrap.server '%s': %v", strings.Join(o.Brokers, ","), err)
 	}
 	defer cl.Close()
 	_, err = partitions(ctx, kadm.NewClient(cl), o)
 	return err
+}
+
+// CheckBrokers checks, within CheckTimeout, that brokers answer a client
+// that connects as sec says: the check CREATE SINK makes. Errors are 08001
+// with the brokers' addresses, or 22023 for bad security options.
+func CheckBrokers(ctx context.Context, brokers []string, sec Security) error {
+	ctx, cancel := context.WithTimeout(ctx, CheckTimeout)
+	defer cancel()
+	opts, err := sec.ClientOpts()
+	if err != nil {
+		return err
+	}
+	cl, err := kgo.NewClient(append(opts, kgo.SeedBrokers(brokers...), kgo.DialTimeout(CheckTimeout), kgo.RequestRetries(1))...)
+	if err != nil {
+		return invalidValue("properties.bootstrap.server '%s': %v", strings.Join(brokers, ","), err)
+	}
+	defer cl.Close()
+	if _, err := kadm.NewClient(cl).BrokerMetadata(ctx); err != nil {
+		return sqlerr.New(connectionFailure, "cannot reach the Kafka brokers at %s: %v", strings.Join(brokers, ","), err)
+	}
+	return nil
 }
 
 // partitions returns the topic's partitions, sorted.
@@ -70,10 +95,14 @@ type Reader struct {
 
 // NewReader returns a reader of o's topic that consumes no partition yet.
 func NewReader(o *SourceOptions) (*Reader, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(o.Brokers...),
+	sec, err := o.Security.ClientOpts()
+	if err != nil {
+		return nil, err
+	}
+	cl, err := kgo.NewClient(append(sec, kgo.SeedBrokers(o.Brokers...),
 		kgo.FetchMaxWait(100*time.Millisecond),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{o.Topic: {}}),
-		kgo.RetryBackoffFn(func(tries int) time.Duration { return min(time.Duration(tries)*100*time.Millisecond, 2*time.Second) }))
+		kgo.RetryBackoffFn(func(tries int) time.Duration { return min(time.Duration(tries)*100*time.Millisecond, 2*time.Second) }))...)
 	if err != nil {
 		return nil, invalidValue("properties.bootstrap.server '%s': %v", strings.Join(o.Brokers, ","), err)
 	}

@@ -81,6 +81,14 @@ func (d *JSON) Decode(value []byte, row []types.Datum) error {
 }
 
 // column returns the column of a member name.
+// DecodeScalar sets column i of row from raw, one JSON value of that column
+// alone (a Kafka message key that is the key column's value rather than an
+// object of the key columns).
+func (d *JSON) DecodeScalar(raw []byte, i int, row []types.Datum) error {
+	clear(d.seen)
+	return d.set(row, i, raw)
+}
+
 func (d *JSON) column(key []byte) (int, bool) {
 	if i, ok := d.byName[string(key)]; ok {
 		return i, true
