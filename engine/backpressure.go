@@ -6,7 +6,7 @@ import (
 )
 
 // DefaultMaxUncommittedState is the default of Options.MaxUncommittedState.
-const DefaultMaxUncommittedState = 256 << 20
+const DefaultMaxUncommittedState = 64 << 20
 
 // backpressure holds the sources back while the state store holds more
 // uncommitted writes than the limit: a source that reads faster than the

@@ -173,6 +173,9 @@ func (r *kafkaTableReader) run(ctx context.Context) {
 			sleepCtx(ctx, 100*time.Millisecond)
 			continue
 		}
+		if !r.e.awaitStateRoom(ctx.Done()) {
+			return
+		}
 		pctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 		f := rd.Poll(pctx, exec.BatchSize)
 		cancel()

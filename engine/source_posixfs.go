@@ -222,6 +222,9 @@ func (r *fsReader) run() {
 				lastErr = time.Now()
 			}
 		}
+		if !r.e.awaitStateRoom(r.stop) {
+			return
+		}
 		read, err := r.step()
 		if err != nil {
 			return

@@ -53,7 +53,7 @@ Connect with: psql -h 127.0.0.1 -p 4566 -d dev`,
 	f.IntVar(&opts.parallelism, "streaming-parallelism", 0, "actors the partitioned part of a view or sink runs on when sessions leave streaming_parallelism at default (0: one per core, GOMAXPROCS)")
 	f.Int64Var(&opts.cacheSize, "cache-size", 64<<20, "bytes of state cached in memory (Pebble block cache); larger state is read from disk")
 	f.IntVar(&opts.aggCacheGroups, "agg-cache-groups", exec.DefaultAggCacheGroups, "groups each streaming aggregation keeps in memory; the others stay in the state store")
-	f.StringVar(&opts.maxUncommittedState, "max-uncommitted-state", "256MB", "state written and not yet committed beyond which sources wait for a checkpoint (backpressure; e.g. 1GB; 0: no limit)")
+	f.StringVar(&opts.maxUncommittedState, "max-uncommitted-state", "64MB", "state written and not yet committed beyond which sources wait for a checkpoint (backpressure; e.g. 1GB; 0: no limit)")
 	f.StringVar(&opts.queryMemoryLimit, "query-memory-limit", "", "default query_memory_limit of sessions: the most memory one query may hold (e.g. 2GB; 0: no limit; default a quarter of the machine's memory)")
 	f.StringVar(&opts.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	addAuthFlags(f, &opts.auth)
