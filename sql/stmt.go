@@ -30,6 +30,9 @@ type CreateTable struct {
 	// CDC is set for a table fed by a change-data-capture source (FROM
 	// source TABLE '...'), which refuses DML.
 	CDC *CDCFrom
+	// RetainHistory is the WITH (retain_history = ...) value, or "" (the
+	// server's default); see retain_history.go.
+	RetainHistory string
 }
 
 // CreateMaterializedView is CREATE MATERIALIZED VIEW name AS query.
@@ -52,6 +55,9 @@ type CreateMaterializedView struct {
 	// query calls (see catalog.Relation.Functions).
 	Functions                    []catalog.Ref
 	CallsFunctions, ReadsThrough []uint32
+	// RetainHistory is the WITH (retain_history = ...) value, or "" (the
+	// server's default); see retain_history.go.
+	RetainHistory string
 }
 
 // Drop is DROP TABLE, VIEW, MATERIALIZED VIEW or SOURCE.
