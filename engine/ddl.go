@@ -82,6 +82,8 @@ func (e *Engine) createTable(ctx context.Context, cat *catalog.Catalog, stmt *sq
 			return err
 		}
 	}
+	rel.HistoryTable = e.catSrc.allocIDs(1)[0]
+	rel.Options = withRetainHistory(rel.Options, stmt.RetainHistory)
 	tw, err := newTableWriter(e, rel)
 	if err != nil {
 		return err
@@ -209,6 +211,7 @@ func (e *Engine) dropTable(ctx context.Context, rel *catalog.Relation) error {
 			if tw.seq != nil {
 				e.cleanup.add(tw.seq.table)
 			}
+			e.stopHistory(rel.ID, tw.disp)
 			e.mu.Lock()
 			delete(e.tables, rel.ID)
 			e.mu.Unlock()

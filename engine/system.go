@@ -133,6 +133,7 @@ var systemTables = append([]systemTable{
 	sourcesTable,
 	sourcePartitionsTable,
 	cdcSystemTable(),
+	historySystemTable,
 }, pgCatalogTables...)
 
 // stateTableRows lists every state table of every table and view with its

@@ -59,6 +59,8 @@ type Options struct {
 	// password, so every loopback client is trusted).
 	Auth              string
 	SuperuserPassword string
+	// RetainHistory: see engine.Options.
+	RetainHistory time.Duration
 	// TLS and MaxConnections: see pgwire.Options.
 	TLS            *tls.Config
 	MaxConnections int
@@ -91,6 +93,7 @@ func Start(t testing.TB, opts Options) *Server {
 		BarrierInterval:     opts.BarrierInterval,
 		CheckpointFrequency: opts.CheckpointFrequency,
 		BackfillChunkRows:   opts.BackfillChunkRows,
+		RetainHistory:       opts.RetainHistory,
 		FS:                  opts.FS,
 		Logger:              slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
 	}}
