@@ -87,8 +87,7 @@ type Options struct {
 	// DefaultCheckpointHistoryRetention).
 	CheckpointHistoryRetention time.Duration
 	// RetainHistory is the retention of the tables and materialized views
-	// that do not set retain_history (default DefaultRetainHistory; < 0:
-	// none).
+	// that do not set retain_history (0: DefaultRetainHistory; < 0: none).
 	RetainHistory time.Duration
 }
 

@@ -29,9 +29,10 @@ import (
 // log and the relation's rows from one committed snapshot.
 
 // DefaultRetainHistory is the retention of relations that do not set
-// retain_history, unless Options.RetainHistory says otherwise
-// (docs/decisions.md has the measured cost).
-const DefaultRetainHistory = time.Hour
+// retain_history, unless Options.RetainHistory says otherwise: none. The
+// log costs every write of the relation a second write (docs/decisions.md
+// has the measured cost), so it is kept where asked for.
+const DefaultRetainHistory time.Duration = 0
 
 // defaultRetainHistory is the server's default retention (0: none).
 func (e *Engine) defaultRetainHistory() time.Duration {

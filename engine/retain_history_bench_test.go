@@ -12,7 +12,8 @@ import (
 // BenchmarkRetainHistory measures what the retained history costs writes:
 // each iteration is one statement on a table t (id bigint PRIMARY KEY, k
 // int, v text) with a materialized view grouping it by k, on a server
-// whose default retention is none ("off") or one hour ("1h"). "bulk"
+// whose default retention is none ("off") or one hour ("1h").
+// docs/benchmarks.md has the figures. "bulk"
 // inserts 10,000 rows per statement (reported as rows/s), "update"
 // rewrites 1,000 of them, "row" inserts one (the statement's latency,
 // mostly its commit).

@@ -244,7 +244,7 @@ func TestRetainHistoryAsOf(t *testing.T) {
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(uint64(seed), 1))
-	srv := testserver.Start(t, testserver.Options{})
+	srv := testserver.Start(t, testserver.Options{RetainHistory: time.Hour})
 	conn := connect(ctx, t, srv)
 	mustExec(ctx, t, conn,
 		"CREATE TABLE t (k int PRIMARY KEY, v text)",
@@ -290,7 +290,7 @@ func TestRetainHistoryAsOf(t *testing.T) {
 func TestRetainHistoryErrors(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv := testserver.Start(t, testserver.Options{})
+	srv := testserver.Start(t, testserver.Options{RetainHistory: time.Hour})
 	conn := connect(ctx, t, srv)
 	mustExec(ctx, t, conn, "CREATE TABLE t (k int PRIMARY KEY, v text)", "INSERT INTO t VALUES (1, 'a')")
 	newest := newestEpoch(ctx, t, conn, "t")
@@ -333,12 +333,13 @@ func historyRow(ctx context.Context, t *testing.T, conn *pgx.Conn, rel string) s
 }
 
 // TestRetainHistoryAlter turns a relation's history off and on, changes its
-// retention, and restarts it with ALTER TABLE ... ADD COLUMN; a server
-// whose default is none keeps history only where retain_history is set.
+// retention, and restarts it with ALTER TABLE ... ADD COLUMN, on a server
+// whose default is one hour; a server with the default default (none)
+// keeps history only where retain_history is set.
 func TestRetainHistoryAlter(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv := testserver.Start(t, testserver.Options{})
+	srv := testserver.Start(t, testserver.Options{RetainHistory: time.Hour})
 	conn := connect(ctx, t, srv)
 	mustExec(ctx, t, conn, "CREATE TABLE t (k int PRIMARY KEY, v text)", "INSERT INTO t VALUES (1, 'a')",
 		"CREATE MATERIALIZED VIEW mv WITH (retain_history = '10m') AS SELECT k FROM t")
@@ -381,7 +382,7 @@ func TestRetainHistoryAlter(t *testing.T) {
 	checkAsOf(ctx, t, conn, "t", rewritten, bag{"1|a|7": 1, "2|b|7": 1, "3|c|7": 1}, bag{"1|a|8": 1, "2|b|7": 1, "3|c|7": 1}, newestEpoch(ctx, t, conn, "t"))
 	conn.Close(ctx)
 
-	off := testserver.Start(t, testserver.Options{RetainHistory: -1})
+	off := testserver.Start(t, testserver.Options{})
 	conn = connect(ctx, t, off)
 	mustExec(ctx, t, conn, "CREATE TABLE t (k int)", "CREATE TABLE kept (k int) WITH (retain_history = '1h')", "INSERT INTO kept VALUES (1)")
 	if got := historyRow(ctx, t, conn, "t"); got != "NULL true NULL" {
@@ -429,7 +430,7 @@ func TestRetainHistoryKill(t *testing.T) {
 	defer cancel()
 	srv := testserver.Start(t, testserver.Options{Crashable: true})
 	conn := connect(ctx, t, srv)
-	mustExec(ctx, t, conn, "CREATE TABLE t (k int PRIMARY KEY)")
+	mustExec(ctx, t, conn, "CREATE TABLE t (k int PRIMARY KEY) WITH (retain_history = '1h')")
 	seen := map[string]int{}
 	var resume int64 = newestEpoch(ctx, t, conn, "t")
 	next := 0

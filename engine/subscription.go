@@ -524,8 +524,11 @@ func (e *Engine) logFeedOf(ctx context.Context, cat *catalog.Catalog, st *sql.Su
 			}
 		}
 		if log == nil {
-			return nil, sqlerr.New(sqlerr.ObjectNotInPrerequisiteState, "the changes of past epochs of \"%s\" are not retained", st.From.Name).
-				WithHint("ALTER %s %s SET (retain_history = '1h') retains them from now on.", alterWord(st.From), st.From.Name)
+			err := sqlerr.New(sqlerr.ObjectNotInPrerequisiteState, "the changes of past epochs of \"%s\" are not retained", st.From.Name)
+			if !keepsHistory(st.From) {
+				return nil, err.WithHint("Only tables and materialized views retain history (retain_history).")
+			}
+			return nil, err.WithHint("ALTER %s %s SET (retain_history = '1h') retains them from now on.", alterWord(st.From), st.From.Name)
 		}
 	}
 	if st.Snapshot && st.AsOf != 0 {

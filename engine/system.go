@@ -181,6 +181,9 @@ func (e *Engine) stateTableRows(cat *catalog.Catalog) ([][]types.Datum, error) {
 		if err := add(r, r.BackfillTable, "backfill positions"); err != nil {
 			return nil, err
 		}
+		if err := add(r, r.HistoryTable, "history"); err != nil {
+			return nil, err
+		}
 		for _, idx := range r.Indexes {
 			if err := add(r, idx.StateTable, "index "+idx.Name); err != nil {
 				return nil, err
