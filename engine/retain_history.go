@@ -88,7 +88,10 @@ func (e *Engine) startHistory(rel *catalog.Relation, disp *exec.Dispatcher) {
 	table := e.store.Table(state.TableID(rel.HistoryTable))
 	d := e.retainHistoryOf(rel)
 	if d == 0 {
-		e.cleanup.add(table)
+		// Every log writes its start mark at its first barrier.
+		if _, ok, err := table.Get([]byte{logTrimmed}); ok || err != nil {
+			e.cleanup.add(table)
+		}
 		return
 	}
 	l := newChangelog(rel, table, d)

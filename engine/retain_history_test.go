@@ -36,7 +36,8 @@ func (b bag) String() string {
 }
 
 // historyModel is what tables t (k int PRIMARY KEY, v text) and d (a int,
-// b text), and view mv (SELECT v, count(*) FROM t GROUP BY v), hold.
+// b text), and views mv and mvp (SELECT v, count(*) FROM t GROUP BY v),
+// hold.
 type historyModel struct {
 	t map[int]string
 	d bag
@@ -56,7 +57,7 @@ func (m historyModel) rows(rel string) bag {
 		}
 	case "d":
 		maps.Copy(out, m.d)
-	case "mv":
+	case "mv", "mvp":
 		n := map[string]int{}
 		for _, v := range m.t {
 			n[v]++
@@ -249,7 +250,11 @@ func TestRetainHistoryAsOf(t *testing.T) {
 	mustExec(ctx, t, conn,
 		"CREATE TABLE t (k int PRIMARY KEY, v text)",
 		"CREATE TABLE d (a int, b text) WITH (retain_history = '2h')",
-		"CREATE MATERIALIZED VIEW mv AS SELECT v, count(*) AS n FROM t GROUP BY v")
+		"CREATE MATERIALIZED VIEW mv AS SELECT v, count(*) AS n FROM t GROUP BY v",
+		// The same view as a parallel dataflow: its log is fed by the gather.
+		"SET streaming_parallelism = 2",
+		"CREATE MATERIALIZED VIEW mvp AS SELECT v, count(*) AS n FROM t GROUP BY v",
+		"SET streaming_parallelism = 1")
 	m := historyModel{t: map[int]string{}, d: bag{}}
 	type point struct {
 		epoch int64
@@ -267,7 +272,7 @@ func TestRetainHistoryAsOf(t *testing.T) {
 	check := func() {
 		newest := newestEpoch(ctx, t, conn, "t")
 		for _, i := range []int{0, rng.IntN(len(points)), rng.IntN(len(points)), len(points) - 1} {
-			for _, rel := range []string{"t", "d", "mv"} {
+			for _, rel := range []string{"t", "d", "mv", "mvp"} {
 				checkAsOf(ctx, t, conn, rel, points[i].epoch, points[i].m.rows(rel), m.rows(rel), newest)
 			}
 		}
