@@ -168,17 +168,18 @@ func (e *Engine) alterRetainHistory(cat *catalog.Catalog, st *sql.AlterRetainHis
 	disp := e.dispatcherOf(rel.ID)
 	l := e.historyLog(rel.ID)
 	switch {
-	case l != nil && d > 0:
-		l.setRetention(d)
-	case l != nil:
+	case l != nil && d == 0:
 		e.stopHistory(rel.ID, disp)
-	case d > 0:
+	case l == nil && d > 0:
 		changed.HistoryTable = e.catSrc.allocIDs(1)[0]
 	}
 	if err := e.replaceRelation(cat, &changed); err != nil {
 		return err
 	}
-	if l == nil && d > 0 && disp != nil {
+	switch {
+	case l != nil && d > 0:
+		l.setRetention(d)
+	case l == nil && d > 0 && disp != nil:
 		e.startHistory(&changed, disp)
 	}
 	return nil
