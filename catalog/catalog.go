@@ -156,8 +156,9 @@ type Relation struct {
 	SequenceTable uint32 `json:"sequence_table,omitempty"`
 	// HistoryTable holds the retained history of a table or materialized
 	// view (its change log, engine/retain_history.go), written with its rows;
-	// 0 for relations created before retained history, until ALTER ...
-	// SET (retain_history) gives them one. Options[retain_history] is
+	// 0 for relations created without a retention (none set, and the
+	// server's default none), until ALTER ... SET (retain_history) gives
+	// them one. Options[retain_history] is
 	// its retention as written ("": the server's default).
 	HistoryTable uint32 `json:"history_table,omitempty"`
 	// CDCOffsetTable holds the last applied upstream LSN of a table fed by a

@@ -82,8 +82,10 @@ func (e *Engine) createTable(ctx context.Context, cat *catalog.Catalog, stmt *sq
 			return err
 		}
 	}
-	rel.HistoryTable = e.catSrc.allocIDs(1)[0]
 	rel.Options = withRetainHistory(rel.Options, stmt.RetainHistory)
+	if e.retainHistoryOf(rel) > 0 {
+		rel.HistoryTable = e.catSrc.allocIDs(1)[0]
+	}
 	tw, err := newTableWriter(e, rel)
 	if err != nil {
 		return err

@@ -302,8 +302,10 @@ func (e *Engine) createView(ctx context.Context, cat *catalog.Catalog, stmt *sql
 		rel.Columns = append(rel.Columns, catalog.Column{Name: c.Name, Type: c.Type, Hidden: c.Hidden})
 	}
 	if sinkOptions == nil {
-		rel.HistoryTable = e.catSrc.allocIDs(1)[0]
 		rel.Options = withRetainHistory(nil, stmt.RetainHistory)
+		if e.retainHistoryOf(rel) > 0 {
+			rel.HistoryTable = e.catSrc.allocIDs(1)[0]
+		}
 	}
 	v, a, job, err := e.buildView(rel, plan)
 	if err != nil {
