@@ -129,7 +129,8 @@ type Relation struct {
 	// DependsOn lists the relations a materialized view's dataflow reads
 	// (plain views it names are replaced by what they read).
 	DependsOn []uint32 `json:"depends_on,omitempty"`
-	// Options are a source's or a sink's connector options (WITH (...)).
+	// Options are a source's or a sink's connector options (WITH (...)),
+	// and a table's or materialized view's retain_history.
 	Options map[string]string `json:"options,omitempty"`
 	// PauseTable keeps a view's input changes while it is paused; Paused says
 	// whether it is (ALTER MATERIALIZED VIEW ... PAUSE).
@@ -153,6 +154,13 @@ type Relation struct {
 	// SequenceTable holds the counters of a table's serial columns, written
 	// in the epochs of the rows that used them.
 	SequenceTable uint32 `json:"sequence_table,omitempty"`
+	// HistoryTable holds the retained history of a table or materialized
+	// view (its change log, engine/retain_history.go), written with its rows;
+	// 0 for relations created without a retention (none set, and the
+	// server's default none), until ALTER ... SET (retain_history) gives
+	// them one. Options[retain_history] is
+	// its retention as written ("": the server's default).
+	HistoryTable uint32 `json:"history_table,omitempty"`
 	// CDCOffsetTable holds the position of the connector feeding a table,
 	// written with its rows: the last applied upstream LSN of a table fed by
 	// a CDC source (Options cdc.source, cdc.table), or the next offset of

@@ -36,6 +36,8 @@ func (e *Engine) executeAlter(ctx context.Context, cat *catalog.Catalog, st sql.
 		return true, w.Notice("NOTICE", st.Code, st.Notice)
 	case *sql.AlterColumn:
 		return true, e.alterColumn(cat, st)
+	case *sql.AlterRetainHistory:
+		return true, e.alterRetainHistory(cat, st)
 	}
 	return false, nil
 }
@@ -252,6 +254,11 @@ func (e *Engine) rewriteTable(ctx context.Context, cat *catalog.Catalog, st *sql
 	for i := range changed.Indexes {
 		changed.Indexes[i].StateTable = e.catSrc.allocIDs(1)[0]
 	}
+	// The history's rows have the old columns: a new one starts, in a new
+	// state table.
+	if changed.HistoryTable != 0 {
+		changed.HistoryTable = e.catSrc.allocIDs(1)[0]
+	}
 	snap := e.store.Snapshot()
 	root, _, err := planner.PlanBatchWith(st.Rows, planner.BatchOptions{Rows: rowCounts(snap)})
 	snap.Release()
@@ -275,6 +282,8 @@ func (e *Engine) rewriteTable(ctx context.Context, cat *catalog.Catalog, st *sql
 			if rwErr = tw.rewrite(ctx, &changed, root, q, colMap); rwErr != nil {
 				return
 			}
+			e.stopHistory(rel.ID, tw.disp)
+			e.startHistory(&changed, tw.disp)
 			rwErr = e.catSrc.put(&changed)
 		},
 	})

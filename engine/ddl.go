@@ -87,6 +87,10 @@ func (e *Engine) createTable(ctx context.Context, cat *catalog.Catalog, stmt *sq
 			return err
 		}
 	}
+	rel.Options = withRetainHistory(rel.Options, stmt.RetainHistory)
+	if e.retainHistoryOf(rel) > 0 {
+		rel.HistoryTable = e.catSrc.allocIDs(1)[0]
+	}
 	tw, err := newTableWriter(e, rel)
 	if err != nil {
 		return err
@@ -220,6 +224,7 @@ func (e *Engine) dropTable(ctx context.Context, rel *catalog.Relation) error {
 			if tw.cdcOffset != nil {
 				e.cleanup.add(tw.cdcOffset) // a connector's position
 			}
+			e.stopHistory(rel.ID, tw.disp)
 			e.mu.Lock()
 			delete(e.tables, rel.ID)
 			e.mu.Unlock()

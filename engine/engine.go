@@ -94,6 +94,9 @@ type Options struct {
 	// history (streamsql_checkpoints) keeps a checkpoint (default
 	// DefaultCheckpointHistoryRetention).
 	CheckpointHistoryRetention time.Duration
+	// RetainHistory is the retention of the tables and materialized views
+	// that do not set retain_history (0: DefaultRetainHistory; < 0: none).
+	RetainHistory time.Duration
 }
 
 // Engine is a running streamsql database. It is safe for concurrent use.
@@ -125,6 +128,9 @@ type Engine struct {
 	mu     sync.Mutex
 	tables map[uint32]*tableWriter
 	views  map[uint32]*view
+	// histories are the running logs of relations' retained history, by
+	// relation id (see retain_history.go).
+	histories map[uint32]*changelog
 	// jobs are the backfills under way, by view id (see backfillJob).
 	jobs map[uint32]*backfillJob
 
@@ -200,6 +206,7 @@ func Open(opts Options) (*Engine, error) {
 		dbSessions:   map[string]int{},
 		tables:       map[uint32]*tableWriter{},
 		views:        map[uint32]*view{},
+		histories:    map[uint32]*changelog{},
 		started:      time.Now(),
 		failed:       make(chan struct{}),
 	}

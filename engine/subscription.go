@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -52,19 +55,59 @@ func logEpochKey(buf []byte, epoch uint64) []byte {
 	return binary.BigEndian.AppendUint64(append(buf[:0], logEpoch), epoch)
 }
 
-// changelog is the SinkWriter of a subscription. Its methods run on the
-// dataflow's goroutine.
+// changelog is the SinkWriter of a subscription, and the log of a
+// relation's retained history (retain_history.go). Write and Barrier run on
+// the goroutine of the stream they log; retention and stop may be called
+// from any.
 type changelog struct {
-	table     *state.Table
-	codec     *state.RowCodec
-	vis       []int
-	retention int64 // microseconds
+	table *state.Table
+	codec *state.RowCodec
+	vis   []int
+	// retention is in microseconds.
+	retention atomic.Int64
+	// startsAtBarrier is set for a relation's history: the log starts at
+	// some point of the stream, and at its first barrier it records that it
+	// holds every change after that epoch (in logTrimmed). A subscription's
+	// log starts with its backfill and holds everything until trimmed.
+	startsAtBarrier bool
+	// oldest is the barrier time of the oldest epoch the log holds: none is
+	// past the retention before oldest is (oldestUnknown: not read yet;
+	// logEmpty: the log holds no epoch).
+	oldest int64
 	// buf holds the encoded changes of the open epoch; ends[i] is where
 	// change i ends.
 	buf  []byte
 	ends []int
 	cols []arrow.Array
 	key  []byte
+	// mu orders stop after a Write or Barrier under way.
+	mu      sync.Mutex
+	stopped bool
+}
+
+const (
+	oldestUnknown = math.MinInt64
+	logEmpty      = math.MaxInt64
+)
+
+// newChangelog returns a log of rel's changes (batches with rel's
+// columns) into table, for retention.
+func newChangelog(rel *catalog.Relation, table *state.Table, retention time.Duration) *changelog {
+	vis := rel.VisibleColumns()
+	ts := rel.Types()
+	visTypes := make([]types.T, len(vis))
+	for i, c := range vis {
+		visTypes[i] = ts[c]
+	}
+	l := &changelog{
+		table:  table,
+		codec:  state.NewRowCodec(visTypes),
+		vis:    vis,
+		oldest: oldestUnknown,
+		cols:   make([]arrow.Array, len(vis)),
+	}
+	l.retention.Store(retention.Microseconds())
+	return l
 }
 
 // openChangelog returns the writer of subscription rel.
@@ -73,23 +116,32 @@ func (e *Engine) openChangelog(rel *catalog.Relation, v *view) exec.SinkWriter {
 	if r, err := sql.ParseRetention(rel.Options["retention"]); err == nil {
 		retention = r
 	}
-	vis := rel.VisibleColumns()
-	ts := rel.Types()
-	visTypes := make([]types.T, len(vis))
-	for i, c := range vis {
-		visTypes[i] = ts[c]
-	}
-	return &changelog{
-		table:     e.store.Table(state.TableID(rel.StateTable)),
-		codec:     state.NewRowCodec(visTypes),
-		vis:       vis,
-		retention: retention.Microseconds(),
-		cols:      make([]arrow.Array, len(vis)),
-	}
+	return newChangelog(rel, e.store.Table(state.TableID(rel.StateTable)), retention)
+}
+
+// setRetention changes the retention; the next barrier trims by it.
+func (l *changelog) setRetention(d time.Duration) {
+	l.retention.Store(d.Microseconds())
+	l.mu.Lock()
+	l.oldest = oldestUnknown
+	l.mu.Unlock()
+}
+
+// stop makes the log ignore every later call; once it returns, no call
+// writes the table any more.
+func (l *changelog) stop() {
+	l.mu.Lock()
+	l.stopped = true
+	l.mu.Unlock()
 }
 
 // Write encodes b's changes into the open epoch.
 func (l *changelog) Write(_ context.Context, b *exec.Batch) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped {
+		return nil
+	}
 	for k, c := range l.vis {
 		l.cols[k] = b.Rec.Column(c)
 	}
@@ -104,6 +156,17 @@ func (l *changelog) Write(_ context.Context, b *exec.Batch) error {
 // Barrier writes the epoch's changes under their keys, trims the epochs
 // past the retention and seals the table.
 func (l *changelog) Barrier(_ context.Context, b *barrier.Barrier) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped {
+		return nil
+	}
+	if l.startsAtBarrier {
+		l.startsAtBarrier = false
+		if err := l.markStart(b.Epoch); err != nil {
+			return err
+		}
+	}
 	if len(l.ends) > 0 {
 		start := 0
 		for i, end := range l.ends {
@@ -114,23 +177,42 @@ func (l *changelog) Barrier(_ context.Context, b *barrier.Barrier) error {
 		l.key = logEpochKey(l.key, b.Epoch)
 		l.table.Put(l.key, binary.BigEndian.AppendUint64(nil, uint64(b.Time)))
 		l.buf, l.ends = l.buf[:0], l.ends[:0]
+		if l.oldest == logEmpty {
+			l.oldest = b.Time
+		}
 	}
-	if err := l.trim(b.Time - l.retention); err != nil {
-		return err
+	if cutoff := b.Time - l.retention.Load(); cutoff > l.oldest {
+		if err := l.trim(cutoff); err != nil {
+			return err
+		}
 	}
 	l.table.Seal(b.Epoch)
 	return nil
 }
 
-// trim deletes the epochs whose barrier came before cutoff.
+// markStart records, unless the log already says where it starts (a
+// restart), that it holds every change after epoch.
+func (l *changelog) markStart(epoch uint64) error {
+	_, ok, err := l.table.Get([]byte{logTrimmed})
+	if err != nil || ok {
+		return err
+	}
+	l.table.Put([]byte{logTrimmed}, binary.BigEndian.AppendUint64(nil, epoch))
+	return nil
+}
+
+// trim deletes the epochs whose barrier came before cutoff, and learns
+// the time of the oldest one left.
 func (l *changelog) trim(cutoff int64) error {
 	it, err := l.table.NewIter([]byte{logEpoch}, []byte{logEpoch + 1})
 	if err != nil {
 		return err
 	}
 	var old []uint64
+	l.oldest = logEmpty
 	for ok := it.First(); ok; ok = it.Next() {
-		if int64(binary.BigEndian.Uint64(it.Value())) >= cutoff {
+		if t := int64(binary.BigEndian.Uint64(it.Value())); t >= cutoff {
+			l.oldest = t
 			break
 		}
 		old = append(old, binary.BigEndian.Uint64(it.Key()[1:]))
@@ -164,14 +246,19 @@ type changeFeed interface {
 	setDrained(<-chan struct{})
 }
 
-// logFeed reads a subscription's committed log after an epoch.
+// logFeed reads a subscription's committed log after an epoch, or a
+// relation's retained history (after its rows as of that epoch).
 type logFeed struct {
-	e        *Engine
-	sub      *catalog.Relation
-	table    state.TableID
+	e     *Engine
+	name  string // the log's owner, for messages
+	table state.TableID
+	// check fails unless the log in snap holds every change after epoch.
+	check    func(snap *state.Snapshot, after uint64) error
 	codec    *state.RowCodec
 	cols     []pgwire.Column
 	progress bool
+	// pending are rows to return before the log's (a snapshot).
+	pending []arrow.RecordBatch
 	// pos is the key of the next change to read; after the epoch whose
 	// changes have all been read.
 	pos   []byte
@@ -183,15 +270,22 @@ type logFeed struct {
 
 // openLog returns a feed of subscription sub's changes after epoch after.
 func (e *Engine) openLog(sub *catalog.Relation, after uint64, progress bool) (*logFeed, error) {
+	check := func(snap *state.Snapshot, after uint64) error { return checkRetained(snap, sub, after) }
 	snap := e.store.Snapshot()
 	defer snap.Release()
-	if err := checkRetained(snap, sub, after); err != nil {
+	if err := check(snap, after); err != nil {
 		return nil, err
 	}
-	f := &logFeed{e: e, sub: sub, table: state.TableID(sub.StateTable), progress: progress, after: after,
+	return newLogFeed(e, sub, state.TableID(sub.StateTable), after, progress, check), nil
+}
+
+// newLogFeed returns a feed of the changes after epoch after in the log
+// of rel's visible columns kept in table.
+func newLogFeed(e *Engine, rel *catalog.Relation, table state.TableID, after uint64, progress bool, check func(*state.Snapshot, uint64) error) *logFeed {
+	f := &logFeed{e: e, name: rel.Name, table: table, check: check, progress: progress, after: after,
 		pos: logChangeKey(nil, after+1, 0), lastProgress: after}
-	vis := sub.VisibleColumns()
-	ts := sub.Types()
+	vis := rel.VisibleColumns()
+	ts := rel.Types()
 	visTypes := make([]types.T, len(vis))
 	f.cols = []pgwire.Column{{Name: "epoch", Type: types.Int64T}}
 	if progress {
@@ -200,10 +294,10 @@ func (e *Engine) openLog(sub *catalog.Relation, after uint64, progress bool) (*l
 	f.cols = append(f.cols, pgwire.Column{Name: "op", Type: types.TextT})
 	for i, c := range vis {
 		visTypes[i] = ts[c]
-		f.cols = append(f.cols, pgwire.Column{Name: sub.Columns[c].Name, Type: ts[c]})
+		f.cols = append(f.cols, pgwire.Column{Name: rel.Columns[c].Name, Type: ts[c]})
 	}
 	f.codec = state.NewRowCodec(visTypes)
-	return f, nil
+	return f
 }
 
 // checkRetained fails unless sub's log holds every change after epoch.
@@ -229,8 +323,13 @@ func retentionText(sub *catalog.Relation) string {
 	return sql.DefaultRetention.String()
 }
 
-func (f *logFeed) columns() []pgwire.Column      { return f.cols }
-func (f *logFeed) close()                        {}
+func (f *logFeed) columns() []pgwire.Column { return f.cols }
+func (f *logFeed) close() {
+	for _, r := range f.pending {
+		r.Release()
+	}
+	f.pending = nil
+}
 func (f *logFeed) setDrained(ch <-chan struct{}) { f.drained = ch }
 
 // next implements changeFeed: it reads the committed log, and waits for the
@@ -252,6 +351,9 @@ func (f *logFeed) next(ctx context.Context, max int64, wait time.Duration) ([]ar
 			}
 		}()
 	}
+	if rec := f.takePending(max); rec != nil {
+		return []arrow.RecordBatch{rec}, nil
+	}
 	for {
 		rec, epoch, err := f.read(max)
 		if err != nil {
@@ -272,13 +374,30 @@ func (f *logFeed) next(ctx context.Context, max int64, wait time.Duration) ([]ar
 	}
 }
 
+// takePending returns up to max of the pending rows, or nil if there are
+// none.
+func (f *logFeed) takePending(max int64) arrow.RecordBatch {
+	if len(f.pending) == 0 {
+		return nil
+	}
+	rec := f.pending[0]
+	if rec.NumRows() <= max {
+		f.pending = f.pending[1:]
+		return rec
+	}
+	head, rest := rec.NewSlice(0, max), rec.NewSlice(max, rec.NumRows())
+	rec.Release()
+	f.pending[0] = rest
+	return head
+}
+
 // read returns up to max rows of the changes after the feed's position as
 // of the last committed epoch (nil if there are none), and that epoch.
 func (f *logFeed) read(max int64) (arrow.RecordBatch, uint64, error) {
 	snap := f.e.store.Snapshot()
 	defer snap.Release()
 	epoch := snap.Epoch()
-	if err := checkRetained(snap, f.sub, f.after); err != nil {
+	if err := f.check(snap, f.after); err != nil {
 		return nil, epoch, err
 	}
 	it, err := snap.NewIter(f.table, f.pos, logChangeKey(nil, epoch+1, 0))
@@ -311,7 +430,7 @@ func (f *logFeed) read(max int64) (arrow.RecordBatch, uint64, error) {
 	for ok := it.First(); ok && n < max; ok = it.Next() {
 		key, val := it.Key(), it.Value()
 		if len(key) != 13 || len(val) == 0 || val[0] > byte(exec.UpdateInsert) {
-			return nil, epoch, sqlerr.New(sqlerr.InternalError, "subscription %s: corrupt log entry", f.sub.Name)
+			return nil, epoch, sqlerr.New(sqlerr.InternalError, "%s: corrupt log entry", f.name)
 		}
 		e := binary.BigEndian.Uint64(key[1:])
 		eb.Append(int64(e))
@@ -374,7 +493,7 @@ func (s *session) openFeed(ctx context.Context, st *sql.Subscribe) (changeFeed, 
 	var err error
 	switch {
 	case st.AsOf != 0 || st.Log != nil:
-		f, err = s.e.logFeedOf(s.cat, st)
+		f, err = s.e.logFeedOf(ctx, s.cat, st)
 	default:
 		f, err = s.e.subscribe(ctx, s.cat, st, s.backlogRows())
 	}
@@ -386,13 +505,17 @@ func (s *session) openFeed(ctx context.Context, st *sql.Subscribe) (changeFeed, 
 }
 
 // logFeedOf opens the log a SUBSCRIBE reads: that of the subscription it
-// names, or with AS OF one kept on the relation it names.
-func (e *Engine) logFeedOf(cat *catalog.Catalog, st *sql.Subscribe) (changeFeed, error) {
+// names, or with AS OF the relation's retained history, or else one kept
+// by a subscription on the relation it names.
+func (e *Engine) logFeedOf(ctx context.Context, cat *catalog.Catalog, st *sql.Subscribe) (changeFeed, error) {
 	log := st.Log
 	if log == nil {
 		if st.From == nil {
 			return nil, sqlerr.Unsupported("SUBSCRIBE (query) AS OF").
-				WithHint("Name a relation that has a subscription: SUBSCRIBE TO v WITH (SNAPSHOT = false) AS OF epoch.")
+				WithHint("Name a table or materialized view: SUBSCRIBE TO v AS OF epoch.")
+		}
+		if e.historyLog(st.From.ID) != nil {
+			return e.openHistory(ctx, st.From, st.AsOf, st.Snapshot, st.Progress)
 		}
 		for _, r := range cat.InDatabase() {
 			if sql.IsSubscription(r) && len(r.DependsOn) == 1 && r.DependsOn[0] == st.From.ID {
@@ -401,13 +524,16 @@ func (e *Engine) logFeedOf(cat *catalog.Catalog, st *sql.Subscribe) (changeFeed,
 			}
 		}
 		if log == nil {
-			return nil, sqlerr.New(sqlerr.ObjectNotInPrerequisiteState, "the changes of past epochs of \"%s\" are not retained", st.From.Name).
-				WithHint("CREATE SUBSCRIPTION s FROM %s WITH (retention = '1h') retains them; then SUBSCRIBE ... AS OF reads them.", st.From.Name)
+			err := sqlerr.New(sqlerr.ObjectNotInPrerequisiteState, "the changes of past epochs of \"%s\" are not retained", st.From.Name)
+			if !keepsHistory(st.From) {
+				return nil, err.WithHint("Only tables and materialized views retain history (retain_history).")
+			}
+			return nil, err.WithHint("ALTER %s %s SET (retain_history = '1h') retains them from now on.", alterWord(st.From), st.From.Name)
 		}
 	}
 	if st.Snapshot && st.AsOf != 0 {
-		return nil, sqlerr.Unsupported("SUBSCRIBE ... AS OF with a snapshot (a subscription retains changes, not past snapshots)").
-			WithHint("Add WITH (SNAPSHOT = false): the changes after the epoch of AS OF are sent.")
+		return nil, sqlerr.Unsupported("SUBSCRIBE ... AS OF with a snapshot of a subscription (it retains changes, not past snapshots)").
+			WithHint("Add WITH (SNAPSHOT = false): the changes after the epoch of AS OF are sent; or subscribe to a relation that retains history.")
 	}
 	after := st.AsOf
 	if after == 0 {

@@ -134,6 +134,7 @@ var systemTables = append([]systemTable{
 	sourcePartitionsTable,
 	sourceFilesTable,
 	cdcSystemTable(),
+	historySystemTable,
 }, pgCatalogTables...)
 
 // stateTableRows lists every state table of every table and view with its
@@ -179,6 +180,9 @@ func (e *Engine) stateTableRows(cat *catalog.Catalog) ([][]types.Datum, error) {
 			return nil, err
 		}
 		if err := add(r, r.BackfillTable, "backfill positions"); err != nil {
+			return nil, err
+		}
+		if err := add(r, r.HistoryTable, "history"); err != nil {
 			return nil, err
 		}
 		for _, idx := range r.Indexes {

@@ -122,6 +122,7 @@ func newTableWriter(e *Engine, rel *catalog.Relation) (*tableWriter, error) {
 	if err := w.openWatermark(); err != nil {
 		return nil, err
 	}
+	e.startHistory(rel, w.disp)
 	var err error
 	if w.seq, err = openSequences(e, rel); err != nil {
 		return nil, err

@@ -222,6 +222,7 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 	if err := e.openReaders(v); err != nil {
 		return err
 	}
+	e.startHistory(rel, v.disp)
 	for i, upRel := range plan.Upstreams {
 		if upRel.Kind == catalog.Source {
 			e.coord.AddSource(v.readers[i])
@@ -302,10 +303,17 @@ func (e *Engine) createView(ctx context.Context, cat *catalog.Catalog, stmt *sql
 	for _, c := range plan.Root.Cols {
 		rel.Columns = append(rel.Columns, catalog.Column{Name: c.Name, Type: c.Type, Hidden: c.Hidden})
 	}
+	if sinkOptions == nil {
+		rel.Options = withRetainHistory(nil, stmt.RetainHistory)
+		if e.retainHistoryOf(rel) > 0 {
+			rel.HistoryTable = e.catSrc.allocIDs(1)[0]
+		}
+	}
 	v, a, job, err := e.buildView(rel, plan)
 	if err != nil {
 		return err
 	}
+	e.startHistory(rel, v.disp)
 	e.mu.Lock()
 	e.views[rel.ID] = v
 	e.mu.Unlock()
@@ -394,6 +402,7 @@ func (e *Engine) dropView(ctx context.Context, rel *catalog.Relation) error {
 		for _, idx := range rel.Indexes {
 			e.cleanup.add(e.store.Table(state.TableID(idx.StateTable)))
 		}
+		e.stopHistory(rel.ID, v.disp)
 		e.mu.Lock()
 		delete(e.views, rel.ID)
 		e.mu.Unlock()

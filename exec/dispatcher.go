@@ -57,12 +57,36 @@ type dispatchTarget struct {
 // It remembers the last watermark of each column and sends them to an
 // output added by a barrier right after that barrier, so that a view created
 // over a relation whose watermarks have stopped moving still gets them.
+//
+// A dispatcher may also hand its stream to a log (SetLog): the relation's
+// retained history.
 type Dispatcher struct {
 	relation   uint32
 	outs       []dispatchTarget
 	watermarks []*barrier.Watermark // the last one of each column
 	// nOuts is len(outs), for Outputs from other goroutines.
 	nOuts atomic.Int32
+	log   atomic.Pointer[logWriter]
+}
+
+// logWriter boxes the writer SetLog installs.
+type logWriter struct{ w SinkWriter }
+
+// SetLog makes the dispatcher hand every later batch to w before sending
+// it, and every barrier before sending it on, so that what w writes and
+// seals at barrier n belongs to epoch n as the relation's rows do (for a
+// view, the barrier has not been acknowledged yet; for a table, not
+// injected). w runs on the dispatcher's goroutine and must not keep a
+// batch; an error from it fails the stream as a send error does. It may
+// be called from any goroutine: w sees the stream from some batch on,
+// whole batches only. SetLog(nil) removes the log; a call that is writing
+// may still be under way.
+func (d *Dispatcher) SetLog(w SinkWriter) {
+	if w == nil {
+		d.log.Store(nil)
+		return
+	}
+	d.log.Store(&logWriter{w: w})
 }
 
 // NewDispatcher returns a dispatcher for relation's stream with no outputs.
@@ -76,6 +100,14 @@ func (d *Dispatcher) Outputs() int { return int(d.nOuts.Load()) }
 // Emit broadcasts m; barrier mutations for this dispatcher take effect after
 // the barrier is sent.
 func (d *Dispatcher) Emit(ctx context.Context, m Message) error {
+	if l := d.log.Load(); l != nil {
+		if err := d.toLog(ctx, l.w, m); err != nil {
+			if m.Batch != nil {
+				m.Batch.Release()
+			}
+			return err
+		}
+	}
 	if m.Batch != nil {
 		n := len(d.outs)
 		if n == 0 {
@@ -110,6 +142,17 @@ func (d *Dispatcher) Emit(ctx context.Context, m Message) error {
 		return d.applyMutations(ctx, m.Barrier)
 	case m.Watermark != nil:
 		d.remember(m.Watermark)
+	}
+	return nil
+}
+
+// toLog hands m to the log w.
+func (d *Dispatcher) toLog(ctx context.Context, w SinkWriter, m Message) error {
+	switch {
+	case m.Batch != nil:
+		return w.Write(ctx, m.Batch)
+	case m.Barrier != nil:
+		return w.Barrier(ctx, m.Barrier)
 	}
 	return nil
 }

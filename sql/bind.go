@@ -282,6 +282,9 @@ func (b *binder) bindCreateTable(s *pg_query.CreateStmt) (Statement, error) {
 		return nil, b.errAt(s.Relation.Location, sqlerr.Unsupported("table inheritance and partitioning"))
 	}
 	ct := &CreateTable{Schema: qname.Schema, Name: name, IfNotExists: s.IfNotExists}
+	if ct.RetainHistory, err = b.retainHistoryOf(s.Options); err != nil {
+		return nil, err
+	}
 	seen := map[string]bool{}
 	var pkNames []string
 	var pkLoc int32
@@ -442,8 +445,13 @@ func (b *binder) bindCreateTableAs(s *pg_query.CreateTableAsStmt) (Statement, er
 		return nil, err
 	}
 	eowc := b.takeClause(clauseEmitOnWindowClose) != nil
+	retain, err := b.retainHistoryOf(s.Into.Options)
+	if err != nil {
+		return nil, err
+	}
 	return &CreateMaterializedView{Schema: name.Schema, Name: name.Name, IfNotExists: s.IfNotExists, Query: rel, SQL: b.text,
-		EmitOnWindowClose: eowc, Refs: b.refs, Functions: b.funcs.refs, CallsFunctions: b.funcs.calls, ReadsThrough: b.funcs.reads}, nil
+		EmitOnWindowClose: eowc, Refs: b.refs, Functions: b.funcs.refs, CallsFunctions: b.funcs.calls, ReadsThrough: b.funcs.reads,
+		RetainHistory: retain}, nil
 }
 
 // renameColumns returns rel with its output columns renamed.

@@ -146,6 +146,12 @@ func objectTypeName(t pg_query.ObjectType) string {
 }
 
 func (b *binder) bindAlterTable(s *pg_query.AlterTableStmt) (Statement, error) {
+	if len(s.Cmds) == 1 && (s.Objtype == pg_query.ObjectType_OBJECT_TABLE || s.Objtype == pg_query.ObjectType_OBJECT_MATVIEW) {
+		cmd := s.Cmds[0].GetAlterTableCmd()
+		if cmd.Subtype == pg_query.AlterTableType_AT_SetRelOptions || cmd.Subtype == pg_query.AlterTableType_AT_ResetRelOptions {
+			return b.bindAlterRelOptions(s, cmd)
+		}
+	}
 	if s.Objtype != pg_query.ObjectType_OBJECT_TABLE {
 		return nil, sqlerr.Unsupported("%s with these options", alterTag(s.Objtype))
 	}

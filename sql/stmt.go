@@ -34,6 +34,9 @@ type CreateTable struct {
 	// connector (CREATE TABLE ... WITH (connector = 'kafka', ...)), as for
 	// CREATE SOURCE; nil for other tables.
 	Connector map[string]string
+	// RetainHistory is the WITH (retain_history = ...) value, or "" (the
+	// server's default); see retain_history.go.
+	RetainHistory string
 }
 
 // CreateMaterializedView is CREATE MATERIALIZED VIEW name AS query.
@@ -56,6 +59,9 @@ type CreateMaterializedView struct {
 	// query calls (see catalog.Relation.Functions).
 	Functions                    []catalog.Ref
 	CallsFunctions, ReadsThrough []uint32
+	// RetainHistory is the WITH (retain_history = ...) value, or "" (the
+	// server's default); see retain_history.go.
+	RetainHistory string
 }
 
 // Drop is DROP TABLE, VIEW, MATERIALIZED VIEW or SOURCE.

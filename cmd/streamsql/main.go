@@ -60,5 +60,6 @@ Connect with: psql -h 127.0.0.1 -p 4566 -d dev`,
 	f.StringVar(&opts.flightAddr, "flight-addr", "", "address (HOST:PORT) to serve Arrow Flight SQL on (empty: off); clients authenticate with a role's user and password")
 	f.StringVar(&opts.metricsAddr, "metrics-addr", "127.0.0.1:9187", "address (HOST:PORT) serving Prometheus metrics at /metrics and the dashboard at /; empty: none")
 	f.DurationVar(&opts.historyRetention, "checkpoint-history-retention", engine.DefaultCheckpointHistoryRetention, "how long the checkpoint history (streamsql_checkpoints) keeps a checkpoint")
+	f.DurationVar(&opts.retainHistory, "retain-history", engine.DefaultRetainHistory, "how long tables and materialized views that do not set retain_history keep their change history for SUBSCRIBE ... AS OF (e.g. 1h; 0: none)")
 	return cmd
 }

@@ -37,6 +37,7 @@ type serveOptions struct {
 	metricsAddr         string
 	metricsAddrSet      bool // --metrics-addr given: failing to listen on it is an error
 	historyRetention    time.Duration
+	retainHistory       time.Duration
 }
 
 func newLogger(level string) (*slog.Logger, error) {
@@ -112,6 +113,7 @@ func serve(ctx context.Context, opts serveOptions) error {
 		Logger:                 log,
 
 		CheckpointHistoryRetention: opts.historyRetention,
+		RetainHistory:              retainHistoryOption(opts.retainHistory),
 	}
 	opts.auth.engineOptions(&engOpts)
 	eng, err := engine.Open(engOpts)
@@ -165,4 +167,13 @@ func serve(ctx context.Context, opts serveOptions) error {
 		err = cerr
 	}
 	return err
+}
+
+// retainHistoryOption maps --retain-history to engine.Options.RetainHistory,
+// where 0 means the default and none is negative.
+func retainHistoryOption(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }

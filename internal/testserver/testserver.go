@@ -64,6 +64,8 @@ type Options struct {
 	// password, so every loopback client is trusted).
 	Auth              string
 	SuperuserPassword string
+	// RetainHistory: see engine.Options.
+	RetainHistory time.Duration
 	// TLS and MaxConnections: see pgwire.Options.
 	TLS            *tls.Config
 	MaxConnections int
@@ -102,6 +104,7 @@ func Start(t testing.TB, opts Options) *Server {
 		CheckpointFrequency:  opts.CheckpointFrequency,
 		BackfillChunkRows:    opts.BackfillChunkRows,
 		StreamingParallelism: opts.StreamingParallelism,
+		RetainHistory:        opts.RetainHistory,
 		FS:                   opts.FS,
 		Logger:               slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
 	}}
