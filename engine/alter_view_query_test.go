@@ -107,7 +107,7 @@ func alterWrites(ctx context.Context, t *testing.T, srv *testserver.Server, stop
 func TestAlterViewQuery(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	srv := testserver.Start(t, testserver.Options{Crashable: true, BarrierInterval: 10 * time.Millisecond, BackfillChunkRows: 500})
+	srv := testserver.Start(t, testserver.Options{Crashable: true, BarrierInterval: 10 * time.Millisecond, BackfillChunkRows: 500, StreamingParallelism: 1})
 	conn := connect(ctx, t, srv)
 	populate(ctx, t, conn, 60000)
 	alterViews(ctx, t, conn)
@@ -185,7 +185,7 @@ func TestAlterViewQuery(t *testing.T) {
 func TestAlterViewQueryAroundSwitch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	srv := testserver.Start(t, testserver.Options{Crashable: true, BarrierInterval: 5 * time.Millisecond, BackfillChunkRows: 2000})
+	srv := testserver.Start(t, testserver.Options{Crashable: true, BarrierInterval: 5 * time.Millisecond, BackfillChunkRows: 2000, StreamingParallelism: 1})
 	conn := connect(ctx, t, srv)
 	populate(ctx, t, conn, 20000)
 	alterViews(ctx, t, conn)
@@ -251,7 +251,7 @@ func TestAlterViewQueryAroundSwitch(t *testing.T) {
 func TestAlterViewQueryCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	srv := testserver.Start(t, testserver.Options{BarrierInterval: 10 * time.Millisecond, BackfillChunkRows: 200})
+	srv := testserver.Start(t, testserver.Options{BarrierInterval: 10 * time.Millisecond, BackfillChunkRows: 200, StreamingParallelism: 1})
 	conn := connect(ctx, t, srv)
 	populate(ctx, t, conn, 50000)
 	alterViews(ctx, t, conn)
@@ -286,7 +286,7 @@ func TestAlterViewQueryCancel(t *testing.T) {
 func TestAlterViewQuerySubscription(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv := testserver.Start(t, testserver.Options{})
+	srv := testserver.Start(t, testserver.Options{StreamingParallelism: 1})
 	conn := connect(ctx, t, srv)
 	mustExec(ctx, t, conn,
 		"CREATE TABLE t (k int PRIMARY KEY, v text)",
@@ -340,7 +340,7 @@ func TestAlterViewQuerySubscription(t *testing.T) {
 // query, and only with a query over what the owner may read.
 func TestAlterViewQueryPrivileges(t *testing.T) {
 	ctx := context.Background()
-	srv := testserver.Start(t, testserver.Options{SuperuserPassword: "pw"})
+	srv := testserver.Start(t, testserver.Options{SuperuserPassword: "pw", StreamingParallelism: 1})
 	f := &authFixture{t: t, srv: srv}
 	root := f.connect("root", "pw")
 	execOK(t, root,
