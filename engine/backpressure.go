@@ -44,3 +44,9 @@ func (e *Engine) awaitStateRoom(stop <-chan struct{}) bool {
 	}
 	return true
 }
+
+// BackpressureWait returns the time source readers have spent waiting for
+// commits (streamsql_source_backpressure_seconds_total).
+func (e *Engine) BackpressureWait() time.Duration {
+	return time.Duration(e.backpressure.waited.Load())
+}

@@ -57,6 +57,8 @@ type Options struct {
 	// Mem allocates the engine's Arrow memory (default: a checked allocator
 	// over Go's, which fails the test if the engine leaks a buffer).
 	Mem memory.Allocator
+	// MaxUncommittedState: see engine.Options.
+	MaxUncommittedState int64
 	// BackfillChunkRows and StreamingParallelism: see engine.Options.
 	BackfillChunkRows    int
 	StreamingParallelism int
@@ -105,6 +107,7 @@ func Start(t testing.TB, opts Options) *Server {
 		BackfillChunkRows:    opts.BackfillChunkRows,
 		StreamingParallelism: opts.StreamingParallelism,
 		RetainHistory:        opts.RetainHistory,
+		MaxUncommittedState:  opts.MaxUncommittedState,
 		FS:                   opts.FS,
 		Logger:               slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
 	}}
