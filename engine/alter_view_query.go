@@ -92,10 +92,6 @@ func (e *Engine) replaceableView(cat *catalog.Catalog, rel *catalog.Relation) (*
 	if rel.AtLeastOnce {
 		return nil, sqlerr.Unsupported("replacing the query of materialized view \"%s\": it was created with checkpoint_mode = at_least_once", rel.Name)
 	}
-	if viewParallelism(rel) > 1 {
-		return nil, sqlerr.Unsupported("replacing the query of materialized view \"%s\", which runs on %d actors", rel.Name, viewParallelism(rel)).
-			WithHint("ALTER MATERIALIZED VIEW %s SET PARALLELISM 1 first.", rel.Name)
-	}
 	if readsSource(old.plan) {
 		return nil, sqlerr.Unsupported("replacing the query of materialized view \"%s\", which reads a source", rel.Name)
 	}
@@ -244,7 +240,8 @@ func keyNames(cols []catalog.Column, key []int) string {
 // startReplacement creates the dataflow of rel's new query on state tables
 // of its own, attaches it to its upstreams at a barrier and starts its
 // backfill, as createView does; its catalog entry (Replaces: rel) lands
-// with its first state.
+// with its first state. It runs on as many actors as rel, whatever the
+// session's streaming_parallelism (docs/decisions.md).
 func (e *Engine) startReplacement(rel *catalog.Relation, cols []catalog.Column, stmt *sql.CreateMaterializedView, plan *planner.StreamPlan) (*catalog.Relation, *view, *backfillJob, error) {
 	ids := e.catSrc.allocIDs(4 + plan.Tables)
 	repl := &catalog.Relation{

@@ -107,7 +107,7 @@ func alterWrites(ctx context.Context, t *testing.T, srv *testserver.Server, stop
 func TestAlterViewQuery(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	srv := testserver.Start(t, testserver.Options{Crashable: true, BarrierInterval: 10 * time.Millisecond, BackfillChunkRows: 500, StreamingParallelism: 1})
+	srv := testserver.Start(t, testserver.Options{Crashable: true, BarrierInterval: 10 * time.Millisecond, BackfillChunkRows: 500, StreamingParallelism: 2})
 	conn := connect(ctx, t, srv)
 	populate(ctx, t, conn, 60000)
 	alterViews(ctx, t, conn)
@@ -183,19 +183,38 @@ func TestAlterViewQuery(t *testing.T) {
 // base with the old query or the new one, and the views built on it
 // consistent with that one.
 func TestAlterViewQueryAroundSwitch(t *testing.T) {
+	alterAroundSwitch(t, "base", alterOldQuery, alterNewQuery, func(ctx context.Context, t *testing.T, conn *pgx.Conn) {
+		populate(ctx, t, conn, 20000)
+		alterViews(ctx, t, conn)
+	}, checkAlterViews)
+}
+
+// TestAlterViewQueryParallelAroundSwitch is TestAlterViewQueryAroundSwitch
+// for an aggregate on two actors with views built on it, its two queries
+// both running on several actors.
+func TestAlterViewQueryParallelAroundSwitch(t *testing.T) {
+	alterAroundSwitch(t, "per_v", parOldQuery, parNewQuery, func(ctx context.Context, t *testing.T, conn *pgx.Conn) {
+		populate(ctx, t, conn, 20000)
+		alterParallelViews(ctx, t, conn)
+	}, checkAlterParallelViews)
+}
+
+// alterAroundSwitch runs the rounds of TestAlterViewQueryAroundSwitch on
+// view, which setup creates with oldQuery, on a server whose views run on
+// two actors; check checks the views and reports whether view has newQuery.
+func alterAroundSwitch(t *testing.T, view, oldQuery, newQuery string, setup func(context.Context, *testing.T, *pgx.Conn), check func(context.Context, *testing.T, *pgx.Conn) bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	srv := testserver.Start(t, testserver.Options{Crashable: true, BarrierInterval: 5 * time.Millisecond, BackfillChunkRows: 2000, StreamingParallelism: 1})
+	srv := testserver.Start(t, testserver.Options{Crashable: true, BarrierInterval: 5 * time.Millisecond, BackfillChunkRows: 2000, StreamingParallelism: 2})
 	conn := connect(ctx, t, srv)
-	populate(ctx, t, conn, 20000)
-	alterViews(ctx, t, conn)
+	setup(ctx, t, conn)
 	isNew := false
 	switched := 0
 	const rounds = 6
 	for round := 0; round < rounds; round++ {
-		query := alterNewQuery
+		query := newQuery
 		if isNew {
-			query = alterOldQuery
+			query = oldQuery
 		}
 		stop := make(chan struct{})
 		wait := alterWrites(ctx, t, srv, stop)
@@ -207,7 +226,7 @@ func TestAlterViewQueryAroundSwitch(t *testing.T) {
 				return
 			}
 			defer c.Close(context.Background())
-			_, err = c.Exec(ctx, "ALTER MATERIALIZED VIEW base AS "+query)
+			_, err = c.Exec(ctx, "ALTER MATERIALIZED VIEW "+view+" AS "+query)
 			res <- err
 		}()
 		var err error
@@ -217,8 +236,8 @@ func TestAlterViewQueryAroundSwitch(t *testing.T) {
 			// Kill once the backfill is listed and then gone (the switch
 			// under way), or once the ALTER returned.
 			listed, returned := false, false
-			for !returned && (!listed || jobRows(ctx, t, conn, "base") != -1) {
-				listed = listed || jobRows(ctx, t, conn, "base") != -1
+			for !returned && (!listed || jobRows(ctx, t, conn, view) != -1) {
+				listed = listed || jobRows(ctx, t, conn, view) != -1
 				select {
 				case err = <-res:
 					returned = true
@@ -235,7 +254,7 @@ func TestAlterViewQueryAroundSwitch(t *testing.T) {
 		close(stop)
 		wait()
 		conn = connect(ctx, t, srv)
-		now := checkAlterViews(ctx, t, conn)
+		now := check(ctx, t, conn)
 		if now != isNew {
 			switched++
 		} else if round%3 == 2 {
@@ -251,7 +270,7 @@ func TestAlterViewQueryAroundSwitch(t *testing.T) {
 func TestAlterViewQueryCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	srv := testserver.Start(t, testserver.Options{BarrierInterval: 10 * time.Millisecond, BackfillChunkRows: 200, StreamingParallelism: 1})
+	srv := testserver.Start(t, testserver.Options{BarrierInterval: 10 * time.Millisecond, BackfillChunkRows: 200})
 	conn := connect(ctx, t, srv)
 	populate(ctx, t, conn, 50000)
 	alterViews(ctx, t, conn)
@@ -286,7 +305,7 @@ func TestAlterViewQueryCancel(t *testing.T) {
 func TestAlterViewQuerySubscription(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv := testserver.Start(t, testserver.Options{StreamingParallelism: 1})
+	srv := testserver.Start(t, testserver.Options{})
 	conn := connect(ctx, t, srv)
 	mustExec(ctx, t, conn,
 		"CREATE TABLE t (k int PRIMARY KEY, v text)",
@@ -340,7 +359,7 @@ func TestAlterViewQuerySubscription(t *testing.T) {
 // query, and only with a query over what the owner may read.
 func TestAlterViewQueryPrivileges(t *testing.T) {
 	ctx := context.Background()
-	srv := testserver.Start(t, testserver.Options{SuperuserPassword: "pw", StreamingParallelism: 1})
+	srv := testserver.Start(t, testserver.Options{SuperuserPassword: "pw"})
 	f := &authFixture{t: t, srv: srv}
 	root := f.connect("root", "pw")
 	execOK(t, root,
@@ -362,5 +381,143 @@ func TestAlterViewQueryPrivileges(t *testing.T) {
 	execOK(t, alice, "ALTER MATERIALIZED VIEW mine_v AS SELECT k, v FROM t WHERE v > 10")
 	if got := queryText(ctx, t, alice, "SELECT k, v FROM mine_v"); got != "2 20\n" {
 		t.Fatalf("mine_v after the ALTER: %q", got)
+	}
+}
+
+// The queries of the aggregate per_v before and after ALTER ... AS in
+// TestAlterViewQueryParallel: both run their HashAgg on several actors.
+const (
+	parOldQuery = "SELECT v, count(*) AS n, sum(k) AS s FROM big WHERE v < 50 GROUP BY v"
+	parNewQuery = "SELECT big.v, count(*) AS n, sum(big.k) AS s FROM big JOIN small ON big.v = small.id WHERE small.name <> 'n7' GROUP BY big.v"
+)
+
+// alterParallelViews creates per_v (parOldQuery) and views built on it: a
+// filter, an aggregate that runs on several actors too and one that runs
+// on one.
+func alterParallelViews(ctx context.Context, t *testing.T, conn *pgx.Conn) {
+	t.Helper()
+	mustExec(ctx, t, conn,
+		"CREATE MATERIALIZED VIEW per_v AS "+parOldQuery,
+		"CREATE MATERIALIZED VIEW wide AS SELECT v, n FROM per_v WHERE n > 400",
+		"CREATE MATERIALIZED VIEW by_n AS SELECT n % 5 AS b, count(*) AS c, sum(s) AS s FROM per_v GROUP BY n % 5",
+		"CREATE MATERIALIZED VIEW totals AS SELECT count(*) AS g, sum(n) AS r FROM per_v",
+	)
+}
+
+// checkAlterParallelViews checks that per_v and the views built on it equal
+// their queries over per_v's definition now, and returns whether that is
+// parNewQuery.
+func checkAlterParallelViews(ctx context.Context, t *testing.T, conn *pgx.Conn) (isNew bool) {
+	t.Helper()
+	def := queryText(ctx, t, conn, "SELECT definition FROM pg_matviews WHERE matviewname = 'per_v'")
+	isNew = strings.Contains(def, "small")
+	q := parOldQuery
+	if isNew {
+		q = parNewQuery
+	}
+	for _, c := range []struct{ got, want string }{
+		{"SELECT v, n, s FROM per_v ORDER BY v", q + " ORDER BY v"},
+		{"SELECT v, n FROM wide ORDER BY v", "SELECT v, n FROM (" + q + ") p WHERE n > 400 ORDER BY v"},
+		{"SELECT b, c, s FROM by_n ORDER BY b", "SELECT n % 5, count(*), sum(s) FROM (" + q + ") p GROUP BY n % 5 ORDER BY 1"},
+		{"SELECT g, r FROM totals", "SELECT count(*), sum(n) FROM (" + q + ") p"},
+	} {
+		got, want := queryText(ctx, t, conn, c.got), queryText(ctx, t, conn, c.want)
+		if got != want {
+			t.Fatalf("(new query: %v) %s differs from its query:\n%s\nwant:\n%s", isNew, c.got, got, want)
+		}
+	}
+	return isNew
+}
+
+// TestAlterViewQueryParallel replaces the query of an aggregate that runs
+// on two actors, and that views (one of them on two actors too) are built
+// on, with a join and aggregate that also runs on several actors, while
+// another session writes to its inputs: killed during the backfill, the
+// server restarts with the old query; the switch gives every view its
+// query's rows over the new definition, also after a crash; rescaled to
+// three actors, the view keeps that parallelism through a second ALTER.
+func TestAlterViewQueryParallel(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	srv := testserver.Start(t, testserver.Options{Crashable: true, BarrierInterval: 10 * time.Millisecond, BackfillChunkRows: 500, StreamingParallelism: 2})
+	conn := connect(ctx, t, srv)
+	populate(ctx, t, conn, 40000)
+	for _, q := range []string{parOldQuery, parNewQuery} {
+		plan := queryText(ctx, t, conn, "EXPLAIN CREATE MATERIALIZED VIEW x AS "+q)
+		if !strings.Contains(plan, "HashShard") {
+			t.Fatalf("%s does not run on several actors:\n%s", q, plan)
+		}
+	}
+	alterParallelViews(ctx, t, conn)
+	parallelism := func() string {
+		return strings.TrimSpace(queryText(ctx, t, conn, "SELECT parallelism FROM streamsql_views WHERE name = 'per_v'"))
+	}
+	if p := parallelism(); p != "2" {
+		t.Fatalf("per_v runs on %s actors, want 2", p)
+	}
+
+	// A crash during the backfill: the old query stays.
+	stop := make(chan struct{})
+	wait := alterWrites(ctx, t, srv, stop)
+	go func() {
+		c, err := srv.Conn(ctx)
+		if err != nil {
+			return
+		}
+		defer c.Close(context.Background())
+		_, _ = c.Exec(ctx, "ALTER MATERIALIZED VIEW per_v AS "+parNewQuery)
+	}()
+	awaitJob(ctx, t, conn, "per_v", 5000)
+	if err := srv.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	wait()
+	conn = connect(ctx, t, srv)
+	if checkAlterParallelViews(ctx, t, conn) {
+		t.Fatal("the ALTER interrupted by a crash took effect")
+	}
+
+	// The switch with writes going on, then a crash.
+	stop = make(chan struct{})
+	wait = alterWrites(ctx, t, srv, stop)
+	mustExec(ctx, t, conn, "ALTER MATERIALIZED VIEW per_v AS "+parNewQuery)
+	close(stop)
+	if n := wait(); n < 10 {
+		t.Fatalf("only %d writes during the ALTER", n)
+	}
+	if !checkAlterParallelViews(ctx, t, conn) {
+		t.Fatal("the ALTER did not take effect")
+	}
+	mustExec(ctx, t, conn, "UPDATE big SET v = 33 WHERE k % 10 = 3", "UPDATE small SET name = 'n7' WHERE id = 20", "FLUSH")
+	checkAlterParallelViews(ctx, t, conn)
+	if err := srv.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	conn = connect(ctx, t, srv)
+	if !checkAlterParallelViews(ctx, t, conn) {
+		t.Fatal("the new query is lost after a crash")
+	}
+
+	// Rescaled, the view keeps its parallelism through the next ALTER.
+	mustExec(ctx, t, conn, "ALTER MATERIALIZED VIEW per_v SET PARALLELISM 3")
+	stop = make(chan struct{})
+	wait = alterWrites(ctx, t, srv, stop)
+	mustExec(ctx, t, conn, "ALTER MATERIALIZED VIEW per_v AS "+parOldQuery)
+	close(stop)
+	wait()
+	if checkAlterParallelViews(ctx, t, conn) {
+		t.Fatal("the second ALTER did not take effect")
+	}
+	if p := parallelism(); p != "3" {
+		t.Fatalf("per_v runs on %s actors after the ALTER, want 3", p)
+	}
+	mustExec(ctx, t, conn, "DELETE FROM big WHERE k % 7 = 0", "FLUSH")
+	if err := srv.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	conn = connect(ctx, t, srv)
+	if checkAlterParallelViews(ctx, t, conn) {
+		t.Fatal("the second ALTER is lost after a crash")
 	}
 }
