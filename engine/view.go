@@ -169,7 +169,10 @@ func (e *Engine) runActor(v *view, a *exec.Actor) {
 		defer e.actors.Done()
 		defer close(v.done)
 		wait := e.runParallel(v)
-		defer wait()
+		defer func() {
+			wait()
+			releaseBuffered(v.parallel)
+		}()
 		if err := a.Run(e.ctx); err != nil && e.ctx.Err() == nil {
 			e.log.Error("view dataflow stopped", "view", v.rel.Name, "err", err)
 		}
@@ -410,6 +413,33 @@ func (e *Engine) dropView(ctx context.Context, rel *catalog.Relation) error {
 	return e.awaitCommit(e.ctx, epoch+1)
 }
 
+// releaseBuffered releases the batches left in the input channels of
+// stopped actors (a parallel dataflow's exchanges and gather), which no
+// one reads or sends to any more.
+func releaseBuffered(actors []*exec.Actor) {
+	for _, a := range actors {
+		for _, in := range a.Inputs {
+			drainChannel(in)
+		}
+	}
+}
+
+// drainChannel releases the messages buffered in ch, open or closed,
+// without blocking.
+func drainChannel(ch <-chan exec.Message) {
+	for {
+		select {
+		case m, ok := <-ch:
+			if !ok {
+				return // closed: nothing more in it
+			}
+			m.Release()
+		default:
+			return
+		}
+	}
+}
+
 // closeReaders stops the view's source readers once its dataflow has
 // stopped, and releases the batches left in its input channels, which no one
 // reads any more. The upstream dispatchers must no longer send to it.
@@ -420,14 +450,7 @@ func (v *view) closeReaders() {
 		}
 	}
 	for _, in := range v.inputs {
-		for drained := false; !drained; {
-			select {
-			case m := <-in:
-				m.Release()
-			default:
-				drained = true
-			}
-		}
+		drainChannel(in)
 	}
 }
 
