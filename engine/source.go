@@ -99,13 +99,12 @@ type sourceReader struct {
 	// wms generate the source's watermark (sources with WATERMARK FOR), one
 	// per split: the source's is the least over the splits that have rows
 	// left, since each split is in event-time order but the splits are not
-	// in step. Their positions are kept with the offset. wmSentAt is the
-	// last watermark sent after a batch (when wmSent).
-	wms      []*exec.WatermarkGen
-	wmSent   bool
-	wmSentAt int64
-	stop     chan struct{}
-	done     chan struct{}
+	// in step. Their positions are kept with the offset. wmSent is the
+	// last watermark sent after a batch.
+	wms    []*exec.WatermarkGen
+	wmSent sentWatermark
+	stop   chan struct{}
+	done   chan struct{}
 }
 
 // offsetKey is the key of the reader's position in its offset table: the
@@ -331,10 +330,9 @@ func (r *sourceReader) sendBatch(s int, b *exec.Batch) error {
 		return err
 	}
 	wm, ok := r.watermark()
-	if !ok || (r.wmSent && wm.Value <= r.wmSentAt) {
+	if !ok || !r.wmSent.advance(wm) {
 		return nil
 	}
-	r.wmSent, r.wmSentAt = true, wm.Value
 	return r.send(exec.Message{Watermark: wm})
 }
 

@@ -55,8 +55,7 @@ type kafkaReader struct {
 	// wmExpr makes the generator of a partition met for the first time.
 	wms    map[int32]*exec.WatermarkGen
 	wmExpr sql.Expr
-	wmSent bool
-	wmAt   int64
+	wmSent sentWatermark
 	// part is the partition of the rows in bb (a batch holds one partition's).
 	part int32
 
@@ -238,10 +237,10 @@ func (r *kafkaReader) Inject(ctx context.Context, b *barrier.Barrier) error {
 		}
 	}
 	wm, _ := r.watermark()
-	if wm != nil && r.wmSent && wm.Value < r.wmAt {
+	if wm != nil && r.wmSent.ok && wm.Value < r.wmSent.value {
 		// A partition found later may be behind: the source's watermark
 		// does not go back.
-		wm = &barrier.Watermark{Column: wm.Column, Value: r.wmAt}
+		wm = &barrier.Watermark{Column: wm.Column, Value: r.wmSent.value}
 	}
 	if err := endEpoch(r.offset, b, wm, r.send); err != nil {
 		return err
@@ -452,10 +451,9 @@ func (r *kafkaReader) flush() error {
 		return err
 	}
 	wm, ok := r.watermark()
-	if !ok || (r.wmSent && wm.Value <= r.wmAt) {
+	if !ok || !r.wmSent.advance(wm) {
 		return nil
 	}
-	r.wmSent, r.wmAt = true, wm.Value
 	return r.send(exec.Message{Watermark: wm})
 }
 

@@ -62,8 +62,7 @@ type fsReader struct {
 	// wm generates the source's watermark (WATERMARK FOR) over the rows in
 	// the order they are read.
 	wm     *exec.WatermarkGen
-	wmSent bool
-	wmAt   int64
+	wmSent sentWatermark
 
 	rows atomic.Int64
 	stop chan struct{}
@@ -395,10 +394,9 @@ func (r *fsReader) sendBatch(b *exec.Batch) error {
 		return err
 	}
 	wm, ok := r.wm.Current()
-	if !ok || (r.wmSent && wm.Value <= r.wmAt) {
+	if !ok || !r.wmSent.advance(wm) {
 		return nil
 	}
-	r.wmSent, r.wmAt = true, wm.Value
 	return r.send(exec.Message{Watermark: wm})
 }
 

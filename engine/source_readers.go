@@ -159,3 +159,20 @@ func endEpoch(offset *state.Table, b *barrier.Barrier, wm *barrier.Watermark, se
 	}
 	return send(exec.Message{Barrier: b})
 }
+
+// sentWatermark is the last watermark a source reader sent after a batch:
+// a reader sends the source's watermark again only when it has moved.
+type sentWatermark struct {
+	ok    bool
+	value int64
+}
+
+// advance reports whether wm is past the last watermark sent, and records
+// it as sent if so.
+func (s *sentWatermark) advance(wm *barrier.Watermark) bool {
+	if s.ok && wm.Value <= s.value {
+		return false
+	}
+	s.ok, s.value = true, wm.Value
+	return true
+}
