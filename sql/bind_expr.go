@@ -439,7 +439,7 @@ func (b *binder) castTo(e Expr, t types.T, loc int32, explicit bool) (Expr, erro
 		return b.castRow(r, t, loc, explicit)
 	}
 	from := e.Type()
-	if types.Identical(from, t) && (t.Kind != types.Text || t.Width == 0 || from.Width == t.Width) &&
+	if types.Identical(from, t) && (t.Kind != types.Text || (t.Width == 0 || from.Width == t.Width) && (!explicit || from.Bpchar == t.Bpchar)) &&
 		(t.Kind != types.Numeric || from.HasTypmod == t.HasTypmod && from.Precision == t.Precision) {
 		return e, nil
 	}

@@ -94,9 +94,7 @@ func init() {
 	strFn(sql.FnLength, ts(txt), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return types.DInt(int64(utf8.RuneCountInString(a[0].S))), nil
 	})
-	strFn(sql.FnOctetLen, ts(txt), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
-		return types.DInt(int64(len(a[0].S))), nil
-	})
+	reg(sql.FnOctetLen, ts(txt), octetLength)
 	strFn(sql.FnSubstr, ts(txt, i4), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return substr(a[0].S, a[1].I, -1, false)
 	})
@@ -516,4 +514,20 @@ func power(x, y float64) (float64, *sqlerr.Error) {
 		return 0, errFloatUnderflow
 	}
 	return r, nil
+}
+
+// octetLength is octet_length(text). A character(n) value is stored without
+// its trailing blanks (types.T.Bpchar), and PostgreSQL counts them: the
+// padding up to n characters is added back.
+func octetLength(args []types.T, _ types.T) scalarFn {
+	if t := args[0]; t.Bpchar && t.Width > 0 {
+		width := int64(t.Width)
+		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+			pad := max(width-int64(utf8.RuneCountInString(a[0].S)), 0)
+			return types.DInt(int64(len(a[0].S)) + pad), nil
+		}
+	}
+	return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+		return types.DInt(int64(len(a[0].S))), nil
+	}
 }
