@@ -287,8 +287,10 @@ var historySystemTable = systemTable{
 // openHistory returns the feed of SUBSCRIBE TO rel AS OF asOf over rel's
 // retained history: with snapshot, rel's rows as of epoch asOf (inserts
 // with that epoch), then every change after asOf. asOf 0 is the last
-// committed epoch.
-func (e *Engine) openHistory(ctx context.Context, rel *catalog.Relation, asOf uint64, snapshot, progress bool) (changeFeed, error) {
+// committed epoch. The snapshot is built before anything is sent and is
+// bounded by memoryLimit (the session's query_memory_limit; 0: none):
+// beyond it the SUBSCRIBE fails with 53200.
+func (e *Engine) openHistory(ctx context.Context, rel *catalog.Relation, asOf uint64, snapshot, progress bool, memoryLimit int64) (changeFeed, error) {
 	if err := e.viewError(rel); err != nil {
 		return nil, err
 	}
@@ -305,7 +307,11 @@ func (e *Engine) openHistory(ctx context.Context, rel *catalog.Relation, asOf ui
 	if !snapshot {
 		return f, nil
 	}
-	rows, err := e.rowsAsOf(ctx, snap, rel, f, asOf)
+	var budget *exec.Budget
+	if memoryLimit > 0 {
+		budget = exec.NewBudget(memoryLimit)
+	}
+	rows, err := e.rowsAsOf(ctx, snap, rel, f, asOf, budget)
 	if err != nil {
 		return nil, err
 	}
@@ -315,13 +321,18 @@ func (e *Engine) openHistory(ctx context.Context, rel *catalog.Relation, asOf ui
 
 // rowsAsOf returns rel's rows as of epoch asOf, as feed rows of f: its
 // rows in snap, less the ones the log inserted after asOf, plus the ones
-// it deleted. Rows are told apart by their encoding in the log.
-func (e *Engine) rowsAsOf(ctx context.Context, snap *state.Snapshot, rel *catalog.Relation, f *logFeed, asOf uint64) ([]arrow.RecordBatch, error) {
-	undo, err := undoAfter(snap, f, asOf)
+// it deleted. Rows are told apart by their encoding in the log. The rows
+// and the undo map are counted against budget (nil: no limit).
+func (e *Engine) rowsAsOf(ctx context.Context, snap *state.Snapshot, rel *catalog.Relation, f *logFeed, asOf uint64, budget *exec.Budget) ([]arrow.RecordBatch, error) {
+	undo, err := undoAfter(snap, f, asOf, budget)
 	if err != nil {
 		return nil, err
 	}
-	out := newFeedBuilder(e.mem, f, asOf)
+	mem := e.mem
+	if budget != nil {
+		mem = budget.Allocator(mem)
+	}
+	out := newFeedBuilder(mem, f, asOf)
 	defer out.release()
 	vis := rel.VisibleColumns()
 	cols := make([]arrow.Array, len(vis))
@@ -344,7 +355,7 @@ func (e *Engine) rowsAsOf(ctx context.Context, snap *state.Snapshot, rel *catalo
 				return err
 			}
 		}
-		return nil
+		return budget.Check(0)
 	}))
 	if err != nil {
 		return nil, err
@@ -356,13 +367,17 @@ func (e *Engine) rowsAsOf(ctx context.Context, snap *state.Snapshot, rel *catalo
 			}
 		}
 	}
+	if err := budget.Check(0); err != nil {
+		return nil, err
+	}
 	return out.finish(), nil
 }
 
 // undoAfter returns, for each row (its log encoding) that f's log in snap
 // changed after epoch asOf, the net number of copies to add back to undo
-// those changes: deletes count +1, inserts -1.
-func undoAfter(snap *state.Snapshot, f *logFeed, asOf uint64) (map[string]int, error) {
+// those changes: deletes count +1, inserts -1. Each new entry is reserved
+// in budget (nil: no limit).
+func undoAfter(snap *state.Snapshot, f *logFeed, asOf uint64, budget *exec.Budget) (map[string]int, error) {
 	it, err := snap.NewIter(f.table, logChangeKey(nil, asOf+1, 0), logChangeKey(nil, snap.Epoch()+1, 0))
 	if err != nil {
 		return nil, err
@@ -374,15 +389,26 @@ func undoAfter(snap *state.Snapshot, f *logFeed, asOf uint64) (map[string]int, e
 		if len(val) == 0 || val[0] > byte(exec.UpdateInsert) {
 			return nil, sqlerr.New(sqlerr.InternalError, "%s: corrupt log entry", f.name)
 		}
+		row := val[1:]
+		if _, ok := undo[string(row)]; !ok && budget != nil {
+			budget.Reserve(int64(len(row)) + undoEntryOverhead)
+			if err := budget.Check(0); err != nil {
+				return nil, err
+			}
+		}
 		switch exec.Op(val[0]) {
 		case exec.Insert, exec.UpdateInsert:
-			undo[string(val[1:])]--
+			undo[string(row)]--
 		default:
-			undo[string(val[1:])]++
+			undo[string(row)]++
 		}
 	}
 	return undo, it.Error()
 }
+
+// undoEntryOverhead is about what a map[string]int entry costs beside its
+// key's bytes: the string header, the int and the map's slot.
+const undoEntryOverhead = 48
 
 // feedBuilder builds a feed's rows of one epoch, all Inserts, in records
 // of up to exec.BatchSize rows.

@@ -313,6 +313,15 @@ func TestRetainHistoryErrors(t *testing.T) {
 			t.Errorf("%s: %v, want %s", c.sql, err, c.code)
 		}
 	}
+	// The AS OF snapshot is built before it is sent: query_memory_limit
+	// bounds it.
+	mustExec(ctx, t, conn, "INSERT INTO t SELECT g, repeat('x', 100) FROM generate_series(2, 20000) g")
+	latest := newestEpoch(ctx, t, conn, "t")
+	mustExec(ctx, t, conn, "SET query_memory_limit = '256kB'")
+	if _, err := conn.Exec(ctx, fmt.Sprintf("SUBSCRIBE TO t AS OF %d", latest)); sqlState(err) != "53200" {
+		t.Errorf("AS OF snapshot over query_memory_limit: %v, want 53200", err)
+	}
+	mustExec(ctx, t, conn, "RESET query_memory_limit")
 	mustExec(ctx, t, conn, "ALTER TABLE t SET (retain_history = 0)")
 	if _, err := conn.Exec(ctx, fmt.Sprintf("SUBSCRIBE TO t AS OF %d", newest)); sqlState(err) != "55000" {
 		t.Errorf("AS OF without history: %v, want 55000", err)

@@ -493,7 +493,7 @@ func (s *session) openFeed(ctx context.Context, st *sql.Subscribe) (changeFeed, 
 	var err error
 	switch {
 	case st.AsOf != 0 || st.Log != nil:
-		f, err = s.e.logFeedOf(ctx, s.cat, st)
+		f, err = s.e.logFeedOf(ctx, s.cat, st, s.queryMemoryLimit())
 	default:
 		f, err = s.e.subscribe(ctx, s.cat, st, s.backlogRows())
 	}
@@ -507,7 +507,7 @@ func (s *session) openFeed(ctx context.Context, st *sql.Subscribe) (changeFeed, 
 // logFeedOf opens the log a SUBSCRIBE reads: that of the subscription it
 // names, or with AS OF the relation's retained history, or else one kept
 // by a subscription on the relation it names.
-func (e *Engine) logFeedOf(ctx context.Context, cat *catalog.Catalog, st *sql.Subscribe) (changeFeed, error) {
+func (e *Engine) logFeedOf(ctx context.Context, cat *catalog.Catalog, st *sql.Subscribe, memoryLimit int64) (changeFeed, error) {
 	log := st.Log
 	if log == nil {
 		if st.From == nil {
@@ -515,7 +515,7 @@ func (e *Engine) logFeedOf(ctx context.Context, cat *catalog.Catalog, st *sql.Su
 				WithHint("Name a table or materialized view: SUBSCRIBE TO v AS OF epoch.")
 		}
 		if e.historyLog(st.From.ID) != nil {
-			return e.openHistory(ctx, st.From, st.AsOf, st.Snapshot, st.Progress)
+			return e.openHistory(ctx, st.From, st.AsOf, st.Snapshot, st.Progress, memoryLimit)
 		}
 		for _, r := range cat.InDatabase() {
 			if sql.IsSubscription(r) && len(r.DependsOn) == 1 && r.DependsOn[0] == st.From.ID {
