@@ -127,8 +127,8 @@ func wantCode(t *testing.T, err error, code codes.Code, sqlstate string) {
 func TestFlightSQL(t *testing.T) {
 	f := start(t)
 	ctx := f.login("root", "pw")
-	f.update(ctx, "CREATE TABLE t (k int PRIMARY KEY, v numeric, d numeric(10,2), s text, ts timestamp)")
-	if n := f.update(ctx, "INSERT INTO t VALUES (1, 1.50, 2.5, 'a', '2026-01-02 03:04:05'), (2, NULL, NULL, NULL, NULL), (3, 10, 1, 'c', NULL)"); n != 3 {
+	f.update(ctx, "CREATE TABLE t (k int PRIMARY KEY, v numeric, d numeric(10,2), s text, ts timestamp, c char(3))")
+	if n := f.update(ctx, "INSERT INTO t VALUES (1, 1.50, 2.5, 'a', '2026-01-02 03:04:05', 'x'), (2, NULL, NULL, NULL, NULL, NULL), (3, 10, 1, 'c', NULL, 'xyz')"); n != 3 {
 		t.Fatalf("INSERT reported %d rows", n)
 	}
 	f.update(ctx, "CREATE MATERIALIZED VIEW mv AS SELECT count(*) AS n, sum(d) AS total FROM t")
@@ -137,17 +137,17 @@ func TestFlightSQL(t *testing.T) {
 	}
 	f.update(ctx, "FLUSH")
 
-	schema, rows := f.query(ctx, "SELECT k, v, d, s, ts FROM t ORDER BY k")
-	wantTypes := []string{"int32", "utf8", "decimal(38, 2)", "utf8", "timestamp[us]"}
+	schema, rows := f.query(ctx, "SELECT k, v, d, s, ts, c FROM t ORDER BY k")
+	wantTypes := []string{"int32", "utf8", "decimal(38, 2)", "utf8", "timestamp[us]", "utf8"}
 	for i, fld := range schema.Fields() {
 		if fld.Type.String() != wantTypes[i] {
 			t.Errorf("column %s is %s, want %s", fld.Name, fld.Type, wantTypes[i])
 		}
 	}
 	want := [][]string{
-		{"1", "1.50", "2.5", "a", "2026-01-02T03:04:05"},
-		{"2", "(null)", "(null)", "(null)", "(null)"},
-		{"3", "10", "2", "c", "(null)"},
+		{"1", "1.50", "2.5", "a", "2026-01-02T03:04:05", "x  "},
+		{"2", "(null)", "(null)", "(null)", "(null)", "(null)"},
+		{"3", "10", "2", "c", "(null)", "xyz"},
 	}
 	if got := rows; !equalRows(got, want) {
 		t.Errorf("rows\n%v\nwant\n%v", got, want)

@@ -230,7 +230,8 @@ func TextColumn(mem memory.Allocator, t T, arr arrow.Array) arrow.Array {
 // PortableType is the Arrow type a column of type t is written as for
 // clients and files outside streamsql: t.ArrowType(), except utf8 text for
 // unconstrained numeric, whose Decimal128 slots pack each value's own
-// scale (see TextColumn).
+// scale (see TextColumn), and for character(n), whose values are stored
+// without the padding they are output with.
 func PortableType(t T) arrow.DataType {
 	if NeedsText(t) {
 		return arrow.BinaryTypes.String
@@ -238,6 +239,8 @@ func PortableType(t T) arrow.DataType {
 	return t.ArrowType()
 }
 
-// NeedsText reports whether columns of t are written as text outside
-// streamsql (see PortableType).
-func NeedsText(t T) bool { return t.Kind == Numeric && !t.HasTypmod }
+// NeedsText reports whether columns of t are written as their text output
+// outside streamsql (see PortableType).
+func NeedsText(t T) bool {
+	return t.Kind == Numeric && !t.HasTypmod || t.Kind == Text && t.Bpchar && t.Width > 0
+}
