@@ -239,7 +239,7 @@ func (e *Engine) alterRole(s *session, st *sql.AlterRole) error {
 		return sqlerr.New(sqlerr.UndefinedObject, "role \"%s\" does not exist", name)
 	}
 	o := st.Options
-	ownPassword := old.Name == s.currentUser() && o.Superuser == nil && o.Login == nil && o.CreateRole == nil && o.CreateDB == nil
+	ownPassword := old.Name == s.currentUser() && o.Superuser == nil && o.Login == nil && o.CreateRole == nil && o.CreateDB == nil && o.Inherit == nil
 	if !ownPassword {
 		if err := s.mayManageRoles(o.Superuser); err != nil {
 			return err
@@ -267,6 +267,9 @@ func (e *Engine) applyRoleOptions(s *session, r *catalog.Role, o *sql.RoleOption
 	set(&r.Login, o.Login)
 	set(&r.CreateRole, o.CreateRole)
 	set(&r.CreateDB, o.CreateDB)
+	if o.Inherit != nil {
+		r.NoInherit = !*o.Inherit
+	}
 	switch {
 	case o.ClearPassword:
 		r.Password = ""

@@ -186,7 +186,14 @@ func (b *binder) objects(kind string) []catalogObject {
 			out = append(out, catalogObject{s.OID(), QuoteIdent(s.Name)})
 		}
 	case "regrole":
-		out = append(out, catalogObject{catalog.BootstrapRoleOID, QuoteIdent(b.user())})
+		ri, ok := b.session.(RoleInfo)
+		if !ok {
+			out = append(out, catalogObject{catalog.BootstrapRoleOID, QuoteIdent(b.user())})
+			break
+		}
+		for _, r := range ri.RoleOIDs() {
+			out = append(out, catalogObject{r.OID, QuoteIdent(r.Name)})
+		}
 	}
 	return out
 }
@@ -233,7 +240,13 @@ func (b *binder) lookupOID(kind, name string, loc int32) (int64, error) {
 		}
 		return 0, b.errAt(loc, sqlerr.New(sqlerr.InvalidSchemaName, "schema \"%s\" does not exist", name))
 	case "regrole":
-		if name == b.user() {
+		if ri, ok := b.session.(RoleInfo); ok {
+			for _, r := range ri.RoleOIDs() {
+				if r.Name == name {
+					return r.OID, nil
+				}
+			}
+		} else if name == b.user() {
 			return catalog.BootstrapRoleOID, nil
 		}
 		return 0, b.errAt(loc, sqlerr.New(sqlerr.UndefinedObject, "role \"%s\" does not exist", name))
@@ -491,6 +504,11 @@ func (b *binder) bindCatalogFunc(name string, args []Expr, loc int32) (Expr, boo
 	}
 	if _, ok := privilegeFuncs[name]; ok {
 		if e, ok, err := b.bindPrivilegeFunc(name, args, loc); ok || err != nil {
+			return e, true, err
+		}
+	}
+	if name == "pg_has_role" {
+		if e, ok, err := b.bindPgHasRole(args, loc); ok || err != nil {
 			return e, true, err
 		}
 	}

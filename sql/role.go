@@ -15,6 +15,8 @@ import (
 // was not given.
 type RoleOptions struct {
 	Superuser, Login, CreateRole, CreateDB *bool
+	// Inherit is INHERIT / NOINHERIT.
+	Inherit *bool
 	// Password is the new password (PASSWORD 'x'); ClearPassword is
 	// PASSWORD NULL.
 	Password      *string
@@ -198,8 +200,10 @@ func (b *binder) roleOptions(opts []*pg_query.Node, o *RoleOptions) error {
 			o.InRoles = append(o.InRoles, roleNames(d.Arg)...)
 		case "rolemembers":
 			o.Members = append(o.Members, roleNames(d.Arg)...)
-		case "inherit", "connectionlimit", "validUntil", "isreplication", "bypassrls":
-			// Accepted: every role inherits, and the others do not apply.
+		case "inherit":
+			flag(&o.Inherit)
+		case "connectionlimit", "validUntil", "isreplication", "bypassrls":
+			// Accepted: they do not apply.
 		default:
 			return b.errAt(d.Location, sqlerr.Unsupported("role option %s", strings.ToUpper(d.Defname)))
 		}
