@@ -263,6 +263,8 @@ var pgCatalogTables = []systemTable{
 	pgTable(catalog.InformationSchema, "key_column_usage", "constraint_catalog name, constraint_schema name, "+
 		"constraint_name name, table_catalog name, table_schema name, table_name name, column_name name, "+
 		"ordinal_position int4, position_in_unique_constraint int4", (*pgView).infoKeyColumnRows),
+	pgTable(catalog.InformationSchema, "column_privileges", "grantor name, grantee name, table_catalog name, "+
+		"table_schema name, table_name name, column_name name, privilege_type text, is_grantable text", (*pgView).infoColumnPrivilegeRows),
 }
 
 // none is the rows of a relation streamsql has nothing for.

@@ -65,7 +65,7 @@ func (e *Engine) aclItems(obj catalog.Object) types.Datum {
 			}
 		}
 		b.WriteByte('/')
-		b.WriteString(e.aclName(g.Grantor, true))
+		b.WriteString(e.grantorName(obj, g.Grantor))
 		items = append(items, types.DText(b.String()))
 	}
 	if len(items) == 0 {
@@ -121,4 +121,64 @@ func (s *session) HasRole(user, role, mode string) (held, known bool) {
 		return false, true
 	}
 	return s.e.roles.IsMember(u.ID, r.ID, mode == "USAGE"), true
+}
+
+// grantorName is the name of the grantor of a grant on obj: grantor 0 is
+// the object's owner.
+func (e *Engine) grantorName(obj catalog.Object, grantor uint32) string {
+	if grantor == 0 {
+		grantor = e.roles.Owner(obj)
+	}
+	if grantor == 0 {
+		return e.bootstrapName()
+	}
+	return e.aclName(grantor, false)
+}
+
+// infoColumnPrivilegeRows are information_schema.column_privileges: each
+// privilege granted on a column, or on its relation (which implies it on
+// every column), where the grantor or the grantee is a role whose
+// privileges the current user uses, or the grantee is PUBLIC. The
+// owner's own privileges are not listed.
+func (v *pgView) infoColumnPrivilegeRows() [][]types.Datum {
+	var rows [][]types.Datum
+	cur := v.e.roles.ByName(v.user)
+	visible := func(id uint32) bool {
+		return cur == nil || cur.Superuser || v.e.roles.IsMember(cur.ID, id, true)
+	}
+	for _, e := range v.entries() {
+		r := e.Rel
+		if e.Kind == "i" || r == nil || r.Kind == catalog.SystemTable {
+			continue
+		}
+		for _, c := range r.Columns {
+			if c.Hidden {
+				continue
+			}
+			for _, obj := range []catalog.Object{catalog.ColumnObject(r.ID, c.Name), relationObject(r)} {
+				for _, g := range v.e.roles.Grants(obj) {
+					if !(g.Grantee == catalog.PublicRole || visible(g.Grantee) || visible(g.Grantor)) {
+						continue
+					}
+					grantee := v.e.aclName(g.Grantee, false)
+					if g.Grantee == catalog.PublicRole {
+						grantee = "PUBLIC"
+					}
+					for _, p := range (g.Privs & catalog.ColumnPrivileges).Names() {
+						pv, _ := catalog.ParsePrivilege(p)
+						rows = append(rows, []types.Datum{txt(v.e.grantorName(obj, g.Grantor)), txt(grantee), txt(v.cat.DatabaseName()),
+							txt(e.Schema), txt(r.Name), txt(c.Name), txt(p), txt(yesNo(g.Grantable&pv != 0))})
+					}
+				}
+			}
+		}
+	}
+	return rows
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "YES"
+	}
+	return "NO"
 }
