@@ -24,8 +24,11 @@ type Role struct {
 	// password itself is never kept.
 	Password string `json:"password,omitempty"`
 	// MemberOf are the roles this role belongs to (GRANT role TO this),
-	// whose privileges it inherits.
+	// whose privileges it inherits unless NoInherit.
 	MemberOf []uint32 `json:"member_of,omitempty"`
+	// NoInherit is NOINHERIT: the role does not use the privileges of the
+	// roles it belongs to without SET ROLE to them.
+	NoInherit bool `json:"noinherit,omitempty"`
 }
 
 // Encode returns the persistent form of r.
@@ -76,6 +79,8 @@ const (
 	RelationPrivileges = PrivSelect | PrivInsert | PrivUpdate | PrivDelete | PrivTruncate | PrivReferences | PrivTrigger
 	SchemaPrivileges   = PrivUsage | PrivCreate
 	DatabasePrivileges = PrivCreate | PrivConnect | PrivTemporary
+	// ColumnPrivileges are those that can be granted on a column.
+	ColumnPrivileges = PrivSelect | PrivInsert | PrivUpdate | PrivReferences
 )
 
 // ParsePrivilege returns the privilege named name (upper or lower case;
@@ -122,12 +127,33 @@ const (
 	ObjRelation ObjectKind = 'r'
 	ObjSchema   ObjectKind = 'n'
 	ObjDatabase ObjectKind = 'd'
+	// ObjColumn is a column of a relation: ID is the relation's, Column
+	// the column's name.
+	ObjColumn ObjectKind = 'c'
 )
 
-// Object names a securable object: a relation, a schema or a database by id.
+// Object names a securable object: a relation, a schema or a database by
+// id, or a column of a relation by the relation's id and its name.
 type Object struct {
 	Kind ObjectKind
 	ID   uint32
+	// Column is the column's name (Kind ObjColumn only). Columns are named
+	// rather than numbered so that dropping a column cannot move a grant
+	// to another one.
+	Column string `json:",omitempty"`
+}
+
+// ColumnObject is the grant object of column name of relation rel.
+func ColumnObject(rel uint32, name string) Object {
+	return Object{Kind: ObjColumn, ID: rel, Column: name}
+}
+
+// relation is the relation a column object is of, or obj itself.
+func (obj Object) relation() Object {
+	if obj.Kind == ObjColumn {
+		return Object{Kind: ObjRelation, ID: obj.ID}
+	}
+	return obj
 }
 
 // PublicRole is the grantee id of PUBLIC, every role.
@@ -316,7 +342,7 @@ func (rs *Roles) Explicit(obj Object) bool {
 // Public returns what PUBLIC holds on obj: its grants, or its
 // DefaultPrivileges while no GRANT or REVOKE has changed them.
 func (rs *Roles) Public(obj Object) Privileges {
-	if !rs.Explicit(obj) {
+	if obj.Kind != ObjColumn && !rs.Explicit(obj) {
 		return DefaultPrivileges(obj)
 	}
 	return rs.Granted(obj, PublicRole)
@@ -371,11 +397,12 @@ func (rs *Roles) SetOwner(obj Object, owner uint32) {
 	}
 }
 
-// Owner returns the owner of obj (0: the bootstrap superuser).
+// Owner returns the owner of obj (0: the bootstrap superuser); a
+// column's is its relation's.
 func (rs *Roles) Owner(obj Object) uint32 {
 	rs.mu.RLock()
 	defer rs.mu.RUnlock()
-	return rs.owners[obj]
+	return rs.owners[obj.relation()]
 }
 
 // Forget removes obj's grants and owner, once obj is dropped.
@@ -400,15 +427,48 @@ func (rs *Roles) Owns(role uint32) []Object {
 	return out
 }
 
-// Effective returns role and every role it is a member of, directly or
-// through other roles.
-func (rs *Roles) Effective(role uint32) []uint32 {
+// Effective returns role and every role whose privileges it uses: those
+// it is a member of, directly or through other roles, as far as the
+// members inherit (a NOINHERIT role uses its own privileges only).
+func (rs *Roles) Effective(role uint32) []uint32 { return rs.closure(role, true) }
+
+// Memberships returns role and every role it is a member of, directly or
+// through other roles, whether or not it inherits their privileges: the
+// roles it may SET ROLE to.
+func (rs *Roles) Memberships(role uint32) []uint32 { return rs.closure(role, false) }
+
+// IsMember reports whether role is group or a member of it, directly or
+// through other roles (inherit: only as far as the members inherit).
+func (rs *Roles) IsMember(role, group uint32, inherit bool) bool {
+	for _, id := range rs.closure(role, inherit) {
+		if id == group {
+			return true
+		}
+	}
+	return false
+}
+
+// Members returns the roles that are direct members of group, ordered
+// by name.
+func (rs *Roles) Members(group uint32) []*Role {
+	var out []*Role
+	for _, r := range rs.All() {
+		for _, g := range r.MemberOf {
+			if g == group {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+func (rs *Roles) closure(role uint32, inherit bool) []uint32 {
 	rs.mu.RLock()
 	defer rs.mu.RUnlock()
 	seen := map[uint32]bool{role: true}
 	out := []uint32{role}
 	for i := 0; i < len(out); i++ {
-		if r := rs.byID[out[i]]; r != nil {
+		if r := rs.byID[out[i]]; r != nil && !(inherit && r.NoInherit) {
 			for _, m := range r.MemberOf {
 				if !seen[m] {
 					seen[m] = true

@@ -39,7 +39,7 @@ func (q *runningQueries) start(s *session, text string) func() {
 	if s.cat != nil {
 		db = s.cat.DatabaseName()
 	}
-	q.m[id] = RunningQuery{ID: id, User: s.user, Database: db, Query: text, Started: time.Now()}
+	q.m[id] = RunningQuery{ID: id, User: s.SessionUser(), Database: db, Query: text, Started: time.Now()}
 	return func() {
 		q.mu.Lock()
 		defer q.mu.Unlock()

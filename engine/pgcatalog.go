@@ -154,7 +154,7 @@ var pgCatalogTables = []systemTable{
 		"rolvaliduntil timestamptz", (*pgView).authidRows),
 	pgTable(catalog.PgCatalog, "pg_user", "usename name, usesysid oid, usecreatedb bool, usesuper bool, userepl bool, "+
 		"usebypassrls bool, passwd text, valuntil timestamptz, useconfig text[]", (*pgView).userRows),
-	pgTable(catalog.PgCatalog, "pg_auth_members", "oid oid, roleid oid, member oid, grantor oid, admin_option bool", none),
+	pgTable(catalog.PgCatalog, "pg_auth_members", "oid oid, roleid oid, member oid, grantor oid, admin_option bool", (*pgView).authMembersRows),
 	pgTable(catalog.PgCatalog, "pg_description", "objoid oid, classoid oid, objsubid int4, description text", (*pgView).descriptionRows),
 	pgTable(catalog.PgCatalog, "pg_shdescription", "objoid oid, classoid oid, description text", none),
 	pgTable(catalog.PgCatalog, "pg_proc", "oid oid, proname name, pronamespace oid, proowner oid, prolang oid, procost float4, "+
@@ -263,6 +263,8 @@ var pgCatalogTables = []systemTable{
 	pgTable(catalog.InformationSchema, "key_column_usage", "constraint_catalog name, constraint_schema name, "+
 		"constraint_name name, table_catalog name, table_schema name, table_name name, column_name name, "+
 		"ordinal_position int4, position_in_unique_constraint int4", (*pgView).infoKeyColumnRows),
+	pgTable(catalog.InformationSchema, "column_privileges", "grantor name, grantee name, table_catalog name, "+
+		"table_schema name, table_name name, column_name name, privilege_type text, is_grantable text", (*pgView).infoColumnPrivilegeRows),
 }
 
 // none is the rows of a relation streamsql has nothing for.
@@ -346,7 +348,7 @@ func (v *pgView) attributeRows() [][]types.Datum {
 				oid(e.OID), txt(c.Name), oid(sql.ColumnTypeOID(c.Type)), i64(-1), i64(int(c.Type.Size())),
 				i64(n + 1), i64(ndims), i64(-1), i64(int(c.Type.Typmod())), flag(c.Type.Size() > 0 && c.Type.Size() <= 8), txt("i"), txt(storage),
 				txt(""), flag(c.NotNull || key[i]), flag(c.Default != "" && e.Kind != "i"), no, txt(""), txt(""),
-				no, yes, i64(0), oid(coll), null, null, null, null,
+				no, yes, i64(0), oid(coll), v.columnACL(e, c), null, null, null,
 			})
 		}
 	}
@@ -452,6 +454,7 @@ type pgRole struct {
 	oid                                int64
 	name                               string
 	super, createRole, createDB, login bool
+	noInherit                          bool
 }
 
 // roles lists the roles: the bootstrap superuser with PostgreSQL's OID 10,
@@ -470,10 +473,10 @@ func (v *pgView) roles() []pgRole {
 			o = catalog.BootstrapRoleOID
 		}
 		known = known || r.Name == v.user
-		out = append(out, pgRole{o, r.Name, r.Superuser, r.CreateRole, r.CreateDB, r.Login})
+		out = append(out, pgRole{o, r.Name, r.Superuser, r.CreateRole, r.CreateDB, r.Login, r.NoInherit})
 	}
 	if !known && v.user != "" {
-		out = append(out, pgRole{catalog.FirstUserOID - 1, v.user, true, true, true, true})
+		out = append(out, pgRole{catalog.FirstUserOID - 1, v.user, true, true, true, true, false})
 	}
 	return out
 }
@@ -481,7 +484,7 @@ func (v *pgView) roles() []pgRole {
 func (v *pgView) roleRows() [][]types.Datum {
 	var rows [][]types.Datum
 	for _, r := range v.roles() {
-		rows = append(rows, []types.Datum{txt(r.name), flag(r.super), yes, flag(r.createRole),
+		rows = append(rows, []types.Datum{txt(r.name), flag(r.super), flag(!r.noInherit), flag(r.createRole),
 			flag(r.createDB), flag(r.login), no, i64(-1), txt("********"), null, flag(r.super), null, oid(r.oid)})
 	}
 	return append(rows, []types.Datum{txt("pg_database_owner"), no, yes, no, no, no, no, i64(-1), txt("********"), null, no, null, oid(catalog.DatabaseOwnerOID)})
@@ -490,7 +493,7 @@ func (v *pgView) roleRows() [][]types.Datum {
 func (v *pgView) authidRows() [][]types.Datum {
 	var rows [][]types.Datum
 	for _, r := range v.roles() {
-		rows = append(rows, []types.Datum{oid(r.oid), txt(r.name), flag(r.super), yes, flag(r.createRole),
+		rows = append(rows, []types.Datum{oid(r.oid), txt(r.name), flag(r.super), flag(!r.noInherit), flag(r.createRole),
 			flag(r.createDB), flag(r.login), no, flag(r.super), i64(-1), null, null})
 	}
 	return append(rows, []types.Datum{oid(catalog.DatabaseOwnerOID), txt("pg_database_owner"), no, yes, no, no, no, no, no, i64(-1), null, null})

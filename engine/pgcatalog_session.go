@@ -13,7 +13,8 @@ import (
 // backendPIDs numbers the sessions for pg_backend_pid.
 var backendPIDs atomic.Int32
 
-func (s *session) User() string { return s.user }
+// User implements sql.Session: the current user (session_role.go).
+func (s *session) User() string { return s.currentUser() }
 
 // BackendPID is a number unique among the server's sessions.
 func (s *session) BackendPID() int32 {
@@ -27,7 +28,7 @@ func (s *session) BackendPID() int32 {
 func (s *session) Setting(name string) (string, bool) {
 	if _, ok := s.params[name]; !ok && parameters[name] == nil {
 		switch name {
-		case "barrier_interval", "query_memory_limit", "checkpoint_mode":
+		case "barrier_interval", "query_memory_limit", "checkpoint_mode", roleParam, sessionAuthParam:
 		default:
 			return "", false
 		}

@@ -93,14 +93,14 @@ func (ps *preparedStatement) Bind(ctx context.Context, params []types.Datum) (_ 
 
 // bind binds the statement with parameter values and checks that its result
 // is still the one Describe reported.
-func (ps *preparedStatement) bind(params []types.Datum) (sql.Statement, []uint32, error) {
+func (ps *preparedStatement) bind(params []types.Datum) (sql.Statement, sql.Access, error) {
 	st, refs, err := sql.BindParamsInZoneRefs(ps.s.cat, ps.s.searchPath(), ps.s.zone, ps.parsed, ps.params, params)
 	if err != nil {
-		return nil, nil, err
+		return nil, refs, err
 	}
 	if !slices.Equal(ps.s.resultColumns(st), ps.cols) {
 		// A relation the statement reads was replaced since Parse.
-		return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, "cached plan must not change result type")
+		return nil, refs, sqlerr.New(sqlerr.FeatureNotSupported, "cached plan must not change result type")
 	}
 	return st, refs, nil
 }
@@ -114,8 +114,8 @@ type portal struct {
 	// since, which may have changed the catalog, Run binds again.
 	st  sql.Statement
 	seq uint64
-	// refs are the relations st names (privileges are checked on them).
-	refs []uint32
+	// refs is what st touches (privileges are checked on it).
+	refs sql.Access
 }
 
 var _ pgwire.Portal = (*portal)(nil)
@@ -131,6 +131,7 @@ func (p *portal) Run(ctx context.Context, w pgwire.ResultWriter) (err error) {
 	if err := s.checkFailed(p.ps.parsed); err != nil {
 		return err
 	}
+	s.endLocalRole(true)
 	st, refs := p.st, p.refs
 	if p.seq != s.seq {
 		if st, refs, err = p.ps.bind(p.params); err != nil {

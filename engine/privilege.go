@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/pgwire"
@@ -27,14 +28,6 @@ import (
 //     databases' drops and database savepoints are for superusers.
 // A session whose user is no role (trusted loopback connections, see
 // Authenticator) has a superuser's rights.
-
-// role returns the session's role, or nil when its user is no role.
-func (s *session) role() *catalog.Role { return s.e.roles.ByName(s.user) }
-
-func (s *session) isSuperuser() bool {
-	r := s.role()
-	return r == nil || r.Superuser
-}
 
 // mayManageRoles checks CREATEROLE; creating or changing a superuser
 // (superuser set) needs a superuser.
@@ -88,10 +81,10 @@ func kindNoun(k catalog.Kind) string {
 	return "table"
 }
 
-// executeChecked runs st, which names the relations refs, once the
-// session's role may, and records the role as the owner of what st created.
-func (s *session) executeChecked(ctx context.Context, st sql.Statement, refs []uint32, w pgwire.ResultWriter) error {
-	if err := s.authorize(st, refs); err != nil {
+// executeChecked runs st, which touches acc, once the session's role may,
+// and records the role as the owner of what st created.
+func (s *session) executeChecked(ctx context.Context, st sql.Statement, acc sql.Access, w pgwire.ResultWriter) error {
+	if err := s.authorize(st, acc); err != nil {
 		return err
 	}
 	s.seq++
@@ -102,9 +95,8 @@ func (s *session) executeChecked(ctx context.Context, st sql.Statement, refs []u
 	return s.recordOwner(schema, name)
 }
 
-// authorize checks that the session's role may run st, which reads the
-// relations refs.
-func (s *session) authorize(st sql.Statement, refs []uint32) error {
+// authorize checks that the session's role may run st, which touches acc.
+func (s *session) authorize(st sql.Statement, acc sql.Access) error {
 	if s.isSuperuser() {
 		return nil
 	}
@@ -129,23 +121,58 @@ func (s *session) authorize(st sql.Statement, refs []uint32) error {
 		if err := s.mayUse(target, role); err != nil {
 			return err
 		}
-		if !s.e.roles.Has(role, relationObject(target), need) {
+		if !s.holdsOnColumns(role, target, need, acc.ColumnsOf(target.ID, need)) {
 			return permissionDenied(kindNoun(target.Kind), target.Name)
 		}
 	}
-	for _, id := range refs {
+	for _, id := range acc.Relations {
 		r := s.e.cat.ByID(id)
-		if r == nil || r == target || r.Kind == catalog.SystemTable {
+		if r == nil || r.Kind == catalog.SystemTable {
 			continue
 		}
-		if err := s.mayUse(r, role); err != nil {
-			return err
+		if r != target {
+			if err := s.mayUse(r, role); err != nil {
+				return err
+			}
 		}
-		if !s.e.roles.Has(role, relationObject(r), catalog.PrivSelect) {
+		read := acc.ColumnsOf(id, catalog.PrivSelect)
+		if r == target && len(read) == 0 {
+			continue
+		}
+		if !s.holdsOnColumns(role, r, catalog.PrivSelect, read) {
 			return permissionDenied(kindNoun(r.Kind), r.Name)
 		}
 	}
 	return nil
+}
+
+// holdsOnColumns reports whether role holds priv on relation r, or on
+// every column of cols, as PostgreSQL checks a statement's use of r's
+// columns. With no columns (SELECT count(*) FROM t, DELETE FROM t) priv on
+// any column of r is enough, except for DELETE, which has no column
+// privilege.
+func (s *session) holdsOnColumns(role uint32, r *catalog.Relation, priv catalog.Privileges, cols []string) bool {
+	roles := s.e.roles
+	if roles.Has(role, relationObject(r), priv) {
+		return true
+	}
+	if priv&catalog.ColumnPrivileges == 0 {
+		return false
+	}
+	if len(cols) == 0 {
+		for _, c := range r.Columns {
+			if !c.Hidden && roles.Has(role, catalog.ColumnObject(r.ID, c.Name), priv) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range cols {
+		if !roles.Has(role, catalog.ColumnObject(r.ID, c), priv) {
+			return false
+		}
+	}
+	return true
 }
 
 // authorizeDDL checks the statements that create, drop or change objects.
@@ -253,17 +280,60 @@ func (s *session) mustOwn(r *catalog.Relation, role uint32) error {
 // grants what it may, with a warning, as PostgreSQL does; see grant). Any
 // role may REVOKE: it takes back its own grants only.
 func (s *session) mayGrant(st *sql.Grant, role uint32) error {
-	objs, err := s.grantObjects(st)
+	items, err := s.grantItems(st)
 	if err != nil || st.Revoke {
 		return err
 	}
-	for i, o := range objs {
-		if privs, grantable := s.e.roles.Holds(role, o); privs == 0 && grantable == 0 {
-			noun, name := s.objectName(st, o, i)
-			return sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for %s %s", noun, name)
+	for _, it := range items {
+		if privs, grantable := s.e.roles.Holds(role, it.obj); privs == 0 && grantable == 0 {
+			return sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for %s %s", it.noun, it.name)
 		}
 	}
 	return nil
+}
+
+// grantItem is one object of a GRANT or REVOKE with the privileges the
+// statement changes on it, and how errors and warnings name it.
+type grantItem struct {
+	obj        catalog.Object
+	privs      catalog.Privileges
+	noun, name string
+	// warnName is the object as the 01007 warnings name it.
+	warnName string
+}
+
+// grantItems resolves st into the objects it changes: each target object
+// with st.Privs, and each column of st.Columns of each target relation. A
+// REVOKE of relation privileges revokes them from every column too, as in
+// PostgreSQL.
+func (s *session) grantItems(st *sql.Grant) ([]grantItem, error) {
+	objs, err := s.grantObjects(st)
+	if err != nil {
+		return nil, err
+	}
+	var out []grantItem
+	for i, o := range objs {
+		noun, name := s.objectName(st, o, i)
+		if st.Privs != 0 {
+			out = append(out, grantItem{obj: o, privs: st.Privs, noun: noun, name: name, warnName: fmt.Sprintf("\"%s\"", name)})
+		}
+		r := s.e.cat.ByID(o.ID)
+		if o.Kind != catalog.ObjRelation || r == nil {
+			continue
+		}
+		for _, c := range st.Columns {
+			out = append(out, grantItem{obj: catalog.ColumnObject(o.ID, c.Column), privs: c.Privs,
+				noun: "column", name: fmt.Sprintf("\"%s\" of relation \"%s\"", c.Column, name), warnName: fmt.Sprintf("column \"%s\" of relation \"%s\"", c.Column, name)})
+		}
+		if cp := st.Privs & catalog.ColumnPrivileges; st.Revoke && cp != 0 {
+			for _, c := range r.Columns {
+				if !c.Hidden {
+					out = append(out, grantItem{obj: catalog.ColumnObject(o.ID, c.Name), privs: cp, noun: noun, name: name})
+				}
+			}
+		}
+	}
+	return out, nil
 }
 
 // objectName returns the kind and name of the i-th object of st, o, as
@@ -282,23 +352,22 @@ func (s *session) objectName(st *sql.Grant, o catalog.Object, i int) (noun, name
 	return "object", fmt.Sprint(o.ID)
 }
 
-// grantable returns the privileges of st the session's role may grant on
-// the i-th object o: all of them for its owner or a superuser, else those
-// it holds with grant option; it warns as PostgreSQL does (01007) when
-// that is not all of them.
-func (s *session) grantable(st *sql.Grant, o catalog.Object, i int, w notifier) (catalog.Privileges, error) {
-	if s.isSuperuser() {
-		return st.Privs, nil
+// grantable returns the privileges of it the session's role may grant:
+// all of them for the object's owner or a superuser, else those it holds
+// with grant option; it warns as PostgreSQL does (01007) when that is not
+// all of them.
+func (s *session) grantable(st *sql.Grant, it grantItem, w notifier) (catalog.Privileges, error) {
+	if s.isSuperuser() || st.Revoke {
+		return it.privs, nil
 	}
-	_, grantable := s.e.roles.Holds(s.role().ID, o)
-	privs := st.Privs & grantable
-	if privs == st.Privs || st.Revoke {
-		return st.Privs, nil
+	_, grantable := s.e.roles.Holds(s.role().ID, it.obj)
+	privs := it.privs & grantable
+	if privs == it.privs {
+		return privs, nil
 	}
-	_, name := s.objectName(st, o, i)
-	msg := fmt.Sprintf("not all privileges were granted for \"%s\"", name)
+	msg := fmt.Sprintf("not all privileges were granted for %s", it.warnName)
 	if privs == 0 {
-		msg = fmt.Sprintf("no privileges were granted for \"%s\"", name)
+		msg = fmt.Sprintf("no privileges were granted for %s", it.warnName)
 	}
 	return privs, w.Notice("WARNING", sqlerr.PrivilegeNotGranted, msg)
 }
@@ -351,7 +420,7 @@ func (s *session) grantObjects(st *sql.Grant) ([]catalog.Object, error) {
 func (e *Engine) grant(s *session, st *sql.Grant, w notifier) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
-	objs, err := s.grantObjects(st)
+	items, err := s.grantItems(st)
 	if err != nil {
 		return err
 	}
@@ -369,12 +438,13 @@ func (e *Engine) grant(s *session, st *sql.Grant, w notifier) error {
 	}
 	c := &grantChanges{roles: e.roles, at: map[grantChangeKey]int{}}
 	var materialized []catalog.Object
-	for i, o := range objs {
-		privs, err := s.grantable(st, o, i, w)
+	for _, it := range items {
+		o := it.obj
+		privs, err := s.grantable(st, it, w)
 		if err != nil {
 			return err
 		}
-		if !e.roles.Explicit(o) {
+		if o.Kind != catalog.ObjColumn && !e.roles.Explicit(o) && !slices.Contains(materialized, o) {
 			// The first GRANT or REVOKE on an object turns its default
 			// privileges into PUBLIC's grant, which it then changes.
 			materialized = append(materialized, o)
@@ -390,10 +460,10 @@ func (e *Engine) grant(s *session, st *sql.Grant, w notifier) error {
 					next.Grantable |= privs
 				}
 			case st.GrantOption:
-				next.Grantable &^= st.Privs
+				next.Grantable &^= privs
 			default:
-				next.Privs &^= st.Privs
-				next.Grantable &^= st.Privs
+				next.Privs &^= privs
+				next.Grantable &^= privs
 			}
 			c.set(next)
 			if st.Revoke {

@@ -21,7 +21,7 @@ import (
 // change with DDL's commit like any catalog entry.
 
 // Catalog keys: rolePrefix + id -> JSON role; grantPrefix + kind + object
-// id + grantee -> JSON grant; ownerPrefix + kind + object id -> owner id;
+// id (+ column name, see objectKey) + grantee -> JSON grant; ownerPrefix + kind + object id -> owner id;
 // explicitPrefix + kind + object id -> nothing, for the objects whose
 // grants replace their default privileges (catalog.Roles.SetExplicit).
 var (
@@ -39,9 +39,15 @@ func roleKey(id uint32) []byte {
 	return binary.BigEndian.AppendUint32(append([]byte(nil), rolePrefix...), id)
 }
 
+// objectKey is prefix + kind + object id, and for a column its name's
+// length (uvarint) and the name.
 func objectKey(prefix []byte, o catalog.Object) []byte {
 	k := append(append([]byte(nil), prefix...), byte(o.Kind))
-	return binary.BigEndian.AppendUint32(k, o.ID)
+	k = binary.BigEndian.AppendUint32(k, o.ID)
+	if o.Kind == catalog.ObjColumn {
+		k = append(binary.AppendUvarint(k, uint64(len(o.Column))), o.Column...)
+	}
+	return k
 }
 
 // grantKey is the key of g: the grants of owners and superusers (grantor
@@ -226,14 +232,14 @@ func (e *Engine) alterRole(s *session, st *sql.AlterRole) error {
 	defer e.ddlMu.Unlock()
 	name := st.Name
 	if st.Current {
-		name = s.user
+		name = s.currentUser()
 	}
 	old := e.roles.ByName(name)
 	if old == nil {
 		return sqlerr.New(sqlerr.UndefinedObject, "role \"%s\" does not exist", name)
 	}
 	o := st.Options
-	ownPassword := old.Name == s.user && o.Superuser == nil && o.Login == nil && o.CreateRole == nil && o.CreateDB == nil
+	ownPassword := old.Name == s.currentUser() && o.Superuser == nil && o.Login == nil && o.CreateRole == nil && o.CreateDB == nil && o.Inherit == nil
 	if !ownPassword {
 		if err := s.mayManageRoles(o.Superuser); err != nil {
 			return err
@@ -261,6 +267,9 @@ func (e *Engine) applyRoleOptions(s *session, r *catalog.Role, o *sql.RoleOption
 	set(&r.Login, o.Login)
 	set(&r.CreateRole, o.CreateRole)
 	set(&r.CreateDB, o.CreateDB)
+	if o.Inherit != nil {
+		r.NoInherit = !*o.Inherit
+	}
 	switch {
 	case o.ClearPassword:
 		r.Password = ""
@@ -301,8 +310,10 @@ func (e *Engine) dropRole(s *session, st *sql.DropRole, w notifier) error {
 			continue
 		case r == nil:
 			return sqlerr.New(sqlerr.UndefinedObject, "role \"%s\" does not exist", name)
-		case r.Name == s.user:
+		case r.Name == s.currentUser():
 			return sqlerr.New(sqlerr.ObjectInUse, "current user cannot be dropped")
+		case r.Name == s.SessionUser():
+			return sqlerr.New(sqlerr.ObjectInUse, "session user cannot be dropped")
 		case r.Superuser && !s.isSuperuser():
 			return sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied to drop role").
 				WithDetail("Only roles with the SUPERUSER attribute may drop roles with the SUPERUSER attribute.")

@@ -58,7 +58,7 @@ func (e *Engine) loadSchemas(snap *state.Snapshot) error {
 
 // searchPath is the session's search path as a list of schemas.
 func (s *session) searchPath() []string {
-	return sql.ParseSearchPath(s.value("search_path"), s.user)
+	return sql.ParseSearchPath(s.value("search_path"), s.currentUser())
 }
 
 // commitCatalogChange applies change to the catalog state table between two

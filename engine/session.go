@@ -145,6 +145,9 @@ type session struct {
 	drainOnce sync.Once
 	// pid is the session's pg_backend_pid (0 until asked).
 	pid int32
+	// localRole is what a SET LOCAL ROLE in the open transaction hides
+	// (session_role.go); nil if none.
+	localRole *localRoleState
 }
 
 func newSession(e *Engine, startup map[string]string) (*session, error) {
@@ -211,6 +214,7 @@ func (s *session) run(ctx context.Context, p *sql.Parsed, w pgwire.ResultWriter)
 	if err := s.checkDatabase(); err != nil {
 		return err
 	}
+	s.endLocalRole(true)
 	st, refs, err := sql.BindInZoneRefs(s.cat, s.searchPath(), s.zone, p)
 	if err != nil {
 		return err
@@ -225,7 +229,7 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 	if s.random == nil {
 		s.random = eval.NewRandom()
 	}
-	q := batchQuery{now: now, memoryLimit: s.queryMemoryLimit(), random: s.random, cat: s.cat, user: s.user}
+	q := batchQuery{now: now, memoryLimit: s.queryMemoryLimit(), random: s.random, cat: s.cat, user: s.currentUser()}
 	if s.tx == nil {
 		if err := checkWritable(s.value("default_transaction_read_only") == "on", st); err != nil {
 			return err
@@ -406,7 +410,10 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		}
 		return s.show(st.Name, w)
 	case *sql.Transaction:
-		return s.transaction(st, w)
+		committed := st.Kind == sql.Commit && s.tx != nil && !s.tx.failed
+		err := s.transaction(st, w)
+		s.endLocalRole(committed)
+		return err
 	case *sql.SetTransaction:
 		if err := s.setTransaction(st, w); err != nil {
 			return err
@@ -450,6 +457,9 @@ func writeTextColumn(w pgwire.ResultWriter, e *Engine, name string, rows []strin
 }
 
 func (s *session) value(name string) string {
+	if v, ok := s.roleParamValue(name); ok {
+		return v
+	}
 	switch name {
 	case "transaction_isolation":
 		if s.tx != nil {
@@ -484,9 +494,18 @@ func (s *session) value(name string) string {
 func (s *session) set(st *sql.SetVar, w pgwire.ResultWriter) error {
 	name := strings.ToLower(st.Name)
 	if name == "all" && st.Reset {
-		s.params = map[string]string{}
+		kept := map[string]string{}
+		for _, k := range []string{roleParam, sessionAuthParam} {
+			if v, ok := s.params[k]; ok {
+				kept[k] = v
+			}
+		}
+		s.params = kept
 		s.setZone()
 		return nil
+	}
+	if name == roleParam || name == sessionAuthParam {
+		return s.setRoleParam(st, name, w)
 	}
 	if name == "" {
 		return nil // SET TRANSACTION ... and friends
@@ -605,7 +624,7 @@ func (s *session) show(name string, w pgwire.ResultWriter) error {
 		return w.Complete(fmt.Sprintf("SHOW %d", len(names)))
 	}
 	if _, ok := parameters[name]; !ok {
-		if _, custom := s.params[name]; !custom {
+		if _, custom := s.params[name]; !custom && name != roleParam && name != sessionAuthParam {
 			return sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter \"%s\"", name)
 		}
 	}

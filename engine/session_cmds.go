@@ -59,6 +59,9 @@ func (s *session) sessionCommand(ctx context.Context, st sql.Statement, w pgwire
 				return true, sqlerr.New(sqlerr.ActiveSQLTransaction, "DISCARD ALL cannot run inside a transaction block")
 			}
 			s.prepared = nil
+			if err := s.set(&sql.SetVar{Name: sessionAuthParam, Reset: true}, w); err != nil {
+				return true, err
+			}
 			if err := s.set(&sql.SetVar{Name: "all", Reset: true}, w); err != nil {
 				return true, err
 			}

@@ -103,8 +103,10 @@ type binder struct {
 	// name at a byte offset of text resolved to when it was created.
 	path []string
 	pins map[int32]uint32
-	// refs records the relations the statement names (see lookup).
-	refs []catalog.Ref
+	// refs records the relations the statement names (see lookup);
+	// columns the columns it reads and writes (see noteColumn).
+	refs    []catalog.Ref
+	columns []ColumnUse
 	// viewDepth is the nesting of plain views being expanded.
 	viewDepth int
 	// copyInput is the source of the INSERT a COPY FROM binds to.
@@ -567,9 +569,9 @@ func (b *binder) bindSet(s *pg_query.VariableSetStmt) (Statement, error) {
 				}
 			}
 		}
-		return &SetVar{Name: name, Value: strings.Join(vals, ", ")}, nil
+		return &SetVar{Name: name, Value: strings.Join(vals, ", "), Local: s.IsLocal}, nil
 	case pg_query.VariableSetKind_VAR_SET_DEFAULT, pg_query.VariableSetKind_VAR_RESET:
-		return &SetVar{Name: name, Reset: true}, nil
+		return &SetVar{Name: name, Reset: true, Local: s.IsLocal}, nil
 	case pg_query.VariableSetKind_VAR_RESET_ALL:
 		return &SetVar{Name: "all", Reset: true}, nil
 	case pg_query.VariableSetKind_VAR_SET_MULTI:
@@ -616,6 +618,12 @@ func (b *binder) bindInsert(s *pg_query.InsertStmt) (Statement, error) {
 			targets = append(targets, idx)
 		}
 	}
+	defer func() {
+		// VALUES may have cut targets to the columns it fills.
+		for _, ti := range targets {
+			b.noteColumn(table.ID, table.Columns[ti].Name, catalog.PrivInsert)
+		}
+	}()
 	if s.SelectStmt == nil {
 		return nil, sqlerr.Unsupported("INSERT ... DEFAULT VALUES")
 	}
@@ -767,7 +775,7 @@ func (b *binder) tableScope(table *catalog.Relation, alias string) *scope {
 	}
 	sc := &scope{}
 	for _, c := range table.Columns {
-		sc.cols = append(sc.cols, scopeCol{table: alias, name: c.Name, t: c.Type, hidden: c.Hidden})
+		sc.cols = append(sc.cols, scopeCol{table: alias, name: c.Name, t: c.Type, hidden: c.Hidden, src: columnSrc{table.ID, c.Name}})
 	}
 	return sc
 }

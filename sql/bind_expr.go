@@ -27,6 +27,15 @@ type scopeCol struct {
 	// reachable qualified only (l.k, l.*), as the merged column takes the
 	// unqualified name.
 	usingDup bool
+	// src is the relation column this is, whose column privileges naming
+	// it needs (zero: a derived column, checked where it was derived).
+	src columnSrc
+}
+
+// columnSrc names a column of a relation (rel 0: none).
+type columnSrc struct {
+	rel uint32
+	col string
 }
 
 // visible reports whether the column appears in an unqualified *.
@@ -197,6 +206,7 @@ func (b *binder) bindColumnRef(ctx *exprCtx, ref *pg_query.ColumnRef) (Expr, err
 		}
 		if i >= 0 {
 			c := b.outer[d].cols[i]
+			b.noteRead(c)
 			return &outerRef{Depth: d + 1, Index: i, T: c.t, Name: c.name}, nil
 		}
 	}
@@ -210,6 +220,7 @@ func (b *binder) bindColumnRef(ctx *exprCtx, ref *pg_query.ColumnRef) (Expr, err
 		return nil, b.errAt(ref.Location, sqlerr.New(sqlerr.UndefinedColumn, "column \"%s\" does not exist", name))
 	}
 	c := ctx.scope.cols[found]
+	b.noteRead(c)
 	return &InputRef{Index: found, T: c.t, Name: c.name}, nil
 }
 

@@ -168,6 +168,8 @@ func (b *binder) bindJoinExpr(j *pg_query.JoinExpr) (Rel, *scope, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		b.noteRead(lsc.cols[li])
+		b.noteRead(rsc.cols[ri])
 		l := Expr(&InputRef{Index: li, T: lsc.cols[li].t, Name: name})
 		r := Expr(&InputRef{Index: nl + ri, T: rsc.cols[ri].t, Name: name})
 		t, err := b.commonType([]Expr{l, r}, "JOIN/USING", -1)

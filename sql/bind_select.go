@@ -445,6 +445,7 @@ func (b *binder) bindTargets(ctx *exprCtx, sc *scope, list []*pg_query.Node) ([]
 					if c.hidden || table == "" && c.usingDup {
 						continue
 					}
+					b.noteRead(c)
 					out = append(out, target{expr: &InputRef{Index: i, T: c.t, Name: c.name}, name: c.name, loc: rt.Location})
 				}
 				if table != "" && !matched {

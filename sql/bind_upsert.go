@@ -156,6 +156,7 @@ func (b *binder) bindSetList(table *catalog.Relation, sc *scope, list []*pg_quer
 		if _, dup := set[idx]; dup {
 			return nil, b.errAt(rt.Location, sqlerr.New(sqlerr.DuplicateColumn, "multiple assignments to same column \"%s\"", rt.Name))
 		}
+		b.noteColumn(table.ID, rt.Name, catalog.PrivUpdate)
 		val, err := b.multiAssignValue(rt)
 		if err != nil {
 			return nil, err

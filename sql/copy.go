@@ -99,6 +99,9 @@ func (b *binder) bindCopy(s *pg_query.CopyStmt) (Statement, error) {
 		if err != nil {
 			return nil, err
 		}
+		for _, c := range cols {
+			b.noteColumn(rel.ID, rel.Columns[c].Name, catalog.PrivSelect)
+		}
 		q = b.copyProjection(rel, cols)
 	}
 	f, err := b.copyFormat(s.Options, len(VisibleColumns(q)), q, false)

@@ -21,8 +21,12 @@ import (
 // set_config, pg_backend_pid) read and change. Statements bound without one
 // see the defaults below.
 type Session interface {
-	// User is the name the session connected as.
+	// User is the current user (current_user, current_role): the role
+	// of SET ROLE, else the session user.
 	User() string
+	// SessionUser is the session user (session_user): the user the
+	// session connected as, or that of SET SESSION AUTHORIZATION.
+	SessionUser() string
 	// BackendPID is the session's process id as pg_backend_pid reports it.
 	BackendPID() int32
 	// Setting returns a configuration parameter's value; ok is false for
@@ -39,6 +43,13 @@ func (p *Parsed) SetSession(s Session) { p.session = s }
 func (b *binder) user() string {
 	if b.session != nil {
 		return b.session.User()
+	}
+	return "streamsql"
+}
+
+func (b *binder) sessionUser() string {
+	if b.session != nil {
+		return b.session.SessionUser()
 	}
 	return "streamsql"
 }
@@ -175,7 +186,14 @@ func (b *binder) objects(kind string) []catalogObject {
 			out = append(out, catalogObject{s.OID(), QuoteIdent(s.Name)})
 		}
 	case "regrole":
-		out = append(out, catalogObject{catalog.BootstrapRoleOID, QuoteIdent(b.user())})
+		ri, ok := b.session.(RoleInfo)
+		if !ok {
+			out = append(out, catalogObject{catalog.BootstrapRoleOID, QuoteIdent(b.user())})
+			break
+		}
+		for _, r := range ri.RoleOIDs() {
+			out = append(out, catalogObject{r.OID, QuoteIdent(r.Name)})
+		}
 	}
 	return out
 }
@@ -222,7 +240,13 @@ func (b *binder) lookupOID(kind, name string, loc int32) (int64, error) {
 		}
 		return 0, b.errAt(loc, sqlerr.New(sqlerr.InvalidSchemaName, "schema \"%s\" does not exist", name))
 	case "regrole":
-		if name == b.user() {
+		if ri, ok := b.session.(RoleInfo); ok {
+			for _, r := range ri.RoleOIDs() {
+				if r.Name == name {
+					return r.OID, nil
+				}
+			}
+		} else if name == b.user() {
 			return catalog.BootstrapRoleOID, nil
 		}
 		return 0, b.errAt(loc, sqlerr.New(sqlerr.UndefinedObject, "role \"%s\" does not exist", name))
@@ -461,8 +485,10 @@ func (b *binder) bindCatalogFunc(name string, args []Expr, loc int32) (Expr, boo
 		return nullOf(types.TextT), true, nil
 	case "pg_relation_is_publishable", "pg_is_in_recovery":
 		return &Const{Value: types.DBool(false), T: types.BoolT}, true, nil
-	case "current_user", "session_user", "current_role", "user":
+	case "current_user", "current_role", "user":
 		return textConst(b.user()), true, nil
+	case "session_user":
+		return textConst(b.sessionUser()), true, nil
 	case "current_schemas":
 		return b.bindCurrentSchemas(args, loc)
 	case "pg_backend_pid":
@@ -478,6 +504,11 @@ func (b *binder) bindCatalogFunc(name string, args []Expr, loc int32) (Expr, boo
 	}
 	if _, ok := privilegeFuncs[name]; ok {
 		if e, ok, err := b.bindPrivilegeFunc(name, args, loc); ok || err != nil {
+			return e, true, err
+		}
+	}
+	if name == "pg_has_role" {
+		if e, ok, err := b.bindPgHasRole(args, loc); ok || err != nil {
 			return e, true, err
 		}
 	}
@@ -769,9 +800,10 @@ func (b *binder) bindNameSubscript(ctx *exprCtx, e Expr, idx *pg_query.A_Indices
 // bindUserValue binds CURRENT_USER, SESSION_USER, USER and CURRENT_ROLE.
 func (b *binder) bindUserValue(op pg_query.SQLValueFunctionOp) (Expr, bool) {
 	switch op {
-	case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_USER, pg_query.SQLValueFunctionOp_SVFOP_SESSION_USER,
-		pg_query.SQLValueFunctionOp_SVFOP_USER, pg_query.SQLValueFunctionOp_SVFOP_CURRENT_ROLE:
+	case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_USER, pg_query.SQLValueFunctionOp_SVFOP_USER, pg_query.SQLValueFunctionOp_SVFOP_CURRENT_ROLE:
 		return textConst(b.user()), true
+	case pg_query.SQLValueFunctionOp_SVFOP_SESSION_USER:
+		return textConst(b.sessionUser()), true
 	}
 	return nil, false
 }

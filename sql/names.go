@@ -201,6 +201,13 @@ func (b *binder) expandView(rel *catalog.Relation, rv *pg_query.RangeVar) (Rel, 
 		colAliases = rv.Alias.Colnames
 	}
 	sc := derivedScope(out, alias)
+	for i := range sc.cols {
+		if !sc.cols[i].hidden {
+			// A view's columns are checked as the view's, not as what
+			// its query reads.
+			sc.cols[i].src = columnSrc{rel.ID, sc.cols[i].name}
+		}
+	}
 	if err := applyColumnAliases(sc, colAliases); err != nil {
 		return nil, nil, b.errAt(rv.Location, err.(*sqlerr.Error))
 	}

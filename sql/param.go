@@ -129,11 +129,11 @@ func BindParamsInZone(cat *catalog.Catalog, searchPath []string, zone *types.Zon
 	return st, err
 }
 
-// BindParamsInZoneRefs is BindParamsInZone that also returns the relations
-// the statement names, as BindInZoneRefs does.
-func BindParamsInZoneRefs(cat *catalog.Catalog, searchPath []string, zone *types.Zone, p *Parsed, paramTypes []types.T, values []types.Datum) (Statement, []uint32, error) {
+// BindParamsInZoneRefs is BindParamsInZone that also returns what the
+// statement touches, as BindInZoneRefs does.
+func BindParamsInZoneRefs(cat *catalog.Catalog, searchPath []string, zone *types.Zone, p *Parsed, paramTypes []types.T, values []types.Datum) (Statement, Access, error) {
 	if len(values) != len(paramTypes) {
-		return nil, nil, sqlerr.New(sqlerr.InternalError, "sql: %d parameter values for %d parameters", len(values), len(paramTypes))
+		return nil, Access{}, sqlerr.New(sqlerr.InternalError, "sql: %d parameter values for %d parameters", len(values), len(paramTypes))
 	}
 	if p.custom != nil {
 		return BindInZoneRefs(cat, searchPath, zone, p)
@@ -144,7 +144,7 @@ func BindParamsInZoneRefs(cat *catalog.Catalog, searchPath []string, zone *types
 	if err == nil {
 		b.stampZone(st)
 	}
-	return st, refIDs(b.refs), err
+	return st, b.access(), err
 }
 
 // bindParamRef binds a reference to a parameter.

@@ -27,10 +27,12 @@ import (
 // PrivilegeObject is the object has_*_privilege asks about: a relation
 // (Column, if set, one of its columns), a schema or a database.
 type PrivilegeObject struct {
-	Rel      *catalog.Relation
-	Column   string
-	Schema   string
-	Database string
+	Rel    *catalog.Relation
+	Column string
+	// AnyColumn asks about any column of Rel (has_any_column_privilege).
+	AnyColumn bool
+	Schema    string
+	Database  string
 }
 
 // PrivilegeChecker is a Session that knows the roles' privileges, so that
@@ -73,12 +75,23 @@ var privilegeFuncs = map[string]privilegeFunc{
 	"has_column_privilege": {allowed: catalog.PrivSelect | catalog.PrivInsert | catalog.PrivUpdate | catalog.PrivReferences,
 		objects: relationCandidates, column: true,
 		missing: doesNotExist(sqlerr.UndefinedTable, "relation")},
+	"has_any_column_privilege": {allowed: catalog.ColumnPrivileges, objects: anyColumnCandidates,
+		missing: doesNotExist(sqlerr.UndefinedTable, "relation")},
 	"has_schema_privilege": {allowed: catalog.SchemaPrivileges, objects: schemaCandidates,
 		missing: doesNotExist(sqlerr.InvalidSchemaName, "schema")},
 	"has_database_privilege": {allowed: catalog.DatabasePrivileges, objects: databaseCandidates,
 		missing: doesNotExist(sqlerr.InvalidCatalogName, "database")},
 	"has_function_privilege": {allowed: catalog.PrivExecute, objects: functionCandidates, builtin: isBuiltinFunction,
 		missing: doesNotExist(sqlerr.UndefinedFunction, "function")},
+}
+
+// anyColumnCandidates are the relations, asked about any of their columns.
+func anyColumnCandidates(b *binder) []privilegeCandidate {
+	out := relationCandidates(b)
+	for i := range out {
+		out[i].obj.AnyColumn = true
+	}
+	return out
 }
 
 // doesNotExist is the error for a name that names no object of a kind.
@@ -376,4 +389,59 @@ func parsePrivileges(s string, allowed catalog.Privileges) (catalog.Privileges, 
 		privs |= p
 	}
 	return privs, nil
+}
+
+// RoleInfo is a Session that knows the roles, for ::regrole and
+// pg_has_role.
+type RoleInfo interface {
+	// RoleOIDs lists every role with the OID pg_catalog gives it.
+	RoleOIDs() []RoleOID
+	// HasRole answers pg_has_role: whether the role named user is the
+	// role named role or a member of it, directly or not (mode "MEMBER");
+	// only as far as the members inherit privileges ("USAGE"); or may
+	// administer it ("ADMIN": superusers). known is false when either
+	// names no role.
+	HasRole(user, role, mode string) (held, known bool)
+}
+
+// RoleOID is a role's name and OID.
+type RoleOID struct {
+	OID  int64
+	Name string
+}
+
+// bindPgHasRole binds pg_has_role([user,] role, privilege) with constant
+// text arguments (MEMBER, USAGE; MEMBER WITH ADMIN OPTION is held by
+// superusers only). ok is false when the session knows no roles or an
+// argument is not a text constant.
+func (b *binder) bindPgHasRole(args []Expr, loc int32) (Expr, bool, error) {
+	ri, ok := b.session.(RoleInfo)
+	if !ok || len(args) < 2 || len(args) > 3 {
+		return nil, false, nil
+	}
+	var texts []string
+	for _, a := range args {
+		c, isConst := a.(*Const)
+		if !isConst || c.Value.Null || c.T.Kind != types.Text && c.T.Kind != types.Unknown {
+			return nil, false, nil
+		}
+		texts = append(texts, c.Value.S)
+	}
+	user := b.user()
+	if len(texts) == 3 {
+		user, texts = texts[0], texts[1:]
+	}
+	role, mode := texts[0], strings.ToUpper(strings.TrimSpace(texts[1]))
+	switch mode {
+	case "MEMBER", "USAGE":
+	case "MEMBER WITH ADMIN OPTION", "USAGE WITH ADMIN OPTION", "MEMBER WITH GRANT OPTION", "USAGE WITH GRANT OPTION":
+		mode = "ADMIN"
+	default:
+		return nil, true, b.errAt(loc, sqlerr.New(sqlerr.InvalidParameterValue, "unrecognized privilege type: \"%s\"", texts[1]))
+	}
+	held, known := ri.HasRole(user, role, mode)
+	if !known {
+		return nil, true, b.errAt(loc, sqlerr.New(sqlerr.UndefinedObject, "role \"%s\" does not exist", role))
+	}
+	return &Const{Value: types.DBool(held), T: types.BoolT}, true, nil
 }

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"slices"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -14,6 +15,8 @@ import (
 // was not given.
 type RoleOptions struct {
 	Superuser, Login, CreateRole, CreateDB *bool
+	// Inherit is INHERIT / NOINHERIT.
+	Inherit *bool
 	// Password is the new password (PASSWORD 'x'); ClearPassword is
 	// PASSWORD NULL.
 	Password      *string
@@ -64,8 +67,11 @@ type GrantTarget struct {
 // Grant is GRANT privileges ON target TO grantees, or REVOKE (Revoke).
 // Grantees are role names; "public" is PUBLIC.
 type Grant struct {
-	Revoke   bool
+	Revoke bool
+	// Privs are the privileges on the target objects themselves; Columns
+	// those on columns of the target relations (GRANT SELECT (a) ON t).
 	Privs    catalog.Privileges
+	Columns  []ColumnPrivileges
 	Target   GrantTarget
 	Grantees []string
 	// GrantOption is WITH GRANT OPTION of a GRANT, GRANT OPTION FOR of a
@@ -81,6 +87,13 @@ func (g *Grant) Tag() string {
 		return "REVOKE"
 	}
 	return "GRANT"
+}
+
+// ColumnPrivileges are privileges on the column named Column of every
+// relation of a GRANT or REVOKE.
+type ColumnPrivileges struct {
+	Column string
+	Privs  catalog.Privileges
 }
 
 // GrantRole is GRANT roles TO members, or REVOKE roles FROM members.
@@ -187,8 +200,10 @@ func (b *binder) roleOptions(opts []*pg_query.Node, o *RoleOptions) error {
 			o.InRoles = append(o.InRoles, roleNames(d.Arg)...)
 		case "rolemembers":
 			o.Members = append(o.Members, roleNames(d.Arg)...)
-		case "inherit", "connectionlimit", "validUntil", "isreplication", "bypassrls":
-			// Accepted: every role inherits, and the others do not apply.
+		case "inherit":
+			flag(&o.Inherit)
+		case "connectionlimit", "validUntil", "isreplication", "bypassrls":
+			// Accepted: they do not apply.
 		default:
 			return b.errAt(d.Location, sqlerr.Unsupported("role option %s", strings.ToUpper(d.Defname)))
 		}
@@ -252,7 +267,10 @@ func (b *binder) bindGrant(s *pg_query.GrantStmt) (Statement, error) {
 			continue
 		}
 		if len(ap.Cols) > 0 {
-			return nil, sqlerr.Unsupported("column privileges")
+			if err := st.addColumnPrivilege(ap); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		p, ok := catalog.ParsePrivilege(ap.PrivName)
 		if !ok || p&all == 0 {
@@ -264,11 +282,17 @@ func (b *binder) bindGrant(s *pg_query.GrantStmt) (Statement, error) {
 	if s.Targtype == pg_query.GrantTargetType_ACL_TARGET_ALL_IN_SCHEMA {
 		st.Target.AllInSchema = true
 	}
+	if len(st.Columns) > 0 && (st.Target.Kind != catalog.ObjRelation || st.Target.AllInSchema) {
+		return nil, sqlerr.New(sqlerr.InvalidGrantOperation, "column privileges are only valid for relations")
+	}
 	for _, o := range s.Objects {
 		switch {
 		case o.GetRangeVar() != nil:
 			rel, err := b.lookup(o.GetRangeVar())
 			if err != nil {
+				return nil, err
+			}
+			if err := columnsExist(rel, st.Columns); err != nil {
 				return nil, err
 			}
 			st.Target.Relations = append(st.Target.Relations, rel)
@@ -293,6 +317,39 @@ func (b *binder) bindGrant(s *pg_query.GrantStmt) (Statement, error) {
 	return st, nil
 }
 
+// addColumnPrivilege adds a privilege with a column list (SELECT (a, b),
+// ALL (a)) to st.
+func (st *Grant) addColumnPrivilege(ap *pg_query.AccessPriv) error {
+	p := catalog.ColumnPrivileges
+	if ap.PrivName != "" {
+		var ok bool
+		if p, ok = catalog.ParsePrivilege(ap.PrivName); !ok || p&catalog.ColumnPrivileges == 0 {
+			return sqlerr.New(sqlerr.InvalidGrantOperation, "invalid privilege type %s for column", strings.ToUpper(ap.PrivName))
+		}
+	}
+	for _, c := range ap.Cols {
+		name := c.GetString_().GetSval()
+		i := slices.IndexFunc(st.Columns, func(cp ColumnPrivileges) bool { return cp.Column == name })
+		if i < 0 {
+			i = len(st.Columns)
+			st.Columns = append(st.Columns, ColumnPrivileges{Column: name})
+		}
+		st.Columns[i].Privs |= p
+	}
+	return nil
+}
+
+// columnsExist checks that rel has a visible column of each name of cols.
+func columnsExist(rel *catalog.Relation, cols []ColumnPrivileges) error {
+	for _, c := range cols {
+		i := rel.ColumnIndex(c.Column)
+		if i < 0 || rel.Columns[i].Hidden {
+			return sqlerr.New(sqlerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", c.Column, rel.Name)
+		}
+	}
+	return nil
+}
+
 func (b *binder) bindGrantRole(s *pg_query.GrantRoleStmt) (Statement, error) {
 	st := &GrantRole{Revoke: !s.IsGrant}
 	for _, n := range s.GrantedRoles {
@@ -308,12 +365,10 @@ func (b *binder) bindGrantRole(s *pg_query.GrantRoleStmt) (Statement, error) {
 	return st, nil
 }
 
-// BindInZoneRefs is BindInZone that also returns the relations the
-// statement names (in FROM, as DML targets, in subqueries and views it
-// expands), distinct, in order of appearance: what privileges are checked
-// on.
-func BindInZoneRefs(cat *catalog.Catalog, searchPath []string, zone *types.Zone, p *Parsed) (Statement, []uint32, error) {
+// BindInZoneRefs is BindInZone that also returns what the statement
+// touches: what privileges are checked on.
+func BindInZoneRefs(cat *catalog.Catalog, searchPath []string, zone *types.Zone, p *Parsed) (Statement, Access, error) {
 	b := &binder{cat: cat, path: searchPath, zone: zone}
 	st, err := bind(b, p)
-	return st, refIDs(b.refs), err
+	return st, b.access(), err
 }

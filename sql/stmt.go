@@ -162,6 +162,8 @@ type SetVar struct {
 	Name  string
 	Value string
 	Reset bool
+	// Local is SET LOCAL: the value lasts until the transaction ends.
+	Local bool
 }
 
 // ShowVar is SHOW name (Name "all" for every parameter).
