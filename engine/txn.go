@@ -39,7 +39,7 @@ import (
 // transaction's first statement, for the whole transaction (snapshot
 // isolation; SERIALIZABLE is not stronger than that). There a write of a
 // row changed after the snapshot fails with 40001 (after waiting for the
-// row's lock). A row changed without a lock (by TRUNCATE or a CDC source)
+// row's lock). A row changed without a lock (by a CDC source or ALTER TABLE)
 // is still caught at COMMIT, with 40001, at every level.
 
 // txn is a session's open transaction block. It belongs to the session's
