@@ -51,7 +51,6 @@ type latestRow struct {
 
 // lockKeys locks, for the transaction, every key of keys in its table.
 func (tx *txn) lockKeys(ctx context.Context, q batchQuery, tt *txnTable, keys [][]byte) error {
-	tx.owner.pid = q.pid
 	for _, k := range keys {
 		if _, err := tx.e.locks.lock(ctx, tx.owner, tt.rel.ID, k, q.lockTimeout); err != nil {
 			return err
