@@ -384,3 +384,46 @@ func transfer(ctx context.Context, conn *pgx.Conn, src, dst, amount int, rollbac
 	}
 	return tx.Commit(ctx)
 }
+
+// TestRowLockDeadlockOfThree: a cycle through three transactions is found
+// by the one closing it, whose detail lists the three waits.
+func TestRowLockDeadlockOfThree(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	ctx := context.Background()
+	c0 := connect(ctx, t, srv)
+	mustExec(ctx, t, c0, "CREATE TABLE t (k int PRIMARY KEY, v int)")
+	mustExec(ctx, t, c0, "INSERT INTO t VALUES (1, 0), (2, 0), (3, 0)")
+	var cs []*pgx.Conn
+	for k := 1; k <= 3; k++ {
+		c := connect(ctx, t, srv)
+		mustExec(ctx, t, c, "BEGIN")
+		mustExec(ctx, t, c, fmt.Sprintf("UPDATE t SET v = v + 1 WHERE k = %d", k))
+		cs = append(cs, c)
+	}
+	done := make(chan error, 2)
+	for i := range 2 {
+		go func() {
+			_, err := cs[i].Exec(ctx, fmt.Sprintf("UPDATE t SET v = v + 1 WHERE k = %d", i+2))
+			done <- err
+		}()
+	}
+	time.Sleep(150 * time.Millisecond)
+	_, err := cs[2].Exec(ctx, "UPDATE t SET v = v + 1 WHERE k = 1")
+	if pgCode(err) != "40P01" || strings.Count(pgDetail(err), "Process") != 3 {
+		t.Fatalf("closing the cycle: %v (detail %q), want 40P01 with three waits", err, pgDetail(err))
+	}
+	mustExec(ctx, t, cs[2], "ROLLBACK")
+	// c2 gets k3 and commits; then c1 gets k2.
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	mustExec(ctx, t, cs[1], "COMMIT")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	mustExec(ctx, t, cs[0], "COMMIT")
+	var sum int
+	if err := c0.QueryRow(ctx, "SELECT sum(v) FROM t").Scan(&sum); err != nil || sum != 4 {
+		t.Fatalf("sum %d %v, want 4", sum, err)
+	}
+}
