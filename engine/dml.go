@@ -70,7 +70,12 @@ func (e *Engine) insertRows(ctx context.Context, st *sql.Insert, q batchQuery, w
 	if err != nil {
 		return 0, err
 	}
-	epoch, n, err := w.insert(recs, written)
+	var epoch uint64
+	var n int64
+	err = e.retryLocked(ctx, &q, func() (err error) {
+		epoch, n, err = w.insert(recs, written, q.owner)
+		return err
+	})
 	if err != nil {
 		return 0, err
 	}
@@ -106,7 +111,12 @@ func (e *Engine) modifyRows(ctx context.Context, table *catalog.Relation, rows s
 	if err != nil {
 		return 0, err
 	}
-	epoch, n, err := w.modify(ctx, root, update, q, written)
+	var epoch uint64
+	var n int64
+	err = e.retryLocked(ctx, &q, func() (err error) {
+		epoch, n, err = w.modify(ctx, root, update, q, written)
+		return err
+	})
 	if err != nil {
 		return 0, err
 	}

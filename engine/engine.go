@@ -141,6 +141,8 @@ type Engine struct {
 	history *historySource
 	metrics *metrics
 	queries runningQueries
+	// locks are the row locks of transactions (rowlock.go).
+	locks lockManager
 
 	ctx     context.Context
 	cancel  context.CancelFunc

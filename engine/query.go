@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -32,6 +33,12 @@ type batchQuery struct {
 	// tx is the session's transaction block, if it is in one: the query
 	// reads its snapshot and writes (txn.go).
 	tx *txn
+	// pid and lockTimeout are the session's backend pid and lock_timeout,
+	// for waits for row locks; owner holds the row locks a statement
+	// outside a transaction block waited for (rowlock.go).
+	pid         int32
+	lockTimeout time.Duration
+	owner       *lockOwner
 }
 
 // batchEnv returns the environment of one batch query: strict expression

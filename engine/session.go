@@ -229,7 +229,8 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 	if s.random == nil {
 		s.random = eval.NewRandom()
 	}
-	q := batchQuery{now: now, memoryLimit: s.queryMemoryLimit(), random: s.random, cat: s.cat, user: s.currentUser()}
+	q := batchQuery{now: now, memoryLimit: s.queryMemoryLimit(), random: s.random, cat: s.cat, user: s.currentUser(),
+		pid: s.BackendPID(), lockTimeout: s.timeout("lock_timeout")}
 	if s.tx == nil {
 		if err := checkWritable(s.value("default_transaction_read_only") == "on", st); err != nil {
 			return err

@@ -387,7 +387,7 @@ func (w *tableWriter) noRowsBetween(lo, hi []byte) (bool, error) {
 // caller) as one statement: either every row is written or none. It returns
 // the epoch holding the write. written, if set, is given each record of
 // rows as stored (every column), which it must retain to keep.
-func (w *tableWriter) insert(recs []arrow.RecordBatch, written func(arrow.RecordBatch)) (epoch uint64, n int64, err error) {
+func (w *tableWriter) insert(recs []arrow.RecordBatch, written func(arrow.RecordBatch), owner *lockOwner) (epoch uint64, n int64, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.checkLive(); err != nil {
@@ -402,7 +402,7 @@ func (w *tableWriter) insert(recs []arrow.RecordBatch, written func(arrow.Record
 	if err != nil {
 		return 0, 0, err
 	}
-	return w.insertFull(full, written)
+	return w.insertFull(full, written, owner)
 }
 
 // fullRows returns the rows of INSERT source records recs with every
@@ -433,7 +433,7 @@ func (w *tableWriter) fullRows(recs []arrow.RecordBatch) ([]arrow.RecordBatch, e
 
 // insertFull writes full (every column, see fullRows) as insert does. The
 // caller holds mu.
-func (w *tableWriter) insertFull(full []arrow.RecordBatch, written func(arrow.RecordBatch)) (epoch uint64, n int64, err error) {
+func (w *tableWriter) insertFull(full []arrow.RecordBatch, written func(arrow.RecordBatch), owner *lockOwner) (epoch uint64, n int64, err error) {
 	for _, rec := range full {
 		if err := w.checkRows(rec); err != nil {
 			return 0, 0, err
@@ -447,6 +447,9 @@ func (w *tableWriter) insertFull(full []arrow.RecordBatch, written func(arrow.Re
 	if w.rel.PrimaryKey {
 		arena, keys = w.encodeKeys(full)
 		if err := w.checkNewKeys(full, arena, keys); err != nil {
+			return 0, 0, err
+		}
+		if err := w.lockedError(owner, arenaKeys(arena, keys)); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -536,6 +539,9 @@ func (w *tableWriter) modify(ctx context.Context, root planner.Node, update bool
 	}
 	if n == 0 {
 		return w.sealed + 1, 0, nil
+	}
+	if err := w.lockedError(q.owner, w.recKeys(olds, news)); err != nil {
+		return 0, 0, err
 	}
 	// Check the new versions: NOT NULL, and for a changed primary key, that
 	// the new key is free (not held by a row this statement keeps).

@@ -20,6 +20,11 @@ import (
 // first, then the snapshot), so they see what the transaction did; nobody
 // else sees it.
 //
+// UPDATE, DELETE and INSERT lock the rows they write until the
+// transaction ends, waiting for the transactions holding them; under read
+// committed a statement whose rows another transaction changed meanwhile
+// re-applies itself to their newest versions (see txn_lock.go).
+//
 // COMMIT locks every table written (in relation id order), checks that no
 // key the transaction wrote was changed by anyone since the transaction
 // first read it (else 40001: the first committer wins), and applies the
@@ -32,10 +37,10 @@ import (
 // the last committed snapshot as of its start, under the transaction's own
 // writes. REPEATABLE READ and SERIALIZABLE read one snapshot, taken at the
 // transaction's first statement, for the whole transaction (snapshot
-// isolation; SERIALIZABLE is not stronger than that). In both, a write
-// conflicting with a write committed after it was read fails at COMMIT
-// with 40001, where PostgreSQL's read committed would wait and apply it to
-// the newer row.
+// isolation; SERIALIZABLE is not stronger than that). There a write of a
+// row changed after the snapshot fails with 40001 (after waiting for the
+// row's lock). A row changed without a lock (by a CDC source or ALTER TABLE)
+// is still caught at COMMIT, with 40001, at every level.
 
 // txn is a session's open transaction block. It belongs to the session's
 // goroutine.
@@ -58,6 +63,8 @@ type txn struct {
 	tables map[uint32]*txnTable // by relation id
 	saved  []txnSavepoint
 	valBuf []byte
+	// owner holds the row locks of the transaction's writes (txn_lock.go).
+	owner *lockOwner
 }
 
 // txnTable is a transaction's writes to one table.
@@ -83,7 +90,8 @@ type txnSavepoint struct {
 }
 
 func newTxn(e *Engine, isolation string) *txn {
-	tx := &txn{e: e, isolation: isolation, tables: map[uint32]*txnTable{}}
+	tx := &txn{e: e, isolation: isolation, tables: map[uint32]*txnTable{}, owner: newLockOwner(0)}
+	tx.owner.describe = e.describeRow
 	tx.setIsolation(isolation)
 	return tx
 }
@@ -124,6 +132,7 @@ func (tx *txn) releaseSnapshot() {
 
 // end releases what the transaction holds; it is done.
 func (tx *txn) end() {
+	tx.e.locks.releaseAll(tx.owner)
 	tx.releaseSnapshot()
 	tx.tables, tx.saved = nil, nil
 }
@@ -278,6 +287,11 @@ func (tt *txnTable) noteBefore(key []byte) error {
 // runQuery runs a batch query of the transaction: over its snapshot, with
 // the overlays of the tables it wrote.
 func (tx *txn) runQuery(ctx context.Context, rel sql.Rel, q batchQuery, out exec.Output) error {
+	return tx.runQueryWith(ctx, rel, q, tx.local, out)
+}
+
+// runQueryWith is runQuery reading the tables local gives (exec.Env.Local).
+func (tx *txn) runQueryWith(ctx context.Context, rel sql.Rel, q batchQuery, local func(state.TableID) *state.Table, out exec.Output) error {
 	e := tx.e
 	if err := e.checkViews(rel); err != nil {
 		return err
@@ -288,7 +302,7 @@ func (tx *txn) runQuery(ctx context.Context, rel sql.Rel, q batchQuery, out exec
 	}
 	env, release := e.batchEnv(q)
 	defer release()
-	env.Local = tx.local
+	env.Local = local
 	return exec.RunBatch(ctx, env, tx.snap, root, out)
 }
 

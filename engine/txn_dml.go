@@ -14,6 +14,7 @@ import (
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
 )
 
 // The DML of a transaction block: INSERT, UPDATE, DELETE and COPY FROM
@@ -53,6 +54,9 @@ func (tx *txn) insert(ctx context.Context, st *sql.Insert, q batchQuery) (int64,
 		return 0, err
 	}
 	if err := tt.checkNewKeys(full); err != nil {
+		return 0, err
+	}
+	if err := tx.lockNewKeys(ctx, q, tt, full, nil); err != nil {
 		return 0, err
 	}
 	var n int64
@@ -171,12 +175,19 @@ func (tx *txn) modify(ctx context.Context, table *catalog.Relation, rows sql.Rel
 	if err != nil {
 		return 0, err
 	}
+	olds, news, changed, err := tx.lockModified(ctx, q, tt, rows, update, olds, news)
+	if err != nil {
+		return 0, err
+	}
 	var n int64
 	for _, r := range olds {
 		n += r.NumRows()
 	}
 	if update {
 		if err := tt.checkUpdate(olds, news); err != nil {
+			return 0, err
+		}
+		if err := tx.lockNewKeys(ctx, q, tt, news, olds); err != nil {
 			return 0, err
 		}
 	}
@@ -203,6 +214,7 @@ func (tx *txn) modify(ctx context.Context, table *catalog.Relation, rows sql.Rel
 			x.PutAll(r)
 		}
 	}
+	tt.noteLatest(changed)
 	return n, nil
 }
 
@@ -254,6 +266,9 @@ func (tx *txn) commit() error {
 	if err != nil {
 		return err
 	}
+	// The writes are in the tables: waiters for their rows go on with them
+	// while the checkpoint holding them completes.
+	tx.e.locks.releaseAll(tx.owner)
 	return tx.e.awaitWrite(epoch)
 }
 
@@ -328,23 +343,30 @@ func (tt *txnTable) checkConflicts() error {
 // conflict is the 40001 error for key.
 func (tt *txnTable) conflict(key []byte) error {
 	e := sqlerr.New(sqlerr.SerializationFailure, "could not serialize access due to concurrent update")
-	w := tt.w
-	if !w.rel.PrimaryKey {
-		return e
+	if k, ok := keyText(tt.w.rel, tt.w.types, key); ok {
+		e.Detail = "Key " + k + " of relation \"" + tt.w.rel.Name + "\" was changed by a transaction that committed first."
+	}
+	return e
+}
+
+// keyText shows an encoded primary key of rel as (names)=(values); ok is
+// false for a table without a primary key or a key that does not decode.
+func keyText(rel *catalog.Relation, ts []types.T, key []byte) (string, bool) {
+	if !rel.PrimaryKey {
+		return "", false
 	}
 	var names, vals []string
 	rest := key
-	for _, k := range w.rel.Key {
-		d, next, err := state.DecodeKeyDatum(rest, w.types[k])
+	for _, k := range rel.Key {
+		d, next, err := state.DecodeKeyDatum(rest, ts[k])
 		if err != nil {
-			return e
+			return "", false
 		}
 		rest = next
-		names = append(names, w.rel.Columns[k].Name)
-		vals = append(vals, d.Text(w.types[k]))
+		names = append(names, rel.Columns[k].Name)
+		vals = append(vals, d.Text(ts[k]))
 	}
-	e.Detail = "Key (" + strings.Join(names, ", ") + ")=(" + strings.Join(vals, ", ") + ") of relation \"" + w.rel.Name + "\" was changed by a transaction that committed first."
-	return e
+	return "(" + strings.Join(names, ", ") + ")=(" + strings.Join(vals, ", ") + ")", true
 }
 
 // applyTxn writes the transaction's changes of tt to the table, its indexes

@@ -90,6 +90,7 @@ func (s *session) transaction(st *sql.Transaction, w pgwire.ResultWriter) error 
 			iso = s.value("default_transaction_isolation")
 		}
 		s.tx = newTxn(s.e, iso)
+		s.tx.owner.pid = s.BackendPID()
 		s.tx.readOnly = s.value("default_transaction_read_only") == "on"
 		if st.ReadOnly != nil {
 			s.tx.readOnly = *st.ReadOnly
@@ -309,6 +310,7 @@ func (s *session) implicitTransaction(stmts []*sql.Parsed) bool {
 // the end, or none if a statement fails.
 func (s *session) runImplicit(ctx context.Context, stmts []*sql.Parsed, w pgwire.ResultWriter) error {
 	s.tx = newTxn(s.e, s.value("default_transaction_isolation"))
+	s.tx.owner.pid = s.BackendPID()
 	s.tx.readOnly = s.value("default_transaction_read_only") == "on"
 	s.txParams = []txSavepointState{{params: maps.Clone(s.params)}}
 	for _, p := range stmts {

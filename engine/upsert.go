@@ -42,7 +42,12 @@ func (e *Engine) upsert(ctx context.Context, st *sql.Insert, q batchQuery, writt
 	if err != nil {
 		return 0, err
 	}
-	epoch, n, err := w.upsert(ctx, recs, set, q, written)
+	var epoch uint64
+	var n int64
+	err = e.retryLocked(ctx, &q, func() (err error) {
+		epoch, n, err = w.upsert(ctx, recs, set, q, written)
+		return err
+	})
 	if err != nil || n == 0 {
 		return 0, err
 	}
@@ -78,7 +83,7 @@ func (w *tableWriter) upsert(ctx context.Context, recs []arrow.RecordBatch, set 
 		if err != nil {
 			return 0, 0, err
 		}
-		return w.insertFull(full, written)
+		return w.insertFull(full, written, q.owner)
 	}
 	arena, keys := w.encodeKeys(full)
 	take := make([][]int32, len(full))
@@ -104,6 +109,9 @@ func (w *tableWriter) upsert(ctx context.Context, recs []arrow.RecordBatch, set 
 		case set != nil:
 			conflicts = append(conflicts, conflict{rec: k.rec, row: k.row, value: append([]byte(nil), v...)})
 		}
+	}
+	if err := w.lockedError(q.owner, arenaKeys(arena, keys)); err != nil {
+		return 0, 0, err
 	}
 	olds, news, err := w.conflictUpdates(ctx, full, conflicts, set, q)
 	defer func() {
@@ -143,7 +151,7 @@ func (w *tableWriter) upsert(ctx context.Context, recs []arrow.RecordBatch, set 
 		fresh = append(fresh, rec)
 	}
 	if len(fresh) > 0 {
-		if _, n, err = w.insertFull(fresh, written); err != nil {
+		if _, n, err = w.insertFull(fresh, written, q.owner); err != nil {
 			return 0, 0, err
 		}
 	}
