@@ -1,10 +1,8 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -60,8 +58,35 @@ type tableWriter struct {
 	// otherwise), written with the rows by applyCDC.
 	cdcOffset *state.Table
 
+	// write is the table's write operator over the current rel, table
+	// and indexes (op rebuilds it when DDL replaced one of them), and
+	// changes the table's change stream as it emits to it.
+	write   *exec.TableWrite
+	changes exec.Output
+
 	keyBuf []byte
 	valBuf []byte
+}
+
+// op returns the operator that checks and writes the table's rows and
+// emits its change stream. The caller holds mu.
+func (w *tableWriter) op() *exec.TableWrite {
+	if w.write == nil || !w.write.Serves(w.rel, w.table, w.indexes) {
+		w.write = exec.NewTableWrite(w.e.mem, w.rel, w.table, slices.Clone(w.indexes), w.checks)
+	}
+	return w.write
+}
+
+// emitChange sends a batch of the table's changes (or a barrier) down its
+// change stream, advancing the watermark over the batch's rows first.
+func (w *tableWriter) emitChange(ctx context.Context, m exec.Message) error {
+	if m.Batch != nil {
+		if err := w.observe(m.Batch); err != nil {
+			m.Batch.Release()
+			return err
+		}
+	}
+	return w.disp.Emit(ctx, m)
 }
 
 func (w *tableWriter) openIndex(def catalog.Index) *exec.IndexWriter {
@@ -119,6 +144,7 @@ func newTableWriter(e *Engine, rel *catalog.Relation) (*tableWriter, error) {
 		disp:   exec.NewDispatcher(rel.ID),
 		sealed: e.store.CommittedEpoch(),
 	}
+	w.changes = exec.OutputFunc(w.emitChange)
 	if err := w.openWatermark(); err != nil {
 		return nil, err
 	}
@@ -166,9 +192,8 @@ func newTableWriter(e *Engine, rel *catalog.Relation) (*tableWriter, error) {
 func (w *tableWriter) Inject(ctx context.Context, b *barrier.Barrier) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.table.Seal(b.Epoch)
-	for _, x := range w.indexes {
-		x.Table.Seal(b.Epoch)
+	if err := w.op().OnBarrier(ctx, b, w.changes); err != nil {
+		return err
 	}
 	if w.seq != nil {
 		w.seq.table.Seal(b.Epoch)
@@ -273,15 +298,7 @@ func (w *tableWriter) visibleToFull(rec arrow.RecordBatch) arrow.RecordBatch {
 
 // checkNotNull fails with 23502 if a NOT NULL column of rec (all columns) is
 // NULL.
-func (w *tableWriter) checkNotNull(rec arrow.RecordBatch) error {
-	for i, c := range w.rel.Columns {
-		if c.NotNull && rec.Column(i).NullN() > 0 {
-			return &sqlerr.Error{Code: sqlerr.NotNullViolation,
-				Message: "null value in column \"" + c.Name + "\" of relation \"" + w.rel.Name + "\" violates not-null constraint"}
-		}
-	}
-	return nil
-}
+func (w *tableWriter) checkNotNull(rec arrow.RecordBatch) error { return w.op().CheckNotNull(rec) }
 
 func (w *tableWriter) key(rec arrow.RecordBatch, i int) []byte {
 	w.keyBuf = w.keyBuf[:0]
@@ -293,16 +310,7 @@ func (w *tableWriter) key(rec arrow.RecordBatch, i int) []byte {
 
 // duplicateKey is the 23505 error for row i of rec.
 func (w *tableWriter) duplicateKey(rec arrow.RecordBatch, i int) error {
-	var names, vals []string
-	for _, k := range w.rel.Key {
-		names = append(names, w.rel.Columns[k].Name)
-		vals = append(vals, types.DatumAt(w.types[k], rec.Column(k), i).Text(w.types[k]))
-	}
-	return &sqlerr.Error{
-		Code:    sqlerr.UniqueViolation,
-		Message: "duplicate key value violates unique constraint \"" + primaryKeyName(w.rel) + "\"",
-		Detail:  "Key (" + strings.Join(names, ", ") + ")=(" + strings.Join(vals, ", ") + ") already exists.",
-	}
+	return w.op().DuplicateKey(rec, i)
 }
 
 // rowKey is the primary key of row row of record rec of an INSERT, at
@@ -312,75 +320,12 @@ type rowKey struct{ rec, row, off, end int }
 // encodeKeys encodes the primary key of every row of full into one arena;
 // keys lists them in statement order.
 func (w *tableWriter) encodeKeys(full []arrow.RecordBatch) (arena []byte, keys []rowKey) {
-	for r, rec := range full {
-		for i := range int(rec.NumRows()) {
-			off := len(arena)
-			for _, k := range w.rel.Key {
-				arena = state.AppendKey(arena, w.types[k], rec.Column(k), i)
-			}
-			keys = append(keys, rowKey{rec: r, row: i, off: off, end: len(arena)})
-		}
+	arena, ks := w.op().EncodeKeys(full)
+	keys = make([]rowKey, len(ks))
+	for i, k := range ks {
+		keys[i] = rowKey{rec: k.Rec, row: k.Row, off: k.Off, end: k.End}
 	}
 	return arena, keys
-}
-
-// checkNewKeys fails with 23505 for the first row of full (in statement
-// order) whose primary key (encodeKeys: arena, byRow) is already in the
-// table or is the key of an earlier row of full. The keys are sorted, so
-// repeats are neighbours; when the table holds no row between the least and
-// the greatest of them (an append, as loads in key order are), one seek
-// replaces a point read per row.
-func (w *tableWriter) checkNewKeys(full []arrow.RecordBatch, arena []byte, byRow []rowKey) error {
-	if len(byRow) == 0 {
-		return nil
-	}
-	key := func(k rowKey) []byte { return arena[k.off:k.end] }
-	keys := slices.Clone(byRow)
-	slices.SortStableFunc(keys, func(a, b rowKey) int { return bytes.Compare(key(a), key(b)) })
-	first := rowKey{rec: -1}
-	violates := func(k rowKey) {
-		if first.rec < 0 || k.rec < first.rec || k.rec == first.rec && k.row < first.row {
-			first = k
-		}
-	}
-	for j := 1; j < len(keys); j++ {
-		if bytes.Equal(key(keys[j-1]), key(keys[j])) {
-			violates(keys[j]) // the later of equal keys, in statement order
-		}
-	}
-	empty, err := w.noRowsBetween(key(keys[0]), key(keys[len(keys)-1]))
-	if err != nil {
-		return err
-	}
-	for j := 0; !empty && j < len(keys); j++ {
-		_, exists, err := w.table.Get(key(keys[j]))
-		if err != nil {
-			return err
-		}
-		if exists {
-			violates(keys[j])
-		}
-	}
-	if first.rec >= 0 {
-		return w.duplicateKey(full[first.rec], first.row)
-	}
-	return nil
-}
-
-// noRowsBetween reports whether the table (its writes so far included) has
-// no row whose key is in [lo, hi].
-func (w *tableWriter) noRowsBetween(lo, hi []byte) (bool, error) {
-	upper := append(slices.Clip(hi), 0) // the first key after hi
-	it, err := w.table.NewIter(lo, upper)
-	if err != nil {
-		return false, err
-	}
-	found := it.First()
-	err = it.Error()
-	if cerr := it.Close(); err == nil {
-		err = cerr
-	}
-	return !found, err
 }
 
 // insert writes rows (records of the table's visible columns, owned by the
@@ -434,51 +379,17 @@ func (w *tableWriter) fullRows(recs []arrow.RecordBatch) ([]arrow.RecordBatch, e
 // insertFull writes full (every column, see fullRows) as insert does. The
 // caller holds mu.
 func (w *tableWriter) insertFull(full []arrow.RecordBatch, written func(arrow.RecordBatch), owner *lockOwner) (epoch uint64, n int64, err error) {
-	for _, rec := range full {
-		if err := w.checkRows(rec); err != nil {
+	if w.rel.PrimaryKey {
+		if err := w.lockedError(owner, w.recKeys(full)); err != nil {
 			return 0, 0, err
 		}
 	}
-	if err := w.checkUnique(full, nil); err != nil {
+	if n, err = w.op().Insert(w.e.ctx, full, w.changes); err != nil {
 		return 0, 0, err
 	}
-	var arena []byte
-	var keys []rowKey
-	if w.rel.PrimaryKey {
-		arena, keys = w.encodeKeys(full)
-		if err := w.checkNewKeys(full, arena, keys); err != nil {
-			return 0, 0, err
-		}
-		if err := w.lockedError(owner, arenaKeys(arena, keys)); err != nil {
-			return 0, 0, err
-		}
-	}
-	row := 0
-	for _, rec := range full {
-		cols := rec.Columns()
-		rows := int(rec.NumRows())
-		for i := 0; i < rows; i++ {
-			w.valBuf = w.codec.Append(w.valBuf[:0], cols, i)
-			if keys != nil {
-				w.table.Put(arena[keys[row].off:keys[row].end], w.valBuf)
-				row++
-			} else {
-				w.table.Put(w.key(rec, i), w.valBuf)
-			}
-		}
-		w.putIndexes(rec)
-		n += int64(rows)
-		if written != nil {
+	if written != nil {
+		for _, rec := range full {
 			written(rec)
-		}
-		rec.Retain()
-		b := exec.NewBatch(rec, nil)
-		if err := w.observe(b); err != nil {
-			b.Release()
-			return 0, 0, err
-		}
-		if err := w.disp.Emit(w.e.ctx, exec.Message{Batch: b}); err != nil {
-			return 0, 0, err
 		}
 	}
 	return w.sealed + 1, n, nil
@@ -543,120 +454,30 @@ func (w *tableWriter) modify(ctx context.Context, root planner.Node, update bool
 	if err := w.lockedError(q.owner, w.recKeys(olds, news)); err != nil {
 		return 0, 0, err
 	}
-	// Check the new versions: NOT NULL, and for a changed primary key, that
-	// the new key is free (not held by a row this statement keeps).
 	if update {
-		oldKeys := map[string]bool{}
-		for _, r := range olds {
-			for i := 0; i < int(r.NumRows()); i++ {
-				oldKeys[string(w.key(r, i))] = true
-			}
-		}
-		newKeys := map[string]bool{}
-		for _, r := range news {
-			if err := w.checkNotNull(r); err != nil {
-				return 0, 0, err
-			}
-			if err := w.checkRows(r); err != nil {
-				return 0, 0, err
-			}
-			if !w.rel.PrimaryKey {
-				continue
-			}
-			for i := 0; i < int(r.NumRows()); i++ {
-				k := string(w.key(r, i))
-				if newKeys[k] {
-					return 0, 0, w.duplicateKey(r, i)
-				}
-				newKeys[k] = true
-				if !oldKeys[k] {
-					if _, exists, err := w.table.Get([]byte(k)); err != nil {
-						return 0, 0, err
-					} else if exists {
-						return 0, 0, w.duplicateKey(r, i)
-					}
-				}
-			}
-		}
+		_, err = w.op().Update(w.e.ctx, olds, news, w.changes)
+	} else {
+		_, err = w.op().Delete(w.e.ctx, olds, w.changes)
 	}
-	if update {
-		if err := w.checkUnique(news, olds); err != nil {
-			return 0, 0, err
-		}
+	if err != nil {
+		return 0, 0, err
 	}
-	// Write: deletions first, so that keys moving between rows stay correct.
-	for _, r := range olds {
-		for i := 0; i < int(r.NumRows()); i++ {
-			w.table.Delete(w.key(r, i))
+	if written != nil {
+		rows := olds
+		if update {
+			rows = news
 		}
-		w.deleteIndexes(r)
-	}
-	for _, r := range news {
-		cols := r.Columns()
-		for i := 0; i < int(r.NumRows()); i++ {
-			w.valBuf = w.codec.Append(w.valBuf[:0], cols, i)
-			w.table.Put(w.key(r, i), w.valBuf)
-		}
-		w.putIndexes(r)
-	}
-	for k, old := range olds {
-		if written != nil && update {
-			written(news[k])
-		} else if written != nil {
-			written(old)
-		}
-		var b *exec.Batch
-		if !update {
-			old.Retain()
-			ops := make([]exec.Op, old.NumRows())
-			for i := range ops {
-				ops[i] = exec.Delete
-			}
-			b = exec.NewBatch(old, ops)
-		} else if b, err = updatePairs(w.e, old, news[k]); err != nil {
-			return 0, 0, err
-		} else if err := w.observe(b); err != nil {
-			b.Release()
-			return 0, 0, err
-		}
-		if err := w.disp.Emit(w.e.ctx, exec.Message{Batch: b}); err != nil {
-			return 0, 0, err
+		for _, r := range rows {
+			written(r)
 		}
 	}
 	return w.sealed + 1, n, nil
 }
 
 // updatePairs interleaves old and new rows into UpdateDelete/UpdateInsert
-// pairs.
+// pairs (exec.UpdatePairs).
 func updatePairs(e *Engine, old, new arrow.RecordBatch) (*exec.Batch, error) {
-	n := int(old.NumRows())
-	cols := make([]arrow.Array, old.NumCols())
-	for i := range cols {
-		c, err := array.Concatenate([]arrow.Array{old.Column(i), new.Column(i)}, e.mem)
-		if err != nil {
-			for _, x := range cols[:i] {
-				x.Release()
-			}
-			return nil, err
-		}
-		cols[i] = c
-	}
-	both := array.NewRecordBatch(old.Schema(), cols, int64(2*n))
-	for _, c := range cols {
-		c.Release()
-	}
-	defer both.Release()
-	idx := make([]int32, 0, 2*n)
-	ops := make([]exec.Op, 0, 2*n)
-	for i := 0; i < n; i++ {
-		idx = append(idx, int32(i), int32(n+i))
-		ops = append(ops, exec.UpdateDelete, exec.UpdateInsert)
-	}
-	rec, err := eval.TakeRecord(e.mem, both, idx)
-	if err != nil {
-		return nil, err
-	}
-	return exec.NewBatch(rec, ops), nil
+	return exec.UpdatePairs(e.mem, old, new)
 }
 
 // localTable returns the table or index state modify reads state table id

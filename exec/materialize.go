@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/catalog"
@@ -27,24 +26,20 @@ import (
 // inserted before, and at most one row per key exists at a time (the planner
 // guarantees this by choosing the stream key).
 type Materialize struct {
-	mem     memory.Allocator
-	view    uint32
-	table   *state.Table
-	key     []int
-	types   []types.T
-	codec   *state.RowCodec
-	indexes []*IndexWriter
-	keyBuf  []byte
-	valBuf  []byte
-	cols    []arrow.Array
-	shard   *materializeShard // nil unless in a parallel fragment
+	mem   memory.Allocator
+	view  uint32
+	rows  *KeyedRows
+	table *state.Table
+	key   []int
+	types []types.T
+	shard *materializeShard // nil unless in a parallel fragment
 }
 
 // NewMaterialize returns a Materialize writing rows of the given types into
 // table, keyed by the columns key, and the view's indexes (each with its
 // state table).
 func NewMaterialize(mem memory.Allocator, view uint32, table *state.Table, key []int, ts []types.T, indexes []*IndexWriter) *Materialize {
-	return &Materialize{mem: mem, view: view, table: table, key: key, types: ts, codec: state.NewRowCodec(ts), indexes: indexes}
+	return &Materialize{mem: mem, view: view, rows: NewKeyedRows(table, key, ts, indexes), table: table, key: key, types: ts}
 }
 
 // AddViewIndex is a barrier mutation: the Materialize of view View builds
@@ -69,41 +64,17 @@ func (m *DropViewIndex) String() string {
 	return fmt.Sprintf("drop index %s (view %d)", m.Name, m.View)
 }
 
-// OnBatch applies b to the table and forwards it.
+// OnBatch applies b to the table and its indexes (KeyedRows.Apply) and
+// forwards it.
 func (m *Materialize) OnBatch(ctx context.Context, b *Batch, out Output) error {
-	m.cols = m.cols[:0]
-	for i := 0; i < int(b.Rec.NumCols()); i++ {
-		m.cols = append(m.cols, b.Rec.Column(i))
-	}
-	for i, op := range b.Ops {
-		m.keyBuf = m.keyBuf[:0]
-		for _, k := range m.key {
-			m.keyBuf = state.AppendKey(m.keyBuf, m.types[k], m.cols[k], i)
-		}
-		if op.IsInsert() {
-			m.valBuf = m.codec.Append(m.valBuf[:0], m.cols, i)
-			m.table.Put(m.keyBuf, m.valBuf)
-		} else {
-			m.table.Delete(m.keyBuf)
-		}
-		for _, x := range m.indexes {
-			if op.IsInsert() {
-				x.Put(b.Rec, i)
-			} else {
-				x.Delete(b.Rec, i)
-			}
-		}
-	}
+	m.rows.Apply(b.Rec, b.Ops)
 	return out.Emit(ctx, Message{Batch: b})
 }
 
 // OnBarrier seals the epoch's writes, then applies the barrier's index
 // mutations for the view.
 func (m *Materialize) OnBarrier(ctx context.Context, b *barrier.Barrier, _ Output) error {
-	m.table.Seal(b.Epoch)
-	for _, x := range m.indexes {
-		x.Table.Seal(b.Epoch)
-	}
+	m.rows.Seal(b.Epoch)
 	for _, mu := range b.Mutations {
 		switch mu := mu.(type) {
 		case *AddViewIndex:
@@ -114,12 +85,12 @@ func (m *Materialize) OnBarrier(ctx context.Context, b *barrier.Barrier, _ Outpu
 			if err != nil {
 				return err
 			}
-			m.indexes = append(m.indexes, x)
+			m.rows.Indexes = append(m.rows.Indexes, x)
 		case *DropViewIndex:
 			if mu.View != m.view {
 				continue
 			}
-			m.indexes = slices.DeleteFunc(m.indexes, func(x *IndexWriter) bool { return x.Def.Name == mu.Name })
+			m.rows.Indexes = slices.DeleteFunc(m.rows.Indexes, func(x *IndexWriter) bool { return x.Def.Name == mu.Name })
 		}
 	}
 	return nil
