@@ -180,7 +180,7 @@ func TestAlterParallelismUnderWrites(t *testing.T) {
 	}
 	for _, s := range []string{
 		"CREATE TABLE pt (id int PRIMARY KEY, g int, v int)",
-		"CREATE TABLE pd (id int PRIMARY KEY, name text)",
+		"CREATE TABLE pd (id int PRIMARY KEY, name text, r int)",
 		"SET streaming_parallelism = 1",
 	} {
 		if err := exec(conn, s); err != nil {
@@ -219,7 +219,7 @@ func TestAlterParallelismUnderWrites(t *testing.T) {
 				err = exec(writer, "UPDATE pt SET g = $1 WHERE id BETWEEN $2 AND $2 + 10", r.IntN(20), id)
 			case 2:
 				if err = exec(writer, "DELETE FROM pd WHERE id = $1", id); err == nil {
-					err = exec(writer, "INSERT INTO pd VALUES ($1, $2)", id, fmt.Sprint(i))
+					err = exec(writer, "INSERT INTO pd VALUES ($1, $2, $3)", id, fmt.Sprint(i%7), i%12)
 				}
 			case 3:
 				err = exec(writer, "DELETE FROM pt WHERE id = $1", id)

@@ -71,7 +71,9 @@ func (e *Engine) parallelPlan(rel *catalog.Relation, plan *planner.StreamPlan, v
 		return nil
 	}
 	frags := planner.CutFragments(plan)
-	if frags == nil {
+	if frags == nil || (rel.AtLeastOnce && !frags.SingleProducer()) {
+		// Unaligned merges of several producers would mix epochs, and with
+		// them the order of a key's changes: such views run as one actor.
 		return nil
 	}
 	return &exec.Parallel{
@@ -147,6 +149,9 @@ func explainParallel(lines []string, plan *planner.StreamPlan, n int) []string {
 	if n <= 1 {
 		return lines
 	}
+	// (An at_least_once view whose fragments merge several producers runs
+	// as one actor; EXPLAIN CREATE shows the plan at the session's mode
+	// default, exactly once.)
 	if f := planner.CutFragments(plan); f != nil {
 		lines = append(lines, f.Describe(n)...)
 	}

@@ -391,6 +391,17 @@ func (f *Fragments) Describe(n int) []string {
 	return out
 }
 
+// SingleProducer reports whether every exchange reads from fragment 0 (one
+// actor): no actor merges the streams of several producers.
+func (f *Fragments) SingleProducer() bool {
+	for _, x := range f.Exchanges {
+		if x.From != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // count is the number of fragments.
 func (f *Fragments) count() int { return len(f.Frags) }
 
