@@ -11,8 +11,8 @@ import (
 	"github.com/streamsql/streamsql/internal/testserver"
 )
 
-// BenchmarkParallelView measures the throughput of a grouped aggregation and
-// of a join over a datagen source, each at parallelism 1 and 2: the time
+// BenchmarkParallelView measures the throughput of a grouped aggregation,
+// a join and a join feeding an aggregation over a datagen source, each at parallelism 1 and 2: the time
 // from CREATE MATERIALIZED VIEW until the view has taken every row
 // (STREAMSQL_BENCH_ROWS, default 2M). Run with
 //
@@ -38,6 +38,9 @@ func BenchmarkParallelView(b *testing.B) {
 	views := []struct{ name, def, count string }{
 		{"agg", "SELECT k, count(*) AS n, sum(v) AS s, min(v) AS lo, max(v) AS hi FROM %[2]s GROUP BY k", "SELECT coalesce(sum(n), 0) FROM %s"},
 		{"join", "SELECT %[2]s.id, %[2]s.v, dim.k, dim.name FROM %[2]s JOIN dim ON %[2]s.k = dim.k", "SELECT count(*) FROM %s"},
+		// A join, then an aggregation on another key (two partitioned
+		// fragments).
+		{"joinagg", "SELECT dim.name, count(*) AS n, sum(%[2]s.v) AS s FROM %[2]s JOIN dim ON %[2]s.k = dim.k GROUP BY dim.name", "SELECT coalesce(sum(n), 0) FROM %s"},
 	}
 	n := 0
 	for _, v := range views {

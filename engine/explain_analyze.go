@@ -112,6 +112,9 @@ func (e *Engine) explainView(cat *catalog.Catalog, st *sql.ExplainView) ([]strin
 	}
 	name := func(slot int) string { return fmt.Sprintf("#%d", rel.OperatorTables[slot]) }
 	lines := planner.ExplainStreamWith(v.plan, fmt.Sprintf("#%d", rel.StateTable), name, opts)
+	if len(v.parallel) > 0 && !opts.JSON {
+		lines = explainParallel(lines, v.plan, viewParallelism(v.rel))
+	}
 	if st.Analyze && !opts.JSON {
 		status := "running"
 		if p := v.failed.Load(); p != nil {

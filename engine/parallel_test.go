@@ -25,6 +25,22 @@ var parallelViews = []struct{ name, def, check string }{
 		"SELECT pt.id, pt.v, pd.name FROM pt JOIN pd ON pt.id = pd.id"},
 	{"pleft", "SELECT pt.id, pt.g, pd.name FROM pt LEFT JOIN pd ON pt.id = pd.id",
 		"SELECT pt.id, pt.g, pd.name FROM pt LEFT JOIN pd ON pt.id = pd.id"},
+	// Several exchanges: a join on g, then an aggregation on another key.
+	{"pjoinagg", "SELECT pd.name, count(*) AS n, sum(pt.v) AS s, max(pt.id) AS hi FROM pt JOIN pd ON pt.g = pd.r GROUP BY pd.name",
+		"SELECT pd.name, count(*) AS n, sum(pt.v) AS s, max(pt.id) AS hi FROM pt JOIN pd ON pt.g = pd.r GROUP BY pd.name"},
+	// The same with sums only: exchanged without netting.
+	{"pjoinsum", "SELECT pd.name, count(*) AS n, sum(pt.v) AS s FROM pt JOIN pd ON pt.g = pd.r GROUP BY pd.name",
+		"SELECT pd.name, count(*) AS n, sum(pt.v) AS s FROM pt JOIN pd ON pt.g = pd.r GROUP BY pd.name"},
+	// An aggregation feeding a join on another key.
+	{"paggjoin", "SELECT a.g, a.n, pd.id, pd.name FROM (SELECT g, count(*) AS n FROM pt GROUP BY g) a JOIN pd ON a.n = pd.id",
+		"SELECT a.g, a.n, pd.id, pd.name FROM (SELECT g, count(*) AS n FROM pt GROUP BY g) a JOIN pd ON a.n = pd.id"},
+	// A view whose key (both sides' ids) does not hold the join key: the
+	// join's rows are exchanged by the view's key before the Materialize.
+	{"pnokey", "SELECT pt.id AS tid, pd.id AS did, pt.v, pd.name FROM pt JOIN pd ON pt.g = pd.r",
+		"SELECT pt.id AS tid, pd.id AS did, pt.v, pd.name FROM pt JOIN pd ON pt.g = pd.r"},
+	// Two aggregations on different keys.
+	{"paggagg", "SELECT n, count(*) AS groups, sum(s) AS total FROM (SELECT g, count(*) AS n, sum(v) AS s FROM pt GROUP BY g) a GROUP BY n",
+		"SELECT n, count(*) AS groups, sum(s) AS total FROM (SELECT g, count(*) AS n, sum(v) AS s FROM pt GROUP BY g) a GROUP BY n"},
 }
 
 // TestParallelViewsMatchRecomputation runs views at parallelism 4 under
@@ -46,7 +62,7 @@ func TestParallelViewsMatchRecomputation(t *testing.T) {
 		}
 	}
 	exec("CREATE TABLE pt (id int PRIMARY KEY, g int, v int)")
-	exec("CREATE TABLE pd (id int PRIMARY KEY, name text)")
+	exec("CREATE TABLE pd (id int PRIMARY KEY, name text, r int)")
 	exec("SET streaming_parallelism = 4")
 	for _, v := range parallelViews {
 		exec(fmt.Sprintf("CREATE MATERIALIZED VIEW %s AS %s", v.name, v.def))
@@ -55,7 +71,7 @@ func TestParallelViewsMatchRecomputation(t *testing.T) {
 	step := func(round int) {
 		for i := 0; i < 30; i++ {
 			id := r.IntN(200)
-			switch r.IntN(5) {
+			switch r.IntN(6) {
 			case 0, 1:
 				exec("DELETE FROM pt WHERE id = $1", id)
 				exec("INSERT INTO pt VALUES ($1, $2, $3)", id, r.IntN(12), r.IntN(50))
@@ -63,9 +79,18 @@ func TestParallelViewsMatchRecomputation(t *testing.T) {
 				exec("UPDATE pt SET g = $1, v = v + 1 WHERE id BETWEEN $2 AND $2 + 20", r.IntN(12), id)
 			case 3:
 				exec("DELETE FROM pt WHERE id BETWEEN $1 AND $1 + 5", id)
+			case 5:
+				// Both sides of a join row move to another join key in one
+				// epoch: the join's actors may emit its delete and insert in
+				// either order.
+				k := r.IntN(12)
+				exec("BEGIN")
+				exec("UPDATE pd SET r = $1 WHERE id BETWEEN $2 AND $2 + 10", k, id)
+				exec("UPDATE pt SET g = $1 WHERE id BETWEEN $2 AND $2 + 10", k, id)
+				exec("COMMIT")
 			case 4:
 				exec("DELETE FROM pd WHERE id = $1", id)
-				exec("INSERT INTO pd VALUES ($1, $2)", id, fmt.Sprint("n", round, i))
+				exec("INSERT INTO pd VALUES ($1, $2, $3)", id, fmt.Sprint("n", round%3, i%4), r.IntN(12))
 				exec("DELETE FROM pd WHERE id = $1", r.IntN(200))
 			}
 		}
@@ -86,6 +111,9 @@ func TestParallelViewsMatchRecomputation(t *testing.T) {
 			}
 			if n != int64(want) {
 				t.Fatalf("%s: view %s runs on %d actors, want %d", when, v.name, n, want)
+			}
+			if diffs := rowsOf(t, ctx, conn, "VERIFY MATERIALIZED VIEW "+v.name); len(diffs) > 0 {
+				t.Fatalf("%s: VERIFY MATERIALIZED VIEW %s: %s", when, v.name, strings.Join(diffs, "\n"))
 			}
 		}
 	}
@@ -152,7 +180,7 @@ func TestAlterParallelismUnderWrites(t *testing.T) {
 	}
 	for _, s := range []string{
 		"CREATE TABLE pt (id int PRIMARY KEY, g int, v int)",
-		"CREATE TABLE pd (id int PRIMARY KEY, name text)",
+		"CREATE TABLE pd (id int PRIMARY KEY, name text, r int)",
 		"SET streaming_parallelism = 1",
 	} {
 		if err := exec(conn, s); err != nil {
@@ -191,7 +219,7 @@ func TestAlterParallelismUnderWrites(t *testing.T) {
 				err = exec(writer, "UPDATE pt SET g = $1 WHERE id BETWEEN $2 AND $2 + 10", r.IntN(20), id)
 			case 2:
 				if err = exec(writer, "DELETE FROM pd WHERE id = $1", id); err == nil {
-					err = exec(writer, "INSERT INTO pd VALUES ($1, $2)", id, fmt.Sprint(i))
+					err = exec(writer, "INSERT INTO pd VALUES ($1, $2, $3)", id, fmt.Sprint(i%7), i%12)
 				}
 			case 3:
 				err = exec(writer, "DELETE FROM pt WHERE id = $1", id)

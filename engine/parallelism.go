@@ -63,20 +63,22 @@ func viewParallelism(rel *catalog.Relation) int {
 }
 
 // parallelPlan returns how rel's dataflow runs on several actors, or nil
-// if it runs as one (parallelism 1, or a plan planner.Partition cannot
+// if it runs as one (parallelism 1, or a plan planner.CutFragments cannot
 // cut).
 func (e *Engine) parallelPlan(rel *catalog.Relation, plan *planner.StreamPlan, v *view) *exec.Parallel {
 	n := viewParallelism(rel)
 	if n <= 1 || !parallelSink(rel) {
 		return nil
 	}
-	part := planner.Partition(plan)
-	if part == nil {
+	frags := planner.CutFragments(plan)
+	if frags == nil || (rel.AtLeastOnce && !frags.SingleProducer()) {
+		// Unaligned merges of several producers would mix epochs, and with
+		// them the order of a key's changes: such views run as one actor.
 		return nil
 	}
 	return &exec.Parallel{
-		N:    n,
-		Part: part,
+		N:     n,
+		Frags: frags,
 		TableShard: func(slot, shard int) *state.Table {
 			if shard == 0 {
 				return v.tables[slot]
@@ -147,8 +149,11 @@ func explainParallel(lines []string, plan *planner.StreamPlan, n int) []string {
 	if n <= 1 {
 		return lines
 	}
-	if pt := planner.Partition(plan); pt != nil {
-		lines = append(lines, pt.Describe(n))
+	// (An at_least_once view whose fragments merge several producers runs
+	// as one actor; EXPLAIN CREATE shows the plan at the session's mode
+	// default, exactly once.)
+	if f := planner.CutFragments(plan); f != nil {
+		lines = append(lines, f.Describe(n)...)
 	}
 	return lines
 }

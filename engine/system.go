@@ -308,7 +308,7 @@ func (e *Engine) viewRows(cat *catalog.Catalog) ([][]types.Datum, error) {
 		}
 		actors := 1
 		if v != nil && len(v.parallel) > 0 {
-			actors = len(v.parallel) - 1 // the gather is not one
+			actors = viewParallelism(r) // actors per partitioned fragment
 		}
 		rows = append(rows, []types.Datum{types.DText(r.Name), types.DText(r.SQL), types.DInt(errs), types.DInt(late), types.DText(status),
 			types.DText(r.Schema), types.DText(r.Kind.String()), types.DInt(int64(actors))})

@@ -20,6 +20,7 @@ import (
 //	batch SELECT ...          plan a batch query and print EXPLAIN
 //	stream SELECT ...         plan a materialized view and print EXPLAIN
 //	stream-keep-order SELECT  the same, with the inner joins in FROM order
+//	fragments SELECT ...      plan a materialized view and print its fragments at parallelism 4
 //
 // Errors print as "error: ...". Files live in testdata/explain; rewrite
 // expectations with -rewrite.
@@ -99,6 +100,20 @@ func TestExplain(t *testing.T) {
 					return "error: " + err.Error()
 				}
 				return strings.Join(ExplainStream(p, "view", func(s int) string { return fmt.Sprint(s) }), "\n")
+			case "fragments":
+				st, err := bindText(cat, "CREATE MATERIALIZED VIEW v AS "+d.Input)
+				if err != nil {
+					return "error: " + err.Error()
+				}
+				p, err := PlanStream(st.(*sql.CreateMaterializedView).Query)
+				if err != nil {
+					return "error: " + err.Error()
+				}
+				f := CutFragments(p)
+				if f == nil {
+					return "one actor"
+				}
+				return strings.Join(f.Describe(4), "\n")
 			}
 			d.Fatalf(t, "unknown command %s", d.Cmd)
 			return ""

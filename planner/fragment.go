@@ -2,116 +2,352 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
 
-// Partitioning is how a view's dataflow runs on several actors. The plan is
-// cut below Op, a partitioned operator: the part under Op (scans and what
-// they feed) runs as one actor, which ends in a hash exchange per input of
-// Op; Op and the stateless operators above it, down to the view's
-// Materialize, run as N actors. Every row of Op's input i goes to the actor
-// owning the virtual node of its key Keys[i] (state.VNode of the columns'
-// memcomparable encoding with types KeyTypes), so each actor holds every
-// row of the groups or join keys of its virtual nodes and its state tables
-// hold only their keys; the actors' Materializes write disjoint view keys,
-// because the view's key determines Op's partition key.
-type Partitioning struct {
-	// Op is a *HashAgg (keyed by its group columns) or a *Join (keyed by
-	// its join keys on each side).
-	Op       Node
-	Keys     [][]int
-	KeyTypes []types.T
-	// ViewKeys are the view's columns holding the partition key (a subset
-	// of its key): a view row belongs to the actor its values hash to.
-	ViewKeys []int
+// Fragments is how a view's dataflow runs on several actors: its plan cut
+// into fragments at hash exchanges. Fragment 0 reads the plan's leaves and
+// runs as one actor (the view's actor: scans, backfills, pause gates and
+// whatever stays unpartitioned above them). Every other fragment runs as N
+// actors, actor i owning the virtual nodes state.VNodeRange(i, N) of its
+// partition key; the last one ends in the view's Materialize (each actor
+// writes the view rows of its virtual nodes). An Exchange repartitions the
+// rows of its Input, produced by fragment From (one actor, or N), among the
+// N actors of fragment To, by the virtual node of the key columns Keys.
+//
+// A plan is cut before every partitioned operator (a grouped aggregation,
+// an equi-join) whose input is not already partitioned by the operator's
+// key, and before the Materialize when the last fragment is not
+// partitioned by columns of the view's key, so that two actors never
+// change the same view row.
+type Fragments struct {
+	Exchanges []*Exchange
+	// Frags[0] is the leaf fragment (Root nil); the last is the one that
+	// ends in the Materialize.
+	Frags []*Fragment
+	// ViewKeys are the view's columns (a subset of its key) by which the
+	// last fragment's rows are partitioned, of types ViewKeyTypes: a view
+	// row belongs to the actor its values hash to.
+	ViewKeys     []int
+	ViewKeyTypes []types.T
 }
 
-// Partition returns how p can run on several actors, or nil if it must run
-// as one: the plan has no partitioned operator reached from its
-// Materialize through projections and filters only; the operator keeps
-// state that is not confined to its partition key (global aggregates,
-// watermark cleaning, null-aware anti joins, joins without equality keys);
-// or the view's key does not determine the partition key (two actors could
-// then change the same view row in the same epoch, in either order).
-func Partition(p *StreamPlan) *Partitioning {
-	// toView maps the current node's columns to the view's columns.
-	toView := make(map[int]int, len(p.Root.Cols))
-	for i := range p.Root.Cols {
-		toView[i] = i
-	}
-	inKey := make(map[int]bool, len(p.Root.Key))
-	for _, k := range p.Root.Key {
-		inKey[k] = true
-	}
-	// covered reports whether every column of cols maps to a view key
-	// column.
-	covered := func(cols []int) bool {
-		for _, c := range cols {
-			v, ok := toView[c]
-			if !ok || !inKey[v] {
-				return false
-			}
-		}
-		return len(cols) > 0
-	}
-	viewCols := func(cols []int) []int {
-		out := make([]int, len(cols))
-		for i, c := range cols {
-			out[i] = toView[c]
-		}
-		return out
-	}
-	n := p.Root.Input
-	for {
-		switch x := n.(type) {
-		case *Filter:
-			n = x.Input
-			continue
-		case *Project:
-			next := make(map[int]int, len(x.Exprs))
-			for i, e := range x.Exprs {
-				if ref, ok := e.(*sql.InputRef); ok {
-					if v, ok := toView[i]; ok {
-						if _, dup := next[ref.Index]; !dup {
-							next[ref.Index] = v
-						}
-					}
-				}
-			}
-			toView, n = next, x.Input
-			continue
-		case *HashAgg:
-			if len(x.GroupCols) == 0 || x.WatermarkTable >= 0 || !covered(seq(len(x.GroupCols))) {
-				return nil
-			}
-			return &Partitioning{Op: x, Keys: [][]int{x.GroupCols}, KeyTypes: x.GroupTypes, ViewKeys: viewCols(seq(len(x.GroupCols)))}
-		case *Join:
-			if !partitionableJoin(x) {
-				return nil
-			}
-			nl := len(x.Left.Columns())
-			right := make([]int, len(x.RightKeys))
-			for i, k := range x.RightKeys {
-				right[i] = nl + k
-			}
-			// The side whose key columns are never NULL-padded must be
-			// determined by the view's key.
-			var side []int
-			switch {
-			case x.Type != sql.RightJoin && covered(x.LeftKeys):
-				side = x.LeftKeys
-			case (x.Type == sql.InnerJoin || x.Type == sql.RightJoin) && covered(right):
-				side = right
-			default:
-				return nil
-			}
-			return &Partitioning{Op: x, Keys: [][]int{x.LeftKeys, x.RightKeys}, KeyTypes: x.KeyTypes, ViewKeys: viewCols(side)}
-		}
+// Fragment is a part of the plan that runs on one set of actors.
+type Fragment struct {
+	// Root is the fragment's top node, whose rows go to the exchange Out
+	// (or, for the last fragment, to the Materialize).
+	Root Node
+	// Ins are the indexes of the exchanges into the fragment, Out the one
+	// out of it (-1 for the last fragment and for fragment 0, which has
+	// several: every exchange whose From is 0).
+	Ins []int
+	Out int
+}
+
+// Exchange is a hash exchange between two fragments.
+type Exchange struct {
+	Input    Node
+	Keys     []int
+	KeyTypes []types.T
+	From, To int
+	// Net is set when the rows are repartitioned from several actors, their
+	// partition key is not part of their stream key and the receiving
+	// operator needs each row's changes in order (see ordered): the changes of
+	// one row may then come from different actors in one epoch (a join
+	// output row whose both sides moved to another join key), in any order,
+	// so the receiving side nets out each epoch's changes and passes them
+	// on at its barrier (exec.NetChanges).
+	Net bool
+}
+
+// distribution is how the rows of a node are spread over actors: on one
+// actor (frag 0), or by the virtual node of one of the equivalent key
+// column lists keys (nil: by none the planner knows of).
+type distribution struct {
+	frag  int
+	keys  [][]int
+	types []types.T
+}
+
+// fragmenter cuts a plan bottom-up.
+type fragmenter struct {
+	f *Fragments
+}
+
+// CutFragments returns how p runs on several actors, or nil if it must run as
+// one: it has no partitioned operator, or a part that reads several
+// actors' rows is not one the runtime can split (an operator whose state
+// is not confined to one partition key above a partitioned one: global
+// aggregates, TopN, window functions, watermark cleaning; a union of
+// partitioned and unpartitioned inputs).
+func CutFragments(p *StreamPlan) *Fragments {
+	fr := &fragmenter{f: &Fragments{Frags: []*Fragment{{Out: -1}}}}
+	d, ok := fr.visit(p.Root.Input)
+	if !ok || d.frag == 0 {
 		return nil
 	}
+	m := p.Root
+	top := d.frag
+	fr.f.ViewKeys, fr.f.ViewKeyTypes = nil, nil
+	for _, k := range d.keys {
+		if subset(k, m.Key) {
+			fr.f.ViewKeys, fr.f.ViewKeyTypes = k, d.types
+			break
+		}
+	}
+	if fr.f.ViewKeys == nil {
+		// Repartition by the view's key before the Materialize.
+		ts := make([]types.T, len(m.Key))
+		for i, k := range m.Key {
+			ts[i] = m.Cols[k].Type
+		}
+		top = fr.exchange(m.Input, d, m.Key, ts)
+		fr.f.ViewKeys, fr.f.ViewKeyTypes = m.Key, ts
+	}
+	fr.f.Frags[top].Root = m.Input
+	fr.compact(top)
+	return fr.f
+}
+
+// compact drops the fragments merged into others and renumbers the rest,
+// top (the one ending in the Materialize) last.
+func (fr *fragmenter) compact(top int) {
+	f := fr.f
+	renum := make([]int, len(f.Frags))
+	frags := []*Fragment{f.Frags[0]}
+	for i, x := range f.Frags {
+		if i > 0 && i != top && x.Root != nil {
+			renum[i] = len(frags)
+			frags = append(frags, x)
+		}
+	}
+	renum[top] = len(frags)
+	frags = append(frags, f.Frags[top])
+	for _, x := range f.Exchanges {
+		x.From, x.To = renum[x.From], renum[x.To]
+	}
+	f.Frags = frags
+}
+
+// visit returns the distribution of n's rows, cutting the plan below n
+// where n needs its inputs repartitioned; ok is false if n cannot run
+// with the distribution of its inputs.
+func (fr *fragmenter) visit(n Node) (distribution, bool) {
+	in := n.Inputs()
+	ds := make([]distribution, len(in))
+	parallel := false
+	for i, c := range in {
+		var ok bool
+		if ds[i], ok = fr.visit(c); !ok {
+			return distribution{}, false
+		}
+		parallel = parallel || ds[i].frag != 0
+	}
+	if keys, ts, ok := partitionKey(n); ok {
+		return fr.partitioned(n, in, ds, keys, ts), true
+	}
+	if !parallel {
+		return distribution{}, true
+	}
+	switch n := n.(type) {
+	case *Filter:
+		return ds[0], true
+	case *Project:
+		return projectDistribution(n, ds[0]), true
+	}
+	return distribution{}, false
+}
+
+// partitioned places n, partitioned on keys[i] of each input i, in a
+// fragment of its own or in that of inputs already partitioned so.
+func (fr *fragmenter) partitioned(n Node, in []Node, ds []distribution, keys [][]int, ts []types.T) distribution {
+	// Inputs already partitioned by n's key stay in their fragment, which
+	// n joins; the others are exchanged into it.
+	to := -1
+	for i, d := range ds {
+		if d.frag != 0 && d.partitionedBy(keys[i], ts) {
+			switch {
+			case to < 0:
+				to = d.frag
+			case to != d.frag:
+				// Two fragments partitioned alike: their actors i meet.
+				fr.mergeFrags(to, d.frag)
+				ds[i].frag = to
+			}
+		}
+	}
+	if to < 0 {
+		to = fr.newFrag()
+	}
+	for i, d := range ds {
+		if !(d.frag == to && d.partitionedBy(keys[i], ts)) {
+			fr.exchangeTo(in[i], d, keys[i], ts, to, ordered(n))
+		}
+	}
+	return distribution{frag: to, keys: outputKeys(n, keys), types: ts}
+}
+
+// exchange cuts below a new fragment reading n's rows by keys.
+func (fr *fragmenter) exchange(n Node, d distribution, keys []int, ts []types.T) int {
+	// n is the top of d's fragment.
+	to := fr.newFrag()
+	fr.exchangeTo(n, d, keys, ts, to, true)
+	return to
+}
+
+// exchangeTo cuts between n, with distribution d, and fragment to, whose
+// operator reading n's rows needs, if order, each stream key's changes in
+// the order they were made.
+func (fr *fragmenter) exchangeTo(n Node, d distribution, keys []int, ts []types.T, to int, order bool) {
+	x := &Exchange{Input: n, Keys: keys, KeyTypes: ts, From: d.frag, To: to,
+		Net: order && d.frag != 0 && !d.keyedBy(n.StreamKey())}
+	fr.f.Exchanges = append(fr.f.Exchanges, x)
+	i := len(fr.f.Exchanges) - 1
+	fr.f.Frags[to].Ins = append(fr.f.Frags[to].Ins, i)
+	if d.frag != 0 {
+		fr.f.Frags[d.frag].Out = i
+		fr.f.Frags[d.frag].Root = n
+	}
+}
+
+func (fr *fragmenter) newFrag() int {
+	fr.f.Frags = append(fr.f.Frags, &Fragment{Out: -1})
+	return len(fr.f.Frags) - 1
+}
+
+// mergeFrags moves fragment b's inputs into a (b stays, empty and
+// unreachable, so that indexes do not move; compact drops it).
+func (fr *fragmenter) mergeFrags(a, b int) {
+	for _, i := range fr.f.Frags[b].Ins {
+		fr.f.Exchanges[i].To = a
+	}
+	fr.f.Frags[a].Ins = append(fr.f.Frags[a].Ins, fr.f.Frags[b].Ins...)
+	fr.f.Frags[b].Ins = nil
+	fr.f.Frags[b].Root = nil
+}
+
+// partitionedBy reports whether d's rows are spread over several actors by
+// the virtual node of keys (of types ts).
+func (d distribution) partitionedBy(keys []int, ts []types.T) bool {
+	if !slices.EqualFunc(d.types, ts, func(a, b types.T) bool { return a == b }) {
+		return false
+	}
+	for _, k := range d.keys {
+		if slices.Equal(k, keys) {
+			return true
+		}
+	}
+	return false
+}
+
+// keyedBy reports whether the stream key key determines which actor a
+// row is on: one of d's partition keys is made of key's columns.
+func (d distribution) keyedBy(key []int) bool {
+	for _, k := range d.keys {
+		if subset(k, key) {
+			return true
+		}
+	}
+	return false
+}
+
+// projectDistribution maps d through p: a partition key survives if p
+// passes all of its columns on.
+func projectDistribution(p *Project, d distribution) distribution {
+	out := distribution{frag: d.frag, types: d.types}
+	pos := map[int]int{}
+	for i, e := range p.Exprs {
+		if ref, ok := e.(*sql.InputRef); ok {
+			if _, dup := pos[ref.Index]; !dup {
+				pos[ref.Index] = i
+			}
+		}
+	}
+next:
+	for _, k := range d.keys {
+		mapped := make([]int, len(k))
+		for j, c := range k {
+			i, ok := pos[c]
+			if !ok {
+				continue next
+			}
+			mapped[j] = i
+		}
+		out.keys = append(out.keys, mapped)
+	}
+	return out
+}
+
+// ordered reports whether partitioned operator n needs the changes of each
+// input row in order. A join and the Materialize keep one entry per input
+// stream key, as do the value sets of min, max and DISTINCT aggregates: an
+// insert of a key before the delete of its old version would be undone by
+// the delete. The other aggregates' states are sums over the rows, which
+// any interleaving of the actors' ordered streams keeps those of a
+// multiset of rows (no row's count goes below zero), and are emitted only
+// at the barrier.
+func ordered(n Node) bool {
+	if a, ok := n.(*HashAgg); ok {
+		return slices.ContainsFunc(a.ValueSets, func(slot int) bool { return slot >= 0 })
+	}
+	return true
+}
+
+// partitionKey returns the partition key of each input of n, of types ts,
+// if n is an operator whose every state access is within one value of it.
+func partitionKey(n Node) (keys [][]int, ts []types.T, ok bool) {
+	switch x := n.(type) {
+	case *HashAgg:
+		if len(x.GroupCols) == 0 || x.WatermarkTable >= 0 {
+			return nil, nil, false
+		}
+		return [][]int{x.GroupCols}, x.GroupTypes, true
+	case *Join:
+		if !partitionableJoin(x) {
+			return nil, nil, false
+		}
+		return [][]int{x.LeftKeys, x.RightKeys}, x.KeyTypes, true
+	}
+	return nil, nil, false
+}
+
+// outputKeys returns the columns of partitioned operator n's output that
+// hold its partition key: an aggregation's group columns, a join's key
+// columns of the sides that are never NULL-padded.
+func outputKeys(n Node, keys [][]int) [][]int {
+	switch x := n.(type) {
+	case *HashAgg:
+		return [][]int{seq(len(x.GroupCols))}
+	case *Join:
+		nl := len(x.Left.Columns())
+		right := make([]int, len(x.RightKeys))
+		for i, k := range x.RightKeys {
+			right[i] = nl + k
+		}
+		switch x.Type {
+		case sql.InnerJoin:
+			return [][]int{x.LeftKeys, right}
+		case sql.RightJoin:
+			return [][]int{right}
+		}
+		return [][]int{x.LeftKeys}
+	}
+	return nil
+}
+
+// subset reports whether every column of cols is in set (and cols is not
+// empty).
+func subset(cols, set []int) bool {
+	for _, c := range cols {
+		if !slices.Contains(set, c) {
+			return false
+		}
+	}
+	return len(cols) > 0
 }
 
 // partitionableJoin reports whether every state access of join j is within
@@ -127,21 +363,72 @@ func partitionableJoin(j *Join) bool {
 	return len(j.LeftKeys) > 0 && j.WatermarkTable < 0 && len(j.IntervalBounds) == 0 && j.Left != j.Right
 }
 
-// Describe renders the partitioning at parallelism n for EXPLAIN: the
-// exchanges into the partitioned operator and on which columns.
-func (pt *Partitioning) Describe(n int) string {
-	var ins []string
-	for i, in := range pt.Op.Inputs() {
-		cols := in.Columns()
-		var names []string
-		for _, k := range pt.Keys[i] {
-			names = append(names, cols[k].Name)
+// Describe renders the fragments at parallelism n for EXPLAIN, one line per
+// fragment, the view's actor first.
+func (f *Fragments) Describe(n int) []string {
+	out := []string{fmt.Sprintf("Parallelism { actors: %d, virtual_nodes: 256, fragments: %d }", n, f.count())}
+	for i, fr := range f.Frags {
+		var ins []string
+		for _, x := range fr.Ins {
+			ins = append(ins, f.Exchanges[x].describe())
 		}
-		ins = append(ins, "HashShard("+strings.Join(names, ", ")+")")
+		top := "none"
+		if fr.Root != nil {
+			top = nodeName(fr.Root)
+			if len(fr.Ins) == 1 && f.Exchanges[fr.Ins[0]].Input == fr.Root {
+				top = "none"
+			}
+		}
+		switch {
+		case i == 0:
+			out = append(out, "  Fragment 0 { actors: 1, reads: sources and upstreams }")
+		case i == len(f.Frags)-1:
+			out = append(out, fmt.Sprintf("  Fragment %d { actors: %d, top: %s, exchanges in: %s, into: Materialize }", i, n, top, strings.Join(ins, ", ")))
+		default:
+			out = append(out, fmt.Sprintf("  Fragment %d { actors: %d, top: %s, exchanges in: %s }", i, n, top, strings.Join(ins, ", ")))
+		}
 	}
-	op := "HashAgg"
-	if _, ok := pt.Op.(*Join); ok {
-		op = "HashJoin"
+	return out
+}
+
+// SingleProducer reports whether every exchange reads from fragment 0 (one
+// actor): no actor merges the streams of several producers.
+func (f *Fragments) SingleProducer() bool {
+	for _, x := range f.Exchanges {
+		if x.From != 0 {
+			return false
+		}
 	}
-	return fmt.Sprintf("Parallelism { actors: %d, virtual_nodes: 256, exchange: %s into %s }", n, strings.Join(ins, " and "), op)
+	return true
+}
+
+// count is the number of fragments.
+func (f *Fragments) count() int { return len(f.Frags) }
+
+func (x *Exchange) describe() string {
+	cols := x.Input.Columns()
+	var names []string
+	for _, k := range x.Keys {
+		names = append(names, cols[k].Name)
+	}
+	s := fmt.Sprintf("HashShard(%s) from fragment %d", strings.Join(names, ", "), x.From)
+	if x.Net {
+		s += " netted per epoch"
+	}
+	return s
+}
+
+// nodeName is the operator name EXPLAIN gives n.
+func nodeName(n Node) string {
+	switch x := n.(type) {
+	case *HashAgg:
+		return "HashAgg"
+	case *Join:
+		return "HashJoin"
+	case *Project:
+		return "Project over " + nodeName(x.Input)
+	case *Filter:
+		return "Filter over " + nodeName(x.Input)
+	}
+	return fmt.Sprintf("%T", n)[len("*planner."):]
 }
