@@ -129,6 +129,7 @@ func buildParallel(env Env, p *planner.StreamPlan, par Parallel, tail func(Env, 
 // ending in an exchange to the gather channel g.
 func buildShard(env Env, p *planner.StreamPlan, par Parallel, i int, ins []planner.Node, in [][]chan Message, g chan Message, tail func(Env, int, Output) (Output, interface{ Close() })) (*Actor, error) {
 	env.Table = func(slot int) *state.Table { return par.TableShard(slot, i) }
+	env.VNodes = state.OwnedVNodes(i, par.N)
 	ec := *env.Eval // operators may set Now
 	env.Eval = &ec
 	toGather := NewExchange(env.Mem, nil, nil, []chan Message{g})

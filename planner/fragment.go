@@ -33,7 +33,7 @@ type Partitioning struct {
 // as one: the plan has no partitioned operator reached from its
 // Materialize through projections and filters only; the operator keeps
 // state that is not confined to its partition key (global aggregates,
-// watermark cleaning, null-aware anti joins, joins without equality keys);
+// null-aware anti joins, joins without equality keys);
 // or the view's key does not determine the partition key (two actors could
 // then change the same view row in the same epoch, in either order).
 func Partition(p *StreamPlan) *Partitioning {
@@ -84,7 +84,9 @@ func Partition(p *StreamPlan) *Partitioning {
 			toView, n = next, x.Input
 			continue
 		case *HashAgg:
-			if len(x.GroupCols) == 0 || x.WatermarkTable >= 0 || !covered(seq(len(x.GroupCols))) {
+			// A windowed aggregation cleans by watermark per virtual node:
+			// every actor gets every watermark and cleans its own groups.
+			if len(x.GroupCols) == 0 || !covered(seq(len(x.GroupCols))) {
 				return nil
 			}
 			return &Partitioning{Op: x, Keys: [][]int{x.GroupCols}, KeyTypes: x.GroupTypes, ViewKeys: viewCols(seq(len(x.GroupCols)))}
@@ -115,16 +117,17 @@ func Partition(p *StreamPlan) *Partitioning {
 }
 
 // partitionableJoin reports whether every state access of join j is within
-// one join key: equality keys, no watermark cleaning (whose range deletions
-// and time indexes span keys), not null-aware (which counts every right
-// row).
+// one join key, or within the virtual nodes of its actor: equality keys,
+// not null-aware (which counts every right row). Watermark cleaning (window
+// and interval joins) deletes and scans per virtual node, its time indexes
+// being keyed by virtual node first, and every actor gets every watermark.
 func partitionableJoin(j *Join) bool {
 	switch j.Type {
 	case sql.InnerJoin, sql.LeftJoin, sql.RightJoin, sql.SemiJoin, sql.AntiJoin:
 	default:
 		return false
 	}
-	return len(j.LeftKeys) > 0 && j.WatermarkTable < 0 && len(j.IntervalBounds) == 0 && j.Left != j.Right
+	return len(j.LeftKeys) > 0 && j.Left != j.Right
 }
 
 // Describe renders the partitioning at parallelism n for EXPLAIN: the
