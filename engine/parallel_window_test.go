@@ -163,3 +163,65 @@ func TestParallelWindowsAndIntervalJoin(t *testing.T) {
 	}
 	same("after late rows")
 }
+
+// TestRescaleMovesVirtualNodes rescales an idle aggregation view of 100,000
+// groups from 1 to 4 to 2 actors: the new actors take over the state of
+// their virtual nodes where it is, so the checkpoints of the rescales write
+// (next to) no keys, and the view then goes on from the old state.
+func TestRescaleMovesVirtualNodes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	srv := testserver.Start(t, testserver.Options{BarrierInterval: 5 * time.Millisecond})
+	conn, err := srv.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	exec := func(sql string) {
+		t.Helper()
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	const groups = 100_000
+	exec("CREATE TABLE rt (id int PRIMARY KEY, v int)")
+	exec("SET streaming_parallelism = 1")
+	exec("CREATE MATERIALIZED VIEW rv AS SELECT id, count(*) AS n, sum(v) AS s, max(v) AS hi FROM rt GROUP BY id")
+	exec(fmt.Sprintf("INSERT INTO rt SELECT g, g %% 100 FROM generate_series(1, %d) AS g", groups))
+	exec("FLUSH")
+	const check = "SELECT count(*), sum(n)::bigint, sum(s)::bigint, sum(hi)::bigint FROM rv"
+	const recompute = "SELECT count(*), count(*), sum(v)::bigint, sum(v)::bigint FROM rt"
+	same := func(when string) {
+		t.Helper()
+		got, want := rowsOf(t, ctx, conn, check), rowsOf(t, ctx, conn, recompute)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s: view %v, recomputed %v", when, got, want)
+		}
+	}
+	same("at parallelism 1")
+	lastEpoch := func() (e int64) {
+		t.Helper()
+		if err := conn.QueryRow(ctx, "SELECT max(epoch) FROM streamsql_checkpoints").Scan(&e); err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	for _, n := range []int{4, 2} {
+		before := lastEpoch()
+		exec(fmt.Sprintf("ALTER MATERIALIZED VIEW rv SET PARALLELISM %d", n))
+		exec("FLUSH")
+		var keys int64
+		if err := conn.QueryRow(ctx, "SELECT coalesce(sum(keys_written), 0) FROM streamsql_checkpoints WHERE epoch > $1", before).Scan(&keys); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("rescale to %d actors: %d keys written by its checkpoints (epochs after %d)", n, keys, before)
+		if keys > 100 {
+			t.Fatalf("rescale to %d actors: its checkpoints wrote %d keys for a view of %d groups", n, keys, groups)
+		}
+		same(fmt.Sprint("at parallelism ", n))
+		// Every group changes: each actor reads its groups' old state.
+		exec("UPDATE rt SET v = v + 1")
+		exec("FLUSH")
+		same(fmt.Sprint("after an update at parallelism ", n))
+	}
+}
