@@ -16,9 +16,10 @@ import (
 //     window close, the rows whose group column is NULL: their window never
 //     closes);
 //   - at each barrier, after emitting the epoch's changes, deletes the state
-//     of the final groups (a prefix of the Result table and of every value
-//     set, whose keys start with the group key) and forwards the watermark
-//     on its first output column;
+//     of the final groups (in each virtual node the aggregation owns, a key
+//     range of the Result table and of every value set, whose keys start
+//     with the virtual node and then the group key) and forwards the
+//     watermark on its first output column;
 //   - emitting on window close, emits nothing for changing groups and, at
 //     each barrier, each group that became final as one Insert of its final
 //     row, just before deleting it: the output is append-only.
