@@ -52,6 +52,10 @@ type Env struct {
 	StartTime int64
 	// Stats, if set, counts the rows and time of every operator (NewStats).
 	Stats *Stats
+	// VNodes are the virtual nodes the operators built own: an actor's
+	// range in a parallel fragment (state.OwnedVNodes), every one (the zero
+	// value) elsewhere. Vnode-keyed operators scan and clean only these.
+	VNodes state.VNodes
 }
 
 // countLate adds n to env.LateRows, if set.
@@ -194,6 +198,7 @@ func operator(env Env, n planner.Node) (Operator, error) {
 			InputKeyTypes: n.InputKeyTypes,
 			CacheGroups:   env.AggCacheGroups,
 			LateRows:      env.LateRows,
+			VNodes:        env.VNodes,
 		}
 		if n.WatermarkTable >= 0 {
 			spec.Watermark = env.Table(n.WatermarkTable)
@@ -258,6 +263,7 @@ func newJoinOperator(env Env, n *planner.Join) (*HashJoin, error) {
 		KeyTypes:   n.KeyTypes,
 		StreamKeys: n.InputKeys,
 		Tables:     [2]*state.Table{env.Table(n.LeftTable), env.Table(n.RightTable)},
+		VNodes:     env.VNodes,
 	}
 	// Batch plans have no stream keys: stored rows get sequence numbers. A
 	// batch run feeds a join's right input first (RunBatch).

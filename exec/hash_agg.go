@@ -51,6 +51,11 @@ type HashAggSpec struct {
 	Watermark         *state.Table
 	EmitOnWindowClose bool
 	LateRows          *atomic.Int64
+	// VNodes are the virtual nodes whose groups this aggregation holds (the
+	// zero value: all of them). Every state key starts with the group key's
+	// virtual node (state.SetVNode); cleaning by watermark deletes and scans
+	// within VNodes only.
+	VNodes state.VNodes
 }
 
 // DefaultAggCacheGroups is the default HashAggSpec.CacheGroups.
@@ -124,6 +129,9 @@ func NewHashAgg(mem memory.Allocator, ectx *eval.Context, spec HashAggSpec) (*Ha
 	if spec.CacheGroups <= 0 {
 		spec.CacheGroups = DefaultAggCacheGroups
 	}
+	if spec.VNodes.Hi == 0 {
+		spec.VNodes = state.AllVNodes
+	}
 	a := &HashAgg{mem: mem, ectx: ectx, spec: spec, groups: map[string]int32{}}
 	for i, call := range spec.Calls {
 		agg, err := newAggregator(call, spec.ArgTypes[i], spec.ValueSets[i], a.groupKey, a.rowKey)
@@ -163,6 +171,17 @@ func callTypes(calls []sql.AggCall) []types.T {
 	return ts
 }
 
+// globalGroupKey is the state key of the group of an aggregation without
+// group columns: the virtual node of the empty key.
+var globalGroupKey = func() []byte {
+	k := state.AppendVNode(nil, 0)
+	state.SetVNode(k, len(k))
+	return k
+}()
+
+// groupKey returns the state key of the group in slot: its virtual node,
+// then the memcomparable encoding of its group columns. Every state table
+// of the aggregation keys its rows by it first.
 func (a *HashAgg) groupKey(slot int32) []byte { return a.keys[slot] }
 
 func (a *HashAgg) rowKey(i int) []byte {
@@ -276,10 +295,11 @@ func (a *HashAgg) OnBatch(ctx context.Context, b *Batch, out Output) error {
 		keyCols[j] = rec.Column(c)
 	}
 	for i := 0; i < n; i++ {
-		a.keyBuf = a.keyBuf[:0]
+		a.keyBuf = state.AppendVNode(a.keyBuf[:0], 0)
 		for j, col := range keyCols {
 			a.keyBuf = state.AppendKey(a.keyBuf, a.spec.GroupTypes[j], col, i)
 		}
+		state.SetVNode(a.keyBuf, len(a.keyBuf))
 		slot, err := a.slotFor(a.keyBuf)
 		if err != nil {
 			return err
@@ -375,7 +395,7 @@ func (a *HashAgg) distinctSigns(k int, col arrow.Array, signs []int8) ([]int8, e
 // OnBarrier emits the epoch's output changes and seals the state.
 func (a *HashAgg) OnBarrier(ctx context.Context, br *barrier.Barrier, out Output) error {
 	if len(a.spec.GroupCols) == 0 {
-		slot, err := a.slotFor(nil)
+		slot, err := a.slotFor(globalGroupKey)
 		if err != nil {
 			return err
 		}
@@ -476,7 +496,7 @@ func (a *HashAgg) outputRow(slot int32) ([]byte, error) {
 		return nil, nil
 	}
 	a.datums = a.datums[:0]
-	key := a.keys[slot]
+	key := a.keys[slot][state.VNodePrefixLen:]
 	for _, t := range a.spec.GroupTypes {
 		d, rest, err := state.DecodeKeyDatum(key, t)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/streamsql/streamsql/barrier"
+	"github.com/streamsql/streamsql/state"
 )
 
 // Windowed aggregation.
@@ -15,9 +16,10 @@ import (
 //     window close, the rows whose group column is NULL: their window never
 //     closes);
 //   - at each barrier, after emitting the epoch's changes, deletes the state
-//     of the final groups (a prefix of the Result table and of every value
-//     set, whose keys start with the group key) and forwards the watermark
-//     on its first output column;
+//     of the final groups (in each virtual node the aggregation owns, a key
+//     range of the Result table and of every value set, whose keys start
+//     with the virtual node and then the group key) and forwards the
+//     watermark on its first output column;
 //   - emitting on window close, emits nothing for changing groups and, at
 //     each barrier, each group that became final as one Insert of its final
 //     row, just before deleting it: the output is append-only.
@@ -56,22 +58,23 @@ func (a *HashAgg) closeWindows(ctx context.Context, out Output) error {
 	return out.Emit(ctx, a.wm.message(0))
 }
 
-// dropFinal emits the final groups in [lower, upper) (on window close) and
-// deletes them.
+// dropFinal emits the final groups whose group key is in [lower, upper)
+// (on window close) and deletes them, in each of the aggregation's virtual
+// nodes.
 func (a *HashAgg) dropFinal(ctx context.Context, lower, upper []byte, out Output) error {
 	if a.spec.EmitOnWindowClose {
 		if err := a.emitFinal(ctx, lower, upper, out); err != nil {
 			return err
 		}
 	}
-	a.spec.Result.DeleteRange(lower, upper)
+	a.spec.Result.DeleteRangeVNodes(a.spec.VNodes, lower, upper)
 	for _, t := range a.spec.ValueSets {
 		if t != nil {
-			t.DeleteRange(lower, upper)
+			t.DeleteRangeVNodes(a.spec.VNodes, lower, upper)
 		}
 	}
 	for key, slot := range a.groups {
-		if key >= string(lower) && key < string(upper) {
+		if gk := key[state.VNodePrefixLen:]; gk >= string(lower) && gk < string(upper) {
 			a.drop(slot)
 		}
 	}
@@ -79,19 +82,10 @@ func (a *HashAgg) dropFinal(ctx context.Context, lower, upper []byte, out Output
 	return nil
 }
 
-// emitFinal emits the final row of every group in [lower, upper) of Result
-// as an Insert.
+// emitFinal emits the final row of every group of Result whose group key
+// is in [lower, upper) as an Insert, virtual node by virtual node.
 func (a *HashAgg) emitFinal(ctx context.Context, lower, upper []byte, out Output) error {
-	it, err := a.spec.Result.NewIter(lower, upper)
-	if err != nil {
-		return err
-	}
-	var keys [][]byte
-	for ok := it.First(); ok; ok = it.Next() {
-		keys = append(keys, append([]byte(nil), it.Key()...))
-	}
-	err = it.Error()
-	it.Close()
+	keys, err := vnodeKeys(a.spec.Result, a.spec.VNodes, lower, upper)
 	if err != nil || len(keys) == 0 {
 		return err
 	}
@@ -125,4 +119,29 @@ func (a *HashAgg) emitFinal(ctx context.Context, lower, upper []byte, out Output
 		}
 	}
 	return nil
+}
+
+// vnodeKeys returns copies of the keys of vnode-keyed table t whose key
+// after the virtual node prefix is in [lower, upper) (non-nil bounds), in
+// each virtual node of vs, through one iterator.
+func vnodeKeys(t *state.Table, vs state.VNodes, lower, upper []byte) ([][]byte, error) {
+	it, err := t.NewIter(nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	var keys [][]byte
+	var lo, hi []byte
+	for v := vs.Lo; v < vs.Hi; v++ {
+		lo = append(state.AppendVNode(lo[:0], v), lower...)
+		hi = append(state.AppendVNode(hi[:0], v), upper...)
+		it.SetBounds(lo, hi)
+		for ok := it.First(); ok; ok = it.Next() {
+			keys = append(keys, append([]byte(nil), it.Key()...))
+		}
+	}
+	if err := it.Error(); err != nil {
+		it.Close()
+		return nil, err
+	}
+	return keys, it.Close()
 }

@@ -74,6 +74,11 @@ type HashJoinSpec struct {
 	// Budget, if set, is checked as a batch's candidate pairs accumulate
 	// (a batch query's memory budget).
 	Budget *Budget
+	// VNodes are the virtual nodes whose join keys this join holds (the
+	// zero value: all of them). Every key of Tables and TimeIndex starts
+	// with the join key's virtual node (state.SetVNode); scans and cleaning
+	// stay within VNodes.
+	VNodes state.VNodes
 }
 
 // HashJoin is the streaming equi-join of two inputs, retractable on both
@@ -131,6 +136,9 @@ type HashJoin struct {
 
 // NewHashJoin returns a HashJoin.
 func NewHashJoin(mem memory.Allocator, ectx *eval.Context, spec HashJoinSpec) *HashJoin {
+	if spec.VNodes.Hi == 0 {
+		spec.VNodes = state.AllVNodes
+	}
 	j := &HashJoin{mem: mem, ectx: ectx, spec: spec, rightRows: -1, timeCol: [2]int{-1, -1}}
 	for s := 0; s < 2; s++ {
 		j.codecs[s] = state.NewRowCodec(spec.Types[s])
@@ -249,7 +257,7 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 	j.rowKeys = j.rowKeys[:0]
 	j.probes = j.probes[:0]
 	for i := 0; i < n; i++ {
-		j.keyBuf = j.keyBuf[:0]
+		j.keyBuf = state.AppendVNode(j.keyBuf[:0], 0)
 		hasKey[i] = true
 		for k, c := range spec.Keys[s] {
 			col := rec.Column(c)
@@ -259,6 +267,7 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 			j.keyBuf = state.AppendKey(j.keyBuf, spec.KeyTypes[k], col, i)
 		}
 		jkLen := len(j.keyBuf)
+		state.SetVNode(j.keyBuf, jkLen)
 		for _, c := range spec.StreamKeys[s] {
 			j.keyBuf = state.AppendKey(j.keyBuf, spec.Types[s][c], rec.Column(c), i)
 		}
@@ -535,7 +544,7 @@ func (j *HashJoin) countRight() error {
 	if j.rightRows >= 0 {
 		return nil
 	}
-	it, err := j.spec.Tables[1].NewIter(nil, nil)
+	it, err := j.spec.Tables[1].NewIter(j.spec.VNodes.Bounds())
 	if err != nil {
 		return err
 	}
@@ -546,7 +555,7 @@ func (j *HashJoin) countRight() error {
 	for ok := it.First(); ok; ok = it.Next() {
 		j.rightRows++
 		// A NULL join key encodes with the NULL marker first.
-		if k := it.Key(); len(k) > 0 && len(j.spec.Keys[1]) > 0 && isNullKey(k, j.spec.KeyTypes) {
+		if k := it.Key()[state.VNodePrefixLen:]; len(k) > 0 && len(j.spec.Keys[1]) > 0 && isNullKey(k, j.spec.KeyTypes) {
 			j.rightNulls++
 		}
 	}
@@ -568,7 +577,7 @@ func isNullKey(key []byte, ts []types.T) bool {
 // refreshNullAware re-evaluates every left row of a null-aware anti join
 // after the right side changed, emitting the rows whose visibility flipped.
 func (j *HashJoin) refreshNullAware() ([]outEntry, error) {
-	it, err := j.spec.Tables[0].NewIter(nil, nil)
+	it, err := j.spec.Tables[0].NewIter(j.spec.VNodes.Bounds())
 	if err != nil {
 		return nil, err
 	}
@@ -581,7 +590,7 @@ func (j *HashJoin) refreshNullAware() ([]outEntry, error) {
 			it.Close()
 			return nil, err
 		}
-		hasKey := !isNullKey(it.Key(), j.spec.KeyTypes)
+		hasKey := !isNullKey(it.Key()[state.VNodePrefixLen:], j.spec.KeyTypes)
 		want := j.nullAwareVisible(hasKey, deg)
 		if want == (flags&1 == 1) {
 			continue

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -25,7 +26,9 @@ import (
 // minute'`. A stored row of the bounded side whose time is below the other
 // side's watermark plus the offset can match no row still to come; the
 // side's rows are indexed by time (TimeIndex) and, at each barrier, those
-// are deleted.
+// are deleted. The index is keyed by virtual node first, like the sides:
+// the stored row's virtual node, the time, then the rest of the row's key;
+// the rows below a time are a range of each virtual node the join owns.
 //
 // Either way, rows that arrive behind their own input's watermark on the
 // column that cleaning relies on are late: dropped (they might need rows
@@ -137,8 +140,9 @@ func (j *HashJoin) indexRow(s int, rec arrow.RecordBatch, i int, key []byte, ins
 	if col.IsValid(i) {
 		t = col.Value(i)
 	}
-	j.idxBuf = binary.BigEndian.AppendUint64(j.idxBuf[:0], uint64(t)^(1<<63))
-	j.idxBuf = append(j.idxBuf, key...)
+	j.idxBuf = append(j.idxBuf[:0], key[:state.VNodePrefixLen]...)
+	j.idxBuf = binary.BigEndian.AppendUint64(j.idxBuf, uint64(t)^(1<<63))
+	j.idxBuf = append(j.idxBuf, key[state.VNodePrefixLen:]...)
 	if insert {
 		idx.Put(j.idxBuf, nil)
 	} else {
@@ -152,7 +156,7 @@ func (j *HashJoin) cleanState() error {
 		if w := min(j.keyWM[0], j.keyWM[1]); !j.cleanedValid || w > j.cleaned {
 			upper := state.AppendKeyDatum(nil, j.spec.KeyTypes[0], types.DInt(w))
 			for _, t := range j.spec.Tables {
-				t.DeleteRange(lowestKey, upper)
+				t.DeleteRangeVNodes(j.spec.VNodes, lowestKey, upper)
 			}
 			j.cleaned, j.cleanedValid = w, true
 			j.spec.Watermark.Put(cleanedKey, binary.AppendVarint(nil, w))
@@ -186,30 +190,39 @@ func (j *HashJoin) cleanIntervals() error {
 	return nil
 }
 
-// dropBefore deletes the rows of input s whose time is below t.
+// dropBefore deletes the rows of input s whose time is below t, in each
+// virtual node the join owns, BatchSize index entries at a time.
 func (j *HashJoin) dropBefore(s int, t int64) error {
 	idx := j.spec.TimeIndex[s]
-	upper := binary.BigEndian.AppendUint64(nil, uint64(t)^(1<<63))
-	for {
-		it, err := idx.NewIter(nil, upper)
+	tb := binary.BigEndian.AppendUint64(nil, uint64(t)^(1<<63))
+	var lo, hi, rowKey []byte
+	for v := j.spec.VNodes.Lo; v < j.spec.VNodes.Hi; {
+		// A new iterator per round: it sees the last round's deletions.
+		it, err := idx.NewIter(nil, nil)
 		if err != nil {
 			return err
 		}
 		var keys [][]byte
-		for ok := it.First(); ok && len(keys) < BatchSize; ok = it.Next() {
-			keys = append(keys, append([]byte(nil), it.Key()...))
+		for ; v < j.spec.VNodes.Hi; v++ {
+			lo = state.AppendVNode(lo[:0], v)
+			hi = append(state.AppendVNode(hi[:0], v), tb...)
+			it.SetBounds(lo, hi)
+			for ok := it.First(); ok && len(keys) < BatchSize; ok = it.Next() {
+				keys = append(keys, append([]byte(nil), it.Key()...))
+			}
+			if len(keys) == BatchSize {
+				break // v may hold more: the next round starts at it
+			}
 		}
-		err = it.Error()
-		it.Close()
+		err = errors.Join(it.Error(), it.Close())
 		if err != nil {
 			return err
 		}
 		for _, k := range keys {
 			idx.Delete(k)
-			j.spec.Tables[s].Delete(k[timeKeySize:])
-		}
-		if len(keys) < BatchSize {
-			return nil
+			rowKey = append(append(rowKey[:0], k[:state.VNodePrefixLen]...), k[state.VNodePrefixLen+timeKeySize:]...)
+			j.spec.Tables[s].Delete(rowKey)
 		}
 	}
+	return nil
 }

@@ -196,6 +196,7 @@ func buildShard(env Env, par Parallel, fi, i int, chans []exchangeChannels, end 
 	f := par.Frags
 	fr := f.Frags[fi]
 	env.Table = func(slot int) *state.Table { return par.TableShard(slot, i) }
+	env.VNodes = state.OwnedVNodes(i, par.N)
 	ec := *env.Eval // operators may set Now
 	env.Eval = &ec
 	sd := &Dataflow{cut: map[planner.Node]int{}, cutHeads: make([]Output, len(fr.Ins))}

@@ -82,7 +82,7 @@ type fragmenter struct {
 // one: it has no partitioned operator, or a part that reads several
 // actors' rows is not one the runtime can split (an operator whose state
 // is not confined to one partition key above a partitioned one: global
-// aggregates, TopN, window functions, watermark cleaning; a union of
+// aggregates, TopN, window functions; a union of
 // partitioned and unpartitioned inputs).
 func CutFragments(p *StreamPlan) *Fragments {
 	fr := &fragmenter{f: &Fragments{Frags: []*Fragment{{Out: -1}}}}
@@ -302,7 +302,9 @@ func ordered(n Node) bool {
 func partitionKey(n Node) (keys [][]int, ts []types.T, ok bool) {
 	switch x := n.(type) {
 	case *HashAgg:
-		if len(x.GroupCols) == 0 || x.WatermarkTable >= 0 {
+		// A windowed aggregation cleans by watermark per virtual node:
+		// every actor gets every watermark and cleans its own groups.
+		if len(x.GroupCols) == 0 {
 			return nil, nil, false
 		}
 		return [][]int{x.GroupCols}, x.GroupTypes, true
@@ -351,16 +353,17 @@ func subset(cols, set []int) bool {
 }
 
 // partitionableJoin reports whether every state access of join j is within
-// one join key: equality keys, no watermark cleaning (whose range deletions
-// and time indexes span keys), not null-aware (which counts every right
-// row).
+// one join key, or within the virtual nodes of its actor: equality keys,
+// not null-aware (which counts every right row). Watermark cleaning (window
+// and interval joins) deletes and scans per virtual node, its time indexes
+// being keyed by virtual node first, and every actor gets every watermark.
 func partitionableJoin(j *Join) bool {
 	switch j.Type {
 	case sql.InnerJoin, sql.LeftJoin, sql.RightJoin, sql.SemiJoin, sql.AntiJoin:
 	default:
 		return false
 	}
-	return len(j.LeftKeys) > 0 && j.WatermarkTable < 0 && len(j.IntervalBounds) == 0 && j.Left != j.Right
+	return len(j.LeftKeys) > 0 && j.Left != j.Right
 }
 
 // Describe renders the fragments at parallelism n for EXPLAIN, one line per

@@ -35,8 +35,9 @@ var (
 // FormatVersion is the version of the store's key layout and encodings. Open
 // refuses a store written with another version. Version 2: unconstrained
 // numeric values carry their display scale (keys ignore trailing zeros,
-// rows and aggregate states keep the scale).
-const FormatVersion = 2
+// rows and aggregate states keep the scale). Version 3: operator state is
+// keyed by virtual node first (see VNodePrefixLen).
+const FormatVersion = 3
 
 // MemoryDir is the directory name that makes Open use an in-memory filesystem.
 const MemoryDir = ":memory:"

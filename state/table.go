@@ -103,6 +103,21 @@ func (t *Table) DeleteRange(lower, upper []byte) {
 	t.pending.Add(l.bytes - before)
 }
 
+// DeleteRangeVNodes removes, in every virtual node v of r, the keys in
+// [v+lower, v+upper) (a nil lower is the first key of v, a nil upper the
+// last; see AppendVNode): the same key range of each virtual node of a
+// vnode-keyed table, as one write. It is DeleteRange per virtual node,
+// merged into the layer at once.
+func (t *Table) DeleteRangeVNodes(r VNodes, lower, upper []byte) {
+	if r.Lo >= r.Hi || (lower != nil && upper != nil && bytes.Compare(lower, upper) >= 0) {
+		return
+	}
+	l := t.writeLayer()
+	before := l.bytes
+	l.deleteRanges(vnodeSpans(&l.arena, r, lower, upper))
+	t.pending.Add(l.bytes - before)
+}
+
 // Clear deletes every key of the table (used when a view is dropped). It is
 // DeleteRange(nil, nil).
 func (t *Table) Clear() { t.DeleteRange(nil, nil) }
@@ -372,6 +387,51 @@ func (l *layer) deleteRange(sp span) {
 	sort.Slice(next, func(i, j int) bool {
 		return next[i].start == nil || (next[j].start != nil && bytes.Compare(next[i].start, next[j].start) < 0)
 	})
+	for _, d := range next {
+		l.bytes += int64(len(d.start) + len(d.end))
+	}
+	l.dels = next
+}
+
+// deleteRanges applies the range deletions sps (sorted, disjoint, none
+// unbounded): it removes the layer's own points in them and merges them
+// into dels in one pass.
+func (l *layer) deleteRanges(sps []span) {
+	var doomed []entry
+	it := l.points.Iter()
+	for _, sp := range sps {
+		for ok := it.Seek(probe(sp.start)); ok && bytes.Compare(it.Item().key, sp.end) < 0; ok = it.Next() {
+			doomed = append(doomed, it.Item())
+		}
+	}
+	it.Release()
+	for _, e := range doomed {
+		l.points.Delete(e)
+		l.bytes -= int64(len(e.key) + len(e.value))
+	}
+	all := make([]span, 0, len(l.dels)+len(sps))
+	all = append(append(all, l.dels...), sps...)
+	sort.Slice(all, func(i, j int) bool {
+		return all[i].start == nil || (all[j].start != nil && bytes.Compare(all[i].start, all[j].start) < 0)
+	})
+	for _, d := range l.dels {
+		l.bytes -= int64(len(d.start) + len(d.end))
+	}
+	next := all[:0:0]
+	for _, d := range all {
+		if n := len(next); n > 0 {
+			last := &next[n-1]
+			// d starts at or before the end of last: merge (touching
+			// spans merge too, as in deleteRange).
+			if last.end == nil || bytes.Compare(d.start, last.end) <= 0 {
+				if last.end != nil && (d.end == nil || bytes.Compare(d.end, last.end) > 0) {
+					last.end = d.end
+				}
+				continue
+			}
+		}
+		next = append(next, d)
+	}
 	for _, d := range next {
 		l.bytes += int64(len(d.start) + len(d.end))
 	}

@@ -74,3 +74,99 @@ func TestTableShardsCommitTogether(t *testing.T) {
 		t.Fatalf("shard 0 does not read shard 1's committed key: %q %v", v, ok)
 	}
 }
+
+// DeleteRangeVNodes is DeleteRange over each virtual node of the range: a
+// randomized comparison of the two, through sealed layers and commits, and
+// of the layer's spans with those of one DeleteRange at a time.
+func TestDeleteRangeVNodesMatchesDeleteRange(t *testing.T) {
+	r := newRand(t)
+	s := openStore(t, "db", vfs.NewMem())
+	defer s.Close()
+	got, want := s.Table(1), s.Table(2)
+	key := func() []byte {
+		k := AppendVNode(nil, uint16(r.IntN(8)))
+		return append(k, byte('a'+r.IntN(6)), byte('a'+r.IntN(6)))
+	}
+	bound := func() []byte {
+		if r.IntN(4) == 0 {
+			return nil
+		}
+		return []byte{byte('a' + r.IntN(7))}
+	}
+	epoch := uint64(0)
+	for step := 0; step < 2000; step++ {
+		switch r.IntN(10) {
+		case 0, 1:
+			vs := VNodes{Lo: uint16(r.IntN(8))}
+			vs.Hi = vs.Lo + uint16(r.IntN(4))
+			lo, hi := bound(), bound()
+			got.DeleteRangeVNodes(vs, lo, hi)
+			if lo != nil && hi != nil && string(lo) >= string(hi) {
+				continue
+			}
+			for v := vs.Lo; v < vs.Hi; v++ {
+				hiKey := AppendVNode(nil, v+1)
+				if hi != nil {
+					hiKey = append(AppendVNode(nil, v), hi...)
+				}
+				want.DeleteRange(append(AppendVNode(nil, v), lo...), hiKey)
+			}
+		case 2:
+			k := key()
+			got.Delete(k)
+			want.Delete(k)
+		case 3:
+			epoch++
+			got.Seal(epoch)
+			want.Seal(epoch)
+			if r.IntN(2) == 0 {
+				if _, err := s.Commit(epoch); err != nil {
+					t.Fatal(err)
+				}
+			}
+		default:
+			k, v := key(), []byte(fmt.Sprint(step))
+			got.Put(k, v)
+			want.Put(k, v)
+		}
+		if gl, wl := got.cur, want.cur; gl != nil && wl != nil && fmt.Sprint(gl.dels) != fmt.Sprint(wl.dels) {
+			t.Fatalf("step %d: spans %q, want %q", step, gl.dels, wl.dels)
+		}
+		if step%50 == 0 {
+			if g, w := dumpTable(t, got), dumpTable(t, want); g != w {
+				t.Fatalf("step %d:\n got %s\nwant %s", step, g, w)
+			}
+		}
+	}
+}
+
+func dumpTable(t *testing.T, tb *Table) string {
+	t.Helper()
+	it, err := tb.NewIter(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	var out []string
+	for ok := it.First(); ok; ok = it.Next() {
+		out = append(out, fmt.Sprintf("%x=%s", it.Key(), it.Value()))
+	}
+	return fmt.Sprint(out)
+}
+
+func TestVNodeKeys(t *testing.T) {
+	k := append(AppendVNode(nil, 0), "group"...)
+	end := len(k)
+	k = append(k, "rest"...)
+	SetVNode(k, end)
+	if KeyVNode(k) != VNode([]byte("group")) {
+		t.Fatalf("prefix %d, want %d", KeyVNode(k), VNode([]byte("group")))
+	}
+	lo, hi := OwnedVNodes(1, 4).Bounds()
+	if string(lo) != "\x00\x40" || string(hi) != "\x00\x80" {
+		t.Fatalf("bounds %x %x", lo, hi)
+	}
+	if lo, hi = AllVNodes.Bounds(); string(lo) != "\x00\x00" || string(hi) != "\x01\x00" {
+		t.Fatalf("bounds of all %x %x", lo, hi)
+	}
+}
