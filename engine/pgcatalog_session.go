@@ -27,7 +27,7 @@ func (s *session) BackendPID() int32 {
 func (s *session) Setting(name string) (string, bool) {
 	if _, ok := s.params[name]; !ok && parameters[name] == nil {
 		switch name {
-		case "barrier_interval", "query_memory_limit", "checkpoint_mode":
+		case "barrier_interval", "query_memory_limit", "checkpoint_mode", "memory_limit":
 		default:
 			return "", false
 		}
