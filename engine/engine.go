@@ -25,6 +25,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/memlimit"
 	"github.com/streamsql/streamsql/pgwire"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/state"
@@ -49,9 +50,15 @@ type Options struct {
 	// MaxInFlightCheckpoints is the number of checkpoints that may be under
 	// way at once (default 1).
 	MaxInFlightCheckpoints int
-	// CacheSize bounds the state store's block cache (default 64 MiB). State
-	// beyond it stays in Pebble's files; operators read through the cache.
+	// CacheSize bounds the state store's block cache (default an eighth of
+	// MemoryLimit, or 64 MiB without one). State beyond it stays in Pebble's
+	// files; operators read through the cache.
 	CacheSize int64
+	// MemoryLimit is the server's memory budget in bytes (default
+	// DefaultMemoryLimit(); < 0: none). The defaults of CacheSize,
+	// MaxUncommittedState and QueryMemoryLimit are shares of it, and the
+	// operators' caches evict beyond theirs (see memory_budget.go).
+	MemoryLimit int64
 	// StreamingParallelism is the number of actors streaming_parallelism =
 	// default gives the partitioned part of a new view or sink (default
 	// runtime.GOMAXPROCS(0): one per core).
@@ -113,8 +120,12 @@ type Engine struct {
 	coord     *barrier.Coordinator
 	// backpressure holds source readers back while commits fall behind.
 	backpressure backpressure
-	catSrc       *catalogSource
-	cleanup      *cleanupSource
+	// budget is the memory budget (--memory-limit); opCaches its pool of
+	// operator caches.
+	budget   *memlimit.Budget
+	opCaches *memlimit.Pool
+	catSrc   *catalogSource
+	cleanup  *cleanupSource
 	// roles are the roles, grants and owners (see role.go).
 	roles *catalog.Roles
 
@@ -172,6 +183,7 @@ func Open(opts Options) (*Engine, error) {
 	if opts.BarrierInterval <= 0 {
 		opts.BarrierInterval = time.Second
 	}
+	budget := divideMemory(&opts)
 	switch {
 	case opts.QueryMemoryLimit == 0:
 		opts.QueryMemoryLimit = DefaultQueryMemoryLimit()
@@ -198,6 +210,7 @@ func Open(opts Options) (*Engine, error) {
 	}
 	e := &Engine{
 		backpressure: backpressure{limit: opts.MaxUncommittedState},
+		budget:       budget,
 		opts:         opts,
 		log:          opts.Logger,
 		mem:          opts.Mem,
@@ -212,6 +225,7 @@ func Open(opts Options) (*Engine, error) {
 		started:      time.Now(),
 		failed:       make(chan struct{}),
 	}
+	e.reportMemory()
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	e.metrics = newMetrics(e)
 	e.catSrc = &catalogSource{table: store.Table(catalogTable)}

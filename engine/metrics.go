@@ -144,6 +144,12 @@ var (
 		"Bytes written to state and not committed yet (bounded by --max-uncommitted-state).", nil, nil)
 	descSourceWaited = prometheus.NewDesc("streamsql_source_backpressure_seconds_total",
 		"Time source readers waited for checkpoints to commit the state they produced.", nil, nil)
+	descMemory = prometheus.NewDesc("streamsql_memory_bytes",
+		"Memory a component of the memory budget holds (operator caches: as estimated by the operators).", []string{"component"}, nil)
+	descMemoryShare = prometheus.NewDesc("streamsql_memory_share_bytes",
+		"A component's share of the memory budget (--memory-limit).", []string{"component"}, nil)
+	descMemoryLimit = prometheus.NewDesc("streamsql_memory_limit_bytes",
+		"The memory budget (--memory-limit; 0: none).", nil, nil)
 	descRelations = prometheus.NewDesc("streamsql_relations",
 		"Relations in the catalog, by kind.", []string{"kind"}, nil)
 )
@@ -154,7 +160,8 @@ type engineCollector struct{ e *Engine }
 func (c *engineCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descOpRowsIn, descOpRowsOut, descOpSeconds, descViewState, descExprErrors,
 		descLateRows, descViewFailed, descBackfillDone, descBackfillTotal, descSourceRows, descSourceLag, descSinkRows,
-		descConnections, descCommitted, descUncommitted, descSourceWaited, descRelations} {
+		descConnections, descCommitted, descUncommitted, descSourceWaited, descRelations,
+		descMemory, descMemoryShare, descMemoryLimit} {
 		ch <- d
 	}
 }
@@ -216,6 +223,11 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descCommitted, float64(e.store.CommittedEpoch()))
 	gauge(descUncommitted, float64(e.store.UncommittedBytes()))
 	ch <- prometheus.MustNewConstMetric(descSourceWaited, prometheus.CounterValue, time.Duration(e.backpressure.waited.Load()).Seconds())
+	gauge(descMemoryLimit, float64(e.budget.Limit()))
+	for _, u := range e.budget.Usage() {
+		gauge(descMemory, float64(u.Used), u.Component)
+		gauge(descMemoryShare, float64(u.Share), u.Component)
+	}
 	kinds := map[string]int{}
 	for _, r := range e.cat.All() {
 		kinds[r.Kind.String()]++

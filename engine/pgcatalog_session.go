@@ -28,7 +28,7 @@ func (s *session) BackendPID() int32 {
 func (s *session) Setting(name string) (string, bool) {
 	if _, ok := s.params[name]; !ok && parameters[name] == nil {
 		switch name {
-		case "barrier_interval", "query_memory_limit", "checkpoint_mode", roleParam, sessionAuthParam:
+		case "barrier_interval", "query_memory_limit", "checkpoint_mode", "memory_limit", roleParam, sessionAuthParam:
 		default:
 			return "", false
 		}

@@ -77,6 +77,7 @@ var parameters = map[string]*parameter{
 	"max_index_keys":                      {def: "32", readOnly: true, desc: "Shows the maximum number of index keys."},
 	"is_superuser":                        {def: "on", readOnly: true, report: true, desc: "Shows whether the current user is a superuser."},
 	"barrier_interval":                    {readOnly: true, desc: "Time between checkpoint barriers (set with --barrier-interval)."},
+	"memory_limit":                        {readOnly: true, desc: "The server's memory budget (set with --memory-limit; 0: none)."},
 	"query_memory_limit": {check: checkMemoryLimit,
 		desc: "Sets the most memory one query may hold (B, kB, MB, GB, TB; 0: no limit); a query that needs more fails with 53200."},
 	"password_encryption": {def: "scram-sha-256", check: onlyValues("password_encryption", "scram-sha-256", "md5"),
@@ -481,6 +482,8 @@ func (s *session) value(name string) string {
 		return s.e.opts.BarrierInterval.String()
 	case "query_memory_limit":
 		return exec.FormatBytes(s.e.opts.QueryMemoryLimit)
+	case "memory_limit":
+		return exec.FormatBytes(s.e.budget.Limit())
 	case "checkpoint_mode":
 		if s.e.opts.AtLeastOnce {
 			return "at_least_once"

@@ -80,6 +80,7 @@ func (e *Engine) buildViewOn(v *view) (*view, *exec.Actor, *backfillJob, error) 
 		Eval:           &eval.Context{Mem: e.mem, Errors: &v.exprErrors, Log: log},
 		Table:          func(slot int) *state.Table { return v.tables[slot] },
 		AggCacheGroups: e.opts.AggCacheGroups,
+		CachePool:      e.opCaches,
 		LateRows:       &v.lateRows,
 		StartTime:      e.coord.LastBarrierTime(),
 		Stats:          exec.NewStats(plan.Root),

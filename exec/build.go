@@ -11,6 +11,7 @@ import (
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/memlimit"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
@@ -27,6 +28,10 @@ type Env struct {
 	// AggCacheGroups bounds the groups each aggregation keeps in memory
 	// (0: DefaultAggCacheGroups).
 	AggCacheGroups int
+	// CachePool is the memory budget's pool of operator caches: the
+	// aggregations and TopNs account their groups in it and evict beyond
+	// its share (nil: bounded by AggCacheGroups only).
+	CachePool *memlimit.Pool
 	// LateRows counts the rows operators drop for arriving behind their
 	// watermark (may be nil).
 	LateRows *atomic.Int64
@@ -197,6 +202,7 @@ func operator(env Env, n planner.Node) (Operator, error) {
 			InputKey:      n.InputKey,
 			InputKeyTypes: n.InputKeyTypes,
 			CacheGroups:   env.AggCacheGroups,
+			CachePool:     env.CachePool,
 			LateRows:      env.LateRows,
 			VNodes:        env.VNodes,
 		}

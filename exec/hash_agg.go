@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/memlimit"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
@@ -44,6 +45,9 @@ type HashAggSpec struct {
 	// DefaultAggCacheGroups). Every group's state is in Result, so evicting
 	// one loses nothing; its next change reloads it.
 	CacheGroups int
+	// CachePool is the budget's pool of operator caches; beyond its share
+	// groups are evicted too (cache_budget.go). Nil: CacheGroups only.
+	CachePool *memlimit.Pool
 	// Watermark, if set, holds the watermark reached on the first group
 	// column's input, GroupCols[0] (see hash_agg_window.go); the groups it
 	// passes are final. EmitOnWindowClose emits each group once, when it
@@ -121,6 +125,9 @@ type HashAgg struct {
 	// wm is the watermark of the first group column (nil without
 	// spec.Watermark).
 	wm *groupWatermark
+
+	// charges accounts the cached groups in spec.CachePool.
+	charges cacheCharges
 }
 
 // NewHashAgg returns a HashAgg. ectx counts and logs aggregate errors
@@ -132,7 +139,7 @@ func NewHashAgg(mem memory.Allocator, ectx *eval.Context, spec HashAggSpec) (*Ha
 	if spec.VNodes.Hi == 0 {
 		spec.VNodes = state.AllVNodes
 	}
-	a := &HashAgg{mem: mem, ectx: ectx, spec: spec, groups: map[string]int32{}}
+	a := &HashAgg{mem: mem, ectx: ectx, spec: spec, groups: map[string]int32{}, charges: newCacheCharges(spec.CachePool)}
 	for i, call := range spec.Calls {
 		agg, err := newAggregator(call, spec.ArgTypes[i], spec.ValueSets[i], a.groupKey, a.rowKey)
 		if err != nil {
@@ -244,10 +251,16 @@ func (a *HashAgg) slotFor(key []byte) (int32, error) {
 	}
 	a.groups[string(k)] = slot
 	v, ok, err := a.spec.Result.Get(k)
-	if err != nil || !ok {
-		return slot, err
+	if err == nil && ok {
+		err = a.loadGroup(slot, v)
 	}
-	return slot, a.loadGroup(slot, v)
+	a.charge(slot)
+	return slot, err
+}
+
+// charge accounts the group in slot at its current size.
+func (a *HashAgg) charge(slot int32) {
+	a.charges.set(slot, int64(groupOverhead+2*len(a.keys[slot])+len(a.emitted[slot])+aggSlotBytes*len(a.aggs)))
 }
 
 // Group state layout: varint row count, each aggregator's state, then the
@@ -532,6 +545,7 @@ func (a *HashAgg) persist(slot int32, emitted []byte) {
 		return
 	}
 	a.emitted[slot] = emitted
+	a.charge(slot)
 	a.valBuf = binary.AppendVarint(a.valBuf[:0], a.rows[slot])
 	for _, agg := range a.aggs {
 		a.valBuf = agg.appendState(a.valBuf, slot)
@@ -547,13 +561,16 @@ func (a *HashAgg) drop(slot int32) {
 	a.emitted[slot] = nil
 	a.live[slot] = false
 	a.free = append(a.free, slot)
+	a.charges.drop(slot)
 }
 
 // evict drops groups from memory, least recently used first, until at most
-// CacheGroups remain. It runs after a barrier's output, when no group is
-// dirty: every group's state is in Result.
+// CacheGroups remain and the cache is within its share of the budget. It
+// runs after a barrier's output, when no group is dirty: every group's state
+// is in Result.
 func (a *HashAgg) evict() {
-	for len(a.groups) > a.spec.CacheGroups {
+	over := a.charges.overBy()
+	for len(a.groups) > a.spec.CacheGroups || (len(a.groups) > 0 && over()) {
 		if a.hand >= len(a.keys) {
 			a.hand = 0
 		}
@@ -569,8 +586,9 @@ func (a *HashAgg) evict() {
 	}
 }
 
-// Close releases nothing: HashAgg holds no Arrow memory between calls.
-func (a *HashAgg) Close() {}
+// Close releases the cache's reservation; HashAgg holds no Arrow memory
+// between calls.
+func (a *HashAgg) Close() { a.charges.close() }
 
 func (a *HashAgg) String() string {
 	return fmt.Sprintf("HashAgg(groups=%d, calls=%d)", len(a.spec.GroupCols), len(a.spec.Calls))

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/memlimit"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
@@ -18,7 +19,8 @@ import (
 
 // TestHashAggEviction runs the same random change stream (inserts and
 // deletes over 30 groups; count, sum, min, max and count DISTINCT) through a
-// HashAgg that may cache only 3 groups and one that caches them all, with
+// HashAgg that may cache only 3 groups, one whose cache's share of the
+// operator caches' pool holds about 3 groups, and one that caches them all, with
 // commits and restarts at random barriers: both emit exactly the same
 // changes at every barrier, and their accumulated output equals the
 // aggregation of the current rows computed by brute force.
@@ -48,7 +50,7 @@ func runAggEviction(t *testing.T, seed int64) {
 		out   map[string]int
 		epoch []string
 	}
-	newInstance := func(cache int) *instance {
+	newInstance := func(cache int, pool *memlimit.Pool) *instance {
 		store, err := state.Open(":memory:", state.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -62,11 +64,24 @@ func runAggEviction(t *testing.T, seed int64) {
 			ValueSets:  []*state.Table{nil, nil, store.Table(2), store.Table(3), store.Table(4)},
 			InputKey:   []int{1}, InputKeyTypes: []types.T{types.Int64T},
 			CacheGroups: cache,
+			CachePool:   pool,
 		}}
 		return in
 	}
-	instances := []*instance{newInstance(3), newInstance(0)}
+	pool := memlimit.NewPool("operator_caches", int64(3*(groupOverhead+2*9+30+aggSlotBytes*len(calls))))
+	instances := []*instance{newInstance(3, nil), newInstance(0, nil), newInstance(0, pool)}
+	defer func() {
+		for _, in := range instances {
+			in.agg.Close()
+		}
+		if pool.Used() != 0 {
+			t.Errorf("%d bytes left in the pool after Close", pool.Used())
+		}
+	}()
 	start := func(in *instance) {
+		if in.agg != nil {
+			in.agg.Close()
+		}
 		a, err := NewHashAgg(mem, ectx, in.spec)
 		if err != nil {
 			t.Fatal(err)
@@ -149,8 +164,17 @@ func runAggEviction(t *testing.T, seed int64) {
 		if got, want := strings.Join(instances[0].epoch, "\n"), strings.Join(instances[1].epoch, "\n"); got != want {
 			t.Fatalf("seed %d epoch %d: with eviction:\n%s\nwithout:\n%s", seed, epoch, got, want)
 		}
+		if got, want := strings.Join(instances[2].epoch, "\n"), strings.Join(instances[1].epoch, "\n"); got != want {
+			t.Fatalf("seed %d epoch %d: with eviction by bytes:\n%s\nwithout:\n%s", seed, epoch, got, want)
+		}
 		if n := len(instances[0].agg.groups); n > 3 {
 			t.Fatalf("seed %d epoch %d: %d groups cached, limit 3", seed, epoch, n)
+		}
+		if pool.Used() > pool.Share() {
+			t.Fatalf("seed %d epoch %d: %d bytes cached, share %d", seed, epoch, pool.Used(), pool.Share())
+		}
+		if n := len(instances[2].agg.groups); n > 6 {
+			t.Fatalf("seed %d epoch %d: %d groups cached in %d bytes", seed, epoch, n, pool.Share())
 		}
 		// The accumulated output is the aggregation of the current rows.
 		var want []string

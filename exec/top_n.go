@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
+	"github.com/streamsql/streamsql/memlimit"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
@@ -45,6 +46,9 @@ type TopNSpec struct {
 	// CacheGroups bounds the groups kept in memory across barriers (0:
 	// DefaultAggCacheGroups).
 	CacheGroups int
+	// CachePool is the budget's pool of operator caches (see
+	// HashAggSpec.CachePool).
+	CachePool *memlimit.Pool
 	// AppendOnly inputs never retract: a row that falls out of its group's
 	// window can never come back, so it is not kept (a row sorting after a
 	// full window is not stored; the rows a barrier's window leaves behind
@@ -112,6 +116,10 @@ type TopN struct {
 	// wm is the watermark of the first group column (nil without
 	// spec.Watermark).
 	wm *groupWatermark
+
+	// charges accounts the cached groups in spec.CachePool (each group
+	// keeps its charge).
+	charges cacheCharges
 }
 
 // NewTopN returns a TopN.
@@ -119,7 +127,7 @@ func NewTopN(mem memory.Allocator, spec TopNSpec) *TopN {
 	if spec.CacheGroups <= 0 {
 		spec.CacheGroups = DefaultAggCacheGroups
 	}
-	t := &TopN{mem: mem, spec: spec, codec: state.NewRowCodec(spec.Types), groups: map[string]*topNGroup{}}
+	t := &TopN{mem: mem, spec: spec, codec: state.NewRowCodec(spec.Types), groups: map[string]*topNGroup{}, charges: newCacheCharges(spec.CachePool)}
 	t.out = spec.Types
 	if spec.RankCol {
 		t.out = append(append([]types.T(nil), spec.Types...), types.Int64T)
@@ -255,6 +263,8 @@ func (t *TopN) OnBarrier(ctx context.Context, br *barrier.Barrier, out Output) e
 		g.trim(t.keep(g))
 		if g.complete && len(g.rows) == 0 {
 			t.drop(g)
+		} else {
+			t.charges.setAt(&g.charged, g.bytes())
 		}
 	}
 	clear(t.touched)
@@ -411,6 +421,7 @@ func (t *TopN) emit(ctx context.Context, out Output) error {
 
 // drop forgets g.
 func (t *TopN) drop(g *topNGroup) {
+	t.charges.setAt(&g.charged, 0)
 	delete(t.groups, string(g.key))
 	last := len(t.clock) - 1
 	t.clock[g.slot] = t.clock[last]
@@ -423,7 +434,8 @@ func (t *TopN) drop(g *topNGroup) {
 // sweep), until at most CacheGroups remain. It runs after a barrier, when no
 // group is touched: every group's rows are in the state table.
 func (t *TopN) evict() {
-	for len(t.groups) > t.spec.CacheGroups {
+	over := t.charges.overBy()
+	for len(t.groups) > t.spec.CacheGroups || (len(t.groups) > 0 && over()) {
 		if t.hand >= len(t.clock) {
 			t.hand = 0
 		}
@@ -438,8 +450,9 @@ func (t *TopN) evict() {
 	}
 }
 
-// Close releases nothing: TopN holds no Arrow memory between calls.
-func (t *TopN) Close() {}
+// Close releases the cache's reservation; TopN holds no Arrow memory
+// between calls.
+func (t *TopN) Close() { t.charges.close() }
 
 func (t *TopN) String() string {
 	return fmt.Sprintf("TopN(groups=%d, keys=%d, offset=%d, limit=%d, %s)",
@@ -459,6 +472,7 @@ func newTopNOperator(env Env, n *planner.TopN) (*TopN, error) {
 		RankCol:     n.RankCol,
 		Table:       env.Table(n.Table),
 		CacheGroups: env.AggCacheGroups,
+		CachePool:   env.CachePool,
 		AppendOnly:  !n.Sequence && planner.AppendOnly(n.Input),
 		LateRows:    env.LateRows,
 	}

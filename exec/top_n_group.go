@@ -47,6 +47,8 @@ type topNGroup struct {
 	// used is the CLOCK bit; slot is the group's index in TopN.clock.
 	used bool
 	slot int
+	// charged is what the group is charged in the operator caches' pool.
+	charged int64
 
 	// touched is set at the group's first change of the epoch, when old
 	// gets the window as emitted before the epoch and the boundary below is
@@ -241,4 +243,14 @@ func (t *TopN) inside(g *topNGroup, key []byte, ord int) bool {
 		return bytes.Compare(key, g.bound.key) <= 0
 	}
 	return bytes.Compare(key[:ord], g.bound.key[:g.bound.ord]) <= 0
+}
+
+// bytes estimates the memory the group holds between epochs (see
+// cache_budget.go).
+func (g *topNGroup) bytes() int64 {
+	n := groupOverhead + 2*len(g.key)
+	for _, r := range g.rows {
+		n += topNRowOverhead + len(r.key) + len(r.row)
+	}
+	return int64(n)
 }

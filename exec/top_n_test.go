@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/streamsql/streamsql/barrier"
+	"github.com/streamsql/streamsql/memlimit"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
@@ -27,13 +28,16 @@ type topNCase struct {
 	kind          sql.RankKind
 	rankCol       bool
 	cacheGroups   int
+	// cacheBytes, if set, is the share of the operator caches' pool the
+	// TopN evicts to.
+	cacheBytes int64
 	// appendOnly cases insert only, and tell the TopN so.
 	appendOnly bool
 }
 
 func (c topNCase) String() string {
-	return fmt.Sprintf("group=%v keys=%v offset=%d limit=%d kind=%s rank=%v cache=%d append-only=%v",
-		c.group, c.keys, c.offset, c.limit, c.kind, c.rankCol, c.cacheGroups, c.appendOnly)
+	return fmt.Sprintf("group=%v keys=%v offset=%d limit=%d kind=%s rank=%v cache=%d cache-bytes=%d append-only=%v",
+		c.group, c.keys, c.offset, c.limit, c.kind, c.rankCol, c.cacheGroups, c.cacheBytes, c.appendOnly)
 }
 
 // The test rows: g (group), id (stream key), v and w (order keys), all with
@@ -81,6 +85,11 @@ func randomTopNCase(rng *rand.Rand) topNCase {
 		c.cacheGroups = 1 + rng.Intn(2)
 	}
 	c.appendOnly = rng.Intn(3) == 0
+	if c.cacheGroups == 0 && c.limit%2 == 1 {
+		// Bounded by bytes instead (a few groups' worth), without drawing
+		// from rng so that the other cases stay as they were.
+		c.cacheBytes = 400
+	}
 	return c
 }
 
@@ -208,11 +217,23 @@ func runTopNRandom(t *testing.T, rng *rand.Rand, c topNCase) {
 	if c.rankCol {
 		outTypes = append(slices.Clone(topNTypes), types.Int64T)
 	}
+	if c.cacheBytes > 0 {
+		spec.CachePool = memlimit.NewPool("operator_caches", c.cacheBytes)
+	}
 	var op *TopN
 	start := func() {
+		if op != nil {
+			op.Close()
+		}
 		spec.Table = store.Table(1)
 		op = NewTopN(mem, spec)
 	}
+	defer func() {
+		op.Close()
+		if n := spec.CachePool.Used(); n != 0 {
+			t.Errorf("%s: %d bytes left in the pool after Close", c, n)
+		}
+	}()
 	start()
 
 	rows := map[int64]topNTestRow{}
@@ -338,6 +359,9 @@ func runTopNRandom(t *testing.T, rng *rand.Rand, c topNCase) {
 		}
 		if c.cacheGroups > 0 && len(op.groups) > c.cacheGroups {
 			t.Fatalf("%s: %d groups cached, limit %d", c, len(op.groups), c.cacheGroups)
+		}
+		if c.cacheBytes > 0 && spec.CachePool.Used() > c.cacheBytes {
+			t.Fatalf("%s: %d bytes cached, share %d", c, spec.CachePool.Used(), c.cacheBytes)
 		}
 		switch rng.Intn(6) {
 		case 0, 1, 2:

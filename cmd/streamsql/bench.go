@@ -57,12 +57,19 @@ type benchServer struct {
 }
 
 func startBenchServer(barrierInterval time.Duration) (*benchServer, error) {
+	return startBenchServerWith(engine.Options{BarrierInterval: barrierInterval})
+}
+
+// startBenchServerWith starts a bench server with opts (its DataDir and
+// Logger are the bench's).
+func startBenchServerWith(opts engine.Options) (*benchServer, error) {
 	dir, err := os.MkdirTemp("", "streamsql-bench-")
 	if err != nil {
 		return nil, err
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	eng, err := engine.Open(engine.Options{DataDir: dir, BarrierInterval: barrierInterval, Logger: log})
+	opts.DataDir, opts.Logger = dir, log
+	eng, err := engine.Open(opts)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/streamsql/streamsql/connector/nexmark"
+	"github.com/streamsql/streamsql/engine"
 )
 
 // nexmarkResult is one query's run of bench nexmark (one JSON line).
@@ -39,9 +41,21 @@ type nexmarkResult struct {
 	// Verified is true only if the view equalled the same query run in
 	// batch over the same events (never for a blackhole sink, whose output
 	// is gone).
-	Verified bool   `json:"verified"`
-	Rows     int    `json:"rows,omitempty"`
-	Error    string `json:"error,omitempty"`
+	// MemoryLimitBytes is the server's memory budget; the RSS figures are
+	// sampled every second of the run (before verification): the median,
+	// the most, the medians of the second and of the last quarter of the
+	// run (flat memory: the last no higher than the second), and every
+	// sample in MB.
+	MemoryLimitBytes      int64   `json:"memory_limit_bytes"`
+	RSSP50MB              int64   `json:"rss_p50_mb"`
+	RSSMaxMB              int64   `json:"rss_max_mb"`
+	RSSSecondQuarterP50MB int64   `json:"rss_second_quarter_p50_mb"`
+	RSSLastQuarterP50MB   int64   `json:"rss_last_quarter_p50_mb"`
+	RSSSamplesMB          []int64 `json:"rss_samples_mb,omitempty"`
+	OperatorCacheMaxBytes int64   `json:"operator_cache_max_bytes"`
+	Verified              bool    `json:"verified"`
+	Rows                  int     `json:"rows,omitempty"`
+	Error                 string  `json:"error,omitempty"`
 }
 
 type nexmarkFlags struct {
@@ -53,6 +67,8 @@ type nexmarkFlags struct {
 	sink            string
 	json            bool
 	verify          bool
+	memoryLimit     string
+	rssLog          string
 }
 
 func newBenchNexmarkCmd() *cobra.Command {
@@ -72,6 +88,8 @@ func newBenchNexmarkCmd() *cobra.Command {
 	cmd.Flags().StringVar(&f.sink, "sink", "view", "view, blackhole, or both")
 	cmd.Flags().BoolVar(&f.json, "json", false, "one JSON object per query per line instead of a table")
 	cmd.Flags().BoolVar(&f.verify, "verify", true, "compare each view with the query run in batch over the same events")
+	cmd.Flags().StringVar(&f.memoryLimit, "memory-limit", "", "the server's --memory-limit (e.g. 512MB; 0: none; default half the machine's memory)")
+	cmd.Flags().StringVar(&f.rssLog, "rss-log", "", "append one line per second of each run to this file: seconds, rows generated, RSS MB, operator caches MB")
 	return cmd
 }
 
@@ -147,11 +165,18 @@ func runNexmarkQuery(ctx context.Context, f nexmarkFlags, q nexmark.Query, sink 
 }
 
 func measureNexmark(ctx context.Context, f nexmarkFlags, q nexmark.Query, r *nexmarkResult) error {
-	s, err := startBenchServer(f.barrierInterval)
+	limit, err := memoryLimitFlag(f.memoryLimit)
+	if err != nil {
+		return err
+	}
+	s, err := startBenchServerWith(engine.Options{BarrierInterval: f.barrierInterval, MemoryLimit: limit})
 	if err != nil {
 		return err
 	}
 	defer s.close()
+	r.MemoryLimitBytes = s.eng.MemoryLimit()
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	setGoMemoryLimit(s.eng.GoMemoryLimit())
 	c, err := connect(ctx, s.url)
 	if err != nil {
 		return err
@@ -169,12 +194,26 @@ func measureNexmark(ctx context.Context, f nexmarkFlags, q nexmark.Query, r *nex
 	if r.Sink == "blackhole" {
 		create = fmt.Sprintf("CREATE SINK %s AS %s WITH (connector = 'blackhole')", q.View(), q.Select())
 	}
+	var log io.Writer
+	if f.rssLog != "" {
+		fh, err := os.OpenFile(f.rssLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		fmt.Fprintf(fh, "# %s %s, %d events, memory limit %d MB: seconds, rows, RSS MB, operator caches MB\n", q.Name, r.Sink, f.events, r.MemoryLimitBytes>>20)
+		log = fh
+	}
 	resetPeakRSS()
 	cpu0, start := cpuTime(), time.Now()
+	sampler := startRSSSampler(s.eng, s.eng.SourceRowsRead, log)
 	if err := execAll(ctx, c, create); err != nil {
+		sampler.finish(r)
 		return err
 	}
-	if err := waitNexmarkConsumed(ctx, s); err != nil {
+	err = waitNexmarkConsumed(ctx, s)
+	sampler.finish(r)
+	if err != nil {
 		return err
 	}
 	r.Seconds, r.CPUSeconds = time.Since(start).Seconds(), (cpuTime() - cpu0).Seconds()
@@ -265,7 +304,8 @@ func verifyNexmark(ctx context.Context, s *benchServer, c *pgx.Conn, q nexmark.Q
 	if err != nil {
 		return err
 	}
-	if err := execAll(ctx, c, "SET search_path = nb, public"); err != nil {
+	// The batch query is the reference, not what is measured: no limit.
+	if err := execAll(ctx, c, "SET search_path = nb, public", "SET query_memory_limit = 0"); err != nil {
 		return err
 	}
 	want, err := sortedRows(ctx, c, "SELECT "+cols+" FROM ("+q.Select()+") q")

@@ -29,6 +29,7 @@ type serveOptions struct {
 	parallelism       int
 	aggCacheGroups    int
 	queryMemoryLimit  string
+	memoryLimit       string
 	// maxUncommittedState is --max-uncommitted-state (a memory size).
 	maxUncommittedState string
 	logLevel            string
@@ -91,15 +92,22 @@ func serve(ctx context.Context, opts serveOptions) error {
 			memLimit = -1 // no limit
 		}
 	}
-	maxUncommitted, err := engine.ParseMemory(opts.maxUncommittedState)
-	if err != nil {
-		return fmt.Errorf("--max-uncommitted-state: %q is not a memory size (a number of bytes, or with kB, MB, GB or TB)", opts.maxUncommittedState)
+	var maxUncommitted int64 // the default: a share of --memory-limit
+	if opts.maxUncommittedState != "" {
+		if maxUncommitted, err = engine.ParseMemory(opts.maxUncommittedState); err != nil {
+			return fmt.Errorf("--max-uncommitted-state: %q is not a memory size (a number of bytes, or with kB, MB, GB or TB)", opts.maxUncommittedState)
+		}
+		if maxUncommitted == 0 {
+			maxUncommitted = -1 // no limit
+		}
 	}
-	if maxUncommitted == 0 {
-		maxUncommitted = -1 // no limit
+	memoryLimit, err := memoryLimitFlag(opts.memoryLimit)
+	if err != nil {
+		return err
 	}
 	engOpts := engine.Options{
 		MaxUncommittedState:    maxUncommitted,
+		MemoryLimit:            memoryLimit,
 		DataDir:                opts.dataDir,
 		BarrierInterval:        opts.barrierInterval,
 		AtLeastOnce:            opts.checkpointMode == "at_least_once",
@@ -120,6 +128,7 @@ func serve(ctx context.Context, opts serveOptions) error {
 	if err != nil {
 		return err
 	}
+	setGoMemoryLimit(eng.GoMemoryLimit())
 	ln, err := net.Listen("tcp", opts.listen)
 	if err != nil {
 		eng.Close()

@@ -25,7 +25,8 @@ var allowed = map[string][]string{
 	"sql":       {"types", "sqlerr", "catalog"},
 	"planner":   {"types", "sqlerr", "catalog", "sql"},
 	"exec/eval": {"types", "sqlerr", "sql"},
-	"exec":      {"types", "sqlerr", "catalog", "sql", "planner", "barrier", "state", "exec/eval"},
+	"exec":      {"types", "sqlerr", "catalog", "sql", "planner", "barrier", "state", "exec/eval", "memlimit"},
+	"memlimit":  {},
 	"pgwire":    {"types", "sqlerr"},
 	"slt":       {},
 }

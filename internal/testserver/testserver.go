@@ -57,8 +57,9 @@ type Options struct {
 	// Mem allocates the engine's Arrow memory (default: a checked allocator
 	// over Go's, which fails the test if the engine leaks a buffer).
 	Mem memory.Allocator
-	// MaxUncommittedState: see engine.Options.
+	// MaxUncommittedState and MemoryLimit: see engine.Options.
 	MaxUncommittedState int64
+	MemoryLimit         int64
 	// BackfillChunkRows and StreamingParallelism: see engine.Options.
 	BackfillChunkRows    int
 	StreamingParallelism int
@@ -108,6 +109,7 @@ func Start(t testing.TB, opts Options) *Server {
 		StreamingParallelism: opts.StreamingParallelism,
 		RetainHistory:        opts.RetainHistory,
 		MaxUncommittedState:  opts.MaxUncommittedState,
+		MemoryLimit:          opts.MemoryLimit,
 		FS:                   opts.FS,
 		Logger:               slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
 	}}
