@@ -208,7 +208,8 @@ func refuseDependents(cat *catalog.Catalog, rel *catalog.Relation, what string) 
 // rebuilt, and the new catalog entry is written, all in one epoch; the old
 // rows are cleared at the next barrier. Views read a table's change stream
 // in its old format, so while any depends on the table the change is
-// refused (for DROP COLUMN with PostgreSQL's 2BP01).
+// refused (for DROP COLUMN with PostgreSQL's 2BP01), except ADD PRIMARY
+// KEY, which re-plans them (rekeyTable).
 func (e *Engine) rewriteTable(ctx context.Context, cat *catalog.Catalog, st *sql.RewriteTable, q batchQuery) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
@@ -219,7 +220,8 @@ func (e *Engine) rewriteTable(ctx context.Context, cat *catalog.Catalog, st *sql
 	if rel != st.Table {
 		return sqlerr.New("40001", "table \"%s\" was changed by another statement; try again", rel.Name)
 	}
-	if err := refuseDependents(cat, rel, st.What+" of"); err != nil {
+	rekey := st.What == "add primary key" && len(cat.Dependents(rel.ID)) > 0
+	if err := refuseDependents(cat, rel, st.What+" of"); err != nil && !rekey {
 		if st.What == "drop column" {
 			se := err.(*sqlerr.Error)
 			se.Message = fmt.Sprintf("cannot drop column %s of table %s because other objects depend on it", dropped(rel, st), rel.Name)
@@ -233,6 +235,52 @@ func (e *Engine) rewriteTable(ctx context.Context, cat *catalog.Catalog, st *sql
 		// Its reader decodes into the columns it started with.
 		return sqlerr.Unsupported("ALTER TABLE ... %s of a table fed by a connector", strings.ToUpper(st.What))
 	}
+	rw, err := e.planRewrite(cat, rel, st)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	tw := e.tables[rel.ID]
+	e.mu.Unlock()
+	if tw == nil {
+		return sqlerr.New(sqlerr.UndefinedTable, "relation \"%s\" does not exist", rel.Name)
+	}
+	if rekey {
+		return e.rekeyTable(ctx, cat, rel, rw, tw, q)
+	}
+	var rwErr error
+	epoch := e.coord.Schedule(barrier.Change{
+		AfterInject: func(uint64) {
+			tw.mu.Lock()
+			defer tw.mu.Unlock()
+			rwErr = e.applyRewrite(ctx, rel, rw, tw, q)
+		},
+	})
+	if err := e.coord.WaitInjected(e.ctx, epoch); err != nil {
+		return err
+	}
+	if rwErr != nil {
+		return rwErr
+	}
+	if err := e.awaitCommit(e.ctx, epoch+1); err != nil {
+		return err
+	}
+	cat.Add(rw.rel)
+	return nil
+}
+
+// plannedRewrite is a table rewrite ready to run: the table's new catalog
+// entry, the batch plan computing its rows, and the map of its columns to
+// the old ones.
+type plannedRewrite struct {
+	rel    *catalog.Relation
+	root   planner.Node
+	colMap []int
+}
+
+// planRewrite makes rel's new catalog entry for st, with new state tables,
+// and plans the computation of its rows.
+func (e *Engine) planRewrite(cat *catalog.Catalog, rel *catalog.Relation, st *sql.RewriteTable) (*plannedRewrite, error) {
 	changed := *rel
 	changed.Columns, changed.Key, changed.PrimaryKey = st.Columns, st.Key, st.PrimaryKey
 	changed.StateTable = e.catSrc.allocIDs(1)[0]
@@ -248,8 +296,9 @@ func (e *Engine) rewriteTable(ctx context.Context, cat *catalog.Catalog, st *sql
 		}
 	}
 	colMap := newColumnMap(rel, &changed)
+	var err error
 	if changed.Indexes, err = remapIndexes(rel, colMap); err != nil {
-		return err
+		return nil, err
 	}
 	for i := range changed.Indexes {
 		changed.Indexes[i].StateTable = e.catSrc.allocIDs(1)[0]
@@ -263,41 +312,24 @@ func (e *Engine) rewriteTable(ctx context.Context, cat *catalog.Catalog, st *sql
 	root, _, err := planner.PlanBatchWith(st.Rows, planner.BatchOptions{Rows: rowCounts(snap)})
 	snap.Release()
 	if err != nil {
+		return nil, err
+	}
+	return &plannedRewrite{rel: &changed, root: root, colMap: colMap}, nil
+}
+
+// applyRewrite rewrites the table's rows as rw describes and writes its new
+// catalog entry. The caller holds tw.mu, between two barriers; on error
+// nothing changed.
+func (e *Engine) applyRewrite(ctx context.Context, rel *catalog.Relation, rw *plannedRewrite, tw *tableWriter, q batchQuery) error {
+	if err := tw.checkLive(); err != nil {
 		return err
 	}
-	e.mu.Lock()
-	tw := e.tables[rel.ID]
-	e.mu.Unlock()
-	if tw == nil {
-		return sqlerr.New(sqlerr.UndefinedTable, "relation \"%s\" does not exist", rel.Name)
-	}
-	var rwErr error
-	epoch := e.coord.Schedule(barrier.Change{
-		AfterInject: func(uint64) {
-			tw.mu.Lock()
-			defer tw.mu.Unlock()
-			if rwErr = tw.checkLive(); rwErr != nil {
-				return
-			}
-			if rwErr = tw.rewrite(ctx, &changed, root, q, colMap); rwErr != nil {
-				return
-			}
-			e.stopHistory(rel.ID, tw.disp)
-			e.startHistory(&changed, tw.disp)
-			rwErr = e.catSrc.put(&changed)
-		},
-	})
-	if err := e.coord.WaitInjected(e.ctx, epoch); err != nil {
+	if err := tw.rewrite(ctx, rw.rel, rw.root, q, rw.colMap); err != nil {
 		return err
 	}
-	if rwErr != nil {
-		return rwErr
-	}
-	if err := e.awaitCommit(e.ctx, epoch+1); err != nil {
-		return err
-	}
-	cat.Add(&changed)
-	return nil
+	e.stopHistory(rel.ID, tw.disp)
+	e.startHistory(rw.rel, tw.disp)
+	return e.catSrc.put(rw.rel)
 }
 
 // dropped names the column a DROP COLUMN rewrite leaves out.

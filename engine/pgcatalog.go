@@ -397,7 +397,7 @@ func (v *pgView) indexRows() [][]types.Datum {
 			all = append(append([]int(nil), keys...), attnums(e.Rel, e.Index.Include)...)
 		}
 		rows = append(rows, []types.Datum{
-			oid(e.OID), oid(e.Rel.OID()), i64(len(all)), i64(len(keys)), flag(e.PrimaryKey),
+			oid(e.OID), oid(e.Rel.OID()), i64(len(all)), i64(len(keys)), flag(e.Unique()),
 			no, flag(e.PrimaryKey), no, yes, no,
 			yes, no, yes, yes, no, vector(all),
 			null, null, null, null, null,

@@ -194,6 +194,9 @@ func (b *binder) bindAlterTable(s *pg_query.AlterTableStmt) (Statement, error) {
 			}
 			return &CreateIndex{Name: def.Name, Table: table, Columns: def.Columns, Unique: true, Constraint: true}, nil
 		}
+		if c != nil && c.Contype == pg_query.ConstrType_CONSTR_FOREIGN {
+			return b.bindAddForeignKey(table, c)
+		}
 		if c != nil {
 			return nil, b.errAt(c.Location, sqlerr.Unsupported("ALTER TABLE ... ADD constraint %s", strings.TrimPrefix(c.Contype.String(), "CONSTR_")))
 		}
@@ -427,4 +430,36 @@ func (b *binder) bindAlterColumn(table *catalog.Relation, cmd *pg_query.AlterTab
 		return rw, nil
 	}
 	return &AlterColumn{Rel: table, Index: ci, Column: col}, nil
+}
+
+// bindAddForeignKey binds ALTER TABLE ... ADD [CONSTRAINT name] FOREIGN KEY
+// (cols) REFERENCES other (cols), as pg_dump emits it after the tables:
+// streamsql does not enforce foreign keys, so the statement checks that
+// the tables and columns exist and then does nothing but say so (a NOTICE
+// with 0A000), which lets a dump's replay go on.
+func (b *binder) bindAddForeignKey(table *catalog.Relation, c *pg_query.Constraint) (Statement, error) {
+	ref, err := b.lookup(c.Pktable)
+	if err != nil {
+		return nil, err
+	}
+	if ref.Kind != catalog.Table {
+		return nil, b.errAt(c.Pktable.Location, sqlerr.New(sqlerr.WrongObjectType, "referenced relation \"%s\" is not a table", ref.Name))
+	}
+	for _, side := range []struct {
+		rel   *catalog.Relation
+		names []*pg_query.Node
+	}{{table, c.FkAttrs}, {ref, c.PkAttrs}} {
+		for _, n := range side.names {
+			name := n.GetString_().Sval
+			if i := side.rel.ColumnIndex(name); i < 0 || side.rel.Columns[i].Hidden {
+				return nil, b.errAt(c.Location, sqlerr.New(sqlerr.UndefinedColumn, "column \"%s\" referenced in foreign key constraint does not exist", name))
+			}
+		}
+	}
+	name := c.Conname
+	if name == "" {
+		name = table.Name + "_fkey"
+	}
+	return &AlterNoop{Code: sqlerr.FeatureNotSupported,
+		Notice: "foreign key constraint \"" + name + "\" on table \"" + table.Name + "\" is not enforced and not recorded: streamsql does not support foreign keys"}, nil
 }

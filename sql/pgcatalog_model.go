@@ -179,7 +179,11 @@ func PgClassEntries(cat *catalog.Catalog) []PgClassEntry {
 		}
 		out = append(out, PgClassEntry{OID: r.OID(), Schema: r.Schema, Name: r.Name, Kind: kind, Rel: r})
 		if r.Kind == catalog.Table && r.PrimaryKey {
-			out = append(out, PgClassEntry{OID: r.PrimaryKeyOID(), Schema: r.Schema, Name: r.Name + "_pkey", Kind: "i", Rel: r, PrimaryKey: true})
+			name := r.PrimaryKeyName
+			if name == "" {
+				name = r.Name + "_pkey"
+			}
+			out = append(out, PgClassEntry{OID: r.PrimaryKeyOID(), Schema: r.Schema, Name: name, Kind: "i", Rel: r, PrimaryKey: true})
 		}
 		for i := range r.Indexes {
 			x := &r.Indexes[i]
@@ -198,13 +202,19 @@ func (e *PgClassEntry) IndexColumns() ([]int, []bool) {
 	return e.Index.Columns, e.Index.Desc
 }
 
+// Unique reports whether an index entry refuses duplicates: a primary
+// key, a UNIQUE constraint or a unique index.
+func (e *PgClassEntry) Unique() bool {
+	return e.PrimaryKey || e.Index != nil && e.Index.Unique
+}
+
 // IndexDef is pg_get_indexdef of an index entry: the CREATE INDEX statement
 // that makes it, as PostgreSQL prints it.
 func (e *PgClassEntry) IndexDef() string {
 	cols, desc := e.IndexColumns()
 	var sb strings.Builder
 	sb.WriteString("CREATE ")
-	if e.PrimaryKey {
+	if e.Unique() {
 		sb.WriteString("UNIQUE ")
 	}
 	fmt.Fprintf(&sb, "INDEX %s ON %s.%s USING btree (", QuoteIdent(e.Name), QuoteIdent(e.Schema), QuoteIdent(e.Rel.Name))
