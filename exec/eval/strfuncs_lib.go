@@ -5,10 +5,8 @@ import (
 	"encoding/hex"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
-	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
@@ -187,23 +185,8 @@ func appendIdent(buf []byte, s string) []byte {
 	return append(buf, '"')
 }
 
-// keywordCache remembers which words are keywords other than unreserved
-// ones (PostgreSQL's quote_ident quotes those), as the parser's scanner
-// classifies them.
-var keywordCache sync.Map // string -> bool
-
-func reservedWord(s string) bool {
-	if v, ok := keywordCache.Load(s); ok {
-		return v.(bool)
-	}
-	reserved := false
-	if res, err := pg_query.Scan(s); err == nil && len(res.Tokens) == 1 {
-		k := res.Tokens[0].KeywordKind
-		reserved = k != pg_query.KeywordKind_NO_KEYWORD && k != pg_query.KeywordKind_UNRESERVED_KEYWORD
-	}
-	keywordCache.Store(s, reserved)
-	return reserved
-}
+// reservedWord reports whether s is a keyword that quote_ident quotes.
+func reservedWord(s string) bool { return reservedKeywords[s] }
 
 // format is PostgreSQL's format(): %[n$][-][width]{s,I,L} and %%, where
 // width may be * or *n$ (an argument; negative means left-aligned).
