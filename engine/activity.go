@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 )
 
 // runningQueries are the statements sessions are running, for the
@@ -61,7 +61,7 @@ func (e *Engine) RunningQueries() []RunningQuery {
 
 // timeDDL runs a statement and, if it is DDL, records and logs its
 // duration.
-func (e *Engine) timeDDL(st sql.Statement, run func() error) error {
+func (e *Engine) timeDDL(st ir.Statement, run func() error) error {
 	tag := st.Tag()
 	if !isDDLTag(tag) {
 		return run()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
@@ -15,7 +16,7 @@ import (
 // executeAlter runs the statements of everyday DDL and maintenance (ALTER
 // TABLE, RENAME, TRUNCATE, VACUUM, ANALYZE, COMMENT ON); ok is false for
 // any other statement.
-func (e *Engine) executeAlter(ctx context.Context, cat *catalog.Catalog, st sql.Statement, q batchQuery, w notifier) (ok bool, err error) {
+func (e *Engine) executeAlter(ctx context.Context, cat *catalog.Catalog, st ir.Statement, q batchQuery, w notifier) (ok bool, err error) {
 	switch st := st.(type) {
 	case *sql.Truncate:
 		return true, e.truncate(ctx, st, q)
@@ -46,7 +47,7 @@ func (e *Engine) executeAlter(ctx context.Context, cat *catalog.Catalog, st sql.
 // DELETE without WHERE does: views see the deletes.
 func (e *Engine) truncate(ctx context.Context, st *sql.Truncate, q batchQuery) error {
 	for _, t := range st.Tables {
-		if _, err := e.modify(ctx, t, &sql.Scan{Relation: t}, false, q); err != nil {
+		if _, err := e.modify(ctx, t, &ir.Scan{Relation: t}, false, q); err != nil {
 			return err
 		}
 	}

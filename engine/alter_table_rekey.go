@@ -8,6 +8,7 @@ import (
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
@@ -223,7 +224,7 @@ func (e *Engine) planRekeyedView(after *catalog.Catalog, table, m *catalog.Relat
 	if err != nil {
 		return nil, err
 	}
-	cmv, ok := st.(*sql.CreateMaterializedView)
+	cmv, ok := st.(*ir.CreateMaterializedView)
 	if !ok {
 		return nil, fmt.Errorf("stored definition of %s is a %s", m.Name, st.Tag())
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
@@ -112,7 +113,7 @@ func readsSource(plan *planner.StreamPlan) bool {
 // name and type, in order, with PostgreSQL's 42P16 of CREATE OR REPLACE
 // VIEW, and returns the view's columns under the new query: rel's visible
 // ones (their comments kept), and the new plan's hidden ones.
-func viewColumns(rel *catalog.Relation, cols []sql.Column) ([]catalog.Column, error) {
+func viewColumns(rel *catalog.Relation, cols []ir.Column) ([]catalog.Column, error) {
 	vis := rel.VisibleColumns()
 	var out []catalog.Column
 	n := 0
@@ -242,7 +243,7 @@ func keyNames(cols []catalog.Column, key []int) string {
 // backfill, as createView does; its catalog entry (Replaces: rel) lands
 // with its first state. It runs on as many actors as rel, whatever the
 // session's streaming_parallelism (docs/decisions.md).
-func (e *Engine) startReplacement(rel *catalog.Relation, cols []catalog.Column, stmt *sql.CreateMaterializedView, plan *planner.StreamPlan) (*catalog.Relation, *view, *backfillJob, error) {
+func (e *Engine) startReplacement(rel *catalog.Relation, cols []catalog.Column, stmt *ir.CreateMaterializedView, plan *planner.StreamPlan) (*catalog.Relation, *view, *backfillJob, error) {
 	ids := e.catSrc.allocIDs(4 + plan.Tables)
 	repl := &catalog.Relation{
 		Database:         rel.Database,

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/connector/postgres"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -22,7 +22,7 @@ import (
 // rel as fed by the source and takes its snapshot, which startCDCTable
 // writes once the table exists. (A failure to create the table after that
 // leaves its slot upstream.)
-func (e *Engine) prepareCDCTable(ctx context.Context, cat *catalog.Catalog, stmt *sql.CreateTable, rel *catalog.Relation) (*cdcSnapshot, error) {
+func (e *Engine) prepareCDCTable(ctx context.Context, cat *catalog.Catalog, stmt *ir.CreateTable, rel *catalog.Relation) (*cdcSnapshot, error) {
 	stmtCtx := ctx // the snapshot may take longer than the checks
 	src := cat.LookupIn(stmt.Schema, stmt.CDC.Source)
 	if src == nil {
@@ -243,7 +243,7 @@ func readCDCSnapshot(ctx context.Context, cfg cdcConfig, rel *catalog.Relation) 
 // the declared type (else 42804): the same type or a narrower one (see
 // postgres.Fits); unbounded text takes any upstream type, as its text.
 // An upstream table that does not exist is 42P01.
-func checkCDCColumns(ctx context.Context, conn *pgx.Conn, cfg cdcConfig, stmt *sql.CreateTable, schema, table string) error {
+func checkCDCColumns(ctx context.Context, conn *pgx.Conn, cfg cdcConfig, stmt *ir.CreateTable, schema, table string) error {
 	rows, err := conn.Query(ctx, `SELECT a.attname, a.atttypid, a.atttypmod, t.typelem, format_type(a.atttypid, a.atttypmod)
 		FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
 		JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_type t ON t.oid = a.atttypid
@@ -299,7 +299,7 @@ func cdcDatum(t types.T, v *string) (types.Datum, error) {
 
 // checkCDCKey checks that the declared primary key is the upstream table's:
 // deletes and key changes arrive with the upstream key only.
-func checkCDCKey(ctx context.Context, conn *pgx.Conn, cfg cdcConfig, stmt *sql.CreateTable, schema, table string) error {
+func checkCDCKey(ctx context.Context, conn *pgx.Conn, cfg cdcConfig, stmt *ir.CreateTable, schema, table string) error {
 	rows, err := conn.Query(ctx, `SELECT a.attname FROM pg_index i
 		JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
 		WHERE i.indrelid = (quote_ident($1) || '.' || quote_ident($2))::regclass AND i.indisprimary ORDER BY a.attname`, schema, table)

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/pgwire"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
@@ -62,7 +63,7 @@ func (e *Engine) copyTo(ctx context.Context, st *sql.CopyTo, q batchQuery, zone 
 		return err
 	}
 	cols := st.Query.Columns()
-	vis := sql.VisibleColumns(st.Query)
+	vis := ir.VisibleColumns(st.Query)
 	enc := &copyEncoder{f: st.Format, zone: zone}
 	for _, i := range vis {
 		enc.names = append(enc.names, cols[i].Name)

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/pgwire"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
@@ -81,9 +82,9 @@ func (s *session) declareCursor(ctx context.Context, st *sql.DeclareCursor, q ba
 }
 
 // keepRows runs the query of a cursor and keeps its visible columns in c.
-func (e *Engine) keepRows(ctx context.Context, rel sql.Rel, q batchQuery, c *cursor) error {
+func (e *Engine) keepRows(ctx context.Context, rel ir.Rel, q batchQuery, c *cursor) error {
 	cols := rel.Columns()
-	vis := sql.VisibleColumns(rel)
+	vis := ir.VisibleColumns(rel)
 	visTypes := make([]types.T, len(vis))
 	for i, col := range vis {
 		c.cols = append(c.cols, pgwire.Column{Name: cols[col].Name, Type: cols[col].Type})

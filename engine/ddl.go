@@ -7,7 +7,7 @@ import (
 
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/catalog"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -35,7 +35,7 @@ func (e *Engine) nameTaken(cat *catalog.Catalog, schema, name string, ifNotExist
 
 // createTable creates a table; it returns once the catalog entry is
 // committed.
-func (e *Engine) createTable(ctx context.Context, cat *catalog.Catalog, stmt *sql.CreateTable, w notifier) error {
+func (e *Engine) createTable(ctx context.Context, cat *catalog.Catalog, stmt *ir.CreateTable, w notifier) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
 	if exists, err := e.nameTaken(cat, stmt.Schema, stmt.Name, stmt.IfNotExists, w); exists {
@@ -129,7 +129,7 @@ func (e *Engine) createTable(ctx context.Context, cat *catalog.Catalog, stmt *sq
 
 // drop drops tables, views or sources, refusing (unless CASCADE) while
 // other views depend on them.
-func (e *Engine) drop(ctx context.Context, cat *catalog.Catalog, stmt *sql.Drop, w notifier) error {
+func (e *Engine) drop(ctx context.Context, cat *catalog.Catalog, stmt *ir.Drop, w notifier) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
 	var rels []*catalog.Relation

@@ -7,8 +7,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/planner"
-	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
 )
 
@@ -36,14 +36,14 @@ func (e *Engine) awaitWrite(epoch uint64) error {
 
 // insert runs INSERT: the source query is evaluated first (over the last
 // committed epoch), then its rows are written as one statement.
-func (e *Engine) insert(ctx context.Context, st *sql.Insert, q batchQuery) (int64, error) {
+func (e *Engine) insert(ctx context.Context, st *ir.Insert, q batchQuery) (int64, error) {
 	return e.insertRows(ctx, st, q, nil)
 }
 
 // insertRows is insert, handing written the rows as stored (see
 // tableWriter.insert). In a transaction block the rows go to its overlay;
 // written is not supported there.
-func (e *Engine) insertRows(ctx context.Context, st *sql.Insert, q batchQuery, written func(arrow.RecordBatch)) (int64, error) {
+func (e *Engine) insertRows(ctx context.Context, st *ir.Insert, q batchQuery, written func(arrow.RecordBatch)) (int64, error) {
 	if q.tx != nil {
 		if written != nil {
 			return 0, errReturningInTx
@@ -83,15 +83,15 @@ func (e *Engine) insertRows(ctx context.Context, st *sql.Insert, q batchQuery, w
 }
 
 // modify runs UPDATE (update set) or DELETE: rows is the statement's row
-// selection (sql.Update.Rows, sql.Delete.Rows), planned as a batch query.
-func (e *Engine) modify(ctx context.Context, table *catalog.Relation, rows sql.Rel, update bool, q batchQuery) (int64, error) {
+// selection (ir.Update.Rows, ir.Delete.Rows), planned as a batch query.
+func (e *Engine) modify(ctx context.Context, table *catalog.Relation, rows ir.Rel, update bool, q batchQuery) (int64, error) {
 	return e.modifyRows(ctx, table, rows, update, q, nil)
 }
 
 // modifyRows is modify, handing written the rows changed (see
 // tableWriter.modify). In a transaction block the change goes to its
 // overlay; written is not supported there.
-func (e *Engine) modifyRows(ctx context.Context, table *catalog.Relation, rows sql.Rel, update bool, q batchQuery, written func(arrow.RecordBatch)) (int64, error) {
+func (e *Engine) modifyRows(ctx context.Context, table *catalog.Relation, rows ir.Rel, update bool, q batchQuery, written func(arrow.RecordBatch)) (int64, error) {
 	if q.tx != nil {
 		if written != nil {
 			return 0, errReturningInTx

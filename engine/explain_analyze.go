@@ -7,6 +7,7 @@ import (
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
@@ -15,10 +16,10 @@ import (
 // explainStatement renders EXPLAIN [ANALYZE] [(FORMAT JSON)] of st.Stmt.
 // ANALYZE runs a SELECT over the last committed epoch, discarding its rows,
 // and reports every operator's rows and time.
-func (e *Engine) explainStatement(ctx context.Context, st *sql.Explain, q batchQuery, parallelism int) ([]string, error) {
+func (e *Engine) explainStatement(ctx context.Context, st *ir.Explain, q batchQuery, parallelism int) ([]string, error) {
 	opts := planner.ExplainOptions{JSON: st.Format == sql.ExplainJSON}
 	switch inner := st.Stmt.(type) {
-	case *sql.Select:
+	case *ir.Select:
 		if err := e.checkViews(inner.Query); err != nil {
 			return nil, err
 		}
@@ -53,7 +54,7 @@ func (e *Engine) explainStatement(ctx context.Context, st *sql.Explain, q batchQ
 			lines = append(lines, fmt.Sprintf("Execution Time: %.3f ms (%d rows)", float64(elapsed.Nanoseconds())/1e6, rows))
 		}
 		return lines, nil
-	case *sql.CreateMaterializedView:
+	case *ir.CreateMaterializedView:
 		if !opts.JSON {
 			return e.explain(inner, parallelism)
 		}
@@ -82,7 +83,7 @@ func counters(snap []exec.NodeSnapshot) planner.Counters {
 }
 
 // runningView returns the running dataflow of the view or sink name.
-func (e *Engine) runningView(cat *catalog.Catalog, path []string, name sql.ObjectName) (*catalog.Relation, *view, error) {
+func (e *Engine) runningView(cat *catalog.Catalog, path []string, name ir.ObjectName) (*catalog.Relation, *view, error) {
 	rel, err := e.resolve(cat, path, name)
 	if err != nil {
 		return nil, nil, err

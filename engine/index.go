@@ -10,7 +10,7 @@ import (
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/state"
 )
@@ -23,7 +23,7 @@ const maxIdentifierLength = 63
 // its entries and catalog entry commit in the same epoch; from then on every
 // write of the table writes the index in the write's epoch. It returns once
 // that epoch is committed: queries planned afterwards use the index.
-func (e *Engine) createIndex(ctx context.Context, cat *catalog.Catalog, st *sql.CreateIndex, w notifier) error {
+func (e *Engine) createIndex(ctx context.Context, cat *catalog.Catalog, st *ir.CreateIndex, w notifier) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
 	rel := cat.ByID(st.Table.ID)
@@ -119,7 +119,7 @@ func (e *Engine) indexName(cat *catalog.Catalog, rel *catalog.Relation, cols []i
 
 // dropIndex drops indexes: queries stop using each at once, and its table
 // stops writing it and its entries are deleted at the next barrier.
-func (e *Engine) dropIndex(ctx context.Context, cat *catalog.Catalog, st *sql.DropIndex, w notifier) error {
+func (e *Engine) dropIndex(ctx context.Context, cat *catalog.Catalog, st *ir.DropIndex, w notifier) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
 	for _, name := range st.Names {

@@ -11,7 +11,7 @@ import (
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/connector/kafka"
 	"github.com/streamsql/streamsql/exec"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
@@ -22,7 +22,7 @@ import (
 // (its options, its key against the format, that the brokers answer and
 // the topic exists) and marks rel as fed by Kafka: its options are kept and
 // it gets the offset table its reader writes with its rows.
-func (e *Engine) prepareKafkaTable(ctx context.Context, stmt *sql.CreateTable, rel *catalog.Relation) error {
+func (e *Engine) prepareKafkaTable(ctx context.Context, stmt *ir.CreateTable, rel *catalog.Relation) error {
 	if c := stmt.Connector["connector"]; c != "kafka" {
 		return sqlerr.Unsupported("connector \"%s\" on a table (a table is fed by kafka, or by a postgres-cdc source with FROM source TABLE '...')", c)
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"sync/atomic"
 
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/pgwire"
 	"github.com/streamsql/streamsql/sql"
 )
@@ -40,7 +41,7 @@ func (s *session) Setting(name string) (string, bool) {
 // settings made local to one last for the session. The ParameterStatus a
 // reported parameter's change sends from SET is not sent.
 func (s *session) SetSetting(name, value string, local bool) error {
-	return s.set(&sql.SetVar{Name: name, Value: value}, paramSink{})
+	return s.set(&ir.SetVar{Name: name, Value: value}, paramSink{})
 }
 
 // paramSink is the result writer of a SET run by set_config: it drops the

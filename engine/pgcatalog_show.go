@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/pgwire"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
@@ -15,8 +16,8 @@ import (
 
 // showCatalog runs SHOW CREATE ... and SHOW COLUMNS FROM ..., with
 // RisingWave's columns.
-func (s *session) showCatalog(st sql.Statement, w pgwire.ResultWriter) error {
-	var name sql.ObjectName
+func (s *session) showCatalog(st ir.Statement, w pgwire.ResultWriter) error {
+	var name ir.ObjectName
 	kind := catalog.Kind(0)
 	switch st := st.(type) {
 	case *sql.ShowCreate:

@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"slices"
 
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/pgwire"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
@@ -93,7 +94,7 @@ func (ps *preparedStatement) Bind(ctx context.Context, params []types.Datum) (_ 
 
 // bind binds the statement with parameter values and checks that its result
 // is still the one Describe reported.
-func (ps *preparedStatement) bind(params []types.Datum) (sql.Statement, sql.Access, error) {
+func (ps *preparedStatement) bind(params []types.Datum) (ir.Statement, sql.Access, error) {
 	st, refs, err := sql.BindParamsInZoneRefs(ps.s.cat, ps.s.searchPath(), ps.s.zone, ps.parsed, ps.params, params)
 	if err != nil {
 		return nil, refs, err
@@ -112,7 +113,7 @@ type portal struct {
 	// st is the statement bound at Bind; nil for an empty query. seq is the
 	// session's statement count then: if the session has run a statement
 	// since, which may have changed the catalog, Run binds again.
-	st  sql.Statement
+	st  ir.Statement
 	seq uint64
 	// refs is what st touches (privileges are checked on it).
 	refs sql.Access
@@ -147,7 +148,7 @@ func (p *portal) Close() {}
 
 // resultColumns returns the columns a statement's execution reports to
 // BeginRows, or nil if it returns no rows.
-func (s *session) resultColumns(st sql.Statement) []pgwire.Column {
+func (s *session) resultColumns(st ir.Statement) []pgwire.Column {
 	text := func(names ...string) []pgwire.Column {
 		cols := make([]pgwire.Column, len(names))
 		for i, n := range names {
@@ -156,12 +157,12 @@ func (s *session) resultColumns(st sql.Statement) []pgwire.Column {
 		return cols
 	}
 	if ret := sql.ReturningOf(st); ret != nil {
-		st = &sql.Select{Query: ret}
+		st = &ir.Select{Query: ret}
 	}
 	switch st := st.(type) {
-	case *sql.Select:
+	case *ir.Select:
 		all := st.Query.Columns()
-		vis := sql.VisibleColumns(st.Query)
+		vis := ir.VisibleColumns(st.Query)
 		cols := make([]pgwire.Column, len(vis))
 		for i, c := range vis {
 			cols[i] = pgwire.Column{Name: all[c].Name, Type: all[c].Type}
@@ -171,19 +172,19 @@ func (s *session) resultColumns(st sql.Statement) []pgwire.Column {
 		return s.cursorColumns(st)
 	case *sql.Subscribe:
 		return subscribeColumns(st)
-	case *sql.Explain, *sql.ExplainView:
+	case *ir.Explain, *sql.ExplainView:
 		return text("QUERY PLAN")
 	case *sql.Execute:
 		return s.executeColumns(st)
 	case *sql.VerifyView:
 		return verifyColumns()
-	case *sql.ShowRelations:
+	case *ir.ShowRelations:
 		return text("Name")
 	case *sql.ShowCreate:
 		return text("Name", "Create Sql")
 	case *sql.ShowColumns:
 		return text("Name", "Type", "Is Hidden", "Description")
-	case *sql.ShowVar:
+	case *ir.ShowVar:
 		if st.Name == "jobs" {
 			return jobColumns()
 		}

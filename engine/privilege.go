@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/pgwire"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
@@ -83,7 +84,7 @@ func kindNoun(k catalog.Kind) string {
 
 // executeChecked runs st, which touches acc, once the session's role may,
 // and records the role as the owner of what st created.
-func (s *session) executeChecked(ctx context.Context, st sql.Statement, acc sql.Access, w pgwire.ResultWriter) error {
+func (s *session) executeChecked(ctx context.Context, st ir.Statement, acc sql.Access, w pgwire.ResultWriter) error {
 	if err := s.authorize(st, acc); err != nil {
 		return err
 	}
@@ -96,7 +97,7 @@ func (s *session) executeChecked(ctx context.Context, st sql.Statement, acc sql.
 }
 
 // authorize checks that the session's role may run st, which touches acc.
-func (s *session) authorize(st sql.Statement, acc sql.Access) error {
+func (s *session) authorize(st ir.Statement, acc sql.Access) error {
 	if s.isSuperuser() {
 		return nil
 	}
@@ -104,11 +105,11 @@ func (s *session) authorize(st sql.Statement, acc sql.Access) error {
 	var target *catalog.Relation
 	need := catalog.Privileges(0)
 	switch st := st.(type) {
-	case *sql.Insert:
+	case *ir.Insert:
 		target, need = st.Table, catalog.PrivInsert
-	case *sql.Update:
+	case *ir.Update:
 		target, need = st.Table, catalog.PrivUpdate
-	case *sql.Delete:
+	case *ir.Delete:
 		target, need = st.Table, catalog.PrivDelete
 	case *sql.CopyFrom:
 		target, need = st.Insert.Table, catalog.PrivInsert
@@ -176,11 +177,11 @@ func (s *session) holdsOnColumns(role uint32, r *catalog.Relation, priv catalog.
 }
 
 // authorizeDDL checks the statements that create, drop or change objects.
-func (s *session) authorizeDDL(st sql.Statement, role uint32) error {
+func (s *session) authorizeDDL(st ir.Statement, role uint32) error {
 	switch st := st.(type) {
-	case *sql.CreateTable:
+	case *ir.CreateTable:
 		return s.mayCreateIn(st.Schema, role)
-	case *sql.CreateMaterializedView:
+	case *ir.CreateMaterializedView:
 		return s.mayCreateIn(st.Schema, role)
 	case *sql.CreateSource:
 		return s.mayCreateIn(st.Schema, role)
@@ -188,9 +189,9 @@ func (s *session) authorizeDDL(st sql.Statement, role uint32) error {
 		return s.mayCreateIn(s.cat.CreationSchemaOf(st.Name.Schema, s.searchPath()), role)
 	case *sql.CreateSink:
 		return s.mayCreateIn(st.View.Schema, role)
-	case *sql.CreateIndex:
+	case *ir.CreateIndex:
 		return s.mustOwn(st.Table, role)
-	case *sql.DropIndex:
+	case *ir.DropIndex:
 		for _, n := range st.Names {
 			if r, _ := s.cat.LookupIndex(n); r != nil {
 				if err := s.mustOwn(r, role); err != nil {
@@ -198,7 +199,7 @@ func (s *session) authorizeDDL(st sql.Statement, role uint32) error {
 				}
 			}
 		}
-	case *sql.Drop:
+	case *ir.Drop:
 		for _, n := range st.Names {
 			if err := s.mustOwn(s.cat.ResolveName(st.Path, n.Schema, n.Name), role); err != nil {
 				return err
@@ -592,14 +593,14 @@ func (c *grantChanges) cascade(o catalog.Object, grantee uint32, ok bool) error 
 // the relation the role will own (a superuser's objects belong to the
 // bootstrap superuser, as every object created before roles did). ok is
 // false otherwise.
-func (s *session) createdName(st sql.Statement) (schema, name string, ok bool) {
+func (s *session) createdName(st ir.Statement) (schema, name string, ok bool) {
 	if s.isSuperuser() {
 		return "", "", false
 	}
 	switch st := st.(type) {
-	case *sql.CreateTable:
+	case *ir.CreateTable:
 		schema, name = st.Schema, st.Name
-	case *sql.CreateMaterializedView:
+	case *ir.CreateMaterializedView:
 		schema, name = st.Schema, st.Name
 	case *sql.CreateSource:
 		schema, name = st.Schema, st.Name

@@ -10,9 +10,9 @@ import (
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/pgwire"
 	"github.com/streamsql/streamsql/planner"
-	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -81,7 +81,7 @@ func (e *Engine) batchEnv(q batchQuery) (exec.Env, func()) {
 }
 
 // checkViews fails if the query reads a view whose dataflow has failed.
-func (e *Engine) checkViews(rel sql.Rel) error {
+func (e *Engine) checkViews(rel ir.Rel) error {
 	var err error
 	walkScans(rel, func(r *catalog.Relation) {
 		if err == nil && r.Kind == catalog.MaterializedView {
@@ -91,18 +91,18 @@ func (e *Engine) checkViews(rel sql.Rel) error {
 	return err
 }
 
-func walkScans(rel sql.Rel, fn func(*catalog.Relation)) {
-	if r, ok := rel.(*sql.Scan); ok {
+func walkScans(rel ir.Rel, fn func(*catalog.Relation)) {
+	if r, ok := rel.(*ir.Scan); ok {
 		fn(r.Relation)
 	}
-	for _, in := range sql.Inputs(rel) {
+	for _, in := range ir.Inputs(rel) {
 		walkScans(in, fn)
 	}
 }
 
 // runQuery runs a batch query over the last committed epoch and sends each
 // result batch to out.
-func (e *Engine) runQuery(ctx context.Context, rel sql.Rel, q batchQuery, out exec.Output) error {
+func (e *Engine) runQuery(ctx context.Context, rel ir.Rel, q batchQuery, out exec.Output) error {
 	if q.tx != nil {
 		return q.tx.runQuery(ctx, rel, q, out)
 	}
@@ -121,15 +121,15 @@ func (e *Engine) runQuery(ctx context.Context, rel sql.Rel, q batchQuery, out ex
 }
 
 // selectRows runs a SELECT and writes its visible columns to w.
-func (e *Engine) selectRows(ctx context.Context, rel sql.Rel, q batchQuery, w pgwire.ResultWriter) error {
+func (e *Engine) selectRows(ctx context.Context, rel ir.Rel, q batchQuery, w pgwire.ResultWriter) error {
 	return e.writeRows(ctx, rel, q, w, func(n int64) string { return fmt.Sprintf("SELECT %d", n) })
 }
 
 // writeRows runs a query, writes its visible columns to w and completes
 // with the command tag of the rows written.
-func (e *Engine) writeRows(ctx context.Context, rel sql.Rel, q batchQuery, w pgwire.ResultWriter, tag func(n int64) string) error {
+func (e *Engine) writeRows(ctx context.Context, rel ir.Rel, q batchQuery, w pgwire.ResultWriter, tag func(n int64) string) error {
 	cols := rel.Columns()
-	vis := sql.VisibleColumns(rel)
+	vis := ir.VisibleColumns(rel)
 	desc := make([]pgwire.Column, len(vis))
 	for i, c := range vis {
 		desc[i] = pgwire.Column{Name: cols[c].Name, Type: cols[c].Type}
@@ -170,9 +170,9 @@ func (e *Engine) writeRows(ctx context.Context, rel sql.Rel, q batchQuery, w pgw
 // explain renders a statement's plan.
 // parallelism is the session's streaming_parallelism (see
 // sessionParallelism), shown for views.
-func (e *Engine) explain(st sql.Statement, parallelism int) ([]string, error) {
+func (e *Engine) explain(st ir.Statement, parallelism int) ([]string, error) {
 	switch st := st.(type) {
-	case *sql.Select:
+	case *ir.Select:
 		snap := e.store.Snapshot()
 		defer snap.Release()
 		root, _, err := planner.PlanBatchWith(st.Query, planner.BatchOptions{Rows: rowCounts(snap)})
@@ -180,18 +180,18 @@ func (e *Engine) explain(st sql.Statement, parallelism int) ([]string, error) {
 			return nil, err
 		}
 		return planner.ExplainBatch(root), nil
-	case *sql.CreateMaterializedView:
+	case *ir.CreateMaterializedView:
 		plan, err := e.planView(st, false)
 		if err != nil {
 			return nil, err
 		}
 		name := func(slot int) string { return fmt.Sprintf("#%d", slot+1) }
 		return explainParallel(planner.ExplainStream(plan, "#0", name), plan, parallelism), nil
-	case *sql.Insert:
+	case *ir.Insert:
 		return e.explainWrite("Insert", st.Table, st.Source)
-	case *sql.Update:
+	case *ir.Update:
 		return e.explainWrite("Update", st.Table, st.Rows)
-	case *sql.Delete:
+	case *ir.Delete:
 		return e.explainWrite("Delete", st.Table, st.Rows)
 	}
 	return nil, fmt.Errorf("engine: cannot explain %s", st.Tag())
@@ -199,7 +199,7 @@ func (e *Engine) explain(st sql.Statement, parallelism int) ([]string, error) {
 
 // explainWrite renders the plan of a write into table of the rows of rel,
 // planned as the statement plans it.
-func (e *Engine) explainWrite(op string, table *catalog.Relation, rel sql.Rel) ([]string, error) {
+func (e *Engine) explainWrite(op string, table *catalog.Relation, rel ir.Rel) ([]string, error) {
 	snap := e.store.Snapshot()
 	defer snap.Release()
 	root, _, err := planner.PlanBatchWith(rel, planner.BatchOptions{Rows: rowCounts(snap)})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/pgwire"
 	"github.com/streamsql/streamsql/sql"
 )
@@ -14,9 +15,9 @@ import (
 // INSERT ... ON CONFLICT; ok is false for any other statement. The rows
 // RETURNING computes are those the statement wrote (for DELETE, deleted),
 // once its epoch is committed.
-func (e *Engine) executeReturning(ctx context.Context, st sql.Statement, q batchQuery, w pgwire.ResultWriter) (ok bool, err error) {
+func (e *Engine) executeReturning(ctx context.Context, st ir.Statement, q batchQuery, w pgwire.ResultWriter) (ok bool, err error) {
 	ret := sql.ReturningOf(st)
-	ins, _ := st.(*sql.Insert)
+	ins, _ := st.(*ir.Insert)
 	if ret == nil && (ins == nil || ins.OnConflict == nil) {
 		return false, nil
 	}
@@ -36,17 +37,17 @@ func (e *Engine) executeReturning(ctx context.Context, st sql.Statement, q batch
 	var n int64
 	var tag func(int64) string
 	switch st := st.(type) {
-	case *sql.Insert:
+	case *ir.Insert:
 		tag = insertTag
 		if st.OnConflict != nil {
 			n, err = e.upsert(ctx, st, q, written)
 		} else {
 			n, err = e.insertRows(ctx, st, q, written)
 		}
-	case *sql.Update:
+	case *ir.Update:
 		tag = func(n int64) string { return fmt.Sprintf("UPDATE %d", n) }
 		n, err = e.modifyRows(ctx, st.Table, st.Rows, true, q, written)
-	case *sql.Delete:
+	case *ir.Delete:
 		tag = func(n int64) string { return fmt.Sprintf("DELETE %d", n) }
 		n, err = e.modifyRows(ctx, st.Table, st.Rows, false, q, written)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/pgwire"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
@@ -431,7 +432,7 @@ func (e *Engine) setMembership(group, member string, revoke bool) error {
 
 // executeRoleStatement runs the statements of roles and privileges; ok is
 // false for any other statement.
-func (s *session) executeRoleStatement(st sql.Statement, w pgwire.ResultWriter) (ok bool, err error) {
+func (s *session) executeRoleStatement(st ir.Statement, w pgwire.ResultWriter) (ok bool, err error) {
 	e := s.e
 	switch st := st.(type) {
 	case *sql.CreateRole:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/state"
@@ -175,7 +176,7 @@ func (e *Engine) describe(cat *catalog.Catalog, path []string, r *catalog.Relati
 // resolve finds the relation a DDL statement names: a qualified name in its
 // schema (3F000 if that does not exist), an unqualified one on the search
 // path. It returns nil if there is none.
-func (e *Engine) resolve(cat *catalog.Catalog, path []string, n sql.ObjectName) (*catalog.Relation, error) {
+func (e *Engine) resolve(cat *catalog.Catalog, path []string, n ir.ObjectName) (*catalog.Relation, error) {
 	if n.Schema == "" {
 		return cat.Resolve(path, n.Name), nil
 	}

@@ -5,6 +5,7 @@ import (
 
 	"fmt"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"sort"
 	"strconv"
 	"strings"
@@ -225,7 +226,7 @@ func (s *session) run(ctx context.Context, p *sql.Parsed, w pgwire.ResultWriter)
 	return timedOut(s.executeChecked(ctx, st, refs, w))
 }
 
-func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.ResultWriter) error {
+func (s *session) execute(ctx context.Context, st ir.Statement, w pgwire.ResultWriter) error {
 	now := time.Now().UnixMicro()
 	if s.random == nil {
 		s.random = eval.NewRandom()
@@ -255,26 +256,26 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		return err
 	}
 	switch st := st.(type) {
-	case *sql.Select:
+	case *ir.Select:
 		return e.selectRows(ctx, st.Query, q, w)
 	case *sql.LockTable:
 		if s.tx == nil {
 			return sqlerr.New(sqlerr.NoActiveSQLTransaction, "LOCK TABLE can only be used in transaction blocks")
 		}
 		return w.Complete(st.Tag())
-	case *sql.Insert:
+	case *ir.Insert:
 		n, err := e.insert(ctx, st, q)
 		if err != nil {
 			return err
 		}
 		return w.Complete(insertTag(n))
-	case *sql.Update:
+	case *ir.Update:
 		n, err := e.modify(ctx, st.Table, st.Rows, true, q)
 		if err != nil {
 			return err
 		}
 		return w.Complete(fmt.Sprintf("UPDATE %d", n))
-	case *sql.Delete:
+	case *ir.Delete:
 		n, err := e.modify(ctx, st.Table, st.Rows, false, q)
 		if err != nil {
 			return err
@@ -284,11 +285,11 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		return e.copyFrom(ctx, st, q, s.zone, w)
 	case *sql.CopyTo:
 		return e.copyTo(ctx, st, q, s.zone, w)
-	case *sql.CreateTable:
+	case *ir.CreateTable:
 		if err := e.createTable(ctx, s.cat, st, w); err != nil {
 			return err
 		}
-	case *sql.CreateMaterializedView:
+	case *ir.CreateMaterializedView:
 		if err := e.createView(ctx, s.cat, st, s.value("checkpoint_mode") == "at_least_once", e.sessionParallelism(s.value("streaming_parallelism")), w, nil); err != nil {
 			return err
 		}
@@ -297,19 +298,19 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 			return err
 		}
 	case *sql.DropSink:
-		d := &sql.Drop{Kind: catalog.Sink, Names: []sql.ObjectName{st.Name}, IfExists: st.IfExists, Path: st.Path}
+		d := &ir.Drop{Kind: catalog.Sink, Names: []ir.ObjectName{st.Name}, IfExists: st.IfExists, Path: st.Path}
 		if err := e.drop(ctx, s.cat, d, w); err != nil {
 			return err
 		}
-	case *sql.Drop:
+	case *ir.Drop:
 		if err := e.drop(ctx, s.cat, st, w); err != nil {
 			return err
 		}
-	case *sql.CreateIndex:
+	case *ir.CreateIndex:
 		if err := e.createIndex(ctx, s.cat, st, w); err != nil {
 			return err
 		}
-	case *sql.DropIndex:
+	case *ir.DropIndex:
 		if err := e.dropIndex(ctx, s.cat, st, w); err != nil {
 			return err
 		}
@@ -346,11 +347,11 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 			return err
 		}
 	case *sql.DropSource:
-		d := &sql.Drop{Kind: catalog.Source, Names: []sql.ObjectName{st.Name}, IfExists: st.IfExists, Cascade: st.Cascade, Path: st.Path}
+		d := &ir.Drop{Kind: catalog.Source, Names: []ir.ObjectName{st.Name}, IfExists: st.IfExists, Cascade: st.Cascade, Path: st.Path}
 		if err := e.drop(ctx, s.cat, d, w); err != nil {
 			return err
 		}
-	case *sql.Explain:
+	case *ir.Explain:
 		lines, err := e.explainStatement(ctx, st, q, e.sessionParallelism(s.value("streaming_parallelism")))
 		if err != nil {
 			return err
@@ -364,7 +365,7 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		return writeTextColumn(w, e, "QUERY PLAN", lines, "EXPLAIN")
 	case *sql.VerifyView:
 		return s.verifyView(ctx, st, w)
-	case *sql.Flush, *sql.Checkpoint:
+	case *ir.Flush, *sql.Checkpoint:
 		if err := e.Flush(ctx); err != nil {
 			return err
 		}
@@ -400,19 +401,19 @@ func (s *session) execute(ctx context.Context, st sql.Statement, w pgwire.Result
 		}
 	case *sql.ShowCreate, *sql.ShowColumns:
 		return s.showCatalog(st, w)
-	case *sql.ShowRelations:
+	case *ir.ShowRelations:
 		return writeTextColumn(w, e, "Name", e.relationNames(s.cat, st.Kind), fmt.Sprintf("SHOW %d", len(e.relationNames(s.cat, st.Kind))))
-	case *sql.SetVar:
+	case *ir.SetVar:
 		if err := s.set(st, w); err != nil {
 			return err
 		}
-	case *sql.ShowVar:
+	case *ir.ShowVar:
 		if st.Name == "jobs" {
 			return s.showJobs(w)
 		}
 		return s.show(st.Name, w)
-	case *sql.Transaction:
-		committed := st.Kind == sql.Commit && s.tx != nil && !s.tx.failed
+	case *ir.Transaction:
+		committed := st.Kind == ir.Commit && s.tx != nil && !s.tx.failed
 		err := s.transaction(st, w)
 		s.endLocalRole(committed)
 		return err
@@ -495,7 +496,7 @@ func (s *session) value(name string) string {
 	return ""
 }
 
-func (s *session) set(st *sql.SetVar, w pgwire.ResultWriter) error {
+func (s *session) set(st *ir.SetVar, w pgwire.ResultWriter) error {
 	name := strings.ToLower(st.Name)
 	if name == "all" && st.Reset {
 		kept := map[string]string{}

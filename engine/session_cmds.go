@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/pgwire"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
@@ -26,7 +27,7 @@ type sqlPrepared struct {
 
 // isSessionCommand reports whether st is a session command a transaction
 // block runs.
-func isSessionCommand(st sql.Statement) bool {
+func isSessionCommand(st ir.Statement) bool {
 	switch st := st.(type) {
 	case *sql.PrepareStmt, *sql.Execute, *sql.Deallocate:
 		return true
@@ -38,7 +39,7 @@ func isSessionCommand(st sql.Statement) bool {
 
 // sessionCommand runs st if it is a session command; ok reports whether it
 // was one.
-func (s *session) sessionCommand(ctx context.Context, st sql.Statement, w pgwire.ResultWriter) (ok bool, err error) {
+func (s *session) sessionCommand(ctx context.Context, st ir.Statement, w pgwire.ResultWriter) (ok bool, err error) {
 	switch st := st.(type) {
 	case *sql.PrepareStmt:
 		return true, s.prepare(st, w)
@@ -59,10 +60,10 @@ func (s *session) sessionCommand(ctx context.Context, st sql.Statement, w pgwire
 				return true, sqlerr.New(sqlerr.ActiveSQLTransaction, "DISCARD ALL cannot run inside a transaction block")
 			}
 			s.prepared = nil
-			if err := s.set(&sql.SetVar{Name: sessionAuthParam, Reset: true}, w); err != nil {
+			if err := s.set(&ir.SetVar{Name: sessionAuthParam, Reset: true}, w); err != nil {
 				return true, err
 			}
-			if err := s.set(&sql.SetVar{Name: "all", Reset: true}, w); err != nil {
+			if err := s.set(&ir.SetVar{Name: "all", Reset: true}, w); err != nil {
 				return true, err
 			}
 		}
@@ -252,7 +253,7 @@ func (s *session) startupOptions(options string) error {
 			return sqlerr.New(sqlerr.SyntaxError, "-c %s requires a value", kv)
 		}
 		name = strings.ReplaceAll(strings.ToLower(name), "-", "_")
-		if err := s.set(&sql.SetVar{Name: name, Value: value}, discardParameterStatus{}); err != nil {
+		if err := s.set(&ir.SetVar{Name: name, Value: value}, discardParameterStatus{}); err != nil {
 			return err
 		}
 	}

@@ -4,8 +4,8 @@ import (
 	"strings"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/pgwire"
-	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
 )
 
@@ -81,7 +81,7 @@ func (s *session) authenticatedSuperuser() bool {
 // setRoleParam runs SET [LOCAL] ROLE, RESET ROLE, SET SESSION
 // AUTHORIZATION and RESET SESSION AUTHORIZATION (name roleParam or
 // sessionAuthParam).
-func (s *session) setRoleParam(st *sql.SetVar, name string, w pgwire.ResultWriter) error {
+func (s *session) setRoleParam(st *ir.SetVar, name string, w pgwire.ResultWriter) error {
 	value, reset := st.Value, st.Reset || name == roleParam && strings.EqualFold(st.Value, "none")
 	if st.Local && s.tx == nil {
 		return w.Notice("WARNING", sqlerr.NoActiveSQLTransaction, "SET LOCAL can only be used in transaction blocks")

@@ -13,6 +13,7 @@ import (
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/connector/kafka"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/state"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -54,7 +55,7 @@ type kafkaReader struct {
 	// source's watermark is the least of the partitions that have one.
 	// wmExpr makes the generator of a partition met for the first time.
 	wms    map[int32]*exec.WatermarkGen
-	wmExpr sql.Expr
+	wmExpr ir.Expr
 	wmSent sentWatermark
 	// part is the partition of the rows in bb (a batch holds one partition's).
 	part int32

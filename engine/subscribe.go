@@ -14,6 +14,7 @@ import (
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/pgwire"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
@@ -172,8 +173,8 @@ func (e *Engine) subscribe(ctx context.Context, cat *catalog.Catalog, st *sql.Su
 			sub.vis = append(sub.vis, i)
 		}
 	}
-	if len(sub.vis) != len(sql.VisibleColumns(st.View.Query)) {
-		return nil, fmt.Errorf("engine: SUBSCRIBE plan has %d visible columns, its query %d", len(sub.vis), len(sql.VisibleColumns(st.View.Query)))
+	if len(sub.vis) != len(ir.VisibleColumns(st.View.Query)) {
+		return nil, fmt.Errorf("engine: SUBSCRIBE plan has %d visible columns, its query %d", len(sub.vis), len(ir.VisibleColumns(st.View.Query)))
 	}
 	subscribers.Store(rel, sub)
 	defer subscribers.Delete(rel)
@@ -225,7 +226,7 @@ func subscribeColumns(st *sql.Subscribe) []pgwire.Column {
 		return cols
 	}
 	all := st.View.Query.Columns()
-	for _, c := range sql.VisibleColumns(st.View.Query) {
+	for _, c := range ir.VisibleColumns(st.View.Query) {
 		cols = append(cols, pgwire.Column{Name: all[c].Name, Type: all[c].Type})
 	}
 	return cols

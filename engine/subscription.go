@@ -14,6 +14,7 @@ import (
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/pgwire"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
@@ -576,5 +577,5 @@ func (e *Engine) dropSubscription(ctx context.Context, cat *catalog.Catalog, st 
 		}
 		return sqlerr.New(sqlerr.UndefinedObject, "subscription \"%s\" does not exist", st.Name.Name)
 	}
-	return e.drop(ctx, cat, &sql.Drop{Kind: catalog.Sink, Names: []sql.ObjectName{st.Name}, Path: st.Path}, w)
+	return e.drop(ctx, cat, &ir.Drop{Kind: catalog.Sink, Names: []ir.ObjectName{st.Name}, Path: st.Path}, w)
 }

@@ -397,7 +397,7 @@ func (w *tableWriter) insertFull(full []arrow.RecordBatch, written func(arrow.Re
 
 // modify runs UPDATE (update set) or DELETE over the rows root selects: a
 // batch plan of the table's columns and, for UPDATE, their new values after
-// them (sql.Update.Rows). The plan reads this table's merged view, the
+// them (ir.Update.Rows). The plan reads this table's merged view, the
 // writes of statements whose epoch is not yet committed included, and other
 // relations from the last committed snapshot. Like insert, the statement is
 // all or nothing: every change is computed and checked before anything is

@@ -6,8 +6,8 @@ import (
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/planner"
-	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/state"
 )
@@ -286,12 +286,12 @@ func (tt *txnTable) noteBefore(key []byte) error {
 
 // runQuery runs a batch query of the transaction: over its snapshot, with
 // the overlays of the tables it wrote.
-func (tx *txn) runQuery(ctx context.Context, rel sql.Rel, q batchQuery, out exec.Output) error {
+func (tx *txn) runQuery(ctx context.Context, rel ir.Rel, q batchQuery, out exec.Output) error {
 	return tx.runQueryWith(ctx, rel, q, tx.local, out)
 }
 
 // runQueryWith is runQuery reading the tables local gives (exec.Env.Local).
-func (tx *txn) runQueryWith(ctx context.Context, rel sql.Rel, q batchQuery, local func(state.TableID) *state.Table, out exec.Output) error {
+func (tx *txn) runQueryWith(ctx context.Context, rel ir.Rel, q batchQuery, local func(state.TableID) *state.Table, out exec.Output) error {
 	e := tx.e
 	if err := e.checkViews(rel); err != nil {
 		return err

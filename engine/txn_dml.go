@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
@@ -30,7 +30,7 @@ func releaseAll(recs []arrow.RecordBatch) {
 }
 
 // insert runs INSERT (and COPY FROM) in the transaction.
-func (tx *txn) insert(ctx context.Context, st *sql.Insert, q batchQuery) (int64, error) {
+func (tx *txn) insert(ctx context.Context, st *ir.Insert, q batchQuery) (int64, error) {
 	w, err := tx.e.writer(st.Table)
 	if err != nil {
 		return 0, err
@@ -146,7 +146,7 @@ func (tt *txnTable) checkNewKeys(full []arrow.RecordBatch) error {
 
 // modify runs UPDATE (update set) or DELETE in the transaction: rows is the
 // statement's row selection, as for Engine.modify.
-func (tx *txn) modify(ctx context.Context, table *catalog.Relation, rows sql.Rel, update bool, q batchQuery) (int64, error) {
+func (tx *txn) modify(ctx context.Context, table *catalog.Relation, rows ir.Rel, update bool, q batchQuery) (int64, error) {
 	w, err := tx.e.writer(table)
 	if err != nil {
 		return 0, err

@@ -8,7 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/eval"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/state"
 )
 
@@ -114,7 +114,7 @@ func (tt *txnTable) changedRows(keys [][]byte) (map[string]latestRow, error) {
 // to write, which replace olds and news (the caller releases both), and the
 // changed rows, whose newest versions the caller records as what the
 // transaction read once it has written them.
-func (tx *txn) lockModified(ctx context.Context, q batchQuery, tt *txnTable, rows sql.Rel, update bool, olds, news []arrow.RecordBatch) (_, _ []arrow.RecordBatch, changed map[string]latestRow, err error) {
+func (tx *txn) lockModified(ctx context.Context, q batchQuery, tt *txnTable, rows ir.Rel, update bool, olds, news []arrow.RecordBatch) (_, _ []arrow.RecordBatch, changed map[string]latestRow, err error) {
 	keys := tt.unwrittenKeys(olds, nil)
 	if err := tx.lockKeys(ctx, q, tt, keys); err != nil {
 		return olds, news, nil, err
@@ -212,7 +212,7 @@ func (tt *txnTable) filterRows(recs []arrow.RecordBatch, keep func([]byte) bool,
 // only: over the statement's snapshot, with the table (and its indexes)
 // showing each changed row's newest version in place of the one read. olds
 // are the rows the statement selected first.
-func (tx *txn) recheck(ctx context.Context, q batchQuery, tt *txnTable, rows sql.Rel, update bool, olds []arrow.RecordBatch, changed map[string]latestRow) (o2, n2 []arrow.RecordBatch, err error) {
+func (tx *txn) recheck(ctx context.Context, q batchQuery, tt *txnTable, rows ir.Rel, update bool, olds []arrow.RecordBatch, changed map[string]latestRow) (o2, n2 []arrow.RecordBatch, err error) {
 	w := tt.w
 	table := tt.rows.Clone()
 	var latest [][]byte

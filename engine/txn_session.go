@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/pgwire"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
@@ -45,10 +46,10 @@ func (s *session) noteError(err error) {
 
 // refuseInTransaction fails with 25001 for statements a transaction block
 // does not run: DDL and the others that commit on their own.
-func refuseInTransaction(st sql.Statement) error {
+func refuseInTransaction(st ir.Statement) error {
 	switch st.(type) {
-	case *sql.Select, *sql.Insert, *sql.Update, *sql.Delete, *sql.CopyFrom, *sql.CopyTo,
-		*sql.Explain, *sql.SetVar, *sql.SetTransaction, *sql.ShowVar, *sql.ShowRelations, *sql.Transaction, *sql.Empty,
+	case *ir.Select, *ir.Insert, *ir.Update, *ir.Delete, *sql.CopyFrom, *sql.CopyTo,
+		*ir.Explain, *ir.SetVar, *sql.SetTransaction, *ir.ShowVar, *ir.ShowRelations, *ir.Transaction, *ir.Empty,
 		*sql.DeclareCursor, *sql.Fetch, *sql.CloseCursor, *sql.Subscribe, *sql.CopySubscribe, *sql.DeclareSubscriptionCursor,
 		*sql.LockTable, *sql.ShowCreate, *sql.ShowColumns, *sql.Truncate:
 		return nil
@@ -61,9 +62,9 @@ func refuseInTransaction(st sql.Statement) error {
 
 // readsOrWrites reports whether st reads or writes tables (and so needs the
 // transaction's snapshot).
-func readsOrWrites(st sql.Statement) bool {
+func readsOrWrites(st ir.Statement) bool {
 	switch st.(type) {
-	case *sql.Select, *sql.Insert, *sql.Update, *sql.Delete, *sql.CopyFrom, *sql.CopyTo, *sql.Truncate:
+	case *ir.Select, *ir.Insert, *ir.Update, *ir.Delete, *sql.CopyFrom, *sql.CopyTo, *sql.Truncate:
 		return true
 	}
 	return false
@@ -75,10 +76,10 @@ type txSavepointState struct{ params map[string]string }
 
 // transaction runs BEGIN, COMMIT, ROLLBACK and the savepoints of a
 // transaction block.
-func (s *session) transaction(st *sql.Transaction, w pgwire.ResultWriter) error {
+func (s *session) transaction(st *ir.Transaction, w pgwire.ResultWriter) error {
 	tag := st.Tag()
 	switch st.Kind {
-	case sql.Begin:
+	case ir.Begin:
 		if s.tx != nil {
 			if err := w.Notice("WARNING", sqlerr.ActiveSQLTransaction, "there is already a transaction in progress"); err != nil {
 				return err
@@ -96,7 +97,7 @@ func (s *session) transaction(st *sql.Transaction, w pgwire.ResultWriter) error 
 			s.tx.readOnly = *st.ReadOnly
 		}
 		s.txParams = []txSavepointState{{params: maps.Clone(s.params)}}
-	case sql.Commit:
+	case ir.Commit:
 		if s.tx == nil {
 			if err := w.Notice("WARNING", sqlerr.NoActiveSQLTransaction, "there is no transaction in progress"); err != nil {
 				return err
@@ -119,7 +120,7 @@ func (s *session) transaction(st *sql.Transaction, w pgwire.ResultWriter) error 
 		if err != nil {
 			return err
 		}
-	case sql.Rollback:
+	case ir.Rollback:
 		if s.tx == nil {
 			if err := w.Notice("WARNING", sqlerr.NoActiveSQLTransaction, "there is no transaction in progress"); err != nil {
 				return err
@@ -129,10 +130,10 @@ func (s *session) transaction(st *sql.Transaction, w pgwire.ResultWriter) error 
 		if err := s.endTransaction(false, w); err != nil {
 			return err
 		}
-	case sql.TxSavepoint, sql.TxRelease, sql.TxRollbackTo:
+	case ir.TxSavepoint, ir.TxRelease, ir.TxRollbackTo:
 		if s.tx == nil {
 			return sqlerr.New(sqlerr.NoActiveSQLTransaction, "%s can only be used in transaction blocks",
-				map[sql.TransactionKind]string{sql.TxSavepoint: "SAVEPOINT", sql.TxRelease: "RELEASE SAVEPOINT", sql.TxRollbackTo: "ROLLBACK TO SAVEPOINT"}[st.Kind])
+				map[ir.TransactionKind]string{ir.TxSavepoint: "SAVEPOINT", ir.TxRelease: "RELEASE SAVEPOINT", ir.TxRollbackTo: "ROLLBACK TO SAVEPOINT"}[st.Kind])
 		}
 		if err := s.txSavepoint(st, w); err != nil {
 			return err
@@ -142,20 +143,20 @@ func (s *session) transaction(st *sql.Transaction, w pgwire.ResultWriter) error 
 }
 
 // txSavepoint runs SAVEPOINT, RELEASE and ROLLBACK TO in a transaction.
-func (s *session) txSavepoint(st *sql.Transaction, w pgwire.ResultWriter) error {
+func (s *session) txSavepoint(st *ir.Transaction, w pgwire.ResultWriter) error {
 	tx := s.tx
 	switch st.Kind {
-	case sql.TxSavepoint:
+	case ir.TxSavepoint:
 		tx.savepoint(st.Name)
 		s.txParams = append(s.txParams, txSavepointState{params: maps.Clone(s.params)})
-	case sql.TxRelease:
+	case ir.TxRelease:
 		i, err := tx.findSavepoint(st.Name)
 		if err != nil {
 			return err
 		}
 		_ = tx.release(st.Name)
 		s.txParams = s.txParams[:i+1]
-	case sql.TxRollbackTo:
+	case ir.TxRollbackTo:
 		i, err := tx.findSavepoint(st.Name)
 		if err != nil {
 			return err
@@ -212,12 +213,12 @@ func (s *session) restoreParams(params map[string]string, w pgwire.ResultWriter)
 func (s *session) setTransaction(st *sql.SetTransaction, w pgwire.ResultWriter) error {
 	if st.SessionDefault {
 		if st.Isolation != "" {
-			if err := s.set(&sql.SetVar{Name: "default_transaction_isolation", Value: st.Isolation}, w); err != nil {
+			if err := s.set(&ir.SetVar{Name: "default_transaction_isolation", Value: st.Isolation}, w); err != nil {
 				return err
 			}
 		}
 		if st.ReadOnly != nil {
-			return s.set(&sql.SetVar{Name: "default_transaction_read_only", Value: onOff(*st.ReadOnly)}, w)
+			return s.set(&ir.SetVar{Name: "default_transaction_read_only", Value: onOff(*st.ReadOnly)}, w)
 		}
 		return nil
 	}
@@ -253,12 +254,12 @@ func onOff(b bool) string {
 
 // checkWritable fails with 25006 for a write in a READ ONLY transaction
 // (readOnly).
-func checkWritable(readOnly bool, st sql.Statement) error {
+func checkWritable(readOnly bool, st ir.Statement) error {
 	if !readOnly {
 		return nil
 	}
 	switch st.(type) {
-	case *sql.Insert, *sql.Update, *sql.Delete, *sql.CopyFrom:
+	case *ir.Insert, *ir.Update, *ir.Delete, *sql.CopyFrom:
 		tag := st.Tag()
 		if _, copy := st.(*sql.CopyFrom); copy {
 			tag = "COPY FROM"

@@ -8,14 +8,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/planner"
-	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
 )
 
 // upsert runs INSERT ... ON CONFLICT: like insert, the source query is
 // evaluated first, then its rows are written as one statement.
-func (e *Engine) upsert(ctx context.Context, st *sql.Insert, q batchQuery, written func(arrow.RecordBatch)) (int64, error) {
+func (e *Engine) upsert(ctx context.Context, st *ir.Insert, q batchQuery, written func(arrow.RecordBatch)) (int64, error) {
 	w, err := e.writer(st.Table)
 	if err != nil {
 		return 0, err
@@ -63,7 +63,7 @@ type conflict struct {
 
 // upsert writes the rows of INSERT source records recs whose primary key
 // is free, and for each of the others does nothing (set nil: DO NOTHING) or
-// updates the stored row to what set (the plan of sql.OnConflict.Set)
+// updates the stored row to what set (the plan of ir.OnConflict.Set)
 // computes from it and the proposed row. As PostgreSQL, a row proposed
 // twice is inserted once (DO NOTHING) or fails the statement with 21000 (DO
 // UPDATE). All or nothing, as insert; n counts the rows inserted or updated.

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/pgwire"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
@@ -43,7 +44,7 @@ type VerifyDifference struct {
 // Views whose query is not deterministic over a snapshot (now(), random(),
 // float sums whose rounding depends on the order of the rows, LIMIT with
 // ties) may legitimately differ.
-func (e *Engine) Verify(ctx context.Context, database string, path []string, name sql.ObjectName) ([]VerifyDifference, int, error) {
+func (e *Engine) Verify(ctx context.Context, database string, path []string, name ir.ObjectName) ([]VerifyDifference, int, error) {
 	cat := e.cat.In(database)
 	if cat == nil {
 		return nil, 0, sqlerr.New(sqlerr.InvalidCatalogName, "database \"%s\" does not exist", database)
@@ -70,7 +71,7 @@ func (e *Engine) Verify(ctx context.Context, database string, path []string, nam
 	if err != nil {
 		return nil, 0, err
 	}
-	cmv, ok := st.(*sql.CreateMaterializedView)
+	cmv, ok := st.(*ir.CreateMaterializedView)
 	if !ok {
 		return nil, 0, fmt.Errorf("engine: stored definition of %s is a %s", rel.Name, st.Tag())
 	}
@@ -98,7 +99,7 @@ func (e *Engine) Verify(ctx context.Context, database string, path []string, nam
 	if err != nil {
 		return nil, 0, err
 	}
-	have, err := e.rowTexts(ctx, snap, sst.(*sql.Select).Query, q)
+	have, err := e.rowTexts(ctx, snap, sst.(*ir.Select).Query, q)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -134,13 +135,13 @@ func (e *Engine) Verify(ctx context.Context, database string, path []string, nam
 
 // rowTexts runs rel in batch over snap and counts its rows by their text
 // (visible columns only).
-func (e *Engine) rowTexts(ctx context.Context, snap *state.Snapshot, rel sql.Rel, q batchQuery) (map[string]int, error) {
+func (e *Engine) rowTexts(ctx context.Context, snap *state.Snapshot, rel ir.Rel, q batchQuery) (map[string]int, error) {
 	root, _, err := planner.PlanBatchWith(rel, planner.BatchOptions{Rows: rowCounts(snap)})
 	if err != nil {
 		return nil, err
 	}
 	cols := rel.Columns()
-	vis := sql.VisibleColumns(rel)
+	vis := ir.VisibleColumns(rel)
 	env, release := e.batchEnv(q)
 	defer release()
 	counts := map[string]int{}

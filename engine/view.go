@@ -11,6 +11,7 @@ import (
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
@@ -53,7 +54,7 @@ type view struct {
 // planView plans a view's defining statement. keepJoinOrder plans its inner
 // joins in FROM order, for views created before join ordering (see
 // catalog.Relation.JoinOrder).
-func (e *Engine) planView(stmt *sql.CreateMaterializedView, keepJoinOrder bool) (*planner.StreamPlan, error) {
+func (e *Engine) planView(stmt *ir.CreateMaterializedView, keepJoinOrder bool) (*planner.StreamPlan, error) {
 	return planner.PlanStreamWith(stmt.Query, planner.StreamOptions{EmitOnWindowClose: stmt.EmitOnWindowClose, KeepJoinOrder: keepJoinOrder})
 }
 
@@ -204,7 +205,7 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 	if err != nil {
 		return err
 	}
-	cmv, ok := st.(*sql.CreateMaterializedView)
+	cmv, ok := st.(*ir.CreateMaterializedView)
 	if cs, sink := st.(*sql.CreateSink); sink {
 		cmv, ok = cs.View, true
 	}
@@ -259,7 +260,7 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 // once the backfill is done and committed. A cancel (ctx) during the
 // backfill drops the view. With sinkOptions it creates a sink instead (see
 // createSink).
-func (e *Engine) createView(ctx context.Context, cat *catalog.Catalog, stmt *sql.CreateMaterializedView, atLeastOnce bool, parallelism int, w notifier, sinkOptions map[string]string) error {
+func (e *Engine) createView(ctx context.Context, cat *catalog.Catalog, stmt *ir.CreateMaterializedView, atLeastOnce bool, parallelism int, w notifier, sinkOptions map[string]string) error {
 	e.ddlMu.Lock()
 	unlock := sync.OnceFunc(e.ddlMu.Unlock)
 	defer unlock()

@@ -8,7 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -93,9 +93,9 @@ func (a *bitAgg) result(slot int32) (types.Datum, error) {
 		c := a.ones[slot][b]
 		var set bool
 		switch a.fn {
-		case sql.AggBitAnd:
+		case ir.AggBitAnd:
 			set = c == n
-		case sql.AggBitOr:
+		case ir.AggBitOr:
 			set = c > 0
 		default:
 			set = c%2 != 0

@@ -10,7 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -18,7 +18,7 @@ import (
 // moreAggCase is one aggregate under TestMoreAggRetraction and its result
 // recomputed from a group's current values.
 type moreAggCase struct {
-	call sql.AggCall
+	call ir.AggCall
 	want func(vs []int64) types.Datum
 }
 
@@ -34,18 +34,18 @@ func bitsOf(vs []int64, fn func(acc, v int64) int64) types.Datum {
 }
 
 func moreAggCases() []moreAggCase {
-	order := func(desc bool) []sql.AggOrder { return []sql.AggOrder{{Desc: desc}} }
+	order := func(desc bool) []ir.AggOrder { return []ir.AggOrder{{Desc: desc}} }
 	return []moreAggCase{
-		{sql.AggCall{Func: sql.AggBitAnd, T: types.Int64T}, func(vs []int64) types.Datum {
+		{ir.AggCall{Func: ir.AggBitAnd, T: types.Int64T}, func(vs []int64) types.Datum {
 			return bitsOf(vs, func(a, v int64) int64 { return a & v })
 		}},
-		{sql.AggCall{Func: sql.AggBitOr, T: types.Int64T}, func(vs []int64) types.Datum {
+		{ir.AggCall{Func: ir.AggBitOr, T: types.Int64T}, func(vs []int64) types.Datum {
 			return bitsOf(vs, func(a, v int64) int64 { return a | v })
 		}},
-		{sql.AggCall{Func: sql.AggBitXor, T: types.Int64T}, func(vs []int64) types.Datum {
+		{ir.AggCall{Func: ir.AggBitXor, T: types.Int64T}, func(vs []int64) types.Datum {
 			return bitsOf(vs, func(a, v int64) int64 { return a ^ v })
 		}},
-		{sql.AggCall{Func: sql.AggMode, T: types.Int64T, OrderBy: order(true)}, func(vs []int64) types.Datum {
+		{ir.AggCall{Func: ir.AggMode, T: types.Int64T, OrderBy: order(true)}, func(vs []int64) types.Datum {
 			if len(vs) == 0 {
 				return types.Null
 			}
@@ -62,7 +62,7 @@ func moreAggCases() []moreAggCase {
 			}
 			return types.DInt(best)
 		}},
-		{sql.AggCall{Func: sql.AggPercentileDisc, T: types.ArrayOf(types.Int64T), Direct: []float64{0, 0.3, 1, -1}, OrderBy: order(false)}, func(vs []int64) types.Datum {
+		{ir.AggCall{Func: ir.AggPercentileDisc, T: types.ArrayOf(types.Int64T), Direct: []float64{0, 0.3, 1, -1}, OrderBy: order(false)}, func(vs []int64) types.Datum {
 			if len(vs) == 0 {
 				return types.Null
 			}
@@ -165,7 +165,7 @@ func int64Column(mem memory.Allocator, vs []int64) arrow.Array {
 // the regression sums back to those of the remaining pairs.
 func TestRegrRetraction(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
-	for _, fn := range []string{sql.AggCorr, sql.AggRegrSlope, sql.AggRegrIntercept, sql.AggRegrSxx, sql.AggRegrAvgY, sql.AggCovarSamp, sql.AggRegrCount} {
+	for _, fn := range []string{ir.AggCorr, ir.AggRegrSlope, ir.AggRegrIntercept, ir.AggRegrSxx, ir.AggRegrAvgY, ir.AggCovarSamp, ir.AggRegrCount} {
 		a := &regrAgg{fn: fn}
 		a.grow(1)
 		type pair struct{ y, x float64 }

@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
@@ -51,7 +51,7 @@ type orderedAgg struct {
 	set      *state.Table
 	groupKey func(slot int32) []byte
 	rowKey   func(i int) []byte
-	order    []sql.AggOrder
+	order    []ir.AggOrder
 	// extraCols are the input columns of the extra arguments (string_agg's
 	// delimiter); codec encodes an entry's value: the argument and the
 	// extra arguments.
@@ -77,14 +77,14 @@ type orderedAgg struct {
 // memEntry is an entry kept in memory: key and value alias the arena.
 type memEntry struct{ key, val []byte }
 
-func newOrderedAgg(call sql.AggCall, argType types.T, set *state.Table, groupKey func(int32) []byte, rowKey func(int) []byte) *orderedAgg {
+func newOrderedAgg(call ir.AggCall, argType types.T, set *state.Table, groupKey func(int32) []byte, rowKey func(int) []byte) *orderedAgg {
 	a := &orderedAgg{
 		fn: call.Func, distinct: call.Distinct, argType: argType, set: set,
 		groupKey: groupKey, rowKey: rowKey, order: call.OrderBy,
 	}
 	valTypes := []types.T{argType}
 	for _, e := range call.ExtraArgs {
-		a.extraCols = append(a.extraCols, e.(*sql.InputRef).Index)
+		a.extraCols = append(a.extraCols, e.(*ir.InputRef).Index)
 		valTypes = append(valTypes, e.Type())
 	}
 	a.codec = state.NewRowCodec(valTypes)
@@ -114,7 +114,7 @@ func (a *orderedAgg) reset(slot int32) {
 // memcomparable encoding, inverted for a descending column.
 func (a *orderedAgg) appendOrderKey(buf []byte, i int) []byte {
 	for _, o := range a.order {
-		ref := o.Expr.(*sql.InputRef)
+		ref := o.Expr.(*ir.InputRef)
 		col := a.rec.Column(ref.Index)
 		if col.IsNull(i) {
 			if o.NullsFirst {
@@ -144,7 +144,7 @@ func (a *orderedAgg) update(col arrow.Array, slots []int32, signs []int8) error 
 	for k, c := range a.extraCols {
 		a.cols[k+1] = a.rec.Column(c)
 	}
-	skipNulls := a.fn == sql.AggStringAgg
+	skipNulls := a.fn == ir.AggStringAgg
 	for i, s := range signs {
 		if s == 0 || (skipNulls && col.IsNull(i)) {
 			continue
@@ -163,7 +163,7 @@ func (a *orderedAgg) update(col arrow.Array, slots []int32, signs []int8) error 
 		a.keyBuf = append(a.keyBuf, valueSetTag)
 		a.keyBuf = a.appendOrderKey(a.keyBuf, i)
 		if a.distinct {
-			if (a.fn == sql.AggArrayAgg || a.fn == sql.AggJSONBAgg) && col.IsNull(i) {
+			if (a.fn == ir.AggArrayAgg || a.fn == ir.AggJSONBAgg) && col.IsNull(i) {
 				// After every value's key (which starts with 0x01).
 				a.keyBuf = append(a.keyBuf, 0x02)
 			} else {
@@ -188,8 +188,8 @@ func (a *orderedAgg) keepInMemory(slot int32) {
 	switch {
 	case a.keepsAll() || len(es) == 0:
 		a.mem[slot] = append(es, memEntry{key: a.store(a.keyBuf), val: a.store(a.valBuf)})
-	case a.fn == sql.AggFirstValue && bytes.Compare(a.keyBuf, es[0].key) < 0,
-		a.fn == sql.AggLastValue && bytes.Compare(a.keyBuf, es[0].key) > 0:
+	case a.fn == ir.AggFirstValue && bytes.Compare(a.keyBuf, es[0].key) < 0,
+		a.fn == ir.AggLastValue && bytes.Compare(a.keyBuf, es[0].key) > 0:
 		// Reuse the entry's bytes when the new ones fit.
 		es[0].key = append(es[0].key[:0:cap(es[0].key)], a.keyBuf...)
 		es[0].val = append(es[0].val[:0:cap(es[0].val)], a.valBuf...)
@@ -254,11 +254,11 @@ func (a *orderedAgg) recompute(slot int32) error {
 	defer it.Close()
 	a.strBuf, a.elems = a.strBuf[:0], a.elems[:0]
 	switch a.fn {
-	case sql.AggFirstValue:
+	case ir.AggFirstValue:
 		if it.First() {
 			err = a.fold(slot, true, it.Value())
 		}
-	case sql.AggLastValue:
+	case ir.AggLastValue:
 		if it.Last() {
 			err = a.fold(slot, true, it.Value())
 		}
@@ -284,12 +284,12 @@ func (a *orderedAgg) fold(slot int32, first bool, val []byte) error {
 		return err
 	}
 	switch a.fn {
-	case sql.AggArrayAgg, sql.AggJSONBAgg, sql.AggJSONBObjectAgg:
+	case ir.AggArrayAgg, ir.AggJSONBAgg, ir.AggJSONBObjectAgg:
 		a.elems = append(a.elems, a.vals...)
 		a.cur[slot] = types.DArray(nil) // not NULL: a value was seen
 		return nil
 	}
-	if a.fn != sql.AggStringAgg {
+	if a.fn != ir.AggStringAgg {
 		a.cur[slot] = a.vals[0]
 		return nil
 	}
@@ -304,11 +304,11 @@ func (a *orderedAgg) fold(slot int32, first bool, val []byte) error {
 func (a *orderedAgg) finish(slot int32) error {
 	switch {
 	case a.cur[slot].Null:
-	case a.fn == sql.AggStringAgg:
+	case a.fn == ir.AggStringAgg:
 		a.cur[slot] = types.DText(string(a.strBuf))
-	case a.fn == sql.AggArrayAgg:
+	case a.fn == ir.AggArrayAgg:
 		a.cur[slot] = types.DArray(slices.Clone(a.elems))
-	case a.fn == sql.AggJSONBAgg || a.fn == sql.AggJSONBObjectAgg:
+	case a.fn == ir.AggJSONBAgg || a.fn == ir.AggJSONBObjectAgg:
 		d, err := a.jsonbResult()
 		if err != nil {
 			return err
@@ -321,7 +321,7 @@ func (a *orderedAgg) finish(slot int32) error {
 // jsonbResult builds jsonb_agg's array or jsonb_object_agg's object from
 // the collected values (pairs for jsonb_object_agg).
 func (a *orderedAgg) jsonbResult() (types.Datum, error) {
-	if a.fn == sql.AggJSONBAgg {
+	if a.fn == ir.AggJSONBAgg {
 		elems := make([]types.JSON, len(a.elems))
 		for i, e := range a.elems {
 			elems[i] = types.ToJSON(a.argType, e)
@@ -351,7 +351,7 @@ func (a *orderedAgg) jsonbResult() (types.Datum, error) {
 // just the first or last).
 func (a *orderedAgg) keepsAll() bool {
 	switch a.fn {
-	case sql.AggFirstValue, sql.AggLastValue:
+	case ir.AggFirstValue, ir.AggLastValue:
 		return false
 	}
 	return true

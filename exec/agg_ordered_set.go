@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/streamsql/streamsql/exec/eval"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -41,7 +41,7 @@ type orderedSetAgg struct {
 	keyBuf, valBuf []byte
 }
 
-func newOrderedSetAgg(call sql.AggCall, t types.T, set *state.Table, groupKey func(int32) []byte) (*orderedSetAgg, error) {
+func newOrderedSetAgg(call ir.AggCall, t types.T, set *state.Table, groupKey func(int32) []byte) (*orderedSetAgg, error) {
 	if set == nil {
 		return nil, fmt.Errorf("exec: %s without its value set", call.Func)
 	}
@@ -149,7 +149,7 @@ func (a *orderedSetAgg) compute(slot int32) (types.Datum, error) {
 	if total <= 0 {
 		return types.Null, nil
 	}
-	if a.fn == sql.AggMode {
+	if a.fn == ir.AggMode {
 		// The most frequent value, the first in the order among equals.
 		var best entry
 		err := a.walk(slot, func(e entry) bool {
@@ -162,12 +162,12 @@ func (a *orderedSetAgg) compute(slot int32) (types.Datum, error) {
 	}
 	out := make([]types.Datum, len(a.fracs))
 	for i, f := range a.fracs {
-		if sql.IsNullFraction(f) {
+		if ir.IsNullFraction(f) {
 			out[i] = types.Null
 			continue
 		}
 		var err error
-		if a.fn == sql.AggPercentileDisc {
+		if a.fn == ir.AggPercentileDisc {
 			out[i], err = a.disc(slot, total, f)
 		} else {
 			out[i], err = a.cont(slot, total, f)

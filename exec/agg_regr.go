@@ -8,7 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -48,11 +48,11 @@ type ycJoint struct {
 	sx, sy, sp float64
 }
 
-func newRegrAgg(call sql.AggCall) (*regrAgg, error) {
+func newRegrAgg(call ir.AggCall) (*regrAgg, error) {
 	if len(call.ExtraArgs) != 1 {
 		return nil, fmt.Errorf("exec: %s needs two arguments", call.Func)
 	}
-	return &regrAgg{fn: call.Func, xCol: call.ExtraArgs[0].(*sql.InputRef).Index}, nil
+	return &regrAgg{fn: call.Func, xCol: call.ExtraArgs[0].(*ir.InputRef).Index}, nil
 }
 
 func (a *regrAgg) setRecord(rec arrow.RecordBatch) { a.rec = rec }
@@ -198,10 +198,10 @@ func (a *regrAgg) result(slot int32) (types.Datum, error) {
 	odd := a.odd[slot]
 	// The pairs with a finite x and those with a non-finite one.
 	total := a.x[slot].n + odd[0][0] + odd[0][1] + odd[0][2]
-	if a.fn == sql.AggRegrCount {
+	if a.fn == ir.AggRegrCount {
 		return types.DInt(total), nil
 	}
-	if total < 1 || (a.fn == sql.AggCovarSamp && total < 2) {
+	if total < 1 || (a.fn == ir.AggCovarSamp && total < 2) {
 		return types.Null, nil
 	}
 	sx, sxx := regrSums(a.x[slot], odd[0])
@@ -213,26 +213,26 @@ func (a *regrAgg) result(slot int32) (types.Datum, error) {
 	n := float64(total)
 	var v float64
 	switch a.fn {
-	case sql.AggRegrSxx:
+	case ir.AggRegrSxx:
 		v = sxx
-	case sql.AggRegrSyy:
+	case ir.AggRegrSyy:
 		v = syy
-	case sql.AggRegrSxy:
+	case ir.AggRegrSxy:
 		v = sxy
-	case sql.AggRegrAvgX:
+	case ir.AggRegrAvgX:
 		v = sx / n
-	case sql.AggRegrAvgY:
+	case ir.AggRegrAvgY:
 		v = sy / n
-	case sql.AggCovarPop:
+	case ir.AggCovarPop:
 		v = sxy / n
-	case sql.AggCovarSamp:
+	case ir.AggCovarSamp:
 		v = sxy / (n - 1)
-	case sql.AggCorr:
+	case ir.AggCorr:
 		if sxx == 0 || syy == 0 {
 			return types.Null, nil
 		}
 		v = sxy / math.Sqrt(sxx*syy)
-	case sql.AggRegrR2:
+	case ir.AggRegrR2:
 		if sxx == 0 {
 			return types.Null, nil
 		}
@@ -240,12 +240,12 @@ func (a *regrAgg) result(slot int32) (types.Datum, error) {
 			return types.DFloat(1), nil
 		}
 		v = (sxy * sxy) / (sxx * syy)
-	case sql.AggRegrSlope:
+	case ir.AggRegrSlope:
 		if sxx == 0 {
 			return types.Null, nil
 		}
 		v = sxy / sxx
-	case sql.AggRegrIntercept:
+	case ir.AggRegrIntercept:
 		if sxx == 0 {
 			return types.Null, nil
 		}

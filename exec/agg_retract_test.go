@@ -1,3 +1,5 @@
+//go:build cgo
+
 package exec
 
 import (
@@ -16,7 +18,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/exec/eval"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -41,31 +43,31 @@ var retractTypes = []types.T{
 	types.TextT, types.TextT, types.BoolT,
 }
 
-func ref(col int) *sql.InputRef {
-	return &sql.InputRef{Index: col, T: retractTypes[col]}
+func ref(col int) *ir.InputRef {
+	return &ir.InputRef{Index: col, T: retractTypes[col]}
 }
 
 // retractCalls are the aggregates under test, over columns g, id, v, n, f,
 // b, s, o (0..7), with their argument and FILTER columns.
-func retractCalls() ([]sql.AggCall, []int, []int) {
-	sep := func(col int) []sql.Expr { return []sql.Expr{ref(col)} }
-	calls := []sql.AggCall{
-		{Func: sql.AggCountStar, T: types.Int64T},
-		{Func: sql.AggBoolAnd, T: types.BoolT},
-		{Func: sql.AggBoolOr, T: types.BoolT},
-		{Func: sql.AggVarSamp, T: types.NumericT},
-		{Func: sql.AggStddevPop, T: types.NumericT},
-		{Func: sql.AggVarSamp, T: types.Float64T},
-		{Func: sql.AggStringAgg, T: types.TextT, ExtraArgs: sep(8), OrderBy: []sql.AggOrder{{Expr: ref(7), Desc: true, NullsFirst: true}}},
-		{Func: sql.AggFirstValue, T: types.TextT, OrderBy: []sql.AggOrder{{Expr: ref(7)}}},
-		{Func: sql.AggLastValue, T: types.Int64T, OrderBy: []sql.AggOrder{{Expr: ref(7)}}},
-		{Func: sql.AggApproxCountDistinct, T: types.Int64T},
-		{Func: sql.AggStringAgg, T: types.TextT, Distinct: true, ExtraArgs: sep(9), OrderBy: []sql.AggOrder{{Expr: ref(6)}}},
-		{Func: sql.AggCount, T: types.Int64T, Distinct: true},
-		{Func: sql.AggStddevSamp, T: types.NumericT, Distinct: true},
-		{Func: sql.AggArrayAgg, T: types.ArrayOf(types.Int64T), OrderBy: []sql.AggOrder{{Expr: ref(7)}}},
-		{Func: sql.AggArrayAgg, T: types.ArrayOf(types.TextT), Distinct: true},
-		{Func: sql.AggJSONBAgg, T: types.JSONBT, OrderBy: []sql.AggOrder{{Expr: ref(7)}}},
+func retractCalls() ([]ir.AggCall, []int, []int) {
+	sep := func(col int) []ir.Expr { return []ir.Expr{ref(col)} }
+	calls := []ir.AggCall{
+		{Func: ir.AggCountStar, T: types.Int64T},
+		{Func: ir.AggBoolAnd, T: types.BoolT},
+		{Func: ir.AggBoolOr, T: types.BoolT},
+		{Func: ir.AggVarSamp, T: types.NumericT},
+		{Func: ir.AggStddevPop, T: types.NumericT},
+		{Func: ir.AggVarSamp, T: types.Float64T},
+		{Func: ir.AggStringAgg, T: types.TextT, ExtraArgs: sep(8), OrderBy: []ir.AggOrder{{Expr: ref(7), Desc: true, NullsFirst: true}}},
+		{Func: ir.AggFirstValue, T: types.TextT, OrderBy: []ir.AggOrder{{Expr: ref(7)}}},
+		{Func: ir.AggLastValue, T: types.Int64T, OrderBy: []ir.AggOrder{{Expr: ref(7)}}},
+		{Func: ir.AggApproxCountDistinct, T: types.Int64T},
+		{Func: ir.AggStringAgg, T: types.TextT, Distinct: true, ExtraArgs: sep(9), OrderBy: []ir.AggOrder{{Expr: ref(6)}}},
+		{Func: ir.AggCount, T: types.Int64T, Distinct: true},
+		{Func: ir.AggStddevSamp, T: types.NumericT, Distinct: true},
+		{Func: ir.AggArrayAgg, T: types.ArrayOf(types.Int64T), OrderBy: []ir.AggOrder{{Expr: ref(7)}}},
+		{Func: ir.AggArrayAgg, T: types.ArrayOf(types.TextT), Distinct: true},
+		{Func: ir.AggJSONBAgg, T: types.JSONBT, OrderBy: []ir.AggOrder{{Expr: ref(7)}}},
 	}
 	args := []int{-1, 5, 5, 2, 3, 4, 6, 6, 2, 2, 6, 2, 2, 2, 6, 2}
 	// string_agg(DISTINCT s) FILTER (WHERE b), count(DISTINCT v) FILTER
@@ -116,7 +118,7 @@ func runAggRetraction(t *testing.T, seed int64) {
 	}
 	for i, c := range calls {
 		var tbl *state.Table
-		if c.Distinct || c.Func == sql.AggApproxCountDistinct || sql.OrderSensitive(c.Func) {
+		if c.Distinct || c.Func == ir.AggApproxCountDistinct || ir.OrderSensitive(c.Func) {
 			tbl = store.Table(state.TableID(10 + i))
 		}
 		spec.ValueSets = append(spec.ValueSets, tbl)

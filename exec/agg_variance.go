@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/streamsql/streamsql/exec/eval"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -28,13 +28,13 @@ type varianceKind struct {
 func newVarianceAgg(fn string, argType types.T) (aggregator, error) {
 	var k varianceKind
 	switch fn {
-	case sql.AggStddev, sql.AggStddevSamp:
+	case ir.AggStddev, ir.AggStddevSamp:
 		k = varianceKind{sample: true, stddev: true}
-	case sql.AggStddevPop:
+	case ir.AggStddevPop:
 		k = varianceKind{stddev: true}
-	case sql.AggVariance, sql.AggVarSamp:
+	case ir.AggVariance, ir.AggVarSamp:
 		k = varianceKind{sample: true}
-	case sql.AggVarPop:
+	case ir.AggVarPop:
 	}
 	switch argType.Kind {
 	case types.Int16, types.Int32, types.Int64:

@@ -12,7 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/streamsql/streamsql/exec/eval"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
@@ -45,12 +45,12 @@ type aggregator interface {
 // newAggregator returns the aggregator for call, whose argument has type
 // argType. valueSet is the state table of the group's multiset of values,
 // used by min and max (and by DISTINCT, handled by the caller).
-func newAggregator(call sql.AggCall, argType types.T, valueSet *state.Table, groupKey func(slot int32) []byte, rowKey func(i int) []byte) (aggregator, error) {
+func newAggregator(call ir.AggCall, argType types.T, valueSet *state.Table, groupKey func(slot int32) []byte, rowKey func(i int) []byte) (aggregator, error) {
 	switch call.Func {
-	case sql.AggCountStar, sql.AggCount:
-		return &countAgg{star: call.Func == sql.AggCountStar}, nil
-	case sql.AggSum, sql.AggAvg:
-		avg := call.Func == sql.AggAvg
+	case ir.AggCountStar, ir.AggCount:
+		return &countAgg{star: call.Func == ir.AggCountStar}, nil
+	case ir.AggSum, ir.AggAvg:
+		avg := call.Func == ir.AggAvg
 		switch argType.Kind {
 		case types.Int16, types.Int32:
 			return &intSumAgg{avg: avg, resultT: call.T}, nil
@@ -66,24 +66,24 @@ func newAggregator(call sql.AggCall, argType types.T, valueSet *state.Table, gro
 		case types.Interval:
 			return &intervalSumAgg{avg: avg}, nil
 		}
-	case sql.AggMin, sql.AggMax:
-		return &minMaxAgg{max: call.Func == sql.AggMax, t: argType, set: valueSet, groupKey: groupKey, rowKey: rowKey}, nil
-	case sql.AggKeyValue:
+	case ir.AggMin, ir.AggMax:
+		return &minMaxAgg{max: call.Func == ir.AggMax, t: argType, set: valueSet, groupKey: groupKey, rowKey: rowKey}, nil
+	case ir.AggKeyValue:
 		return &minMaxAgg{max: true, t: argType, set: valueSet, groupKey: groupKey, rowKey: rowKey, exact: true}, nil
-	case sql.AggBoolAnd, sql.AggEvery, sql.AggBoolOr:
-		return &boolAgg{or: call.Func == sql.AggBoolOr}, nil
-	case sql.AggStddev, sql.AggStddevSamp, sql.AggStddevPop, sql.AggVariance, sql.AggVarSamp, sql.AggVarPop:
+	case ir.AggBoolAnd, ir.AggEvery, ir.AggBoolOr:
+		return &boolAgg{or: call.Func == ir.AggBoolOr}, nil
+	case ir.AggStddev, ir.AggStddevSamp, ir.AggStddevPop, ir.AggVariance, ir.AggVarSamp, ir.AggVarPop:
 		return newVarianceAgg(call.Func, argType)
-	case sql.AggStringAgg, sql.AggArrayAgg, sql.AggFirstValue, sql.AggLastValue, sql.AggJSONBAgg, sql.AggJSONBObjectAgg:
+	case ir.AggStringAgg, ir.AggArrayAgg, ir.AggFirstValue, ir.AggLastValue, ir.AggJSONBAgg, ir.AggJSONBObjectAgg:
 		return newOrderedAgg(call, argType, valueSet, groupKey, rowKey), nil
-	case sql.AggApproxCountDistinct:
+	case ir.AggApproxCountDistinct:
 		return &approxDistinctAgg{t: argType, set: valueSet, groupKey: groupKey}, nil
-	case sql.AggBitAnd, sql.AggBitOr, sql.AggBitXor:
+	case ir.AggBitAnd, ir.AggBitOr, ir.AggBitXor:
 		return newBitAgg(call.Func, argType)
-	case sql.AggPercentileCont, sql.AggPercentileDisc, sql.AggMode:
+	case ir.AggPercentileCont, ir.AggPercentileDisc, ir.AggMode:
 		return newOrderedSetAgg(call, argType, valueSet, groupKey)
 	}
-	if sql.IsRegression(call.Func) {
+	if ir.IsRegression(call.Func) {
 		return newRegrAgg(call)
 	}
 	return nil, sqlerr.Unsupported("aggregate %s(%s)", call.Func, argType)
@@ -98,12 +98,12 @@ type recordAggregator interface {
 
 // needsRowKeys reports whether call's aggregator, given a value set, keys
 // its entries by the input rows' stream keys.
-func needsRowKeys(call sql.AggCall) bool {
+func needsRowKeys(call ir.AggCall) bool {
 	switch call.Func {
-	case sql.AggMin, sql.AggMax, sql.AggKeyValue:
+	case ir.AggMin, ir.AggMax, ir.AggKeyValue:
 		return true
 	}
-	return sql.OrderSensitive(call.Func) && !call.Distinct
+	return ir.OrderSensitive(call.Func) && !call.Distinct
 }
 
 // isValid reports whether row i of arr is not NULL without an interface call
@@ -693,7 +693,7 @@ type minMaxAgg struct {
 	// rowKey returns the encoded stream key of input row i of the batch
 	// being aggregated.
 	rowKey func(i int) []byte
-	// exact is the value of an interval group key (sql.AggKeyValue, with
+	// exact is the value of an interval group key (ir.AggKeyValue, with
 	// max): without a value set the first value seen, with one the largest
 	// in key order, which tells apart intervals of equal span by months,
 	// then days.

@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -20,7 +20,7 @@ type AsofJoinSpec struct {
 	Types    [2][]types.T
 	Keys     [2][]int
 	KeyTypes []types.T
-	// Time are the time columns, of type TimeType; Op (sql.FnGe, FnGt, FnLe,
+	// Time are the time columns, of type TimeType; Op (ir.FnGe, FnGt, FnLe,
 	// FnLt) is the inequality left time Op right time.
 	Time     [2]int
 	TimeType types.T
@@ -70,7 +70,7 @@ func NewAsofJoin(mem memory.Allocator, spec AsofJoinSpec) *AsofJoin {
 
 // backward reports whether the closest right row is at or before the left
 // time (>= and >).
-func (j *AsofJoin) backward() bool { return j.spec.Op == sql.FnGe || j.spec.Op == sql.FnGt }
+func (j *AsofJoin) backward() bool { return j.spec.Op == ir.FnGe || j.spec.Op == ir.FnGt }
 
 // rowKey encodes row i of input s's state key: join key, time, stream key.
 // It returns the key, the length of its join key part and whether the row
@@ -119,11 +119,11 @@ type match struct {
 func (j *AsofJoin) closest(it *state.Iter, tk []byte, jk int) (match, bool) {
 	var ok bool
 	switch j.spec.Op {
-	case sql.FnGe:
+	case ir.FnGe:
 		ok = it.SeekLT(state.PrefixEnd(tk))
-	case sql.FnGt:
+	case ir.FnGt:
 		ok = it.SeekLT(tk)
-	case sql.FnLe:
+	case ir.FnLe:
 		ok = it.SeekGE(tk)
 	default:
 		ok = it.SeekGE(state.PrefixEnd(tk))

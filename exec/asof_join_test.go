@@ -1,3 +1,5 @@
+//go:build cgo
+
 package exec
 
 import (
@@ -10,7 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -44,16 +46,16 @@ func expectedAsof(op string, outer bool, left, right []asofRow) []string {
 			lt, rt := *l.t, *r.t
 			var ok, better bool
 			switch op {
-			case sql.FnGe:
+			case ir.FnGe:
 				ok = lt >= rt
 				better = best == nil || rt > *best.t || (rt == *best.t && r.id > best.id)
-			case sql.FnGt:
+			case ir.FnGt:
 				ok = lt > rt
 				better = best == nil || rt > *best.t || (rt == *best.t && r.id > best.id)
-			case sql.FnLe:
+			case ir.FnLe:
 				ok = lt <= rt
 				better = best == nil || rt < *best.t || (rt == *best.t && r.id < best.id)
-			case sql.FnLt:
+			case ir.FnLt:
 				ok = lt < rt
 				better = best == nil || rt < *best.t || (rt == *best.t && r.id < best.id)
 			}
@@ -76,7 +78,7 @@ func expectedAsof(op string, outer bool, left, right []asofRow) []string {
 // AsofJoin, restarting it from committed state now and then, and compares
 // the net output with a brute-force ASOF join after every batch.
 func TestAsofJoinRandomized(t *testing.T) {
-	for _, op := range []string{sql.FnGe, sql.FnGt, sql.FnLe, sql.FnLt} {
+	for _, op := range []string{ir.FnGe, ir.FnGt, ir.FnLe, ir.FnLt} {
 		for _, outer := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/outer=%v", op, outer), func(t *testing.T) {
 				for seed := int64(1); seed <= 8; seed++ {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/state"
 )
 
@@ -276,7 +276,7 @@ func benchAlignment(b *testing.B, mode barrier.Mode, paced bool) {
 	}
 	defer store.Close()
 	var out countRows
-	node := NewMultiNode(newJoinDriver(mem, sql.InnerJoin, store).j, 2, &out)
+	node := NewMultiNode(newJoinDriver(mem, ir.InnerJoin, store).j, 2, &out)
 
 	// Both inputs cycle through alignCycleRows rows whose keys come from a
 	// domain of alignCycleRows: about one match per probe.

@@ -23,7 +23,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/exec/eval"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -127,7 +127,7 @@ type joinDriver struct {
 	inRows  int64
 }
 
-func newJoinDriver(mem memory.Allocator, typ sql.JoinType, store *state.Store) *joinDriver {
+func newJoinDriver(mem memory.Allocator, typ ir.JoinType, store *state.Store) *joinDriver {
 	spec := HashJoinSpec{
 		Type:       typ,
 		Types:      joinBenchTypes,
@@ -224,12 +224,12 @@ func BenchmarkHashJoin(b *testing.B) {
 	}
 	workloads := []struct {
 		name    string
-		typ     sql.JoinType
+		typ     ir.JoinType
 		updates bool
 	}{
-		{"append-only/inner", sql.InnerJoin, false},
-		{"updates/inner", sql.InnerJoin, true},
-		{"updates/left-outer", sql.LeftJoin, true},
+		{"append-only/inner", ir.InnerJoin, false},
+		{"updates/inner", ir.InnerJoin, true},
+		{"updates/left-outer", ir.LeftJoin, true},
 	}
 	caches := []struct {
 		name string
@@ -449,7 +449,7 @@ type joinFixture struct {
 	nextID [2]int64
 }
 
-func openJoinFixture(b *testing.B, tmpl, dir string, cacheSize int64, typ sql.JoinType, updates bool) *joinFixture {
+func openJoinFixture(b *testing.B, tmpl, dir string, cacheSize int64, typ ir.JoinType, updates bool) *joinFixture {
 	cloneStore(b, tmpl, dir)
 	f := &joinFixture{
 		fs:      &countingFS{FS: vfs.Default},
@@ -642,7 +642,7 @@ func benchJoinBatch(b *testing.B, rows int) {
 		ids := [2]state.TableID{tableID + 1, tableID + 2}
 		tableID += 2
 		spec := HashJoinSpec{
-			Type:     sql.InnerJoin,
+			Type:     ir.InnerJoin,
 			Types:    joinBenchTypes,
 			Keys:     [2][]int{{0}, {0}},
 			KeyTypes: []types.T{types.Int64T},

@@ -10,7 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/exec/eval"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -44,24 +44,24 @@ var discard = OutputFunc(func(_ context.Context, m Message) error {
 	return nil
 })
 
-func col(i int, t types.T) *sql.InputRef { return &sql.InputRef{Index: i, T: t} }
+func col(i int, t types.T) *ir.InputRef { return &ir.InputRef{Index: i, T: t} }
 
-func call(fn string, t types.T, args ...sql.Expr) *sql.Call {
-	return &sql.Call{Fn: fn, Args: args, T: t}
+func call(fn string, t types.T, args ...ir.Expr) *ir.Call {
+	return &ir.Call{Fn: fn, Args: args, T: t}
 }
 
-func int64Const(v int64) *sql.Const { return &sql.Const{Value: types.DInt(v), T: types.Int64T} }
+func int64Const(v int64) *ir.Const { return &ir.Const{Value: types.DInt(v), T: types.Int64T} }
 
 // BenchmarkFilterProject measures the stateless path: WHERE a % 3 <> 0
 // followed by SELECT a * 2 + b, s, on one core.
 func BenchmarkFilterProject(b *testing.B) {
 	mem := memory.DefaultAllocator
 	ectx := &eval.Context{Mem: mem, Strict: true}
-	pred, err := eval.Compile(call(sql.FnNe, types.BoolT, call(sql.FnMod, types.Int64T, col(0, types.Int64T), int64Const(3)), int64Const(0)))
+	pred, err := eval.Compile(call(ir.FnNe, types.BoolT, call(ir.FnMod, types.Int64T, col(0, types.Int64T), int64Const(3)), int64Const(0)))
 	if err != nil {
 		b.Fatal(err)
 	}
-	sum, err := eval.Compile(call(sql.FnAdd, types.Int64T, call(sql.FnMul, types.Int64T, col(0, types.Int64T), int64Const(2)), col(1, types.Int64T)))
+	sum, err := eval.Compile(call(ir.FnAdd, types.Int64T, call(ir.FnMul, types.Int64T, col(0, types.Int64T), int64Const(2)), col(1, types.Int64T)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -111,9 +111,9 @@ func benchHashAgg(b *testing.B, groups int64, withMin bool, cache int) {
 	spec := HashAggSpec{
 		GroupCols:  []int{0},
 		GroupTypes: []types.T{types.Int64T},
-		Calls: []sql.AggCall{
-			{Func: sql.AggCountStar, T: types.Int64T},
-			{Func: sql.AggSum, T: types.NumericT},
+		Calls: []ir.AggCall{
+			{Func: ir.AggCountStar, T: types.Int64T},
+			{Func: ir.AggSum, T: types.NumericT},
 		},
 		ArgCols:     []int{-1, 1},
 		ArgTypes:    []types.T{{}, types.Int64T},
@@ -123,7 +123,7 @@ func benchHashAgg(b *testing.B, groups int64, withMin bool, cache int) {
 		CacheGroups: cache,
 	}
 	if withMin {
-		spec.Calls = append(spec.Calls, sql.AggCall{Func: sql.AggMin, T: types.Int64T})
+		spec.Calls = append(spec.Calls, ir.AggCall{Func: ir.AggMin, T: types.Int64T})
 		spec.ArgCols = append(spec.ArgCols, 1)
 		spec.ArgTypes = append(spec.ArgTypes, types.Int64T)
 		spec.FilterCols = append(spec.FilterCols, -1)

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package exec
 
 import (
@@ -9,6 +11,7 @@ import (
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/state"
@@ -76,7 +79,7 @@ func runSkewedCrash(t *testing.T, mode barrier.Mode) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := planner.PlanStream(st.(*sql.CreateMaterializedView).Query)
+	plan, err := planner.PlanStream(st.(*ir.CreateMaterializedView).Query)
 	if err != nil {
 		t.Fatal(err)
 	}

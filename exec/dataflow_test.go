@@ -1,3 +1,5 @@
+//go:build cgo
+
 package exec
 
 import (
@@ -13,6 +15,7 @@ import (
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/state"
@@ -211,7 +214,7 @@ func (h *dataflowHarness) declareTable(t *testing.T, input string) string {
 	if err != nil {
 		return "error: " + err.Error()
 	}
-	ct := st.(*sql.CreateTable)
+	ct := st.(*ir.CreateTable)
 	h.nextID++
 	rel := &catalog.Relation{ID: h.nextID, Name: ct.Name, Kind: catalog.Table, Columns: ct.Columns, StateTable: h.nextID,
 		Watermark: ct.Watermark, AppendOnly: ct.AppendOnly}
@@ -245,7 +248,7 @@ func (h *dataflowHarness) build() error {
 	if err != nil {
 		return err
 	}
-	cmv := st.(*sql.CreateMaterializedView)
+	cmv := st.(*ir.CreateMaterializedView)
 	if h.plan, err = planner.PlanStreamWith(cmv.Query, planner.StreamOptions{EmitOnWindowClose: cmv.EmitOnWindowClose}); err != nil {
 		return err
 	}

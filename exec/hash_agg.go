@@ -12,8 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/memlimit"
-	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -26,7 +26,7 @@ type HashAggSpec struct {
 	// Calls are the aggregate calls; ArgCols[i] is the input column of call
 	// i's argument (-1 for count(*)), of type ArgTypes[i]; FilterCols[i] is the
 	// boolean input column of its FILTER clause, or -1.
-	Calls      []sql.AggCall
+	Calls      []ir.AggCall
 	ArgCols    []int
 	ArgTypes   []types.T
 	FilterCols []int
@@ -66,8 +66,8 @@ type HashAggSpec struct {
 const DefaultAggCacheGroups = 1 << 20
 
 // NeedsValueSet reports whether call needs a value-set state table.
-func NeedsValueSet(call sql.AggCall) bool {
-	return call.Func == sql.AggMin || call.Func == sql.AggMax || call.Distinct
+func NeedsValueSet(call ir.AggCall) bool {
+	return call.Func == ir.AggMin || call.Func == ir.AggMax || call.Distinct
 }
 
 // HashAgg is the streaming grouped aggregation. It consumes a change stream
@@ -170,7 +170,7 @@ func NewHashAgg(mem memory.Allocator, ectx *eval.Context, spec HashAggSpec) (*Ha
 	return a, nil
 }
 
-func callTypes(calls []sql.AggCall) []types.T {
+func callTypes(calls []ir.AggCall) []types.T {
 	ts := make([]types.T, len(calls))
 	for i, c := range calls {
 		ts[i] = c.T
@@ -346,7 +346,7 @@ func (a *HashAgg) OnBatch(ctx context.Context, b *Batch, out Output) error {
 		if ac := a.spec.ArgCols[k]; ac >= 0 {
 			col = rec.Column(ac)
 			if a.spec.Calls[k].Distinct && a.spec.ValueSets[k] != nil &&
-				a.spec.Calls[k].Func != sql.AggMin && a.spec.Calls[k].Func != sql.AggMax {
+				a.spec.Calls[k].Func != ir.AggMin && a.spec.Calls[k].Func != ir.AggMax {
 				var err error
 				if signs, err = a.distinctSigns(k, col, signs); err != nil {
 					return err
@@ -379,7 +379,7 @@ func (a *HashAgg) distinctSigns(k int, col arrow.Array, signs []int8) ([]int8, e
 	t := a.spec.ArgTypes[k]
 	bits, off, all := validity(col)
 	// array_agg(DISTINCT x) has NULL among its values.
-	all = all || a.spec.Calls[k].Func == sql.AggArrayAgg || a.spec.Calls[k].Func == sql.AggJSONBAgg
+	all = all || a.spec.Calls[k].Func == ir.AggArrayAgg || a.spec.Calls[k].Func == ir.AggJSONBAgg
 	for i, s := range signs {
 		if s == 0 || !(all || bitutil.BitIsSet(bits, off+i)) {
 			continue

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package exec
 
 import (
@@ -11,8 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/memlimit"
-	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -35,12 +37,12 @@ func runAggEviction(t *testing.T, seed int64) {
 	defer mem.AssertSize(t, 0)
 	rng := rand.New(rand.NewSource(seed))
 	ts := []types.T{types.Int64T, types.Int64T, types.Int64T} // g, id, v
-	calls := []sql.AggCall{
-		{Func: sql.AggCountStar, T: types.Int64T},
-		{Func: sql.AggSum, T: types.NumericT},
-		{Func: sql.AggMin, T: types.Int64T},
-		{Func: sql.AggMax, T: types.Int64T},
-		{Func: sql.AggCount, Distinct: true, T: types.Int64T},
+	calls := []ir.AggCall{
+		{Func: ir.AggCountStar, T: types.Int64T},
+		{Func: ir.AggSum, T: types.NumericT},
+		{Func: ir.AggMin, T: types.Int64T},
+		{Func: ir.AggMax, T: types.Int64T},
+		{Func: ir.AggCount, Distinct: true, T: types.Int64T},
 	}
 	ectx := &eval.Context{Mem: mem, Strict: true}
 	type instance struct {

@@ -15,7 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/exec/eval"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -23,13 +23,13 @@ import (
 // preserved reports whether rows of side s appear in the output even without
 // a match (NULL-padded, or as semi/anti rows), so the join tracks their
 // number of matches.
-func preserved(t sql.JoinType, s int) bool {
+func preserved(t ir.JoinType, s int) bool {
 	switch t {
-	case sql.LeftJoin, sql.SemiJoin, sql.AntiJoin, sql.NullAwareAntiJoin:
+	case ir.LeftJoin, ir.SemiJoin, ir.AntiJoin, ir.NullAwareAntiJoin:
 		return s == 0
-	case sql.RightJoin:
+	case ir.RightJoin:
 		return s == 1
-	case sql.FullJoin:
+	case ir.FullJoin:
 		return true
 	}
 	return false
@@ -37,7 +37,7 @@ func preserved(t sql.JoinType, s int) bool {
 
 // HashJoinSpec configures a HashJoin. Index 0 is the left input, 1 the right.
 type HashJoinSpec struct {
-	Type sql.JoinType
+	Type ir.JoinType
 	// Types are the column types of each input.
 	Types [2][]types.T
 	// Keys are the equi-join key columns of each input, of types KeyTypes;
@@ -242,7 +242,7 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 	rec := b.Rec
 	n := b.Len()
 	spec := &j.spec
-	if spec.Type == sql.NullAwareAntiJoin {
+	if spec.Type == ir.NullAwareAntiJoin {
 		if err := j.countRight(); err != nil {
 			return err
 		}
@@ -406,13 +406,13 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 					if !ins && now == 0 {
 						entries = append(entries, outEntry{op: Insert, pair: -1, side: o, stored: c.value})
 					}
-				} else if spec.Type == sql.SemiJoin {
+				} else if spec.Type == ir.SemiJoin {
 					if ins && old == 0 {
 						entries = append(entries, outEntry{op: Insert, pair: -1, side: o, stored: c.value})
 					} else if !ins && now == 0 {
 						entries = append(entries, outEntry{op: Delete, pair: -1, side: o, stored: c.value})
 					}
-				} else if spec.Type == sql.AntiJoin {
+				} else if spec.Type == ir.AntiJoin {
 					if ins && old == 0 {
 						entries = append(entries, outEntry{op: Delete, pair: -1, side: o, stored: c.value})
 					} else if !ins && now == 0 {
@@ -426,15 +426,15 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 		var flags byte
 		if preserved(spec.Type, s) {
 			switch spec.Type {
-			case sql.SemiJoin:
+			case ir.SemiJoin:
 				if deg > 0 {
 					entries = append(entries, outEntry{op: op, pair: -1, side: s, row: i})
 				}
-			case sql.AntiJoin:
+			case ir.AntiJoin:
 				if deg == 0 {
 					entries = append(entries, outEntry{op: op, pair: -1, side: s, row: i})
 				}
-			case sql.NullAwareAntiJoin:
+			case ir.NullAwareAntiJoin:
 				if j.nullAwareVisible(hasKey[i], deg) {
 					entries = append(entries, outEntry{op: op, pair: -1, side: s, row: i})
 					flags = 1
@@ -445,7 +445,7 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 				}
 			}
 		}
-		if spec.Type == sql.NullAwareAntiJoin && s == 1 {
+		if spec.Type == ir.NullAwareAntiJoin && s == 1 {
 			j.rightRows += sign
 			if !hasKey[i] {
 				j.rightNulls += sign
@@ -464,14 +464,14 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 		}
 		j.indexRow(s, rec, i, j.rowKeys[i], ins)
 	}
-	globalFlip := spec.Type == sql.NullAwareAntiJoin && s == 1 &&
+	globalFlip := spec.Type == ir.NullAwareAntiJoin && s == 1 &&
 		(oldRightRows != (j.rightRows > 0) || oldRightNulls != (j.rightNulls > 0))
 	// Write back the other side's changed match counts (and, for a null-aware
 	// anti join, the visibility of the left rows they changed).
 	if preserved(spec.Type, o) {
 		for k, d := range otherDeg {
 			flags := otherFlags[k]
-			if spec.Type == sql.NullAwareAntiJoin && !globalFlip {
+			if spec.Type == ir.NullAwareAntiJoin && !globalFlip {
 				want := j.nullAwareVisible(true, d)
 				if want != (flags&1 == 1) {
 					op := Delete

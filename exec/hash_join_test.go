@@ -1,3 +1,5 @@
+//go:build cgo
+
 package exec
 
 import (
@@ -11,7 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/exec/eval"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -33,7 +35,7 @@ func (r joinRow) String() string {
 const nullRow = "NULL NULL NULL"
 
 // expectedJoin computes the join of the current rows by brute force.
-func expectedJoin(typ sql.JoinType, left, right []joinRow, cond bool) []string {
+func expectedJoin(typ ir.JoinType, left, right []joinRow, cond bool) []string {
 	match := func(l, r joinRow) bool {
 		return l.k != nil && r.k != nil && *l.k == *r.k && (!cond || l.v < r.v)
 	}
@@ -57,25 +59,25 @@ func expectedJoin(typ sql.JoinType, left, right []joinRow, cond bool) []string {
 			}
 		}
 		switch typ {
-		case sql.LeftJoin, sql.FullJoin:
+		case ir.LeftJoin, ir.FullJoin:
 			if n == 0 {
 				out = append(out, l.String()+" "+nullRow)
 			}
-		case sql.SemiJoin:
+		case ir.SemiJoin:
 			if n > 0 {
 				out = append(out, l.String())
 			}
-		case sql.AntiJoin:
+		case ir.AntiJoin:
 			if n == 0 {
 				out = append(out, l.String())
 			}
-		case sql.NullAwareAntiJoin:
+		case ir.NullAwareAntiJoin:
 			if len(right) == 0 || (l.k != nil && !rightHasNull && n == 0) {
 				out = append(out, l.String())
 			}
 		}
 	}
-	if typ == sql.RightJoin || typ == sql.FullJoin {
+	if typ == ir.RightJoin || typ == ir.FullJoin {
 		for ri, r := range right {
 			if !rightMatched[ri] {
 				out = append(out, nullRow+" "+r.String())
@@ -91,9 +93,9 @@ func expectedJoin(typ sql.JoinType, left, right []joinRow, cond bool) []string {
 // without a non-equi condition and with restarts, and checks after every
 // batch that the accumulated output equals a brute-force join.
 func TestHashJoinRandomized(t *testing.T) {
-	for _, typ := range []sql.JoinType{sql.InnerJoin, sql.LeftJoin, sql.RightJoin, sql.FullJoin, sql.SemiJoin, sql.AntiJoin, sql.NullAwareAntiJoin} {
+	for _, typ := range []ir.JoinType{ir.InnerJoin, ir.LeftJoin, ir.RightJoin, ir.FullJoin, ir.SemiJoin, ir.AntiJoin, ir.NullAwareAntiJoin} {
 		for _, cond := range []bool{false, true} {
-			if cond && typ == sql.NullAwareAntiJoin {
+			if cond && typ == ir.NullAwareAntiJoin {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s/cond=%v", typ, cond), func(t *testing.T) {
@@ -105,7 +107,7 @@ func TestHashJoinRandomized(t *testing.T) {
 	}
 }
 
-func runJoinModel(t *testing.T, typ sql.JoinType, cond bool, seed int64) {
+func runJoinModel(t *testing.T, typ ir.JoinType, cond bool, seed int64) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
 	rng := rand.New(rand.NewSource(seed))
@@ -124,8 +126,8 @@ func runJoinModel(t *testing.T, typ sql.JoinType, cond bool, seed int64) {
 		Tables:     [2]*state.Table{store.Table(1), store.Table(2)},
 	}
 	if cond {
-		ev, err := eval.Compile(&sql.Call{Fn: sql.FnLt, T: types.BoolT, Args: []sql.Expr{
-			&sql.InputRef{Index: 2, T: types.Int64T}, &sql.InputRef{Index: 5, T: types.Int64T}}})
+		ev, err := eval.Compile(&ir.Call{Fn: ir.FnLt, T: types.BoolT, Args: []ir.Expr{
+			&ir.InputRef{Index: 2, T: types.Int64T}, &ir.InputRef{Index: 5, T: types.Int64T}}})
 		if err != nil {
 			t.Fatal(err)
 		}

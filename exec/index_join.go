@@ -11,16 +11,16 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/planner"
-	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
 
 // IndexJoinSpec configures an IndexJoin.
 type IndexJoinSpec struct {
-	// Type is sql.InnerJoin, LeftJoin, SemiJoin or AntiJoin.
-	Type sql.JoinType
+	// Type is ir.InnerJoin, LeftJoin, SemiJoin or AntiJoin.
+	Type ir.JoinType
 	// InputTypes are the input's column types; InputKeys the input columns
 	// looked up, of types KeyTypes (the looked-up columns' types).
 	InputTypes []types.T
@@ -316,7 +316,7 @@ func (j *IndexJoin) emit(ctx context.Context, b *Batch, relRec arrow.RecordBatch
 	pad := int32(relRec.NumRows() - 1) // the all-NULL row
 	var outIn, outRel []int32
 	switch j.spec.Type {
-	case sql.InnerJoin, sql.LeftJoin:
+	case ir.InnerJoin, ir.LeftJoin:
 		k := 0
 		for i := 0; i < n; i++ {
 			for ; k < len(inRows) && inRows[k] == int32(i); k++ {
@@ -324,13 +324,13 @@ func (j *IndexJoin) emit(ctx context.Context, b *Batch, relRec arrow.RecordBatch
 					outIn, outRel = append(outIn, int32(i)), append(outRel, relRows[k])
 				}
 			}
-			if j.spec.Type == sql.LeftJoin && !matched[i] {
+			if j.spec.Type == ir.LeftJoin && !matched[i] {
 				outIn, outRel = append(outIn, int32(i)), append(outRel, pad)
 			}
 		}
-	case sql.SemiJoin, sql.AntiJoin:
+	case ir.SemiJoin, ir.AntiJoin:
 		for i := 0; i < n; i++ {
-			if matched[i] == (j.spec.Type == sql.SemiJoin) {
+			if matched[i] == (j.spec.Type == ir.SemiJoin) {
 				outIn = append(outIn, int32(i))
 			}
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/exec/eval"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -130,13 +130,13 @@ func TestIndexJoin(t *testing.T) {
 	// filter: v <> 120; cond: y < v / 20 (y is the input's second column).
 	filter := func(row [3]*int64) bool { return *row[2] != 120 }
 	cond := func(in [2]*int64, row [3]*int64) bool { return *in[1] < *row[2]/20 }
-	filterExpr := &sql.Call{Fn: sql.FnNe, T: types.BoolT, Args: []sql.Expr{
-		&sql.InputRef{Index: 2, T: types.Int64T}, &sql.Const{Value: types.DInt(120), T: types.Int64T}}}
-	condExpr := &sql.Call{Fn: sql.FnLt, T: types.BoolT, Args: []sql.Expr{
-		&sql.InputRef{Index: 1, T: types.Int64T},
-		&sql.Call{Fn: sql.FnDiv, T: types.Int64T, Args: []sql.Expr{
-			&sql.InputRef{Index: 4, T: types.Int64T}, &sql.Const{Value: types.DInt(20), T: types.Int64T}}}}}
-	for _, typ := range []sql.JoinType{sql.InnerJoin, sql.LeftJoin, sql.SemiJoin, sql.AntiJoin} {
+	filterExpr := &ir.Call{Fn: ir.FnNe, T: types.BoolT, Args: []ir.Expr{
+		&ir.InputRef{Index: 2, T: types.Int64T}, &ir.Const{Value: types.DInt(120), T: types.Int64T}}}
+	condExpr := &ir.Call{Fn: ir.FnLt, T: types.BoolT, Args: []ir.Expr{
+		&ir.InputRef{Index: 1, T: types.Int64T},
+		&ir.Call{Fn: ir.FnDiv, T: types.Int64T, Args: []ir.Expr{
+			&ir.InputRef{Index: 4, T: types.Int64T}, &ir.Const{Value: types.DInt(20), T: types.Int64T}}}}}
+	for _, typ := range []ir.JoinType{ir.InnerJoin, ir.LeftJoin, ir.SemiJoin, ir.AntiJoin} {
 		for _, viaIndex := range []bool{false, true} {
 			for _, withPreds := range []bool{false, true} {
 				name := fmt.Sprintf("%s/index=%t/preds=%t", typ, viaIndex, withPreds)
@@ -182,9 +182,9 @@ func TestIndexJoin(t *testing.T) {
 							}
 						}
 						switch {
-						case typ == sql.LeftJoin && matches == 0:
+						case typ == ir.LeftJoin && matches == 0:
 							want = append(want, fmt.Sprintf("%s %s %s NULL NULL NULL", Insert, str(x[0]), str(x[1])))
-						case typ == sql.SemiJoin && matches > 0, typ == sql.AntiJoin && matches == 0:
+						case typ == ir.SemiJoin && matches > 0, typ == ir.AntiJoin && matches == 0:
 							want = append(want, fmt.Sprintf("%s %s %s", Insert, str(x[0]), str(x[1])))
 						}
 					}
@@ -217,7 +217,7 @@ func strs(vs []*int64) string {
 	return fmt.Sprint(s[0], " ", s[1])
 }
 
-func mustCompile(tb testing.TB, e sql.Expr) eval.Evaluator {
+func mustCompile(tb testing.TB, e ir.Expr) eval.Evaluator {
 	ev, err := eval.Compile(e)
 	if err != nil {
 		tb.Fatal(err)
@@ -265,7 +265,7 @@ func BenchmarkLookupJoin(b *testing.B) {
 		}
 		b.Run("lookup/"+path, func(b *testing.B) {
 			spec := IndexJoinSpec{
-				Type: sql.InnerJoin, InputTypes: lookupInTypes, InputKeys: []int{0}, KeyTypes: []types.T{types.Int64T},
+				Type: ir.InnerJoin, InputTypes: lookupInTypes, InputKeys: []int{0}, KeyTypes: []types.T{types.Int64T},
 				RelTypes: lookupRelTypes, Rows: snapshotTable{snap: snap, id: r.rows},
 			}
 			if viaIndex {
@@ -290,7 +290,7 @@ func BenchmarkLookupJoin(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				id := state.TableID(100 + 2*i)
 				spec := HashJoinSpec{
-					Type:       sql.InnerJoin,
+					Type:       ir.InnerJoin,
 					Types:      [2][]types.T{lookupRelTypes, lookupInTypes},
 					Keys:       [2][]int{{col}, {0}},
 					KeyTypes:   []types.T{types.Int64T},

@@ -7,8 +7,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/planner"
-	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -23,7 +23,7 @@ const maxKeyRanges = 4096
 // constants fail to evaluate (the scan then reads everything, and the
 // predicate reports the error). The ranges are sorted and disjoint; rows in
 // them must still be checked against the predicate.
-func KeyRanges(pinned [][]sql.Expr, key []int, ts []types.T) (ranges []KeyRange, ok bool) {
+func KeyRanges(pinned [][]ir.Expr, key []int, ts []types.T) (ranges []KeyRange, ok bool) {
 	prefixes, n := keyPrefixes(pinned, key, ts)
 	if n == 0 {
 		return nil, false
@@ -39,7 +39,7 @@ func KeyRanges(pinned [][]sql.Expr, key []int, ts []types.T) (ranges []KeyRange,
 // every combination of their constants. n stops short of len(pinned) at a
 // column whose constants fail to evaluate or that would make more than
 // maxKeyRanges prefixes; with n = 0 the only prefix is the empty one.
-func keyPrefixes(pinned [][]sql.Expr, key []int, ts []types.T) (prefixes [][]byte, n int) {
+func keyPrefixes(pinned [][]ir.Expr, key []int, ts []types.T) (prefixes [][]byte, n int) {
 	prefixes = [][]byte{nil}
 	for p, consts := range pinned {
 		t := ts[key[p]]
@@ -63,7 +63,7 @@ func keyPrefixes(pinned [][]sql.Expr, key []int, ts []types.T) (prefixes [][]byt
 
 // constValues evaluates constant expressions, dropping NULLs (= NULL matches
 // no row); ok is false if one fails.
-func constValues(es []sql.Expr) (vals []types.Datum, ok bool) {
+func constValues(es []ir.Expr) (vals []types.Datum, ok bool) {
 	ectx := &eval.Context{Strict: true}
 	for _, e := range es {
 		d, err := eval.EvalDatum(ectx, e)
@@ -85,7 +85,7 @@ func constValues(es []sql.Expr) (vals []types.Datum, ok bool) {
 // ok is false when nothing narrows the scan. The ranges are sorted and
 // disjoint, and the rows in them must still be checked against the
 // predicate.
-func KeyRangesOf(ectx *eval.Context, pinned [][]sql.Expr, cond *planner.RangeCond, key []int, ts []types.T) (ranges []KeyRange, ok bool) {
+func KeyRangesOf(ectx *eval.Context, pinned [][]ir.Expr, cond *planner.RangeCond, key []int, ts []types.T) (ranges []KeyRange, ok bool) {
 	prefixes, n := keyPrefixes(pinned, key, ts)
 	if cond == nil || n < len(pinned) || n >= len(key) {
 		return KeyRanges(pinned, key, ts)
@@ -186,7 +186,7 @@ func boundSpan(ectx *eval.Context, r *planner.RangeBound, t types.T) (spans []Ke
 // boundValue evaluates a bound of type t; a loose one is widened by one
 // unit away from the interval (dir -1 for a lower bound, +1 for an upper
 // one) and made inclusive. ok is false when the bound must be dropped.
-func boundValue(ectx *eval.Context, e sql.Expr, incl, loose bool, t types.T, dir int64) (d types.Datum, inclusive, ok bool) {
+func boundValue(ectx *eval.Context, e ir.Expr, incl, loose bool, t types.T, dir int64) (d types.Datum, inclusive, ok bool) {
 	d, err := eval.EvalDatum(ectx, e)
 	if err != nil {
 		return d, false, false

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package exec
 
 import (
@@ -6,6 +8,7 @@ import (
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/state"
@@ -46,7 +49,7 @@ func TestKeyRanges(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.where, err)
 		}
-		ranges, ok := KeyRanges(planner.PinnedKey(st.(*sql.Delete).Rows.(*sql.Filter).Pred, rel.Key, rel.Types()), rel.Key, rel.Types())
+		ranges, ok := KeyRanges(planner.PinnedKey(st.(*ir.Delete).Rows.(*ir.Filter).Pred, rel.Key, rel.Types()), rel.Key, rel.Types())
 		got := len(ranges)
 		if !ok {
 			got = -1
@@ -113,8 +116,8 @@ func TestKeyRangesOf(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.where, err)
 		}
-		rel := st.(*sql.Delete).Table
-		pred := st.(*sql.Delete).Rows.(*sql.Filter).Pred
+		rel := st.(*ir.Delete).Table
+		pred := st.(*ir.Delete).Rows.(*ir.Filter).Pred
 		ts := rel.Types()
 		pinned := planner.PinnedKey(pred, rel.Key, ts)
 		cond := planner.RangedKey(pred, rel.Key, ts, len(pinned))

@@ -12,8 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/planner"
-	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -122,9 +122,9 @@ func reachOf(spec *winSpec) winReach {
 		switch c.kind {
 		case kindRanking:
 			switch c.Func {
-			case sql.WinRowNumber:
+			case ir.WinRowNumber:
 				r.carry = true
-			case sql.WinRank, sql.WinDenseRank:
+			case ir.WinRank, ir.WinDenseRank:
 				r.carry = true
 				r.fwdGroups = max(r.fwdGroups, 0)
 			default:
@@ -152,7 +152,7 @@ func reachOf(spec *winSpec) winReach {
 // frameReach adds a frame call's reach.
 func (r *winReach) frameReach(c *winCall) {
 	f := c.Frame
-	peers := f.Mode != sql.FrameRows || f.Exclude == sql.ExcludeGroup || f.Exclude == sql.ExcludeTies
+	peers := f.Mode != ir.FrameRows || f.Exclude == ir.ExcludeGroup || f.Exclude == ir.ExcludeTies
 	if peers {
 		r.backGroups, r.fwdGroups = max(r.backGroups, 0), max(r.fwdGroups, 0)
 	}
@@ -160,32 +160,32 @@ func (r *winReach) frameReach(c *winCall) {
 		r.carry = true
 		// A frame ending n PRECEDING ends before the carried row: the rows
 		// from its end on are added again.
-		if f.End.Kind == sql.BoundPreceding {
+		if f.End.Kind == ir.BoundPreceding {
 			widen(f.Mode, c.endOff, c.endRange, &r.backRows, &r.backGroups, &r.carryRange)
 		}
 	} else {
 		switch f.Start.Kind {
-		case sql.BoundUnboundedPreceding:
+		case ir.BoundUnboundedPreceding:
 			r.backAll = true
-		case sql.BoundPreceding:
+		case ir.BoundPreceding:
 			widen(f.Mode, c.startOff, c.startRange, &r.backRows, &r.backGroups, &r.backRange)
 		}
 	}
 	switch f.End.Kind {
-	case sql.BoundUnboundedFollowing:
+	case ir.BoundUnboundedFollowing:
 		r.fwdAll = true
-	case sql.BoundFollowing:
+	case ir.BoundFollowing:
 		widen(f.Mode, c.endOff, c.endRange, &r.fwdRows, &r.fwdGroups, &r.fwdRange)
 	}
 }
 
 // widen extends one side of a reach by a frame bound's offset: in rows,
 // peer groups or a RANGE bound, by the frame's mode.
-func widen(mode sql.FrameMode, off int64, rng *rangeBound, rows, groups *int64, ranges *[]*rangeBound) {
+func widen(mode ir.FrameMode, off int64, rng *rangeBound, rows, groups *int64, ranges *[]*rangeBound) {
 	switch mode {
-	case sql.FrameRows:
+	case ir.FrameRows:
 		*rows = max(*rows, off)
-	case sql.FrameGroups:
+	case ir.FrameGroups:
 		*groups = max(*groups, off)
 	default:
 		*ranges = append(*ranges, rng)

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package exec
 
 import (
@@ -5,8 +7,8 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/planner"
-	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -16,9 +18,9 @@ import (
 // offsets, lag, and running frames that end PRECEDING.
 func cleanTestConfigs() map[string]*planner.Window {
 	i64, num := types.Int64T, types.NumericT
-	dflt := sql.DefaultFrame
+	dflt := ir.DefaultFrame
 	asc := []planner.WindowOrder{{Col: colO, T: types.Int32T}}
-	lagDefault := withParam(wcall(sql.WinLag, colV, dflt, i64), 2)
+	lagDefault := withParam(wcall(ir.WinLag, colV, dflt, i64), 2)
 	lagDefault.DefaultCol = colID
 	part := func(calls ...planner.WindowCall) *planner.Window {
 		return &planner.Window{
@@ -28,27 +30,27 @@ func cleanTestConfigs() map[string]*planner.Window {
 	}
 	return map[string]*planner.Window{
 		"running": part(
-			wcall(sql.WinRowNumber, -1, dflt, i64),
-			wcall(sql.WinRank, -1, dflt, i64),
-			wcall(sql.WinDenseRank, -1, dflt, i64),
-			wcall(sql.AggSum, colV, dflt, num),
-			wcall(sql.AggCount, colV, frame(sql.FrameRows, unbPrec, curRow, 0), i64),
-			wcall(sql.WinFirstValue, colV, dflt, i64),
-			withParam(wcall(sql.WinNthValue, colV, dflt, i64), 3),
+			wcall(ir.WinRowNumber, -1, dflt, i64),
+			wcall(ir.WinRank, -1, dflt, i64),
+			wcall(ir.WinDenseRank, -1, dflt, i64),
+			wcall(ir.AggSum, colV, dflt, num),
+			wcall(ir.AggCount, colV, frame(ir.FrameRows, unbPrec, curRow, 0), i64),
+			wcall(ir.WinFirstValue, colV, dflt, i64),
+			withParam(wcall(ir.WinNthValue, colV, dflt, i64), 3),
 		),
 		"bounded": part(
-			wcall(sql.AggSum, colV, frame(sql.FrameRows, prec(intOff(3)), curRow, 0), num),
-			wcall(sql.AggMin, colV, frame(sql.FrameRange, prec(intOff(2)), curRow, 0), i64),
-			wcall(sql.AggMax, colV, frame(sql.FrameGroups, prec(intOff(1)), curRow, sql.ExcludeCurrentRow), i64),
-			wcall(sql.AggCountStar, -1, frame(sql.FrameRows, prec(intOff(4)), prec(intOff(2)), 0), i64),
-			wcall(sql.WinFirstValue, colV, frame(sql.FrameRows, prec(intOff(2)), curRow, 0), i64),
+			wcall(ir.AggSum, colV, frame(ir.FrameRows, prec(intOff(3)), curRow, 0), num),
+			wcall(ir.AggMin, colV, frame(ir.FrameRange, prec(intOff(2)), curRow, 0), i64),
+			wcall(ir.AggMax, colV, frame(ir.FrameGroups, prec(intOff(1)), curRow, ir.ExcludeCurrentRow), i64),
+			wcall(ir.AggCountStar, -1, frame(ir.FrameRows, prec(intOff(4)), prec(intOff(2)), 0), i64),
+			wcall(ir.WinFirstValue, colV, frame(ir.FrameRows, prec(intOff(2)), curRow, 0), i64),
 			lagDefault,
 		),
 		"preceding": part(
-			wcall(sql.AggSum, colV, frame(sql.FrameGroups, unbPrec, prec(intOff(2)), 0), num),
-			wcall(sql.AggMax, colV, frame(sql.FrameRange, unbPrec, prec(intOff(2)), 0), i64),
-			wcall(sql.WinLastValue, colV, frame(sql.FrameRows, unbPrec, prec(intOff(1)), 0), i64),
-			withParam(wcall(sql.WinLag, colV, dflt, i64), 3),
+			wcall(ir.AggSum, colV, frame(ir.FrameGroups, unbPrec, prec(intOff(2)), 0), num),
+			wcall(ir.AggMax, colV, frame(ir.FrameRange, unbPrec, prec(intOff(2)), 0), i64),
+			wcall(ir.WinLastValue, colV, frame(ir.FrameRows, unbPrec, prec(intOff(1)), 0), i64),
+			withParam(wcall(ir.WinLag, colV, dflt, i64), 3),
 		),
 	}
 }

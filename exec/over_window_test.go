@@ -1,3 +1,5 @@
+//go:build cgo
+
 package exec
 
 import (
@@ -12,8 +14,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/planner"
-	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -39,29 +41,29 @@ type winTestRow struct {
 	exists bool
 }
 
-func bound(kind sql.BoundKind, off sql.Expr) sql.FrameBound {
-	return sql.FrameBound{Kind: kind, Offset: off}
+func bound(kind ir.BoundKind, off ir.Expr) ir.FrameBound {
+	return ir.FrameBound{Kind: kind, Offset: off}
 }
-func intOff(n int64) sql.Expr { return &sql.Const{Value: types.DInt(n), T: types.Int64T} }
-func dayOff(n int32) sql.Expr {
-	return &sql.Const{Value: types.DInterval(types.IntervalValue{Days: n}), T: types.IntervalT}
+func intOff(n int64) ir.Expr { return &ir.Const{Value: types.DInt(n), T: types.Int64T} }
+func dayOff(n int32) ir.Expr {
+	return &ir.Const{Value: types.DInterval(types.IntervalValue{Days: n}), T: types.IntervalT}
 }
 
 var (
-	unbPrec = bound(sql.BoundUnboundedPreceding, nil)
-	unbFoll = bound(sql.BoundUnboundedFollowing, nil)
-	curRow  = bound(sql.BoundCurrentRow, nil)
+	unbPrec = bound(ir.BoundUnboundedPreceding, nil)
+	unbFoll = bound(ir.BoundUnboundedFollowing, nil)
+	curRow  = bound(ir.BoundCurrentRow, nil)
 )
 
-func prec(off sql.Expr) sql.FrameBound { return bound(sql.BoundPreceding, off) }
-func foll(off sql.Expr) sql.FrameBound { return bound(sql.BoundFollowing, off) }
+func prec(off ir.Expr) ir.FrameBound { return bound(ir.BoundPreceding, off) }
+func foll(off ir.Expr) ir.FrameBound { return bound(ir.BoundFollowing, off) }
 
-func frame(mode sql.FrameMode, start, end sql.FrameBound, ex sql.FrameExclude) sql.WindowFrame {
-	return sql.WindowFrame{Mode: mode, Start: start, End: end, Exclude: ex}
+func frame(mode ir.FrameMode, start, end ir.FrameBound, ex ir.FrameExclude) ir.WindowFrame {
+	return ir.WindowFrame{Mode: mode, Start: start, End: end, Exclude: ex}
 }
 
 // wcall builds a window call over the test columns.
-func wcall(fn string, arg int, f sql.WindowFrame, t types.T) planner.WindowCall {
+func wcall(fn string, arg int, f ir.WindowFrame, t types.T) planner.WindowCall {
 	c := planner.WindowCall{Func: fn, ArgCol: arg, DefaultCol: -1, FilterCol: -1, Frame: f, T: t}
 	if arg >= 0 {
 		c.ArgType = winTestTypes[arg]
@@ -70,7 +72,7 @@ func wcall(fn string, arg int, f sql.WindowFrame, t types.T) planner.WindowCall 
 }
 
 func withParam(c planner.WindowCall, n int64) planner.WindowCall {
-	c.Param = &sql.Const{Value: types.DInt(n), T: types.Int32T}
+	c.Param = &ir.Const{Value: types.DInt(n), T: types.Int32T}
 	return c
 }
 
@@ -78,20 +80,20 @@ func withParam(c planner.WindowCall, n int64) planner.WindowCall {
 // and exclusion, NULL ordering both ways and IGNORE NULLS.
 func winTestConfigs() map[string]*planner.Window {
 	i64, f64, num := types.Int64T, types.Float64T, types.NumericT
-	dflt := sql.DefaultFrame
-	lagDefault := withParam(wcall(sql.WinLag, colV, dflt, i64), 2)
+	dflt := ir.DefaultFrame
+	lagDefault := withParam(wcall(ir.WinLag, colV, dflt, i64), 2)
 	lagDefault.DefaultCol = colID
-	countFiltered := wcall(sql.AggCount, colV, frame(sql.FrameRows, unbPrec, foll(intOff(2)), 0), i64)
+	countFiltered := wcall(ir.AggCount, colV, frame(ir.FrameRows, unbPrec, foll(intOff(2)), 0), i64)
 	countFiltered.FilterCol = colFlag
-	lagIgnore := withParam(wcall(sql.WinLag, colV, dflt, i64), 1)
+	lagIgnore := withParam(wcall(ir.WinLag, colV, dflt, i64), 1)
 	lagIgnore.IgnoreNulls = true
-	leadIgnore := withParam(wcall(sql.WinLead, colV, dflt, i64), 2)
+	leadIgnore := withParam(wcall(ir.WinLead, colV, dflt, i64), 2)
 	leadIgnore.IgnoreNulls = true
-	firstIgnore := wcall(sql.WinFirstValue, colV, dflt, i64)
+	firstIgnore := wcall(ir.WinFirstValue, colV, dflt, i64)
 	firstIgnore.IgnoreNulls = true
-	lastIgnore := wcall(sql.WinLastValue, colV, frame(sql.FrameRows, prec(intOff(2)), curRow, 0), i64)
+	lastIgnore := wcall(ir.WinLastValue, colV, frame(ir.FrameRows, prec(intOff(2)), curRow, 0), i64)
 	lastIgnore.IgnoreNulls = true
-	nthIgnore := withParam(wcall(sql.WinNthValue, colV, frame(sql.FrameRows, prec(intOff(3)), foll(intOff(1)), sql.ExcludeCurrentRow), i64), 2)
+	nthIgnore := withParam(wcall(ir.WinNthValue, colV, frame(ir.FrameRows, prec(intOff(3)), foll(intOff(1)), ir.ExcludeCurrentRow), i64), 2)
 	nthIgnore.IgnoreNulls = true
 	asc := planner.WindowOrder{Col: colO, T: types.Int32T}
 	desc := planner.WindowOrder{Col: colO, T: types.Int32T, Desc: true, NullsFirst: true}
@@ -101,83 +103,83 @@ func winTestConfigs() map[string]*planner.Window {
 			PartitionCols: []int{colP}, PartitionTypes: []types.T{types.Int32T},
 			Order: []planner.WindowOrder{asc},
 			Calls: []planner.WindowCall{
-				wcall(sql.WinRowNumber, -1, dflt, i64),
-				wcall(sql.WinRank, -1, dflt, i64),
-				wcall(sql.WinDenseRank, -1, dflt, i64),
-				wcall(sql.AggSum, colV, dflt, num),
-				wcall(sql.AggCountStar, -1, frame(sql.FrameRows, prec(intOff(1)), foll(intOff(1)), 0), i64),
-				wcall(sql.AggAvg, colV, frame(sql.FrameRows, unbPrec, curRow, 0), num),
-				wcall(sql.AggMin, colV, frame(sql.FrameRange, prec(intOff(2)), foll(intOff(1)), 0), i64),
-				wcall(sql.AggMax, colV, frame(sql.FrameGroups, prec(intOff(1)), curRow, sql.ExcludeCurrentRow), i64),
+				wcall(ir.WinRowNumber, -1, dflt, i64),
+				wcall(ir.WinRank, -1, dflt, i64),
+				wcall(ir.WinDenseRank, -1, dflt, i64),
+				wcall(ir.AggSum, colV, dflt, num),
+				wcall(ir.AggCountStar, -1, frame(ir.FrameRows, prec(intOff(1)), foll(intOff(1)), 0), i64),
+				wcall(ir.AggAvg, colV, frame(ir.FrameRows, unbPrec, curRow, 0), num),
+				wcall(ir.AggMin, colV, frame(ir.FrameRange, prec(intOff(2)), foll(intOff(1)), 0), i64),
+				wcall(ir.AggMax, colV, frame(ir.FrameGroups, prec(intOff(1)), curRow, ir.ExcludeCurrentRow), i64),
 				lagDefault,
-				withParam(wcall(sql.WinLead, colV, dflt, i64), 1),
-				wcall(sql.WinFirstValue, colV, frame(sql.FrameRows, prec(intOff(2)), curRow, 0), i64),
-				wcall(sql.WinLastValue, colV, frame(sql.FrameRange, curRow, unbFoll, 0), i64),
-				withParam(wcall(sql.WinNthValue, colV, dflt, i64), 2),
+				withParam(wcall(ir.WinLead, colV, dflt, i64), 1),
+				wcall(ir.WinFirstValue, colV, frame(ir.FrameRows, prec(intOff(2)), curRow, 0), i64),
+				wcall(ir.WinLastValue, colV, frame(ir.FrameRange, curRow, unbFoll, 0), i64),
+				withParam(wcall(ir.WinNthValue, colV, dflt, i64), 2),
 				countFiltered,
-				wcall(sql.AggSum, colV, frame(sql.FrameGroups, foll(intOff(1)), foll(intOff(2)), sql.ExcludeTies), num),
-				wcall(sql.AggBoolOr, colFlag, frame(sql.FrameRows, prec(intOff(1)), foll(intOff(1)), 0), types.BoolT),
-				wcall(sql.AggStddevSamp, colV, frame(sql.FrameRows, prec(intOff(2)), curRow, 0), num),
-				wcall(sql.AggArrayAgg, colV, frame(sql.FrameRange, prec(intOff(1)), curRow, 0), types.ArrayOf(i64)),
+				wcall(ir.AggSum, colV, frame(ir.FrameGroups, foll(intOff(1)), foll(intOff(2)), ir.ExcludeTies), num),
+				wcall(ir.AggBoolOr, colFlag, frame(ir.FrameRows, prec(intOff(1)), foll(intOff(1)), 0), types.BoolT),
+				wcall(ir.AggStddevSamp, colV, frame(ir.FrameRows, prec(intOff(2)), curRow, 0), num),
+				wcall(ir.AggArrayAgg, colV, frame(ir.FrameRange, prec(intOff(1)), curRow, 0), types.ArrayOf(i64)),
 			},
 		},
 		"desc": {
 			PartitionCols: []int{colP}, PartitionTypes: []types.T{types.Int32T},
 			Order: []planner.WindowOrder{desc},
 			Calls: []planner.WindowCall{
-				wcall(sql.WinPercentRank, -1, dflt, f64),
-				wcall(sql.WinCumeDist, -1, dflt, f64),
-				withParam(wcall(sql.WinNtile, -1, dflt, types.Int32T), 3),
-				wcall(sql.AggSum, colV, frame(sql.FrameRange, prec(intOff(1)), foll(intOff(2)), sql.ExcludeGroup), num),
-				wcall(sql.AggMin, colV, frame(sql.FrameRange, unbPrec, prec(intOff(1)), 0), i64),
-				wcall(sql.AggMax, colV, frame(sql.FrameRange, foll(intOff(1)), foll(intOff(3)), 0), i64),
-				wcall(sql.WinRowNumber, -1, dflt, i64),
+				wcall(ir.WinPercentRank, -1, dflt, f64),
+				wcall(ir.WinCumeDist, -1, dflt, f64),
+				withParam(wcall(ir.WinNtile, -1, dflt, types.Int32T), 3),
+				wcall(ir.AggSum, colV, frame(ir.FrameRange, prec(intOff(1)), foll(intOff(2)), ir.ExcludeGroup), num),
+				wcall(ir.AggMin, colV, frame(ir.FrameRange, unbPrec, prec(intOff(1)), 0), i64),
+				wcall(ir.AggMax, colV, frame(ir.FrameRange, foll(intOff(1)), foll(intOff(3)), 0), i64),
+				wcall(ir.WinRowNumber, -1, dflt, i64),
 			},
 		},
 		"running": {
 			PartitionCols: []int{colP}, PartitionTypes: []types.T{types.Int32T},
 			Order: []planner.WindowOrder{asc},
 			Calls: []planner.WindowCall{
-				wcall(sql.AggSum, colV, dflt, num),
-				wcall(sql.AggBoolAnd, colFlag, dflt, types.BoolT),
-				wcall(sql.AggApproxCountDistinct, colV, frame(sql.FrameRows, prec(intOff(2)), curRow, 0), i64),
-				wcall(sql.AggVarPop, colV, dflt, num),
-				wcall(sql.AggArrayAgg, colV, frame(sql.FrameRows, unbPrec, curRow, 0), types.ArrayOf(i64)),
-				wcall(sql.AggCount, colV, frame(sql.FrameRows, unbPrec, curRow, 0), i64),
-				wcall(sql.AggMax, colV, frame(sql.FrameGroups, unbPrec, foll(intOff(1)), 0), i64),
-				wcall(sql.AggAvg, colV, frame(sql.FrameRange, unbPrec, foll(intOff(1)), 0), num),
-				wcall(sql.WinLastValue, colV, frame(sql.FrameRows, unbPrec, prec(intOff(1)), 0), i64),
-				withParam(wcall(sql.WinNthValue, colV, dflt, i64), 3),
-				withParam(wcall(sql.WinLag, colV, dflt, i64), 3),
+				wcall(ir.AggSum, colV, dflt, num),
+				wcall(ir.AggBoolAnd, colFlag, dflt, types.BoolT),
+				wcall(ir.AggApproxCountDistinct, colV, frame(ir.FrameRows, prec(intOff(2)), curRow, 0), i64),
+				wcall(ir.AggVarPop, colV, dflt, num),
+				wcall(ir.AggArrayAgg, colV, frame(ir.FrameRows, unbPrec, curRow, 0), types.ArrayOf(i64)),
+				wcall(ir.AggCount, colV, frame(ir.FrameRows, unbPrec, curRow, 0), i64),
+				wcall(ir.AggMax, colV, frame(ir.FrameGroups, unbPrec, foll(intOff(1)), 0), i64),
+				wcall(ir.AggAvg, colV, frame(ir.FrameRange, unbPrec, foll(intOff(1)), 0), num),
+				wcall(ir.WinLastValue, colV, frame(ir.FrameRows, unbPrec, prec(intOff(1)), 0), i64),
+				withParam(wcall(ir.WinNthValue, colV, dflt, i64), 3),
+				withParam(wcall(ir.WinLag, colV, dflt, i64), 3),
 			},
 		},
 		"preceding": {
 			PartitionCols: []int{colP}, PartitionTypes: []types.T{types.Int32T},
 			Order: []planner.WindowOrder{asc},
 			Calls: []planner.WindowCall{
-				wcall(sql.AggCountStar, -1, frame(sql.FrameRows, unbPrec, prec(intOff(3)), 0), i64),
-				wcall(sql.AggSum, colV, frame(sql.FrameGroups, unbPrec, prec(intOff(2)), 0), num),
-				wcall(sql.AggMax, colV, frame(sql.FrameRange, unbPrec, prec(intOff(2)), 0), i64),
-				withParam(wcall(sql.WinLag, colV, dflt, i64), 3),
-				wcall(sql.AggCountStar, -1, frame(sql.FrameRows, prec(intOff(4)), prec(intOff(2)), 0), i64),
+				wcall(ir.AggCountStar, -1, frame(ir.FrameRows, unbPrec, prec(intOff(3)), 0), i64),
+				wcall(ir.AggSum, colV, frame(ir.FrameGroups, unbPrec, prec(intOff(2)), 0), num),
+				wcall(ir.AggMax, colV, frame(ir.FrameRange, unbPrec, prec(intOff(2)), 0), i64),
+				withParam(wcall(ir.WinLag, colV, dflt, i64), 3),
+				wcall(ir.AggCountStar, -1, frame(ir.FrameRows, prec(intOff(4)), prec(intOff(2)), 0), i64),
 			},
 		},
 		"dates": {
 			Order: []planner.WindowOrder{byDate},
 			Calls: []planner.WindowCall{
-				wcall(sql.AggCountStar, -1, frame(sql.FrameRange, prec(dayOff(1)), foll(dayOff(2)), 0), i64),
-				wcall(sql.AggSum, colV, frame(sql.FrameRange, unbPrec, prec(dayOff(1)), 0), num),
-				wcall(sql.WinRowNumber, -1, dflt, i64),
+				wcall(ir.AggCountStar, -1, frame(ir.FrameRange, prec(dayOff(1)), foll(dayOff(2)), 0), i64),
+				wcall(ir.AggSum, colV, frame(ir.FrameRange, unbPrec, prec(dayOff(1)), 0), num),
+				wcall(ir.WinRowNumber, -1, dflt, i64),
 				lagIgnore, leadIgnore, firstIgnore, lastIgnore, nthIgnore,
 			},
 		},
 		"unordered": {
 			PartitionCols: []int{colP}, PartitionTypes: []types.T{types.Int32T},
 			Calls: []planner.WindowCall{
-				wcall(sql.WinRowNumber, -1, dflt, i64),
-				wcall(sql.AggSum, colV, dflt, num),
-				withParam(wcall(sql.WinLag, colV, dflt, i64), 1),
-				wcall(sql.WinRank, -1, dflt, i64),
+				wcall(ir.WinRowNumber, -1, dflt, i64),
+				wcall(ir.AggSum, colV, dflt, num),
+				withParam(wcall(ir.WinLag, colV, dflt, i64), 1),
+				wcall(ir.WinRank, -1, dflt, i64),
 			},
 		},
 	}
@@ -185,14 +187,14 @@ func winTestConfigs() map[string]*planner.Window {
 
 // finishWindow fills in the columns and keys of a test window.
 func finishWindow(w *planner.Window) *planner.Window {
-	var cols []sql.Column
+	var cols []ir.Column
 	for i, t := range winTestTypes {
-		cols = append(cols, sql.Column{Name: fmt.Sprintf("c%d", i), Type: t})
+		cols = append(cols, ir.Column{Name: fmt.Sprintf("c%d", i), Type: t})
 	}
 	w.Input = &planner.Values{Cols: cols}
-	w.Cols = append([]sql.Column(nil), cols...)
+	w.Cols = append([]ir.Column(nil), cols...)
 	for _, c := range w.Calls {
-		w.Cols = append(w.Cols, sql.Column{Name: c.Func, Type: c.T})
+		w.Cols = append(w.Cols, ir.Column{Name: c.Func, Type: c.T})
 	}
 	w.InputKey, w.InputKeyTypes = []int{colID}, []types.T{types.Int64T}
 	return w
@@ -439,13 +441,13 @@ func TestOverWindowBoundedReads(t *testing.T) {
 	i64, num := types.Int64T, types.NumericT
 	order := []planner.WindowOrder{{Col: colO, T: types.Int32T}}
 	bounded := finishWindow(&planner.Window{Order: order, Calls: []planner.WindowCall{
-		wcall(sql.AggSum, colV, sql.DefaultFrame, num),
-		wcall(sql.AggCountStar, -1, frame(sql.FrameRows, prec(intOff(2)), foll(intOff(1)), 0), i64),
-		withParam(wcall(sql.WinLag, colV, sql.DefaultFrame, i64), 1),
-		wcall(sql.AggMax, colV, frame(sql.FrameRange, prec(intOff(3)), curRow, 0), i64),
+		wcall(ir.AggSum, colV, ir.DefaultFrame, num),
+		wcall(ir.AggCountStar, -1, frame(ir.FrameRows, prec(intOff(2)), foll(intOff(1)), 0), i64),
+		withParam(wcall(ir.WinLag, colV, ir.DefaultFrame, i64), 1),
+		wcall(ir.AggMax, colV, frame(ir.FrameRange, prec(intOff(3)), curRow, 0), i64),
 	}})
 	ranked := finishWindow(&planner.Window{Order: order, Calls: []planner.WindowCall{
-		wcall(sql.WinRowNumber, -1, sql.DefaultFrame, i64),
+		wcall(ir.WinRowNumber, -1, ir.DefaultFrame, i64),
 	}})
 	for _, tc := range []struct {
 		name     string
@@ -537,9 +539,9 @@ func BenchmarkOverWindowAppend(b *testing.B) {
 		PartitionCols: []int{colP}, PartitionTypes: []types.T{types.Int32T},
 		Order: []planner.WindowOrder{{Col: colO, T: types.Int32T}},
 		Calls: []planner.WindowCall{
-			wcall(sql.AggSum, colV, sql.DefaultFrame, types.NumericT),
-			wcall(sql.WinRowNumber, -1, sql.DefaultFrame, types.Int64T),
-			wcall(sql.AggCountStar, -1, frame(sql.FrameRows, prec(intOff(5)), curRow, 0), types.Int64T),
+			wcall(ir.AggSum, colV, ir.DefaultFrame, types.NumericT),
+			wcall(ir.WinRowNumber, -1, ir.DefaultFrame, types.Int64T),
+			wcall(ir.AggCountStar, -1, frame(ir.FrameRows, prec(intOff(5)), curRow, 0), types.Int64T),
 		},
 	})
 	w.Table = 1

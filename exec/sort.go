@@ -7,7 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -15,13 +15,13 @@ import (
 // it, emits the rows in ORDER BY order. It is for batch queries only.
 type Sort struct {
 	mem   memory.Allocator
-	keys  []sql.SortKey
+	keys  []ir.SortKey
 	types []types.T
 	recs  []arrow.RecordBatch
 }
 
 // NewSort returns a Sort over rows of the given types.
-func NewSort(mem memory.Allocator, keys []sql.SortKey, ts []types.T) *Sort {
+func NewSort(mem memory.Allocator, keys []ir.SortKey, ts []types.T) *Sort {
 	return &Sort{mem: mem, keys: keys, types: ts}
 }
 
@@ -87,7 +87,7 @@ func (s *Sort) OnBarrier(ctx context.Context, _ *barrier.Barrier, out Output) er
 
 // compareSortValues orders two values for one ORDER BY key, placing NULLs
 // first or last as the key says.
-func compareSortValues(t types.T, a, b types.Datum, k sql.SortKey) int {
+func compareSortValues(t types.T, a, b types.Datum, k ir.SortKey) int {
 	switch {
 	case a.Null && b.Null:
 		return 0

@@ -10,8 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/planner"
-	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -99,13 +99,13 @@ func (f *TemporalFilter) window(rec arrow.RecordBatch, i int) (enter, leave int6
 		}
 		t := satSub(int64(col.Value(i)), bd.Delta)
 		switch bd.Op {
-		case sql.FnGt:
+		case ir.FnGt:
 			leave = min(leave, t)
-		case sql.FnGe:
+		case ir.FnGe:
 			leave = min(leave, satAdd(t, 1))
-		case sql.FnLt:
+		case ir.FnLt:
 			enter = max(enter, satAdd(t, 1))
-		case sql.FnLe:
+		case ir.FnLe:
 			enter = max(enter, t)
 		}
 	}

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package exec
 
 import (
@@ -7,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/state"
@@ -32,7 +35,7 @@ func newTFHarness(t *testing.T, mem *memory.CheckedAllocator, table, view string
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.plan, err = planner.PlanStream(st.(*sql.CreateMaterializedView).Query); err != nil {
+	if h.plan, err = planner.PlanStream(st.(*ir.CreateMaterializedView).Query); err != nil {
 		t.Fatal(err)
 	}
 	return h

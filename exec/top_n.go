@@ -11,9 +11,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/memlimit"
 	"github.com/streamsql/streamsql/planner"
-	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
@@ -27,7 +27,7 @@ type TopNSpec struct {
 	GroupCols []int
 	// Keys order the rows of a group: input columns, with ASC/DESC and NULLS
 	// FIRST/LAST as in PostgreSQL.
-	Keys []sql.SortKey
+	Keys []ir.SortKey
 	// InputKey is the input's stream key: rows that are peers in Keys order
 	// are ordered by it. With Sequence the input is insert-only (a batch
 	// query) and rows are ordered by arrival instead.
@@ -36,7 +36,7 @@ type TopNSpec struct {
 	// Offset and Limit (both >= 0) are the window [Offset, Offset+Limit) of
 	// each group, numbered as Kind says.
 	Offset, Limit int64
-	Kind          sql.RankKind
+	Kind          ir.RankKind
 	// RankCol appends the row's number in its group as a bigint column.
 	RankCol bool
 	// Table holds every input row: key = group key, order key, input stream
@@ -292,7 +292,7 @@ func (t *TopN) OnBarrier(ctx context.Context, br *barrier.Barrier, out Output) e
 func (t *TopN) insertAppendOnly(g *topNGroup, key []byte, ord int, row []byte) {
 	keep := t.keep(g)
 	g.insert(key, ord, row, len(g.rows)+1)
-	for t.spec.Kind == sql.RowNumber && len(g.rows) > keep {
+	for t.spec.Kind == ir.RowNumber && len(g.rows) > keep {
 		last := g.rows[len(g.rows)-1]
 		t.lowBuf = append(append(t.lowBuf[:0], g.key...), last.key...)
 		t.spec.Table.Delete(t.lowBuf)

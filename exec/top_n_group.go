@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"sort"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/state"
 )
 
@@ -207,13 +207,13 @@ func (t *TopN) window(g *topNGroup, dst []topNOut) ([]topNOut, error) {
 		var in, stop bool
 		num := pos + 1
 		switch t.spec.Kind {
-		case sql.RowNumber:
+		case ir.RowNumber:
 			in, stop = pos >= offset && pos < end, pos >= end
-		case sql.Rank:
+		case ir.Rank:
 			in, stop, num = rank > offset && rank <= end, rank > end, rank
-		case sql.DenseRank:
+		case ir.DenseRank:
 			in, stop, num = dense > offset && dense <= end, dense > end, dense
-		case sql.WithTies:
+		case ir.WithTies:
 			in = pos >= offset && pos < end || pos >= end && limit > 0 && peer && prevIn
 			stop = pos >= end && !in
 		}
@@ -239,7 +239,7 @@ func (t *TopN) inside(g *topNGroup, key []byte, ord int) bool {
 		return true
 	case !g.bounded:
 		return false
-	case t.spec.Kind == sql.RowNumber:
+	case t.spec.Kind == ir.RowNumber:
 		return bytes.Compare(key, g.bound.key) <= 0
 	}
 	return bytes.Compare(key[:ord], g.bound.key[:g.bound.ord]) <= 0

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package exec
 
 import (
@@ -14,8 +16,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/streamsql/streamsql/barrier"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/memlimit"
-	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -23,9 +25,9 @@ import (
 // topNCase is one random TopN configuration.
 type topNCase struct {
 	group         bool
-	keys          []sql.SortKey
+	keys          []ir.SortKey
 	offset, limit int64
-	kind          sql.RankKind
+	kind          ir.RankKind
 	rankCol       bool
 	cacheGroups   int
 	// cacheBytes, if set, is the share of the operator caches' pool the
@@ -64,7 +66,7 @@ func (r topNTestRow) text() string {
 	return fmt.Sprintf("%s %d %s %s", f(r.g), r.id, f(r.v), w)
 }
 
-var topNKeyChoices = [][]sql.SortKey{
+var topNKeyChoices = [][]ir.SortKey{
 	{{Column: 2}},
 	{{Column: 2, Desc: true, NullsFirst: true}},
 	{{Column: 2, NullsFirst: true}, {Column: 3, Desc: true}},
@@ -78,7 +80,7 @@ func randomTopNCase(rng *rand.Rand) topNCase {
 		keys:    topNKeyChoices[rng.Intn(len(topNKeyChoices))],
 		offset:  int64(rng.Intn(3)),
 		limit:   int64(rng.Intn(4)),
-		kind:    sql.RankKind(rng.Intn(4)),
+		kind:    ir.RankKind(rng.Intn(4)),
 		rankCol: rng.Intn(2) == 0,
 	}
 	if rng.Intn(2) == 0 {
@@ -94,7 +96,7 @@ func randomTopNCase(rng *rand.Rand) topNCase {
 }
 
 // compareTopNRows orders rows as the TopN must: by the keys, then by id.
-func compareTopNRows(keys []sql.SortKey, a, b topNTestRow) int {
+func compareTopNRows(keys []ir.SortKey, a, b topNTestRow) int {
 	for _, k := range keys {
 		var c int
 		var an, bn bool
@@ -153,13 +155,13 @@ func expectTopN(c topNCase, rows map[int64]topNTestRow) map[int64]string {
 			}
 			num, in := pos+1, false
 			switch c.kind {
-			case sql.RowNumber:
+			case ir.RowNumber:
 				in = pos >= c.offset && pos < c.offset+c.limit
-			case sql.Rank:
+			case ir.Rank:
 				num, in = rank, rank > c.offset && rank <= c.offset+c.limit
-			case sql.DenseRank:
+			case ir.DenseRank:
 				num, in = dense, dense > c.offset && dense <= c.offset+c.limit
-			case sql.WithTies:
+			case ir.WithTies:
 				last := c.offset + c.limit - 1
 				in = pos >= c.offset && pos <= last ||
 					c.limit > 0 && pos > last && last < int64(len(rs)) &&
@@ -487,7 +489,7 @@ func benchTopN(b *testing.B, groups int64, limit int64) {
 	}
 	defer store.Close()
 	ts := []types.T{types.Int64T, types.Int64T, types.Int64T} // g, id, v
-	spec := TopNSpec{Types: ts, Keys: []sql.SortKey{{Column: 2, Desc: true, NullsFirst: true}},
+	spec := TopNSpec{Types: ts, Keys: []ir.SortKey{{Column: 2, Desc: true, NullsFirst: true}},
 		InputKey: []int{1}, Limit: limit, Table: store.Table(1)}
 	if groups > 0 {
 		spec.GroupCols = []int{0}

@@ -5,8 +5,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/planner"
-	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -35,7 +35,7 @@ func emitValues(ctx context.Context, mem memory.Allocator, ectx *eval.Context, v
 // emitSeries emits generate_series(start, stop, step) in batches.
 func emitSeries(ctx context.Context, mem memory.Allocator, ectx *eval.Context, s *planner.Series, out Output) error {
 	var vals [3]types.Datum
-	for i, e := range []sql.Expr{s.Start, s.Stop, s.Step} {
+	for i, e := range []ir.Expr{s.Start, s.Stop, s.Step} {
 		var err error
 		if vals[i], err = eval.EvalDatum(ectx, e); err != nil {
 			return err

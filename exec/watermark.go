@@ -11,8 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/planner"
-	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -63,7 +63,7 @@ type WatermarkGen struct {
 
 // NewWatermarkGen compiles the watermark expression expr (over the
 // relation's columns) of column col.
-func NewWatermarkGen(col int, expr sql.Expr) (*WatermarkGen, error) {
+func NewWatermarkGen(col int, expr ir.Expr) (*WatermarkGen, error) {
 	ev, err := eval.Compile(expr)
 	if err != nil {
 		return nil, err

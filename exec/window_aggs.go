@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -21,20 +21,20 @@ import (
 // none of these. sep is string_agg's separator.
 func newOtherFrameAcc(fn string, argT, resultT types.T, sep string) (frameAcc, error) {
 	switch fn {
-	case sql.AggBoolAnd, sql.AggEvery, sql.AggBoolOr:
-		return &boolAcc{or: fn == sql.AggBoolOr}, nil
-	case sql.AggStddev, sql.AggStddevSamp, sql.AggStddevPop, sql.AggVariance, sql.AggVarSamp, sql.AggVarPop:
+	case ir.AggBoolAnd, ir.AggEvery, ir.AggBoolOr:
+		return &boolAcc{or: fn == ir.AggBoolOr}, nil
+	case ir.AggStddev, ir.AggStddevSamp, ir.AggStddevPop, ir.AggVariance, ir.AggVarSamp, ir.AggVarPop:
 		agg, err := newVarianceAgg(fn, argT)
 		if err != nil {
 			return nil, err
 		}
 		agg.grow(1)
 		return &varianceAcc{agg: agg, argT: argT}, nil
-	case sql.AggArrayAgg:
+	case ir.AggArrayAgg:
 		return &listAcc{codec: state.NewRowCodec([]types.T{resultT})}, nil
-	case sql.AggStringAgg:
+	case ir.AggStringAgg:
 		return &listAcc{text: true, sep: sep, codec: state.NewRowCodec([]types.T{types.ArrayOf(types.TextT)})}, nil
-	case sql.AggApproxCountDistinct:
+	case ir.AggApproxCountDistinct:
 		return &distinctCountAcc{argT: argT, counts: map[string]int64{}}, nil
 	}
 	return nil, nil

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package exec
 
 import (
@@ -6,8 +8,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/planner"
-	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -22,12 +24,12 @@ func TestWindowIgnoreNulls(t *testing.T) {
 	w := finishWindow(&planner.Window{
 		Order: []planner.WindowOrder{{Col: colID, T: types.Int64T}},
 		Calls: []planner.WindowCall{
-			ignore(withParam(wcall(sql.WinLag, colV, sql.DefaultFrame, i64), 1)),
-			ignore(withParam(wcall(sql.WinLead, colV, sql.DefaultFrame, i64), 1)),
-			ignore(withParam(wcall(sql.WinLag, colV, sql.DefaultFrame, i64), 2)),
-			ignore(wcall(sql.WinFirstValue, colV, sql.DefaultFrame, i64)),
-			ignore(wcall(sql.WinLastValue, colV, frame(sql.FrameRows, prec(intOff(1)), curRow, 0), i64)),
-			ignore(withParam(wcall(sql.WinNthValue, colV, frame(sql.FrameRows, unbPrec, unbFoll, 0), i64), 2)),
+			ignore(withParam(wcall(ir.WinLag, colV, ir.DefaultFrame, i64), 1)),
+			ignore(withParam(wcall(ir.WinLead, colV, ir.DefaultFrame, i64), 1)),
+			ignore(withParam(wcall(ir.WinLag, colV, ir.DefaultFrame, i64), 2)),
+			ignore(wcall(ir.WinFirstValue, colV, ir.DefaultFrame, i64)),
+			ignore(wcall(ir.WinLastValue, colV, frame(ir.FrameRows, prec(intOff(1)), curRow, 0), i64)),
+			ignore(withParam(wcall(ir.WinNthValue, colV, frame(ir.FrameRows, unbPrec, unbFoll, 0), i64), 2)),
 		},
 	})
 	var rows []*winTestRow

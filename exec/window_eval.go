@@ -7,8 +7,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/streamsql/streamsql/exec/eval"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/planner"
-	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
@@ -117,17 +117,17 @@ func compileWindow(ectx *eval.Context, n *planner.Window) (*winSpec, error) {
 			c.param, c.paramNull, c.sep = d.I, d.Null, d.S
 		}
 		switch {
-		case sql.IsRanking(pc.Func):
+		case ir.IsRanking(pc.Func):
 			c.kind = kindRanking
 			switch pc.Func {
-			case sql.WinRowNumber, sql.WinRank, sql.WinDenseRank:
+			case ir.WinRowNumber, ir.WinRank, ir.WinDenseRank:
 				s.ranking = true
 			default:
 				s.whole = true
 			}
-		case pc.Func == sql.WinLag || pc.Func == sql.WinLead:
+		case pc.Func == ir.WinLag || pc.Func == ir.WinLead:
 			c.kind = kindLagLead
-			if pc.Func == sql.WinLag {
+			if pc.Func == ir.WinLag {
 				c.param = -c.param
 			}
 		default:
@@ -145,11 +145,11 @@ func compileWindow(ectx *eval.Context, n *planner.Window) (*winSpec, error) {
 func (s *winSpec) compileFrame(ectx *eval.Context, c *winCall) error {
 	f := c.Frame
 	for _, bound := range []struct {
-		b     sql.FrameBound
+		b     ir.FrameBound
 		head  bool
 		which string
 	}{{f.Start, true, "starting"}, {f.End, false, "ending"}} {
-		if bound.b.Kind != sql.BoundPreceding && bound.b.Kind != sql.BoundFollowing {
+		if bound.b.Kind != ir.BoundPreceding && bound.b.Kind != ir.BoundFollowing {
 			continue
 		}
 		d, err := eval.EvalDatum(ectx, bound.b.Offset)
@@ -159,8 +159,8 @@ func (s *winSpec) compileFrame(ectx *eval.Context, c *winCall) error {
 		if d.Null {
 			return sqlerr.New(nullValueNotAllowed, "frame %s offset must not be null", bound.which)
 		}
-		if f.Mode == sql.FrameRange {
-			r, err := newRangeBound(s.inTypes[c.orderCol], sql.WindowKey{Desc: s.order[0].Desc, NullsFirst: s.order[0].NullsFirst}, bound.b, d, bound.head)
+		if f.Mode == ir.FrameRange {
+			r, err := newRangeBound(s.inTypes[c.orderCol], ir.WindowKey{Desc: s.order[0].Desc, NullsFirst: s.order[0].NullsFirst}, bound.b, d, bound.head)
 			if err != nil {
 				s.deferred = err
 				continue
@@ -181,10 +181,10 @@ func (s *winSpec) compileFrame(ectx *eval.Context, c *winCall) error {
 			c.endOff = d.I
 		}
 	}
-	c.running = f.Start.Kind == sql.BoundUnboundedPreceding && f.Exclude == sql.ExcludeNoOthers &&
-		f.End.Kind != sql.BoundUnboundedFollowing
+	c.running = f.Start.Kind == ir.BoundUnboundedPreceding && f.Exclude == ir.ExcludeNoOthers &&
+		f.End.Kind != ir.BoundUnboundedFollowing
 	switch c.Func {
-	case sql.WinFirstValue, sql.WinLastValue, sql.WinNthValue:
+	case ir.WinFirstValue, ir.WinLastValue, ir.WinNthValue:
 		c.direct = !c.running
 	}
 	return nil
@@ -385,19 +385,19 @@ func (e *winEval) row(i int) ([]types.Datum, error) {
 func (e *winEval) ranking(c *winCall, i int) (types.Datum, error) {
 	g := int64(e.grp[i])
 	switch c.Func {
-	case sql.WinRowNumber:
+	case ir.WinRowNumber:
 		return types.DInt(e.posBase + int64(i) + 1), nil
-	case sql.WinRank:
+	case ir.WinRank:
 		return types.DInt(e.posBase + int64(e.grpStart[g]) + 1), nil
-	case sql.WinDenseRank:
+	case ir.WinDenseRank:
 		return types.DInt(e.grpBase + g + 1), nil
-	case sql.WinPercentRank:
+	case ir.WinPercentRank:
 		n := e.rows()
 		if n <= 1 {
 			return types.DFloat(0), nil
 		}
 		return types.DFloat(float64(e.grpStart[g]) / float64(n-1)), nil
-	case sql.WinCumeDist:
+	case ir.WinCumeDist:
 		end := e.groupEnd(g)
 		return types.DFloat(float64(end) / float64(e.rows())), nil
 	}
@@ -479,7 +479,7 @@ func (e *winEval) lagLead(c *winCall, i int) types.Datum {
 
 // frameCall computes an aggregate or value function over row i's frame.
 func (e *winEval) frameCall(c *winCall, cs *winCallState, i int) (types.Datum, error) {
-	if c.Func == sql.WinNthValue {
+	if c.Func == ir.WinNthValue {
 		if c.paramNull {
 			return types.Null, nil
 		}
@@ -493,7 +493,7 @@ func (e *winEval) frameCall(c *winCall, cs *winCallState, i int) (types.Datum, e
 	if t < h {
 		t = h
 	}
-	if c.running && c.Frame.End.Kind == sql.BoundPreceding {
+	if c.running && c.Frame.End.Kind == ir.BoundPreceding {
 		// The rows from the frame's end on are added to the carried state
 		// at later rows; a frame ending at row 0 may end before it.
 		switch {
@@ -518,7 +518,7 @@ func (e *winEval) frameCall(c *winCall, cs *winCallState, i int) (types.Datum, e
 	if c.direct {
 		return e.valueAt(c, i, h, t), nil
 	}
-	if c.Frame.Exclude != sql.ExcludeNoOthers {
+	if c.Frame.Exclude != ir.ExcludeNoOthers {
 		// PostgreSQL aggregates the frame afresh for every row.
 		cs.acc.reset()
 		cs.accValid = false
@@ -559,11 +559,11 @@ func (e *winEval) frameCall(c *winCall, cs *winCallState, i int) (types.Datum, e
 // frame.
 func (e *winEval) excluded(c *winCall, i, j int) bool {
 	switch c.Frame.Exclude {
-	case sql.ExcludeCurrentRow:
+	case ir.ExcludeCurrentRow:
 		return j == i
-	case sql.ExcludeGroup:
+	case ir.ExcludeGroup:
 		return e.grp[j] == e.grp[i]
-	case sql.ExcludeTies:
+	case ir.ExcludeTies:
 		return j != i && e.grp[j] == e.grp[i]
 	}
 	return false
@@ -572,7 +572,7 @@ func (e *winEval) excluded(c *winCall, i, j int) bool {
 // valueAt computes first_value, last_value or nth_value from the frame
 // [h, t) of row i.
 func (e *winEval) valueAt(c *winCall, i, h, t int) types.Datum {
-	plain := c.Frame.Exclude == sql.ExcludeNoOthers && !c.IgnoreNulls
+	plain := c.Frame.Exclude == ir.ExcludeNoOthers && !c.IgnoreNulls
 	ok := func(j int) (types.Datum, bool) {
 		if e.excluded(c, i, j) {
 			return types.Null, false
@@ -581,7 +581,7 @@ func (e *winEval) valueAt(c *winCall, i, h, t int) types.Datum {
 		return d, !(c.IgnoreNulls && d.Null)
 	}
 	switch c.Func {
-	case sql.WinFirstValue:
+	case ir.WinFirstValue:
 		if plain {
 			if h < t {
 				return e.arg(c, h)
@@ -593,7 +593,7 @@ func (e *winEval) valueAt(c *winCall, i, h, t int) types.Datum {
 				return d
 			}
 		}
-	case sql.WinLastValue:
+	case ir.WinLastValue:
 		if plain {
 			if h < t {
 				return e.arg(c, t-1)
@@ -605,7 +605,7 @@ func (e *winEval) valueAt(c *winCall, i, h, t int) types.Datum {
 				return d
 			}
 		}
-	case sql.WinNthValue:
+	case ir.WinNthValue:
 		if plain {
 			if j := int64(h) + c.param - 1; j < int64(t) {
 				return e.arg(c, int(j))
@@ -628,17 +628,17 @@ func (e *winEval) valueAt(c *winCall, i, h, t int) types.Datum {
 func (e *winEval) frameHead(c *winCall, cs *winCallState, i int) int {
 	f := c.Frame
 	switch f.Start.Kind {
-	case sql.BoundUnboundedPreceding:
+	case ir.BoundUnboundedPreceding:
 		return 0
-	case sql.BoundCurrentRow:
-		if f.Mode == sql.FrameRows {
+	case ir.BoundCurrentRow:
+		if f.Mode == ir.FrameRows {
 			return i
 		}
 		return int(e.grpStart[e.grp[i]])
 	}
-	following := f.Start.Kind == sql.BoundFollowing
+	following := f.Start.Kind == ir.BoundFollowing
 	switch f.Mode {
-	case sql.FrameRows:
+	case ir.FrameRows:
 		if !following {
 			if c.startOff >= int64(i) {
 				return 0
@@ -646,7 +646,7 @@ func (e *winEval) frameHead(c *winCall, cs *winCallState, i int) int {
 			return i - int(c.startOff)
 		}
 		return e.rowOrEnd(satAdd(int64(i), c.startOff))
-	case sql.FrameGroups:
+	case ir.FrameGroups:
 		g := int64(e.grp[i])
 		if !following {
 			if c.startOff >= g {
@@ -668,17 +668,17 @@ func (e *winEval) frameHead(c *winCall, cs *winCallState, i int) int {
 func (e *winEval) frameTail(c *winCall, cs *winCallState, i int) int {
 	f := c.Frame
 	switch f.End.Kind {
-	case sql.BoundUnboundedFollowing:
+	case ir.BoundUnboundedFollowing:
 		return e.rows()
-	case sql.BoundCurrentRow:
-		if f.Mode == sql.FrameRows {
+	case ir.BoundCurrentRow:
+		if f.Mode == ir.FrameRows {
 			return i + 1
 		}
 		return e.groupEnd(int64(e.grp[i]))
 	}
-	following := f.End.Kind == sql.BoundFollowing
+	following := f.End.Kind == ir.BoundFollowing
 	switch f.Mode {
-	case sql.FrameRows:
+	case ir.FrameRows:
 		if !following {
 			if c.endOff > int64(i) {
 				return 0
@@ -686,7 +686,7 @@ func (e *winEval) frameTail(c *winCall, cs *winCallState, i int) int {
 			return i - int(c.endOff) + 1
 		}
 		return e.rowOrEnd(satAdd(satAdd(int64(i), c.endOff), 1))
-	case sql.FrameGroups:
+	case ir.FrameGroups:
 		g := int64(e.grp[i])
 		if !following {
 			if c.endOff > g {

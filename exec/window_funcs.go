@@ -6,7 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/streamsql/streamsql/exec/eval"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
@@ -39,12 +39,12 @@ type frameAcc interface {
 // string_agg's separator.
 func newFrameAcc(fn string, argT, resultT types.T, ignoreNulls bool, n int64, sep string) (frameAcc, error) {
 	switch fn {
-	case sql.AggCountStar:
+	case ir.AggCountStar:
 		return &countAcc{star: true}, nil
-	case sql.AggCount:
+	case ir.AggCount:
 		return &countAcc{}, nil
-	case sql.AggSum, sql.AggAvg:
-		avg := fn == sql.AggAvg
+	case ir.AggSum, ir.AggAvg:
+		avg := fn == ir.AggAvg
 		switch argT.Kind {
 		case types.Int16, types.Int32:
 			return &intSumAcc{avg: avg}, nil
@@ -56,13 +56,13 @@ func newFrameAcc(fn string, argT, resultT types.T, ignoreNulls bool, n int64, se
 		case types.Interval:
 			return &intervalSumAcc{avg: avg}, nil
 		}
-	case sql.AggMin, sql.AggMax:
-		return &minMaxAcc{max: fn == sql.AggMax, t: argT, codec: state.NewRowCodec([]types.T{argT})}, nil
-	case sql.WinFirstValue:
+	case ir.AggMin, ir.AggMax:
+		return &minMaxAcc{max: fn == ir.AggMax, t: argT, codec: state.NewRowCodec([]types.T{argT})}, nil
+	case ir.WinFirstValue:
 		return &nthAcc{n: 1, ignoreNulls: ignoreNulls, codec: state.NewRowCodec([]types.T{argT})}, nil
-	case sql.WinNthValue:
+	case ir.WinNthValue:
 		return &nthAcc{n: n, ignoreNulls: ignoreNulls, codec: state.NewRowCodec([]types.T{argT})}, nil
-	case sql.WinLastValue:
+	case ir.WinLastValue:
 		return &lastAcc{ignoreNulls: ignoreNulls, codec: state.NewRowCodec([]types.T{argT})}, nil
 	}
 	if acc, err := newOtherFrameAcc(fn, argT, resultT, sep); acc != nil || err != nil {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/streamsql/streamsql/exec/eval"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -39,9 +39,9 @@ type rangeBound struct {
 // already evaluated) at the start (head) or end of the frame, over an ORDER
 // BY column of type t sorted as key says. A negative offset is an error, as
 // in PostgreSQL.
-func newRangeBound(t types.T, key sql.WindowKey, b sql.FrameBound, off types.Datum, head bool) (*rangeBound, error) {
+func newRangeBound(t types.T, key ir.WindowKey, b ir.FrameBound, off types.Datum, head bool) (*rangeBound, error) {
 	r := &rangeBound{t: t, off: off, offT: b.Offset.Type(), nullsFirst: key.NullsFirst}
-	r.sub = b.Kind == sql.BoundPreceding
+	r.sub = b.Kind == ir.BoundPreceding
 	r.less = !head
 	if key.Desc {
 		r.sub, r.less = !r.sub, !r.less

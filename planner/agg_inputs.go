@@ -1,6 +1,8 @@
 package planner
 
-import "github.com/streamsql/streamsql/sql"
+import (
+	"github.com/streamsql/streamsql/ir"
+)
 
 // aggInputs adds the extra arguments (string_agg's delimiter) and the ORDER
 // BY expressions of call to the HashAgg's pre-projection through add, which
@@ -8,17 +10,17 @@ import "github.com/streamsql/streamsql/sql"
 // by InputRefs to those columns. A HashAgg's Calls therefore carry their
 // extra inputs as references to its input columns (while Arg and Filter are
 // nil there and given by ArgCols and FilterCols).
-func aggInputs(call sql.AggCall, add func(sql.Expr) int) sql.AggCall {
-	ref := func(e sql.Expr) sql.Expr {
-		return &sql.InputRef{Index: add(e), T: e.Type(), Name: e.String()}
+func aggInputs(call ir.AggCall, add func(ir.Expr) int) ir.AggCall {
+	ref := func(e ir.Expr) ir.Expr {
+		return &ir.InputRef{Index: add(e), T: e.Type(), Name: e.String()}
 	}
-	extra := make([]sql.Expr, len(call.ExtraArgs))
+	extra := make([]ir.Expr, len(call.ExtraArgs))
 	for i, e := range call.ExtraArgs {
 		extra[i] = ref(e)
 	}
-	order := make([]sql.AggOrder, len(call.OrderBy))
+	order := make([]ir.AggOrder, len(call.OrderBy))
 	for i, o := range call.OrderBy {
-		order[i] = sql.AggOrder{Expr: ref(o.Expr), Desc: o.Desc, NullsFirst: o.NullsFirst}
+		order[i] = ir.AggOrder{Expr: ref(o.Expr), Desc: o.Desc, NullsFirst: o.NullsFirst}
 	}
 	call.ExtraArgs, call.OrderBy = extra, order
 	return call
@@ -26,22 +28,22 @@ func aggInputs(call sql.AggCall, add func(sql.Expr) int) sql.AggCall {
 
 // remapAggInputs rewrites the references aggInputs made through remap, for
 // a HashAgg that reads its input's columns directly.
-func remapAggInputs(call *sql.AggCall, remap func(int) int) {
+func remapAggInputs(call *ir.AggCall, remap func(int) int) {
 	for i, e := range call.ExtraArgs {
-		r := *e.(*sql.InputRef)
+		r := *e.(*ir.InputRef)
 		r.Index = remap(r.Index)
 		call.ExtraArgs[i] = &r
 	}
 	for i, o := range call.OrderBy {
-		r := *o.Expr.(*sql.InputRef)
+		r := *o.Expr.(*ir.InputRef)
 		r.Index = remap(r.Index)
 		call.OrderBy[i].Expr = &r
 	}
 }
 
 // aggExtraExprs returns the expressions of call besides Arg and Filter.
-func aggExtraExprs(call sql.AggCall) []sql.Expr {
-	es := append([]sql.Expr(nil), call.ExtraArgs...)
+func aggExtraExprs(call ir.AggCall) []ir.Expr {
+	es := append([]ir.Expr(nil), call.ExtraArgs...)
 	for _, o := range call.OrderBy {
 		es = append(es, o.Expr)
 	}
@@ -54,8 +56,8 @@ func aggExtraExprs(call sql.AggCall) []sql.Expr {
 // is retracted (min, max, the order-sensitive aggregates) or keep counts too
 // many to hold in the group's state (approx_count_distinct). Batch inputs
 // are insert-only: those need no table there.
-func needsValueSet(call sql.AggCall, stream bool) bool {
-	if call.Distinct || sql.IsOrderedSet(call.Func) {
+func needsValueSet(call ir.AggCall, stream bool) bool {
+	if call.Distinct || ir.IsOrderedSet(call.Func) {
 		// An ordered-set aggregate keeps the sorted multiset of its values
 		// there, in batch queries too.
 		return true
@@ -64,18 +66,18 @@ func needsValueSet(call sql.AggCall, stream bool) bool {
 		return false
 	}
 	switch call.Func {
-	case sql.AggMin, sql.AggMax, sql.AggKeyValue, sql.AggApproxCountDistinct:
+	case ir.AggMin, ir.AggMax, ir.AggKeyValue, ir.AggApproxCountDistinct:
 		return true
 	}
-	return sql.OrderSensitive(call.Func)
+	return ir.OrderSensitive(call.Func)
 }
 
 // aggExtraString renders the extra arguments and the ORDER BY of a HashAgg
 // call for EXPLAIN.
-func aggExtraString(c sql.AggCall, in []sql.Column) string {
+func aggExtraString(c ir.AggCall, in []ir.Column) string {
 	var s string
 	for _, e := range c.ExtraArgs {
-		s += ", " + in[e.(*sql.InputRef).Index].Name
+		s += ", " + in[e.(*ir.InputRef).Index].Name
 	}
 	for i, o := range c.OrderBy {
 		if i == 0 {
@@ -83,7 +85,7 @@ func aggExtraString(c sql.AggCall, in []sql.Column) string {
 		} else {
 			s += ", "
 		}
-		s += in[o.Expr.(*sql.InputRef).Index].Name
+		s += in[o.Expr.(*ir.InputRef).Index].Name
 		if o.Desc {
 			s += " DESC"
 		}

@@ -1,6 +1,8 @@
 package planner
 
-import "github.com/streamsql/streamsql/sql"
+import (
+	"github.com/streamsql/streamsql/ir"
+)
 
 // AppendOnly reports whether the stream of n (in a streaming plan) only
 // ever inserts rows: it reads append-only relations (APPEND ONLY tables,
@@ -22,7 +24,7 @@ func AppendOnly(n Node) bool {
 	case *Join:
 		// An inner join of inserts is inserts; outer joins retract the
 		// NULL-padded rows they replace.
-		return n.Type == sql.InnerJoin && AppendOnly(n.Left) && AppendOnly(n.Right)
+		return n.Type == ir.InnerJoin && AppendOnly(n.Left) && AppendOnly(n.Right)
 	case *Union:
 		for _, in := range n.Ins {
 			if !AppendOnly(in) {

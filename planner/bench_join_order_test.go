@@ -1,3 +1,5 @@
+//go:build cgo
+
 package planner
 
 import (
@@ -7,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/streamsql/streamsql/catalog"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -43,7 +45,7 @@ func BenchmarkPlanJoins(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		rel := st.(*sql.Select).Query
+		rel := st.(*ir.Select).Query
 		for _, sized := range []bool{false, true} {
 			var opts BatchOptions
 			if sized {

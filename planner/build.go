@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/streamsql/streamsql/catalog"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -38,12 +38,12 @@ type StreamOptions struct {
 }
 
 // PlanStream plans rel as a materialized view.
-func PlanStream(rel sql.Rel) (*StreamPlan, error) {
+func PlanStream(rel ir.Rel) (*StreamPlan, error) {
 	return PlanStreamWith(rel, StreamOptions{})
 }
 
 // PlanStreamWith plans rel as a materialized view with options.
-func PlanStreamWith(rel sql.Rel, opts StreamOptions) (*StreamPlan, error) {
+func PlanStreamWith(rel ir.Rel, opts StreamOptions) (*StreamPlan, error) {
 	b := &builder{stream: true, legacyKeys: opts.KeepJoinOrder}
 	rel = pushDown(rel)
 	if !opts.KeepJoinOrder {
@@ -73,12 +73,12 @@ func PlanStreamWith(rel sql.Rel, opts StreamOptions) (*StreamPlan, error) {
 }
 
 // PlanBatch plans rel as a batch query.
-func PlanBatch(rel sql.Rel) (Node, int, error) {
+func PlanBatch(rel ir.Rel) (Node, int, error) {
 	return PlanBatchWith(rel, BatchOptions{})
 }
 
 // PlanBatchWith plans rel as a batch query with options.
-func PlanBatchWith(rel sql.Rel, opts BatchOptions) (Node, int, error) {
+func PlanBatchWith(rel ir.Rel, opts BatchOptions) (Node, int, error) {
 	b := &builder{rows: opts.Rows}
 	root, err := b.build(orderJoins(pushDown(rel), opts.Rows))
 	if err == nil {
@@ -92,8 +92,8 @@ func PlanBatchWith(rel sql.Rel, opts BatchOptions) (Node, int, error) {
 
 // uniqueNames renames hidden columns whose names collide with another
 // column's, so that a view's columns have distinct names.
-func uniqueNames(cols []sql.Column) []sql.Column {
-	out := append([]sql.Column(nil), cols...)
+func uniqueNames(cols []ir.Column) []ir.Column {
+	out := append([]ir.Column(nil), cols...)
 	seen := map[string]bool{}
 	for _, c := range out {
 		if !c.Hidden {
@@ -129,9 +129,9 @@ func (b *builder) table() int {
 	return b.tables - 1
 }
 
-func (b *builder) build(rel sql.Rel) (Node, error) {
+func (b *builder) build(rel ir.Rel) (Node, error) {
 	switch r := rel.(type) {
-	case *sql.Scan:
+	case *ir.Scan:
 		if b.stream && r.Relation.Kind == catalog.SystemTable {
 			return nil, sqlerr.Unsupported("materialized views over system tables")
 		}
@@ -149,23 +149,23 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 			b.leaves = append(b.leaves, n)
 		}
 		return n, nil
-	case *sql.CopyInput:
+	case *ir.CopyInput:
 		if b.stream {
 			return nil, sqlerr.Unsupported("COPY input in a materialized view")
 		}
 		return &CopyInput{Cols: r.Cols}, nil
-	case *sql.Values:
+	case *ir.Values:
 		if b.stream {
 			return nil, sqlerr.Unsupported("materialized views over VALUES or without FROM")
 		}
 		return &Values{Rows: r.Rows, Cols: r.Cols}, nil
-	case *sql.GenerateSeries:
+	case *ir.GenerateSeries:
 		if b.stream {
 			return nil, sqlerr.Unsupported("generate_series in a materialized view")
 		}
 		return &Series{Start: r.Start, Stop: r.Stop, Step: r.Step, Col: r.Col, Zone: r.Zone}, nil
-	case *sql.Filter:
-		if w, ok := r.Input.(*sql.Window); ok {
+	case *ir.Filter:
+		if w, ok := r.Input.(*ir.Window); ok {
 			if n, ok, err := b.windowTopN(w, r.Pred); ok {
 				return n, err
 			}
@@ -181,7 +181,7 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 			narrowScan(scan, r.Pred)
 		}
 		return &Filter{Input: in, Pred: r.Pred}, nil
-	case *sql.Project:
+	case *ir.Project:
 		in, err := b.build(r.Input)
 		if err != nil {
 			return nil, err
@@ -190,23 +190,23 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 			return nil, err
 		}
 		return b.project(in, r.Exprs, r.Cols), nil
-	case *sql.Aggregate:
+	case *ir.Aggregate:
 		return b.aggregate(r)
-	case *sql.Window:
+	case *ir.Window:
 		return b.window(r)
-	case *sql.Join:
+	case *ir.Join:
 		return b.join(r)
-	case *sql.UnionAll:
+	case *ir.UnionAll:
 		return b.union(r)
-	case *sql.HopWindow:
+	case *ir.HopWindow:
 		return b.hopWindow(r)
-	case *sql.AsofJoin:
+	case *ir.AsofJoin:
 		return b.asofJoin(r)
-	case *sql.SessionWindow:
+	case *ir.SessionWindow:
 		return b.sessionWindowRel(r)
-	case *sql.Unnest:
+	case *ir.Unnest:
 		return b.unnest(r)
-	case *sql.Expand:
+	case *ir.Expand:
 		in, err := b.build(r.Input)
 		if err != nil {
 			return nil, err
@@ -214,13 +214,13 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 		// The copy's ordinal follows the input's columns, which in a
 		// streaming plan may have hidden stream key columns beyond the
 		// binder's.
-		cols := append(append([]sql.Column(nil), in.Columns()...), r.Cols[len(r.Cols)-1])
+		cols := append(append([]ir.Column(nil), in.Columns()...), r.Cols[len(r.Cols)-1])
 		n := &Expand{Input: in, Count: r.Count, Cols: cols}
 		if b.stream {
 			n.Key = append(append([]int{}, in.StreamKey()...), len(cols)-1)
 		}
 		return n, nil
-	case *sql.Sort:
+	case *ir.Sort:
 		in, err := b.build(r.Input)
 		if err != nil || b.stream {
 			// A view's rows have no order; ORDER BY is accepted and ignored,
@@ -228,9 +228,9 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 			return in, err
 		}
 		return &Sort{Input: in, Keys: r.Keys}, nil
-	case *sql.Limit:
+	case *ir.Limit:
 		return b.limit(r)
-	case *sql.TopN:
+	case *ir.TopN:
 		return b.topNRel(r)
 	}
 	return nil, sqlerr.Unsupported("query node %T", rel)
@@ -239,7 +239,7 @@ func (b *builder) build(rel sql.Rel) (Node, error) {
 // checkExprs rejects expressions a streaming plan cannot maintain: now()
 // changes without any input changing, so outside the temporal filters of a
 // WHERE clause it cannot be kept up to date.
-func (b *builder) checkExprs(es ...sql.Expr) error {
+func (b *builder) checkExprs(es ...ir.Expr) error {
 	if !b.stream {
 		return nil
 	}
@@ -254,8 +254,8 @@ func (b *builder) checkExprs(es ...sql.Expr) error {
 // project builds a Project; in a streaming plan it appends hidden references
 // to the input's stream key columns that the projection drops, so that the
 // output keeps a stream key.
-func (b *builder) project(in Node, exprs []sql.Expr, cols []sql.Column) Node {
-	p := &Project{Input: in, Exprs: append([]sql.Expr(nil), exprs...), Cols: append([]sql.Column(nil), cols...)}
+func (b *builder) project(in Node, exprs []ir.Expr, cols []ir.Column) Node {
+	p := &Project{Input: in, Exprs: append([]ir.Expr(nil), exprs...), Cols: append([]ir.Column(nil), cols...)}
 	if !b.stream {
 		return p
 	}
@@ -264,15 +264,15 @@ func (b *builder) project(in Node, exprs []sql.Expr, cols []sql.Column) Node {
 	for _, k := range in.StreamKey() {
 		pos := -1
 		for i, e := range p.Exprs {
-			if ref, ok := e.(*sql.InputRef); ok && ref.Index == k {
+			if ref, ok := e.(*ir.InputRef); ok && ref.Index == k {
 				pos = i
 				break
 			}
 		}
 		if pos < 0 {
 			c := inCols[k]
-			p.Exprs = append(p.Exprs, &sql.InputRef{Index: k, T: c.Type, Name: c.Name})
-			p.Cols = append(p.Cols, sql.Column{Name: c.Name, Type: c.Type, Hidden: true})
+			p.Exprs = append(p.Exprs, &ir.InputRef{Index: k, T: c.Type, Name: c.Name})
+			p.Cols = append(p.Cols, ir.Column{Name: c.Name, Type: c.Type, Hidden: true})
 			pos = len(p.Exprs) - 1
 		}
 		p.Key = append(p.Key, pos)
@@ -285,7 +285,7 @@ func (b *builder) project(in Node, exprs []sql.Expr, cols []sql.Column) Node {
 
 // aggregate builds a HashAgg, with a Project before it when group keys,
 // arguments or filters are not plain input columns.
-func (b *builder) aggregate(r *sql.Aggregate) (Node, error) {
+func (b *builder) aggregate(r *ir.Aggregate) (Node, error) {
 	in, err := b.build(r.Input)
 	if err != nil {
 		return nil, err
@@ -308,10 +308,10 @@ func (b *builder) aggregate(r *sql.Aggregate) (Node, error) {
 			return nil, err
 		}
 	}
-	var exprs []sql.Expr
+	var exprs []ir.Expr
 	plain := true
-	add := func(e sql.Expr) int {
-		if _, ok := e.(*sql.InputRef); !ok {
+	add := func(e ir.Expr) int {
+		if _, ok := e.(*ir.InputRef); !ok {
 			plain = false
 		}
 		exprs = append(exprs, e)
@@ -345,7 +345,7 @@ func (b *builder) aggregate(r *sql.Aggregate) (Node, error) {
 			if i < 0 {
 				return i
 			}
-			return exprs[i].(*sql.InputRef).Index
+			return exprs[i].(*ir.InputRef).Index
 		}
 		for i := range n.GroupCols {
 			n.GroupCols[i] = remap(n.GroupCols[i])
@@ -357,9 +357,9 @@ func (b *builder) aggregate(r *sql.Aggregate) (Node, error) {
 		}
 		n.Input = in
 	} else {
-		cols := make([]sql.Column, len(exprs))
+		cols := make([]ir.Column, len(exprs))
 		for i, e := range exprs {
-			cols[i] = sql.Column{Name: fmt.Sprintf("$expr%d", i), Type: e.Type()}
+			cols[i] = ir.Column{Name: fmt.Sprintf("$expr%d", i), Type: e.Type()}
 		}
 		// In a streaming plan the pre-projection keeps the input's stream key
 		// (hidden): min and max key their value sets by it.
@@ -381,7 +381,7 @@ func (b *builder) aggregate(r *sql.Aggregate) (Node, error) {
 			// Over inserts only, min and max keep just the current value.
 			// (The slot stays allocated, so that the state tables of views
 			// planned before keep their numbers.)
-			if appendOnly && !c.Distinct && (c.Func == sql.AggMin || c.Func == sql.AggMax) {
+			if appendOnly && !c.Distinct && (c.Func == ir.AggMin || c.Func == ir.AggMax) {
 				slot = -1
 			}
 		}
@@ -417,9 +417,9 @@ func (b *builder) watermarkGroup(n *HashAgg) Node {
 	moveToFront(n.GroupCols, g)
 	moveToFront(n.GroupTypes, g)
 	orig := n.Cols
-	n.Cols = append([]sql.Column(nil), orig...)
+	n.Cols = append([]ir.Column(nil), orig...)
 	moveToFront(n.Cols, g)
-	exprs := make([]sql.Expr, len(orig))
+	exprs := make([]ir.Expr, len(orig))
 	for i, c := range orig {
 		pos := i
 		switch {
@@ -428,7 +428,7 @@ func (b *builder) watermarkGroup(n *HashAgg) Node {
 		case i < g:
 			pos = i + 1
 		}
-		exprs[i] = &sql.InputRef{Index: pos, T: c.Type, Name: c.Name}
+		exprs[i] = &ir.InputRef{Index: pos, T: c.Type, Name: c.Name}
 	}
 	return b.project(n, exprs, orig)
 }

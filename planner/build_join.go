@@ -4,14 +4,14 @@ import (
 	"slices"
 
 	"github.com/streamsql/streamsql/catalog"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
 // join builds a Join. Join keys that are not plain columns are computed by a
 // projection under the join; a projection over the join restores the
 // binder's column layout (left columns, then right columns).
-func (b *builder) join(r *sql.Join) (Node, error) {
+func (b *builder) join(r *ir.Join) (Node, error) {
 	if n, ok, err := b.lookupJoin(r); ok || err != nil {
 		return n, err
 	}
@@ -23,14 +23,14 @@ func (b *builder) join(r *sql.Join) (Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := b.checkExprs(append(append(append([]sql.Expr{}, r.LeftKeys...), r.RightKeys...), condList(r.Cond)...)...); err != nil {
+	if err := b.checkExprs(append(append(append([]ir.Expr{}, r.LeftKeys...), r.RightKeys...), condList(r.Cond)...)...); err != nil {
 		return nil, err
 	}
 	nlOrig := len(r.Left.Columns())
 	nrOrig := len(r.Right.Columns())
 	left, leftKeys := b.keyColumns(left, r.LeftKeys)
 	right, rightKeys := b.keyColumns(right, r.RightKeys)
-	if b.stream && r.Type == sql.FullJoin && !nonNullKey(left) && !nonNullKey(right) {
+	if b.stream && r.Type == ir.FullJoin && !nonNullKey(left) && !nonNullKey(right) {
 		left = b.presentMarker(left)
 	}
 	nl := len(left.Columns())
@@ -56,7 +56,7 @@ func (b *builder) join(r *sql.Join) (Node, error) {
 			}
 		}
 	}
-	if r.Type != sql.FullJoin {
+	if r.Type != ir.FullJoin {
 		// A full join NULL-pads both sides: no output column forwards them.
 		n.WatermarkKeys = pairs
 	}
@@ -79,9 +79,9 @@ func (b *builder) join(r *sql.Join) (Node, error) {
 		n.WatermarkTable = b.table()
 	}
 	if r.Cond != nil {
-		n.Cond = sql.Rewrite(r.Cond, func(e sql.Expr) sql.Expr {
-			if ref, ok := e.(*sql.InputRef); ok && ref.Index >= nlOrig {
-				return &sql.InputRef{Index: ref.Index - nlOrig + nl, T: ref.T, Name: ref.Name}
+		n.Cond = ir.Rewrite(r.Cond, func(e ir.Expr) ir.Expr {
+			if ref, ok := e.(*ir.InputRef); ok && ref.Index >= nlOrig {
+				return &ir.InputRef{Index: ref.Index - nlOrig + nl, T: ref.T, Name: ref.Name}
 			}
 			return e
 		})
@@ -98,7 +98,7 @@ func (b *builder) join(r *sql.Join) (Node, error) {
 			n.WatermarkTable = b.table()
 		}
 	}
-	n.Cols = append([]sql.Column(nil), left.Columns()...)
+	n.Cols = append([]ir.Column(nil), left.Columns()...)
 	if r.Type.KeepsRight() {
 		n.Cols = append(n.Cols, right.Columns()...)
 	}
@@ -120,7 +120,7 @@ func (b *builder) join(r *sql.Join) (Node, error) {
 		}
 	}
 	var out Node = n
-	if !b.stream && (r.Type == sql.RightJoin || r.Type == sql.FullJoin) {
+	if !b.stream && (r.Type == ir.RightJoin || r.Type == ir.FullJoin) {
 		// A batch run feeds the right input first, so a right or full join
 		// emits NULL-padded right rows that later left rows retract.
 		out = &Consolidate{Input: n}
@@ -129,37 +129,37 @@ func (b *builder) join(r *sql.Join) (Node, error) {
 		return out, nil
 	}
 	// Drop the computed key columns again.
-	var exprs []sql.Expr
-	var cols []sql.Column
+	var exprs []ir.Expr
+	var cols []ir.Column
 	for i := 0; i < nlOrig; i++ {
 		c := n.Cols[i]
-		exprs = append(exprs, &sql.InputRef{Index: i, T: c.Type, Name: c.Name})
+		exprs = append(exprs, &ir.InputRef{Index: i, T: c.Type, Name: c.Name})
 		cols = append(cols, c)
 	}
 	if r.Type.KeepsRight() {
 		for j := 0; j < nrOrig; j++ {
 			c := n.Cols[nl+j]
-			exprs = append(exprs, &sql.InputRef{Index: nl + j, T: c.Type, Name: c.Name})
+			exprs = append(exprs, &ir.InputRef{Index: nl + j, T: c.Type, Name: c.Name})
 			cols = append(cols, c)
 		}
 	}
 	return b.project(out, exprs, cols), nil
 }
 
-func condList(e sql.Expr) []sql.Expr {
+func condList(e ir.Expr) []ir.Expr {
 	if e == nil {
 		return nil
 	}
-	return []sql.Expr{e}
+	return []ir.Expr{e}
 }
 
 // keyColumns returns in (or a projection of it with computed key columns
 // appended as hidden columns) and the positions of the key columns.
-func (b *builder) keyColumns(in Node, keys []sql.Expr) (Node, []int) {
+func (b *builder) keyColumns(in Node, keys []ir.Expr) (Node, []int) {
 	pos := make([]int, len(keys))
-	var extra []sql.Expr
+	var extra []ir.Expr
 	for i, k := range keys {
-		if ref, ok := k.(*sql.InputRef); ok {
+		if ref, ok := k.(*ir.InputRef); ok {
 			pos[i] = ref.Index
 			continue
 		}
@@ -169,15 +169,15 @@ func (b *builder) keyColumns(in Node, keys []sql.Expr) (Node, []int) {
 	if len(extra) == 0 {
 		return in, pos
 	}
-	var exprs []sql.Expr
-	var cols []sql.Column
+	var exprs []ir.Expr
+	var cols []ir.Column
 	for i, c := range in.Columns() {
-		exprs = append(exprs, &sql.InputRef{Index: i, T: c.Type, Name: c.Name})
+		exprs = append(exprs, &ir.InputRef{Index: i, T: c.Type, Name: c.Name})
 		cols = append(cols, c)
 	}
 	for i, e := range extra {
 		exprs = append(exprs, e)
-		cols = append(cols, sql.Column{Name: "$key" + itoa(i), Type: e.Type(), Hidden: true})
+		cols = append(cols, ir.Column{Name: "$key" + itoa(i), Type: e.Type(), Hidden: true})
 	}
 	p := b.project(in, exprs, cols)
 	return p, pos
@@ -195,7 +195,7 @@ func itoa(i int) string {
 // union's columns, then a hidden branch number, then hidden slots holding
 // each input's stream key (NULL for the other inputs' slots): the branch and
 // the slots are the union's stream key, unique across inputs.
-func (b *builder) union(r *sql.UnionAll) (Node, error) {
+func (b *builder) union(r *ir.UnionAll) (Node, error) {
 	var ins []Node
 	for _, in := range r.Inputs {
 		n, err := b.build(in)
@@ -208,30 +208,30 @@ func (b *builder) union(r *sql.UnionAll) (Node, error) {
 		return &Union{Ins: ins, Cols: r.Cols}, nil
 	}
 	width := len(r.Cols)
-	cols := append([]sql.Column(nil), r.Cols...)
-	cols = append(cols, sql.Column{Name: "$branch", Type: types.Int32T, Hidden: true})
+	cols := append([]ir.Column(nil), r.Cols...)
+	cols = append(cols, ir.Column{Name: "$branch", Type: types.Int32T, Hidden: true})
 	slotStart := make([]int, len(ins))
 	for i, in := range ins {
 		slotStart[i] = len(cols)
 		inCols := in.Columns()
 		for _, k := range in.StreamKey() {
-			cols = append(cols, sql.Column{Name: "$key_" + inCols[k].Name, Type: inCols[k].Type, Hidden: true})
+			cols = append(cols, ir.Column{Name: "$key_" + inCols[k].Name, Type: inCols[k].Type, Hidden: true})
 		}
 	}
 	u := &Union{Cols: cols}
 	for i, in := range ins {
 		inCols := in.Columns()
-		var exprs []sql.Expr
+		var exprs []ir.Expr
 		for c := 0; c < width; c++ {
-			exprs = append(exprs, &sql.InputRef{Index: c, T: inCols[c].Type, Name: inCols[c].Name})
+			exprs = append(exprs, &ir.InputRef{Index: c, T: inCols[c].Type, Name: inCols[c].Name})
 		}
-		exprs = append(exprs, &sql.Const{Value: types.DInt(int64(i)), T: types.Int32T})
+		exprs = append(exprs, &ir.Const{Value: types.DInt(int64(i)), T: types.Int32T})
 		for j, other := range ins {
 			for n, k := range other.StreamKey() {
 				if j == i {
-					exprs = append(exprs, &sql.InputRef{Index: k, T: inCols[k].Type, Name: inCols[k].Name})
+					exprs = append(exprs, &ir.InputRef{Index: k, T: inCols[k].Type, Name: inCols[k].Name})
 				} else {
-					exprs = append(exprs, &sql.Const{Value: types.Null, T: cols[slotStart[j]+n].Type})
+					exprs = append(exprs, &ir.Const{Value: types.Null, T: cols[slotStart[j]+n].Type})
 				}
 			}
 		}
@@ -253,14 +253,14 @@ func (b *builder) union(r *sql.UnionAll) (Node, error) {
 // padded with NULLs could have the same stream key, all NULL; with the
 // marker, the left row's key has it true and the right row's NULL.
 func (b *builder) presentMarker(in Node) Node {
-	var exprs []sql.Expr
-	var cols []sql.Column
+	var exprs []ir.Expr
+	var cols []ir.Column
 	for i, c := range in.Columns() {
-		exprs = append(exprs, &sql.InputRef{Index: i, T: c.Type, Name: c.Name})
+		exprs = append(exprs, &ir.InputRef{Index: i, T: c.Type, Name: c.Name})
 		cols = append(cols, c)
 	}
-	exprs = append(exprs, &sql.Const{Value: types.DBool(true), T: types.BoolT})
-	cols = append(cols, sql.Column{Name: "$left", Type: types.BoolT, Hidden: true})
+	exprs = append(exprs, &ir.Const{Value: types.DBool(true), T: types.BoolT})
+	cols = append(cols, ir.Column{Name: "$left", Type: types.BoolT, Hidden: true})
 	key := append(append([]int{}, in.StreamKey()...), len(cols)-1)
 	return &Project{Input: in, Exprs: exprs, Cols: cols, Key: key, Watermarks: projectWatermarks(in, exprs)}
 }
@@ -295,7 +295,7 @@ func nonNullColumn(n Node, c int) bool {
 	case *Filter:
 		return nonNullColumn(n.Input, c)
 	case *Project:
-		if ref, ok := n.Exprs[c].(*sql.InputRef); ok {
+		if ref, ok := n.Exprs[c].(*ir.InputRef); ok {
 			return nonNullColumn(n.Input, ref.Index)
 		}
 	}
@@ -328,9 +328,9 @@ func commonWatermarks(ins []Node, width int) []int {
 // is recounted from those partners. Semi and anti joins are left out: the
 // null-aware anti join counts every right row, and the others come from
 // subqueries, which carry no time bounds.
-func cleansState(t sql.JoinType) bool {
+func cleansState(t ir.JoinType) bool {
 	switch t {
-	case sql.InnerJoin, sql.LeftJoin, sql.RightJoin, sql.FullJoin:
+	case ir.InnerJoin, ir.LeftJoin, ir.RightJoin, ir.FullJoin:
 		return true
 	}
 	return false

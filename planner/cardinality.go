@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/streamsql/streamsql/catalog"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 )
 
 // RowCounts returns an estimate of the rows a stored relation (a table or a
@@ -33,35 +33,35 @@ type BatchOptions struct {
 // PostgreSQL's in spirit, without statistics: an equi-join returns about
 // as many rows as its larger input, a grouping at most maxDistinct groups
 // per column.
-func deriveRows(rel sql.Rel, rc RowCounts) float64 {
+func deriveRows(rel ir.Rel, rc RowCounts) float64 {
 	switch r := rel.(type) {
-	case *sql.Project:
+	case *ir.Project:
 		return estimateRows(r.Input, rc)
-	case *sql.Sort:
+	case *ir.Sort:
 		return estimateRows(r.Input, rc)
-	case *sql.Limit:
+	case *ir.Limit:
 		n := estimateRows(r.Input, rc)
 		if r.Count >= 0 {
 			n = math.Min(n, float64(r.Count))
 		}
 		return math.Max(1, n)
-	case *sql.Values:
+	case *ir.Values:
 		return math.Max(1, float64(len(r.Rows)))
-	case *sql.Aggregate:
+	case *ir.Aggregate:
 		if len(r.GroupBy) == 0 {
 			return 1
 		}
 		return math.Max(1, math.Min(estimateRows(r.Input, rc), math.Pow(maxDistinct, float64(len(r.GroupBy)))))
-	case *sql.UnionAll:
+	case *ir.UnionAll:
 		n := 0.0
 		for _, in := range r.Inputs {
 			n += estimateRows(in, rc)
 		}
 		return math.Max(1, n)
-	case *sql.Join:
+	case *ir.Join:
 		l, rr := estimateRows(r.Left, rc), estimateRows(r.Right, rc)
 		switch r.Type {
-		case sql.SemiJoin, sql.AntiJoin, sql.NullAwareAntiJoin:
+		case ir.SemiJoin, ir.AntiJoin, ir.NullAwareAntiJoin:
 			return l
 		}
 		n := l * rr
@@ -79,11 +79,11 @@ func deriveRows(rel sql.Rel, rc RowCounts) float64 {
 			n /= 3
 		}
 		switch r.Type {
-		case sql.LeftJoin:
+		case ir.LeftJoin:
 			n = math.Max(n, l)
-		case sql.RightJoin:
+		case ir.RightJoin:
 			n = math.Max(n, rr)
-		case sql.FullJoin:
+		case ir.FullJoin:
 			n = math.Max(n, l+rr)
 		}
 		return math.Max(1, n)
@@ -93,7 +93,7 @@ func deriveRows(rel sql.Rel, rc RowCounts) float64 {
 
 // uniqueOn reports whether no two rows of rel, a stored relation with a key
 // (possibly filtered and projected), have the same values of keys.
-func uniqueOn(rel sql.Rel, keys []sql.Expr) bool {
+func uniqueOn(rel ir.Rel, keys []ir.Expr) bool {
 	ls, ok := asLookupSide(rel)
 	if !ok {
 		return false
@@ -105,7 +105,7 @@ func uniqueOn(rel sql.Rel, keys []sql.Expr) bool {
 	for _, k := range r.Key {
 		found := false
 		for _, e := range keys {
-			if ref, ok := e.(*sql.InputRef); ok && ls.cols[ref.Index] == k {
+			if ref, ok := e.(*ir.InputRef); ok && ls.cols[ref.Index] == k {
 				found = true
 			}
 		}

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -168,7 +168,7 @@ func (e *explainer) node(depth int, n Node) {
 	case *Join:
 		// Keys name the columns as the condition does: over the left columns
 		// followed by the right columns.
-		pair := append(append([]sql.Column(nil), n.Left.Columns()...), n.Right.Columns()...)
+		pair := append(append([]ir.Column(nil), n.Left.Columns()...), n.Right.Columns()...)
 		nl := len(n.Left.Columns())
 		conds := make([]string, len(n.LeftKeys))
 		for i := range n.LeftKeys {
@@ -285,12 +285,12 @@ func countString(c int64) string {
 	return fmt.Sprint(c)
 }
 
-func aggString(c sql.AggCall, in []sql.Column, arg, filter int) string {
+func aggString(c ir.AggCall, in []ir.Column, arg, filter int) string {
 	name := c.Func
 	var s string
-	if c.Func == sql.AggCountStar {
+	if c.Func == ir.AggCountStar {
 		s = "count(*)"
-	} else if sql.IsOrderedSet(c.Func) {
+	} else if ir.IsOrderedSet(c.Func) {
 		s = orderedSetString(c, in[arg].Name)
 	} else {
 		distinct := ""
@@ -306,11 +306,11 @@ func aggString(c sql.AggCall, in []sql.Column, arg, filter int) string {
 }
 
 // orderedSetString renders an ordered-set aggregate call over arg.
-func orderedSetString(c sql.AggCall, arg string) string {
+func orderedSetString(c ir.AggCall, arg string) string {
 	fs := make([]string, len(c.Direct))
 	for i, f := range c.Direct {
 		fs[i] = strconv.FormatFloat(f, 'g', -1, 64)
-		if sql.IsNullFraction(f) {
+		if ir.IsNullFraction(f) {
 			fs[i] = "NULL"
 		}
 	}
@@ -325,7 +325,7 @@ func orderedSetString(c sql.AggCall, arg string) string {
 	return fmt.Sprintf("%s(%s) WITHIN GROUP (ORDER BY %s%s)", c.Func, direct, arg, desc)
 }
 
-func colList(cols []sql.Column) string {
+func colList(cols []ir.Column) string {
 	parts := make([]string, len(cols))
 	for i, c := range cols {
 		parts[i] = c.Name
@@ -336,7 +336,7 @@ func colList(cols []sql.Column) string {
 	return "[" + strings.Join(parts, ", ") + "]"
 }
 
-func keyList(cols []sql.Column, key []int) string {
+func keyList(cols []ir.Column, key []int) string {
 	parts := make([]string, len(key))
 	for i, k := range key {
 		parts[i] = colName(cols, k)
@@ -346,7 +346,7 @@ func keyList(cols []sql.Column, key []int) string {
 
 // colName names column i of cols, with its position (name#i, as in
 // expressions) when another column has the same name.
-func colName(cols []sql.Column, i int) string {
+func colName(cols []ir.Column, i int) string {
 	for j, c := range cols {
 		if j != i && c.Name == cols[i].Name {
 			return fmt.Sprintf("%s#%d", cols[i].Name, i)
@@ -356,5 +356,5 @@ func colName(cols []sql.Column, i int) string {
 }
 
 func sqlOp(fn string) string {
-	return map[string]string{sql.FnGe: ">=", sql.FnGt: ">", sql.FnLe: "<=", sql.FnLt: "<"}[fn]
+	return map[string]string{ir.FnGe: ">=", ir.FnGt: ">", ir.FnLe: "<=", ir.FnLt: "<"}[fn]
 }

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package planner
 
 import (
@@ -8,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
@@ -36,7 +39,7 @@ func TestExplain(t *testing.T) {
 				if err != nil {
 					return "error: " + err.Error()
 				}
-				ct := st.(*sql.CreateTable)
+				ct := st.(*ir.CreateTable)
 				nextID++
 				rel := &catalog.Relation{ID: nextID, Name: ct.Name, Kind: catalog.Table, Columns: ct.Columns, StateTable: nextID}
 				if len(ct.PrimaryKey) > 0 {
@@ -52,7 +55,7 @@ func TestExplain(t *testing.T) {
 				if err != nil {
 					return "error: " + err.Error()
 				}
-				ci := st.(*sql.CreateIndex)
+				ci := st.(*ir.CreateIndex)
 				rel := cat.ByID(ci.Table.ID)
 				nextID++
 				def := catalog.Index{Name: ci.Name, Columns: ci.Columns, Include: ci.Include, StateTable: nextID}
@@ -84,7 +87,7 @@ func TestExplain(t *testing.T) {
 						return n, ok
 					}
 				}
-				root, _, err := PlanBatchWith(st.(*sql.Select).Query, opts)
+				root, _, err := PlanBatchWith(st.(*ir.Select).Query, opts)
 				if err != nil {
 					return "error: " + err.Error()
 				}
@@ -95,7 +98,7 @@ func TestExplain(t *testing.T) {
 					return "error: " + err.Error()
 				}
 				opts := StreamOptions{KeepJoinOrder: d.Cmd == "stream-keep-order"}
-				p, err := PlanStreamWith(st.(*sql.CreateMaterializedView).Query, opts)
+				p, err := PlanStreamWith(st.(*ir.CreateMaterializedView).Query, opts)
 				if err != nil {
 					return "error: " + err.Error()
 				}
@@ -105,7 +108,7 @@ func TestExplain(t *testing.T) {
 				if err != nil {
 					return "error: " + err.Error()
 				}
-				p, err := PlanStream(st.(*sql.CreateMaterializedView).Query)
+				p, err := PlanStream(st.(*ir.CreateMaterializedView).Query)
 				if err != nil {
 					return "error: " + err.Error()
 				}
@@ -121,7 +124,7 @@ func TestExplain(t *testing.T) {
 	})
 }
 
-func bindText(cat *catalog.Catalog, text string) (sql.Statement, error) {
+func bindText(cat *catalog.Catalog, text string) (ir.Statement, error) {
 	ps, err := sql.Parse(text)
 	if err != nil {
 		return nil, err

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -261,7 +261,7 @@ func projectDistribution(p *Project, d distribution) distribution {
 	out := distribution{frag: d.frag, types: d.types}
 	pos := map[int]int{}
 	for i, e := range p.Exprs {
-		if ref, ok := e.(*sql.InputRef); ok {
+		if ref, ok := e.(*ir.InputRef); ok {
 			if _, dup := pos[ref.Index]; !dup {
 				pos[ref.Index] = i
 			}
@@ -331,9 +331,9 @@ func outputKeys(n Node, keys [][]int) [][]int {
 			right[i] = nl + k
 		}
 		switch x.Type {
-		case sql.InnerJoin:
+		case ir.InnerJoin:
 			return [][]int{x.LeftKeys, right}
-		case sql.RightJoin:
+		case ir.RightJoin:
 			return [][]int{right}
 		}
 		return [][]int{x.LeftKeys}
@@ -359,7 +359,7 @@ func subset(cols, set []int) bool {
 // being keyed by virtual node first, and every actor gets every watermark.
 func partitionableJoin(j *Join) bool {
 	switch j.Type {
-	case sql.InnerJoin, sql.LeftJoin, sql.RightJoin, sql.SemiJoin, sql.AntiJoin:
+	case ir.InnerJoin, ir.LeftJoin, ir.RightJoin, ir.SemiJoin, ir.AntiJoin:
 	default:
 		return false
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/streamsql/streamsql/catalog"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -35,21 +35,21 @@ const lookupRatio = 10
 // columns). Otherwise the output is the input's columns, then the
 // relation's.
 type IndexJoin struct {
-	Type      sql.JoinType
+	Type      ir.JoinType
 	Input     Node
 	Relation  *catalog.Relation
 	Index     *catalog.Index
 	InputKeys []int
-	Filter    sql.Expr
-	Cond      sql.Expr
-	Cols      []sql.Column
+	Filter    ir.Expr
+	Cond      ir.Expr
+	Cols      []ir.Column
 	// RelCols are the relation's columns (as a scan of it has them).
-	RelCols []sql.Column
+	RelCols []ir.Column
 }
 
-func (n *IndexJoin) Columns() []sql.Column { return n.Cols }
-func (n *IndexJoin) StreamKey() []int      { return nil }
-func (n *IndexJoin) Inputs() []Node        { return []Node{n.Input} }
+func (n *IndexJoin) Columns() []ir.Column { return n.Cols }
+func (n *IndexJoin) StreamKey() []int     { return nil }
+func (n *IndexJoin) Inputs() []Node       { return []Node{n.Input} }
 
 // LookupColumns returns the relation's columns the lookup matches, in order.
 func (n *IndexJoin) LookupColumns() []int {
@@ -64,25 +64,25 @@ func (n *IndexJoin) LookupColumns() []int {
 // a stored relation, under an optional filter and an optional projection
 // of plain columns.
 type lookupSide struct {
-	scan   *sql.Scan
-	filter sql.Expr // over the relation's columns, or nil
-	cols   []int    // the relation column of each of the input's columns
-	narrow bool     // the filter narrows the scan by key or index
+	scan   *ir.Scan
+	filter ir.Expr // over the relation's columns, or nil
+	cols   []int   // the relation column of each of the input's columns
+	narrow bool    // the filter narrows the scan by key or index
 }
 
 // asLookupSide reports whether rel can be read by key, and how.
-func asLookupSide(rel sql.Rel) (*lookupSide, bool) {
+func asLookupSide(rel ir.Rel) (*lookupSide, bool) {
 	ls := &lookupSide{}
-	var proj []sql.Expr
-	if p, ok := rel.(*sql.Project); ok {
+	var proj []ir.Expr
+	if p, ok := rel.(*ir.Project); ok {
 		proj = p.Exprs
 		rel = p.Input
 	}
-	if f, ok := rel.(*sql.Filter); ok {
+	if f, ok := rel.(*ir.Filter); ok {
 		ls.filter = f.Pred
 		rel = f.Input
 	}
-	scan, ok := rel.(*sql.Scan)
+	scan, ok := rel.(*ir.Scan)
 	if !ok {
 		return nil, false
 	}
@@ -99,7 +99,7 @@ func asLookupSide(rel sql.Rel) (*lookupSide, bool) {
 		}
 	} else {
 		for _, e := range proj {
-			ref, ok := e.(*sql.InputRef)
+			ref, ok := e.(*ir.InputRef)
 			if !ok {
 				return nil, false
 			}
@@ -125,7 +125,7 @@ type lookupPath struct {
 // with join keys (the key wins ties: it needs no second read per row), or
 // false if none matches one. probeKeys and sideKeys are the join's keys of
 // the other input and of ls.
-func (ls *lookupSide) choosePath(probeKeys, sideKeys []sql.Expr) (lookupPath, bool) {
+func (ls *lookupSide) choosePath(probeKeys, sideKeys []ir.Expr) (lookupPath, bool) {
 	rel := ls.scan.Relation
 	ts := rel.Types()
 	match := func(cols []int) []int {
@@ -133,7 +133,7 @@ func (ls *lookupSide) choosePath(probeKeys, sideKeys []sql.Expr) (lookupPath, bo
 		for _, col := range cols {
 			p := -1
 			for k, e := range sideKeys {
-				ref, ok := e.(*sql.InputRef)
+				ref, ok := e.(*ir.InputRef)
 				if !ok || ls.cols[ref.Index] != col {
 					continue
 				}
@@ -171,8 +171,8 @@ func (ls *lookupSide) scannedRows(rc RowCounts) (float64, bool) {
 		return 0, false
 	}
 	if ls.narrow {
-		var rel sql.Rel = ls.scan
-		rel = &sql.Filter{Input: rel, Pred: ls.filter}
+		var rel ir.Rel = ls.scan
+		rel = &ir.Filter{Input: rel, Pred: ls.filter}
 		return estimateRows(rel, rc), true
 	}
 	return n, true
@@ -180,15 +180,15 @@ func (ls *lookupSide) scannedRows(rc RowCounts) (float64, bool) {
 
 // lookupJoin plans r as an IndexJoin if it qualifies (see above); ok is
 // false if it does not.
-func (b *builder) lookupJoin(r *sql.Join) (n Node, ok bool, err error) {
+func (b *builder) lookupJoin(r *ir.Join) (n Node, ok bool, err error) {
 	if b.stream || b.rows == nil {
 		return nil, false, nil
 	}
 	var sides []int // the inputs that may be looked up
 	switch r.Type {
-	case sql.InnerJoin:
+	case ir.InnerJoin:
 		sides = []int{1, 0}
-	case sql.LeftJoin, sql.SemiJoin, sql.AntiJoin:
+	case ir.LeftJoin, ir.SemiJoin, ir.AntiJoin:
 		sides = []int{1}
 	default:
 		return nil, false, nil
@@ -196,8 +196,8 @@ func (b *builder) lookupJoin(r *sql.Join) (n Node, ok bool, err error) {
 	if len(r.LeftKeys) == 0 {
 		return nil, false, nil
 	}
-	ins := [2]sql.Rel{r.Left, r.Right}
-	keys := [2][]sql.Expr{r.LeftKeys, r.RightKeys}
+	ins := [2]ir.Rel{r.Left, r.Right}
+	keys := [2][]ir.Expr{r.LeftKeys, r.RightKeys}
 	for _, s := range sides {
 		ls, ok := asLookupSide(ins[s])
 		if !ok {
@@ -219,9 +219,9 @@ func (b *builder) lookupJoin(r *sql.Join) (n Node, ok bool, err error) {
 
 // buildLookupJoin builds the IndexJoin of r that looks up input s (ls)
 // through path, under a projection restoring r's column layout.
-func (b *builder) buildLookupJoin(r *sql.Join, s int, ls *lookupSide, path lookupPath) (Node, error) {
-	ins := [2]sql.Rel{r.Left, r.Right}
-	keys := [2][]sql.Expr{r.LeftKeys, r.RightKeys}
+func (b *builder) buildLookupJoin(r *ir.Join, s int, ls *lookupSide, path lookupPath) (Node, error) {
+	ins := [2]ir.Rel{r.Left, r.Right}
+	keys := [2][]ir.Expr{r.LeftKeys, r.RightKeys}
 	probe, err := b.build(ins[1-s])
 	if err != nil {
 		return nil, err
@@ -232,10 +232,10 @@ func (b *builder) buildLookupJoin(r *sql.Join, s int, ls *lookupSide, path looku
 	relCols := ls.scan.Columns()
 	// The join's expressions over input s move to the relation's columns,
 	// after the probe's.
-	onSide := func(e sql.Expr) sql.Expr {
-		return sql.Rewrite(e, func(x sql.Expr) sql.Expr {
-			if ref, ok := x.(*sql.InputRef); ok {
-				return &sql.InputRef{Index: np + ls.cols[ref.Index], T: ref.T, Name: ref.Name}
+	onSide := func(e ir.Expr) ir.Expr {
+		return ir.Rewrite(e, func(x ir.Expr) ir.Expr {
+			if ref, ok := x.(*ir.InputRef); ok {
+				return &ir.InputRef{Index: np + ls.cols[ref.Index], T: ref.T, Name: ref.Name}
 			}
 			return x
 		})
@@ -246,59 +246,59 @@ func (b *builder) buildLookupJoin(r *sql.Join, s int, ls *lookupSide, path looku
 		n.InputKeys = append(n.InputKeys, probeKeys[p])
 		used[p] = true
 	}
-	var conds []sql.Expr
+	var conds []ir.Expr
 	for p := range keys[s] {
 		if used[p] {
 			continue
 		}
 		pk := probeKeys[p]
-		conds = append(conds, &sql.Call{Fn: sql.FnEq, T: types.BoolT, Args: []sql.Expr{
-			&sql.InputRef{Index: pk, T: probe.Columns()[pk].Type, Name: probe.Columns()[pk].Name},
+		conds = append(conds, &ir.Call{Fn: ir.FnEq, T: types.BoolT, Args: []ir.Expr{
+			&ir.InputRef{Index: pk, T: probe.Columns()[pk].Type, Name: probe.Columns()[pk].Name},
 			onSide(keys[s][p]),
 		}})
 	}
 	if r.Cond != nil {
 		nl := len(r.Left.Columns())
-		cond := sql.Rewrite(r.Cond, func(x sql.Expr) sql.Expr {
-			ref, ok := x.(*sql.InputRef)
+		cond := ir.Rewrite(r.Cond, func(x ir.Expr) ir.Expr {
+			ref, ok := x.(*ir.InputRef)
 			if !ok {
 				return x
 			}
 			i := ref.Index // over the left columns, then the right ones
 			if s == 0 {
 				if i < nl {
-					return &sql.InputRef{Index: np + ls.cols[i], T: ref.T, Name: ref.Name}
+					return &ir.InputRef{Index: np + ls.cols[i], T: ref.T, Name: ref.Name}
 				}
-				return &sql.InputRef{Index: i - nl, T: ref.T, Name: ref.Name}
+				return &ir.InputRef{Index: i - nl, T: ref.T, Name: ref.Name}
 			}
 			if i < nl {
 				return x
 			}
-			return &sql.InputRef{Index: np + ls.cols[i-nl], T: ref.T, Name: ref.Name}
+			return &ir.InputRef{Index: np + ls.cols[i-nl], T: ref.T, Name: ref.Name}
 		})
 		conds = append(conds, cond)
 	}
 	n.Cond = conjunction(conds)
-	n.Cols = append([]sql.Column(nil), probe.Columns()...)
+	n.Cols = append([]ir.Column(nil), probe.Columns()...)
 	if r.Type.KeepsRight() {
 		n.Cols = append(n.Cols, relCols...)
 	}
 	// Restore the join's layout: left columns, then right columns.
-	probeRefs := func() []sql.Expr {
-		var es []sql.Expr
+	probeRefs := func() []ir.Expr {
+		var es []ir.Expr
 		for c := 0; c < nProbeOrig; c++ {
-			es = append(es, &sql.InputRef{Index: c, T: n.Cols[c].Type, Name: n.Cols[c].Name})
+			es = append(es, &ir.InputRef{Index: c, T: n.Cols[c].Type, Name: n.Cols[c].Name})
 		}
 		return es
 	}
-	var exprs []sql.Expr
+	var exprs []ir.Expr
 	if !r.Type.KeepsRight() {
 		exprs = probeRefs()
 	} else {
-		var sideRefs []sql.Expr
+		var sideRefs []ir.Expr
 		for _, c := range ls.cols {
 			col := n.Cols[np+c]
-			sideRefs = append(sideRefs, &sql.InputRef{Index: np + c, T: col.Type, Name: col.Name})
+			sideRefs = append(sideRefs, &ir.InputRef{Index: np + c, T: col.Type, Name: col.Name})
 		}
 		if s == 0 {
 			exprs = append(sideRefs, probeRefs()...)
@@ -314,12 +314,12 @@ func (b *builder) buildLookupJoin(r *sql.Join, s int, ls *lookupSide, path looku
 
 // isIdentityProjection reports whether exprs are the n columns of their
 // input, in order.
-func isIdentityProjection(exprs []sql.Expr, n int) bool {
+func isIdentityProjection(exprs []ir.Expr, n int) bool {
 	if len(exprs) != n {
 		return false
 	}
 	for i, e := range exprs {
-		if ref, ok := e.(*sql.InputRef); !ok || ref.Index != i {
+		if ref, ok := e.(*ir.InputRef); !ok || ref.Index != i {
 			return false
 		}
 	}
@@ -330,7 +330,7 @@ func isIdentityProjection(exprs []sql.Expr, n int) bool {
 // path it is read through, then the keys as the condition has them (the
 // input's columns, then the relation's).
 func indexJoinDetail(n *IndexJoin) string {
-	pair := append(append([]sql.Column(nil), n.Input.Columns()...), n.RelCols...)
+	pair := append(append([]ir.Column(nil), n.Input.Columns()...), n.RelCols...)
 	np := len(n.Input.Columns())
 	path := "primary key"
 	if n.Index != nil {
@@ -379,12 +379,12 @@ func (e *estimator) findLookups(inputOf []int) {
 			leading[idx.Columns[0]] = true
 		}
 		for _, c := range e.byIn[i] {
-			call, ok := e.g.conjuncts[c].(*sql.Call)
-			if !ok || call.Fn != sql.FnEq || len(call.Args) != 2 {
+			call, ok := e.g.conjuncts[c].(*ir.Call)
+			if !ok || call.Fn != ir.FnEq || len(call.Args) != 2 {
 				continue
 			}
 			for a, arg := range call.Args {
-				ref, ok := arg.(*sql.InputRef)
+				ref, ok := arg.(*ir.InputRef)
 				if !ok || inputOf[ref.Index] != i {
 					continue
 				}
@@ -404,10 +404,10 @@ func (e *estimator) findLookups(inputOf []int) {
 }
 
 // readsInput reports whether e reads a column of input i.
-func readsInput(e sql.Expr, inputOf []int, i int) bool {
+func readsInput(e ir.Expr, inputOf []int, i int) bool {
 	reads := false
-	sql.Walk(e, func(x sql.Expr) bool {
-		if ref, ok := x.(*sql.InputRef); ok && inputOf[ref.Index] == i {
+	ir.Walk(e, func(x ir.Expr) bool {
+		if ref, ok := x.(*ir.InputRef); ok && inputOf[ref.Index] == i {
 			reads = true
 		}
 		return !reads

@@ -2,7 +2,7 @@ package planner
 
 import (
 	"github.com/streamsql/streamsql/catalog"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -13,10 +13,10 @@ import (
 // (exec.IndexRowRanges).
 type IndexLookup struct {
 	Index *catalog.Index
-	Eq    [][]sql.Expr
+	Eq    [][]ir.Expr
 	// Lower and Upper bound the index column after the pinned ones; nil is
 	// unbounded. The Incl flags make a bound inclusive.
-	Lower, Upper         sql.Expr
+	Lower, Upper         ir.Expr
 	LowerIncl, UpperIncl bool
 }
 
@@ -29,7 +29,7 @@ func (l *IndexLookup) Ranged() bool { return l.Lower != nil || l.Upper != nil }
 // >, >= constant` (and BETWEEN) on the next. It returns nil when no index
 // helps. Columns whose key order or equality differs from SQL's (interval,
 // arrays) are never looked up.
-func ChooseIndex(pred sql.Expr, rel *catalog.Relation) *IndexLookup {
+func ChooseIndex(pred ir.Expr, rel *catalog.Relation) *IndexLookup {
 	if pred == nil || len(rel.Indexes) == 0 {
 		return nil
 	}
@@ -70,14 +70,14 @@ func indexable(t types.T) bool {
 
 // bound sets the lookup's bounds on column col from the first conjuncts
 // comparing it with a constant.
-func (l *IndexLookup) bound(conjuncts []sql.Expr, col int, t types.T) {
+func (l *IndexLookup) bound(conjuncts []ir.Expr, col int, t types.T) {
 	for _, c := range conjuncts {
-		x, ok := c.(*sql.Call)
+		x, ok := c.(*ir.Call)
 		if !ok || len(x.Args) != 2 {
 			continue
 		}
 		fn := x.Fn
-		var k sql.Expr
+		var k ir.Expr
 		switch {
 		case isColumn(x.Args[0], col):
 			k = x.Args[1]
@@ -85,29 +85,29 @@ func (l *IndexLookup) bound(conjuncts []sql.Expr, col int, t types.T) {
 			k = x.Args[0]
 			// constant < col is col > constant
 			switch fn {
-			case sql.FnLt:
-				fn = sql.FnGt
-			case sql.FnLe:
-				fn = sql.FnGe
-			case sql.FnGt:
-				fn = sql.FnLt
-			case sql.FnGe:
-				fn = sql.FnLe
+			case ir.FnLt:
+				fn = ir.FnGt
+			case ir.FnLe:
+				fn = ir.FnGe
+			case ir.FnGt:
+				fn = ir.FnLt
+			case ir.FnGe:
+				fn = ir.FnLe
 			}
 		default:
 			continue
 		}
-		if !allConstants([]sql.Expr{k}, t) {
+		if !allConstants([]ir.Expr{k}, t) {
 			continue
 		}
 		switch fn {
-		case sql.FnGt, sql.FnGe:
+		case ir.FnGt, ir.FnGe:
 			if l.Lower == nil {
-				l.Lower, l.LowerIncl = k, fn == sql.FnGe
+				l.Lower, l.LowerIncl = k, fn == ir.FnGe
 			}
-		case sql.FnLt, sql.FnLe:
+		case ir.FnLt, ir.FnLe:
 			if l.Upper == nil {
-				l.Upper, l.UpperIncl = k, fn == sql.FnLe
+				l.Upper, l.UpperIncl = k, fn == ir.FnLe
 			}
 		}
 	}

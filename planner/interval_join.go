@@ -1,7 +1,7 @@
 package planner
 
 import (
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -23,13 +23,13 @@ type IntervalBound struct {
 
 // intervalBounds finds the interval bounds of a join's condition
 // over left and right (Cond over the left columns then the right ones).
-func intervalBounds(cond sql.Expr, left, right Node) []IntervalBound {
+func intervalBounds(cond ir.Expr, left, right Node) []IntervalBound {
 	if cond == nil {
 		return nil
 	}
 	nl := len(left.Columns())
 	var out []IntervalBound
-	for _, c := range sql.Conjuncts(cond) {
+	for _, c := range ir.Conjuncts(cond) {
 		b, ok := intervalBound(c, nl)
 		if ok && hasWatermark(left, b.Cols[0]) && hasWatermark(right, b.Cols[1]) {
 			out = append(out, b)
@@ -40,8 +40,8 @@ func intervalBounds(cond sql.Expr, left, right Node) []IntervalBound {
 
 // intervalBound reads c as x OP y + offset with x and y time columns of
 // different inputs and OP one of <, <=, >, >=.
-func intervalBound(c sql.Expr, nl int) (IntervalBound, bool) {
-	call, ok := c.(*sql.Call)
+func intervalBound(c ir.Expr, nl int) (IntervalBound, bool) {
+	call, ok := c.(*ir.Call)
 	if !ok || len(call.Args) != 2 {
 		return IntervalBound{}, false
 	}
@@ -52,12 +52,12 @@ func intervalBound(c sql.Expr, nl int) (IntervalBound, bool) {
 	}
 	// Normalise to lower >= upper + offset: the row of the lower side is the
 	// one a watermark of the other side makes useless.
-	var lower, upper *sql.InputRef
+	var lower, upper *ir.InputRef
 	offset := y.offset
 	switch call.Fn {
-	case sql.FnGe, sql.FnGt:
+	case ir.FnGe, ir.FnGt:
 		lower, upper = x, y.col
-	case sql.FnLe, sql.FnLt:
+	case ir.FnLe, ir.FnLt:
 		// x <= y + o  is  y >= x - o.
 		lower, upper, offset = y.col, x, -y.offset
 	default:
@@ -75,8 +75,8 @@ func intervalBound(c sql.Expr, nl int) (IntervalBound, bool) {
 	return b, true
 }
 
-func timeColumn(e sql.Expr) (*sql.InputRef, bool) {
-	ref, ok := e.(*sql.InputRef)
+func timeColumn(e ir.Expr) (*ir.InputRef, bool) {
+	ref, ok := e.(*ir.InputRef)
 	if !ok || (ref.T.Kind != types.Timestamp && ref.T.Kind != types.TimestampTZ) {
 		return nil, false
 	}
@@ -84,18 +84,18 @@ func timeColumn(e sql.Expr) (*sql.InputRef, bool) {
 }
 
 type columnPlus struct {
-	col    *sql.InputRef
+	col    *ir.InputRef
 	offset int64
 }
 
 // timeColumnPlus reads e as a time column plus or minus a constant interval
 // without months.
-func timeColumnPlus(e sql.Expr) (columnPlus, bool) {
+func timeColumnPlus(e ir.Expr) (columnPlus, bool) {
 	if ref, ok := timeColumn(e); ok {
 		return columnPlus{col: ref}, true
 	}
-	call, ok := e.(*sql.Call)
-	if !ok || (call.Fn != sql.FnAdd && call.Fn != sql.FnSub) {
+	call, ok := e.(*ir.Call)
+	if !ok || (call.Fn != ir.FnAdd && call.Fn != ir.FnSub) {
 		return columnPlus{}, false
 	}
 	inner, ok := timeColumnPlus(call.Args[0])
@@ -103,7 +103,7 @@ func timeColumnPlus(e sql.Expr) (columnPlus, bool) {
 	if !ok || !okd {
 		return columnPlus{}, false
 	}
-	if call.Fn == sql.FnSub {
+	if call.Fn == ir.FnSub {
 		d = -d
 	}
 	inner.offset += d

@@ -1,21 +1,21 @@
 package planner
 
 import (
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
 // Join is a hash join on equality keys, with an optional residual
 // condition; in a streaming plan both inputs' rows are kept in state tables.
 type Join struct {
-	Type        sql.JoinType
+	Type        ir.JoinType
 	Left, Right Node
 	// LeftKeys and RightKeys are key columns of each input, of types KeyTypes.
 	LeftKeys, RightKeys []int
 	KeyTypes            []types.T
 	// Cond is over the left columns followed by the right columns.
-	Cond sql.Expr
-	Cols []sql.Column
+	Cond ir.Expr
+	Cols []ir.Column
 	Key  []int
 	// LeftTable and RightTable are the state table slots of the inputs' rows.
 	LeftTable, RightTable int
@@ -51,19 +51,19 @@ type Join struct {
 // plan every input carries a branch column so that stream keys stay unique.
 type Union struct {
 	Ins  []Node
-	Cols []sql.Column
+	Cols []ir.Column
 	Key  []int
 	// Watermarks are the columns with a watermark on every input; each
 	// carries the minimum over the inputs.
 	Watermarks []int
 }
 
-func (n *Join) Columns() []sql.Column  { return n.Cols }
-func (n *Union) Columns() []sql.Column { return n.Cols }
-func (n *Join) StreamKey() []int       { return n.Key }
-func (n *Union) StreamKey() []int      { return n.Key }
-func (n *Join) Inputs() []Node         { return []Node{n.Left, n.Right} }
-func (n *Union) Inputs() []Node        { return n.Ins }
+func (n *Join) Columns() []ir.Column  { return n.Cols }
+func (n *Union) Columns() []ir.Column { return n.Cols }
+func (n *Join) StreamKey() []int      { return n.Key }
+func (n *Union) StreamKey() []int     { return n.Key }
+func (n *Join) Inputs() []Node        { return []Node{n.Left, n.Right} }
+func (n *Union) Inputs() []Node       { return n.Ins }
 
 // Consolidate nets out the inserts and deletes of its input and emits the
 // remaining rows at the end (batch plans whose joins emit retractions).
@@ -71,9 +71,9 @@ type Consolidate struct {
 	Input Node
 }
 
-func (n *Consolidate) Columns() []sql.Column { return n.Input.Columns() }
-func (n *Consolidate) StreamKey() []int      { return nil }
-func (n *Consolidate) Inputs() []Node        { return []Node{n.Input} }
+func (n *Consolidate) Columns() []ir.Column { return n.Input.Columns() }
+func (n *Consolidate) StreamKey() []int     { return nil }
+func (n *Consolidate) Inputs() []Node       { return []Node{n.Input} }
 
 // Expand repeats each input row as many times as its column Count says,
 // appending the copy's ordinal (1..n); in a streaming plan the ordinal
@@ -81,22 +81,22 @@ func (n *Consolidate) Inputs() []Node        { return []Node{n.Input} }
 type Expand struct {
 	Input Node
 	Count int
-	Cols  []sql.Column
+	Cols  []ir.Column
 	Key   []int
 }
 
-func (n *Expand) Columns() []sql.Column { return n.Cols }
-func (n *Expand) StreamKey() []int      { return n.Key }
-func (n *Expand) Inputs() []Node        { return []Node{n.Input} }
+func (n *Expand) Columns() []ir.Column { return n.Cols }
+func (n *Expand) StreamKey() []int     { return n.Key }
+func (n *Expand) Inputs() []Node       { return []Node{n.Input} }
 
 // WatermarkOutputs returns the output columns that carry the watermark of
 // key pair p (one of WatermarkKeys).
 func (n *Join) WatermarkOutputs(p int) []int {
 	l, r := n.LeftKeys[p], len(n.Left.Columns())+n.RightKeys[p]
 	switch n.Type {
-	case sql.LeftJoin:
+	case ir.LeftJoin:
 		return []int{l}
-	case sql.RightJoin:
+	case ir.RightJoin:
 		return []int{r}
 	}
 	return []int{l, r}

@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/streamsql/streamsql/catalog"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -39,33 +39,33 @@ const maxDistinct = 200
 
 // orderJoins rewrites the inner-join trees of rel (see above). rel has been
 // through pushDown. rc, if not nil, counts the rows of stored relations.
-func orderJoins(rel sql.Rel, rc RowCounts) sql.Rel {
+func orderJoins(rel ir.Rel, rc RowCounts) ir.Rel {
 	switch r := rel.(type) {
-	case *sql.Project:
+	case *ir.Project:
 		in := orderJoins(r.Input, rc)
-		if inner, ok := in.(*sql.Project); ok && inner != r.Input && composable(r.Exprs, inner.Exprs) {
+		if inner, ok := in.(*ir.Project); ok && inner != r.Input && composable(r.Exprs, inner.Exprs) {
 			// The projection restoring a reordered tree's layout merges with
 			// the one above it.
-			exprs := make([]sql.Expr, len(r.Exprs))
+			exprs := make([]ir.Expr, len(r.Exprs))
 			for i, e := range r.Exprs {
 				exprs[i], _ = substitute(e, inner.Exprs)
 			}
-			return &sql.Project{Input: inner.Input, Exprs: exprs, Cols: r.Cols}
+			return &ir.Project{Input: inner.Input, Exprs: exprs, Cols: r.Cols}
 		}
 		if in == r.Input {
 			return r
 		}
-		return &sql.Project{Input: in, Exprs: r.Exprs, Cols: r.Cols}
-	case *sql.Filter, *sql.Join:
+		return &ir.Project{Input: in, Exprs: r.Exprs, Cols: r.Cols}
+	case *ir.Filter, *ir.Join:
 		if isInnerTree(rel) {
 			return reorderTree(rel, rc)
 		}
 	}
-	ins := sql.Inputs(rel)
+	ins := ir.Inputs(rel)
 	if len(ins) == 0 {
 		return rel
 	}
-	out := make([]sql.Rel, len(ins))
+	out := make([]ir.Rel, len(ins))
 	changed := false
 	for i, in := range ins {
 		out[i] = orderJoins(in, rc)
@@ -74,18 +74,18 @@ func orderJoins(rel sql.Rel, rc RowCounts) sql.Rel {
 	if !changed {
 		return rel
 	}
-	return sql.WithInputs(rel, out)
+	return ir.WithInputs(rel, out)
 }
 
 // isInnerTree reports whether rel is an inner join, or filters over one.
-func isInnerTree(rel sql.Rel) bool {
+func isInnerTree(rel ir.Rel) bool {
 	for {
 		switch r := rel.(type) {
-		case *sql.Filter:
+		case *ir.Filter:
 			rel = r.Input
 			continue
-		case *sql.Join:
-			return r.Type == sql.InnerJoin
+		case *ir.Join:
+			return r.Type == ir.InnerJoin
 		}
 		return false
 	}
@@ -95,9 +95,9 @@ func isInnerTree(rel sql.Rel) bool {
 // (so the tree's columns are theirs, concatenated) and its conjuncts over
 // those columns.
 type joinGraph struct {
-	inputs    []sql.Rel
+	inputs    []ir.Rel
 	offsets   []int // first column of each input
-	conjuncts []sql.Expr
+	conjuncts []ir.Expr
 	// leftDeep: the tree joins each input in turn to the ones before it, with
 	// no filter between the joins (the shape the rebuilt tree has).
 	leftDeep bool
@@ -105,23 +105,23 @@ type joinGraph struct {
 }
 
 // flatten adds rel, whose columns start at offset, to g.
-func (g *joinGraph) flatten(rel sql.Rel, offset int, top bool) {
+func (g *joinGraph) flatten(rel ir.Rel, offset int, top bool) {
 	switch r := rel.(type) {
-	case *sql.Filter:
+	case *ir.Filter:
 		if isInnerTree(r.Input) {
 			if !top {
 				g.leftDeep = false
 			}
-			for _, c := range sql.Conjuncts(r.Pred) {
+			for _, c := range ir.Conjuncts(r.Pred) {
 				if !isTrue(c) {
-					g.conjuncts = append(g.conjuncts, sql.ShiftRefs(c, offset))
+					g.conjuncts = append(g.conjuncts, ir.ShiftRefs(c, offset))
 				}
 			}
 			g.flatten(r.Input, offset, top)
 			return
 		}
-	case *sql.Join:
-		if r.Type == sql.InnerJoin {
+	case *ir.Join:
+		if r.Type == ir.InnerJoin {
 			if isInnerTree(r.Right) {
 				g.leftDeep = false
 			}
@@ -129,13 +129,13 @@ func (g *joinGraph) flatten(rel sql.Rel, offset int, top bool) {
 			g.flatten(r.Left, offset, false)
 			g.flatten(r.Right, offset+nl, false)
 			for i, l := range r.LeftKeys {
-				eq := &sql.Call{Fn: sql.FnEq, T: types.BoolT, Args: []sql.Expr{
-					sql.ShiftRefs(l, offset), sql.ShiftRefs(r.RightKeys[i], offset+nl)}}
+				eq := &ir.Call{Fn: ir.FnEq, T: types.BoolT, Args: []ir.Expr{
+					ir.ShiftRefs(l, offset), ir.ShiftRefs(r.RightKeys[i], offset+nl)}}
 				g.conjuncts = append(g.conjuncts, eq)
 			}
-			for _, c := range sql.Conjuncts(r.Cond) {
+			for _, c := range ir.Conjuncts(r.Cond) {
 				if !isTrue(c) {
-					g.conjuncts = append(g.conjuncts, sql.ShiftRefs(c, offset))
+					g.conjuncts = append(g.conjuncts, ir.ShiftRefs(c, offset))
 				}
 			}
 			return
@@ -147,7 +147,7 @@ func (g *joinGraph) flatten(rel sql.Rel, offset int, top bool) {
 
 // reorderTree rebuilds the inner-join tree rel in the order chooseOrder
 // picks. A tree whose order does not change is returned as it was.
-func reorderTree(rel sql.Rel, rc RowCounts) sql.Rel {
+func reorderTree(rel ir.Rel, rc RowCounts) ir.Rel {
 	g := &joinGraph{leftDeep: true, rc: rc}
 	g.flatten(rel, 0, true)
 	e := newEstimator(g)
@@ -160,19 +160,19 @@ func reorderTree(rel sql.Rel, rc RowCounts) sql.Rel {
 
 // rebuildInputs returns the tree rel with its inputs (in tree order)
 // replaced by ins, for a tree that keeps its shape.
-func rebuildInputs(rel sql.Rel, ins []sql.Rel) sql.Rel {
+func rebuildInputs(rel ir.Rel, ins []ir.Rel) ir.Rel {
 	next := 0
-	var walk func(r sql.Rel) sql.Rel
-	walk = func(r sql.Rel) sql.Rel {
+	var walk func(r ir.Rel) ir.Rel
+	walk = func(r ir.Rel) ir.Rel {
 		switch x := r.(type) {
-		case *sql.Filter:
+		case *ir.Filter:
 			if isInnerTree(x.Input) {
 				c := *x
 				c.Input = walk(x.Input)
 				return &c
 			}
-		case *sql.Join:
-			if x.Type == sql.InnerJoin {
+		case *ir.Join:
+			if x.Type == ir.InnerJoin {
 				c := *x
 				c.Left = walk(x.Left)
 				c.Right = walk(x.Right)
@@ -186,8 +186,8 @@ func rebuildInputs(rel sql.Rel, ins []sql.Rel) sql.Rel {
 }
 
 // isTrue reports whether c is the constant true (JOIN ... ON true).
-func isTrue(c sql.Expr) bool {
-	k, ok := c.(*sql.Const)
+func isTrue(c ir.Expr) bool {
+	k, ok := c.(*ir.Const)
 	return ok && !k.Value.Null && k.T.Kind == types.Bool && k.Value.Bool()
 }
 
@@ -204,7 +204,7 @@ func isIdentity(order []int) bool {
 // conjunct at the lowest join (or input) that has all its columns, under a
 // projection restoring the original column layout. uses[c] lists the inputs
 // conjunct c reads.
-func (g *joinGraph) build(order []int, uses [][]int) sql.Rel {
+func (g *joinGraph) build(order []int, uses [][]int) ir.Rel {
 	n := len(g.inputs)
 	// pos[i] is input i's place in order; newOff its first column there.
 	pos := make([]int, n)
@@ -218,18 +218,18 @@ func (g *joinGraph) build(order []int, uses [][]int) sql.Rel {
 		off += len(g.inputs[i].Columns())
 	}
 	inputOf := g.columnInputs()
-	remap := func(e sql.Expr, base int) sql.Expr {
-		return sql.Rewrite(e, func(x sql.Expr) sql.Expr {
-			if ref, ok := x.(*sql.InputRef); ok {
+	remap := func(e ir.Expr, base int) ir.Expr {
+		return ir.Rewrite(e, func(x ir.Expr) ir.Expr {
+			if ref, ok := x.(*ir.InputRef); ok {
 				i := inputOf[ref.Index]
-				return &sql.InputRef{Index: newOff[i] + ref.Index - g.offsets[i] - base, T: ref.T, Name: ref.Name}
+				return &ir.InputRef{Index: newOff[i] + ref.Index - g.offsets[i] - base, T: ref.T, Name: ref.Name}
 			}
 			return x
 		})
 	}
 	// Each conjunct goes to the step (place in order) of its last input.
-	local := make([][]sql.Expr, n) // single-input conjuncts, by input
-	steps := make([][]sql.Expr, n) // by step
+	local := make([][]ir.Expr, n) // single-input conjuncts, by input
+	steps := make([][]ir.Expr, n) // by step
 	for c, conj := range g.conjuncts {
 		last := 0
 		for _, i := range uses[c] {
@@ -242,7 +242,7 @@ func (g *joinGraph) build(order []int, uses [][]int) sql.Rel {
 		}
 		steps[max(last, 1)] = append(steps[max(last, 1)], remap(conj, 0))
 	}
-	input := func(i int) sql.Rel {
+	input := func(i int) ir.Rel {
 		if len(local[i]) == 0 {
 			return g.inputs[i]
 		}
@@ -250,19 +250,19 @@ func (g *joinGraph) build(order []int, uses [][]int) sql.Rel {
 	}
 	acc := input(order[0])
 	for p := 1; p < n; p++ {
-		j := &sql.Join{Type: sql.InnerJoin, Left: acc, Right: input(order[p]), Cond: conjunction(steps[p])}
+		j := &ir.Join{Type: ir.InnerJoin, Left: acc, Right: input(order[p]), Cond: conjunction(steps[p])}
 		acc = pushIntoJoin(j, nil)
 	}
 	// Restore the layout: original column k is at newOff[input] + local.
-	cols := make([]sql.Column, 0, off)
-	exprs := make([]sql.Expr, 0, off)
+	cols := make([]ir.Column, 0, off)
+	exprs := make([]ir.Expr, 0, off)
 	for i, in := range g.inputs {
 		for k, c := range in.Columns() {
 			cols = append(cols, c)
-			exprs = append(exprs, &sql.InputRef{Index: newOff[i] + k, T: c.Type, Name: c.Name})
+			exprs = append(exprs, &ir.InputRef{Index: newOff[i] + k, T: c.Type, Name: c.Name})
 		}
 	}
-	return &sql.Project{Input: acc, Exprs: exprs, Cols: cols}
+	return &ir.Project{Input: acc, Exprs: exprs, Cols: cols}
 }
 
 // columnInputs maps each column of the tree to its input.
@@ -297,8 +297,8 @@ func newEstimator(g *joinGraph) *estimator {
 	for c, conj := range g.conjuncts {
 		seen := make([]bool, n)
 		var us []int
-		sql.Walk(conj, func(x sql.Expr) bool {
-			if ref, ok := x.(*sql.InputRef); ok && !seen[inputOf[ref.Index]] {
+		ir.Walk(conj, func(x ir.Expr) bool {
+			if ref, ok := x.(*ir.InputRef); ok && !seen[inputOf[ref.Index]] {
 				seen[inputOf[ref.Index]] = true
 			}
 			return true
@@ -442,10 +442,10 @@ func (e *estimator) joinSize(in []bool, size float64, i int) (float64, bool) {
 // Without row counts (rc nil) every other input counts defaultRows; with
 // them, a scan counts its relation's rows and other inputs are derived from
 // theirs (deriveRows).
-func estimateRows(rel sql.Rel, rc RowCounts) float64 {
+func estimateRows(rel ir.Rel, rc RowCounts) float64 {
 	switch r := rel.(type) {
-	case *sql.Filter:
-		if s, ok := r.Input.(*sql.Scan); ok && len(s.Relation.Key) > 0 {
+	case *ir.Filter:
+		if s, ok := r.Input.(*ir.Scan); ok && len(s.Relation.Key) > 0 {
 			pinned := PinnedKey(r.Pred, s.Relation.Key, s.Relation.Types())
 			if len(pinned) == len(s.Relation.Key) {
 				n := 1.0
@@ -456,11 +456,11 @@ func estimateRows(rel sql.Rel, rc RowCounts) float64 {
 			}
 		}
 		rows := estimateRows(r.Input, rc)
-		for _, c := range sql.Conjuncts(r.Pred) {
+		for _, c := range ir.Conjuncts(r.Pred) {
 			rows *= filterSelectivity(c)
 		}
 		return math.Max(1, rows)
-	case *sql.Scan:
+	case *ir.Scan:
 		if n, ok := rc.rows(r.Relation); ok {
 			return n
 		}
@@ -473,8 +473,8 @@ func estimateRows(rel sql.Rel, rc RowCounts) float64 {
 
 // filterSelectivity is the fraction of rows a conjunct over one input is
 // assumed to keep.
-func filterSelectivity(c sql.Expr) float64 {
-	if call, ok := c.(*sql.Call); ok && call.Fn == sql.FnEq {
+func filterSelectivity(c ir.Expr) float64 {
+	if call, ok := c.(*ir.Call); ok && call.Fn == ir.FnEq {
 		return 1.0 / maxDistinct
 	}
 	return 1.0 / 3
@@ -484,14 +484,14 @@ func filterSelectivity(c sql.Expr) float64 {
 // An equality between columns keeps 1/max(distinct values of either side):
 // a key column of a table has as many distinct values as rows, another
 // column at most maxDistinct.
-func (e *estimator) selectivity(c sql.Expr, inputOf []int) float64 {
-	call, ok := c.(*sql.Call)
-	if !ok || call.Fn != sql.FnEq || len(call.Args) != 2 {
+func (e *estimator) selectivity(c ir.Expr, inputOf []int) float64 {
+	call, ok := c.(*ir.Call)
+	if !ok || call.Fn != ir.FnEq || len(call.Args) != 2 {
 		return 1.0 / 3
 	}
 	d := 1.0
 	for _, a := range call.Args {
-		ref, ok := a.(*sql.InputRef)
+		ref, ok := a.(*ir.InputRef)
 		if !ok {
 			d = math.Max(d, maxDistinct)
 			continue
@@ -506,11 +506,11 @@ func (e *estimator) selectivity(c sql.Expr, inputOf []int) float64 {
 // its own filters.
 func (e *estimator) distinct(i, col int) float64 {
 	rel := e.g.inputs[i]
-	if f, ok := rel.(*sql.Filter); ok {
+	if f, ok := rel.(*ir.Filter); ok {
 		rel = f.Input
 	}
 	rows := float64(defaultRows)
-	if s, ok := rel.(*sql.Scan); ok {
+	if s, ok := rel.(*ir.Scan); ok {
 		if n, ok := e.g.rc.rows(s.Relation); ok {
 			rows = n
 		}

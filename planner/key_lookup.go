@@ -1,7 +1,7 @@
 package planner
 
 import (
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -12,12 +12,12 @@ import (
 // means a scan under pred must read the whole relation. The expressions
 // have the column's type (texts of any width) and no column references;
 // evaluating them is the caller's business (exec.KeyRanges).
-func PinnedKey(pred sql.Expr, key []int, ts []types.T) [][]sql.Expr {
+func PinnedKey(pred ir.Expr, key []int, ts []types.T) [][]ir.Expr {
 	if pred == nil {
 		return nil
 	}
 	conjuncts := splitAnd(pred, nil)
-	var pinned [][]sql.Expr
+	var pinned [][]ir.Expr
 	for _, col := range key {
 		consts := pinnedBy(conjuncts, col, ts[col])
 		if consts == nil {
@@ -29,8 +29,8 @@ func PinnedKey(pred sql.Expr, key []int, ts []types.T) [][]sql.Expr {
 }
 
 // splitAnd appends the conjuncts of e to dst.
-func splitAnd(e sql.Expr, dst []sql.Expr) []sql.Expr {
-	if c, ok := e.(*sql.Call); ok && c.Fn == sql.FnAnd {
+func splitAnd(e ir.Expr, dst []ir.Expr) []ir.Expr {
+	if c, ok := e.(*ir.Call); ok && c.Fn == ir.FnAnd {
 		for _, a := range c.Args {
 			dst = splitAnd(a, dst)
 		}
@@ -41,12 +41,12 @@ func splitAnd(e sql.Expr, dst []sql.Expr) []sql.Expr {
 
 // pinnedBy returns the constants of the first conjunct that pins column col
 // (of type t), or nil.
-func pinnedBy(conjuncts []sql.Expr, col int, t types.T) []sql.Expr {
+func pinnedBy(conjuncts []ir.Expr, col int, t types.T) []ir.Expr {
 	for _, c := range conjuncts {
-		var consts []sql.Expr
+		var consts []ir.Expr
 		switch x := c.(type) {
-		case *sql.Call:
-			if x.Fn != sql.FnEq || len(x.Args) != 2 {
+		case *ir.Call:
+			if x.Fn != ir.FnEq || len(x.Args) != 2 {
 				continue
 			}
 			switch {
@@ -55,7 +55,7 @@ func pinnedBy(conjuncts []sql.Expr, col int, t types.T) []sql.Expr {
 			case isColumn(x.Args[1], col):
 				consts = x.Args[:1]
 			}
-		case *sql.InList:
+		case *ir.InList:
 			if !x.Negate && isColumn(x.Arg, col) {
 				consts = x.List
 			}
@@ -69,15 +69,15 @@ func pinnedBy(conjuncts []sql.Expr, col int, t types.T) []sql.Expr {
 
 // allConstants reports whether every expression has no column reference and
 // encodes as a key of type t (the same type, or texts of any width).
-func allConstants(es []sql.Expr, t types.T) bool {
+func allConstants(es []ir.Expr, t types.T) bool {
 	for _, e := range es {
 		et := e.Type()
 		if et != t && (et.Kind != types.Text || t.Kind != types.Text) {
 			return false
 		}
 		refs := false
-		sql.Walk(e, func(x sql.Expr) bool {
-			if _, ok := x.(*sql.InputRef); ok {
+		ir.Walk(e, func(x ir.Expr) bool {
+			if _, ok := x.(*ir.InputRef); ok {
 				refs = true
 			}
 			return !refs
@@ -89,7 +89,7 @@ func allConstants(es []sql.Expr, t types.T) bool {
 	return true
 }
 
-func isColumn(e sql.Expr, col int) bool {
-	r, ok := e.(*sql.InputRef)
+func isColumn(e ir.Expr, col int) bool {
+	r, ok := e.(*ir.InputRef)
 	return ok && r.Index == col
 }

@@ -3,7 +3,7 @@ package planner
 import (
 	"strings"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -24,7 +24,7 @@ type RangeCond struct {
 // compared with 2.5): the cast may round, so exec widens the interval by one
 // unit of the column's type, and drops a bound whose cast fails.
 type RangeBound struct {
-	Lower, Upper         sql.Expr
+	Lower, Upper         ir.Expr
 	LowerIncl, UpperIncl bool
 	Loose                bool
 	// Cast marks bounds that are casts of the compared constants to the
@@ -37,7 +37,7 @@ type RangeBound struct {
 // the conjuncts that compare it with constants (<, <=, >, >=, BETWEEN, =,
 // IN, and ORs of those). It returns nil when none does, when every key
 // column is pinned, or when the column's key order is not SQL's.
-func RangedKey(pred sql.Expr, key []int, ts []types.T, pinned int) *RangeCond {
+func RangedKey(pred ir.Expr, key []int, ts []types.T, pinned int) *RangeCond {
 	if pred == nil || pinned >= len(key) {
 		return nil
 	}
@@ -74,11 +74,11 @@ func rangeable(t types.T) bool {
 
 // rangeOf returns the condition e puts on column col (of type t), or nil
 // if it puts none that a range expresses.
-func rangeOf(e sql.Expr, col int, t types.T) *RangeCond {
+func rangeOf(e ir.Expr, col int, t types.T) *RangeCond {
 	switch x := e.(type) {
-	case *sql.Call:
+	case *ir.Call:
 		switch x.Fn {
-		case sql.FnAnd:
+		case ir.FnAnd:
 			var and []*RangeCond
 			for _, a := range x.Args {
 				if r := rangeOf(a, col, t); r != nil {
@@ -89,7 +89,7 @@ func rangeOf(e sql.Expr, col int, t types.T) *RangeCond {
 				return nil
 			}
 			return &RangeCond{And: and}
-		case sql.FnOr:
+		case ir.FnOr:
 			or := make([]*RangeCond, 0, len(x.Args))
 			for _, a := range x.Args {
 				r := rangeOf(a, col, t)
@@ -99,18 +99,18 @@ func rangeOf(e sql.Expr, col int, t types.T) *RangeCond {
 				or = append(or, r)
 			}
 			return &RangeCond{Or: or}
-		case sql.FnEq, sql.FnLt, sql.FnLe, sql.FnGt, sql.FnGe:
+		case ir.FnEq, ir.FnLt, ir.FnLe, ir.FnGt, ir.FnGe:
 			if len(x.Args) == 2 {
 				return comparisonRange(x.Fn, x.Args[0], x.Args[1], col, t)
 			}
 		}
-	case *sql.InList:
+	case *ir.InList:
 		if x.Negate {
 			return nil
 		}
 		or := make([]*RangeCond, 0, len(x.List))
 		for _, k := range x.List {
-			r := comparisonRange(sql.FnEq, x.Arg, k, col, t)
+			r := comparisonRange(ir.FnEq, x.Arg, k, col, t)
 			if r == nil {
 				return nil
 			}
@@ -122,11 +122,11 @@ func rangeOf(e sql.Expr, col int, t types.T) *RangeCond {
 }
 
 // flipped is the comparison with its operands swapped: k < col is col > k.
-var flipped = map[string]string{sql.FnEq: sql.FnEq, sql.FnLt: sql.FnGt, sql.FnLe: sql.FnGe, sql.FnGt: sql.FnLt, sql.FnGe: sql.FnLe}
+var flipped = map[string]string{ir.FnEq: ir.FnEq, ir.FnLt: ir.FnGt, ir.FnLe: ir.FnGe, ir.FnGt: ir.FnLt, ir.FnGe: ir.FnLe}
 
 // comparisonRange returns the interval of `a fn b` where one side is column
 // col (possibly under an exact cast) and the other a constant, or nil.
-func comparisonRange(fn string, a, b sql.Expr, col int, t types.T) *RangeCond {
+func comparisonRange(fn string, a, b ir.Expr, col int, t types.T) *RangeCond {
 	loose, ok := keyColumn(a, col, t)
 	k := b
 	if !ok {
@@ -148,18 +148,18 @@ func comparisonRange(fn string, a, b sql.Expr, col int, t types.T) *RangeCond {
 	}
 	cast := loose
 	if cast {
-		k = &sql.Cast{Arg: k, T: t}
+		k = &ir.Cast{Arg: k, T: t}
 		// A cast between integers is exact (or fails): no rounding.
 		loose = !(integerKind(kt.Kind) > 0 && integerKind(t.Kind) > 0)
 	}
 	r := &RangeBound{Loose: loose, Cast: cast}
 	switch fn {
-	case sql.FnEq:
+	case ir.FnEq:
 		r.Lower, r.Upper, r.LowerIncl, r.UpperIncl = k, k, true, true
-	case sql.FnGt, sql.FnGe:
-		r.Lower, r.LowerIncl = k, fn == sql.FnGe
-	case sql.FnLt, sql.FnLe:
-		r.Upper, r.UpperIncl = k, fn == sql.FnLe
+	case ir.FnGt, ir.FnGe:
+		r.Lower, r.LowerIncl = k, fn == ir.FnGe
+	case ir.FnLt, ir.FnLe:
+		r.Upper, r.UpperIncl = k, fn == ir.FnLe
 	}
 	return &RangeCond{Leaf: r}
 }
@@ -167,11 +167,11 @@ func comparisonRange(fn string, a, b sql.Expr, col int, t types.T) *RangeCond {
 // keyColumn reports whether e is column col (of type t), or that column
 // under a cast that maps its values one to one and in order (loose: the
 // comparison is in the cast's type).
-func keyColumn(e sql.Expr, col int, t types.T) (loose, ok bool) {
+func keyColumn(e ir.Expr, col int, t types.T) (loose, ok bool) {
 	if isColumn(e, col) {
 		return false, true
 	}
-	c, isCast := e.(*sql.Cast)
+	c, isCast := e.(*ir.Cast)
 	if !isCast || !isColumn(c.Arg, col) {
 		return false, false
 	}
@@ -202,14 +202,14 @@ func exactCast(from, to types.T) bool {
 
 // constantExpr reports whether e has no column reference and no volatile
 // call, so that a scan may evaluate it once.
-func constantExpr(e sql.Expr) bool {
+func constantExpr(e ir.Expr) bool {
 	ok := true
-	sql.Walk(e, func(x sql.Expr) bool {
+	ir.Walk(e, func(x ir.Expr) bool {
 		switch x := x.(type) {
-		case *sql.InputRef:
+		case *ir.InputRef:
 			ok = false
-		case *sql.Call:
-			if sql.Volatile(x.Fn) {
+		case *ir.Call:
+			if ir.Volatile(x.Fn) {
 				ok = false
 			}
 		}
@@ -237,8 +237,8 @@ func explainRange(r *RangeCond, name string) string {
 		return join(r.Or, " OR ")
 	}
 	l := r.Leaf
-	str := func(e sql.Expr) string {
-		if c, ok := e.(*sql.Cast); ok && l.Cast {
+	str := func(e ir.Expr) string {
+		if c, ok := e.(*ir.Cast); ok && l.Cast {
 			e = c.Arg
 		}
 		return e.String()
@@ -277,7 +277,7 @@ func keyRangeSuffix(n *Scan) string {
 // pred pins and the range it then allows on the next key column, or else
 // the secondary index that narrows it most. An index that pins a column
 // beats a key range; a key range beats an index range.
-func narrowScan(scan *Scan, pred sql.Expr) {
+func narrowScan(scan *Scan, pred ir.Expr) {
 	rel := scan.Relation
 	scan.Lookup = PinnedKey(pred, rel.Key, rel.Types())
 	scan.Range = RangedKey(pred, rel.Key, rel.Types(), len(scan.Lookup))

@@ -1,4 +1,4 @@
-// Package planner turns bound queries (sql.Rel trees) into executable plans:
+// Package planner turns bound queries (ir.Rel trees) into executable plans:
 // streaming plans for materialized views, with stream keys and state tables
 // derived for every operator, and batch plans for queries. It also renders
 // plans for EXPLAIN.
@@ -6,14 +6,14 @@ package planner
 
 import (
 	"github.com/streamsql/streamsql/catalog"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
 // Node is an operator of a physical plan. Nodes are immutable once planned.
 type Node interface {
 	// Columns describes the node's output rows.
-	Columns() []sql.Column
+	Columns() []ir.Column
 	// StreamKey lists the output columns that identify a row of the node's
 	// output stream (streaming plans only; nil in batch plans).
 	StreamKey() []int
@@ -27,7 +27,7 @@ type Node interface {
 type Scan struct {
 	Relation *catalog.Relation
 	Alias    string
-	Cols     []sql.Column
+	Cols     []ir.Column
 	Key      []int
 	// OffsetTable is, for a scan of a source in a streaming plan, the state
 	// table slot where the view's reader records its position; -1 otherwise.
@@ -35,7 +35,7 @@ type Scan struct {
 	// Lookup is, in a batch plan, what the Filter right above the scan pins
 	// the first key columns to (PinnedKey): the scan reads only those keys
 	// (the Filter still applies).
-	Lookup [][]sql.Expr
+	Lookup [][]ir.Expr
 	// Range is, in a batch plan, what that Filter says about the key column
 	// after the pinned ones (RangedKey): the scan reads only the key ranges
 	// it allows.
@@ -47,28 +47,28 @@ type Scan struct {
 
 // Values produces constant rows (batch plans only).
 type Values struct {
-	Rows [][]sql.Expr
-	Cols []sql.Column
+	Rows [][]ir.Expr
+	Cols []ir.Column
 }
 
 // Series is generate_series (batch plans only).
 type Series struct {
-	Start, Stop, Step sql.Expr
-	Col               sql.Column
-	Zone              string // see sql.GenerateSeries
+	Start, Stop, Step ir.Expr
+	Col               ir.Column
+	Zone              string // see ir.GenerateSeries
 }
 
 // Filter keeps the rows for which Pred is true.
 type Filter struct {
 	Input Node
-	Pred  sql.Expr
+	Pred  ir.Expr
 }
 
 // Project computes Exprs over its input.
 type Project struct {
 	Input Node
-	Exprs []sql.Expr
-	Cols  []sql.Column
+	Exprs []ir.Expr
+	Cols  []ir.Column
 	Key   []int
 	// Watermarks are the output columns that carry watermarks, derived from
 	// the input's (streaming plans).
@@ -81,11 +81,11 @@ type HashAgg struct {
 	Input      Node
 	GroupCols  []int
 	GroupTypes []types.T
-	Calls      []sql.AggCall // Arg and Filter are nil here: see ArgCols, FilterCols
+	Calls      []ir.AggCall // Arg and Filter are nil here: see ArgCols, FilterCols
 	ArgCols    []int
 	ArgTypes   []types.T
 	FilterCols []int
-	Cols       []sql.Column
+	Cols       []ir.Column
 	// ResultTable is the state table slot of the group states; ValueSets[i]
 	// is the slot of call i's value set, or -1.
 	ResultTable int
@@ -110,14 +110,14 @@ type HashAgg struct {
 // Materialize stores its input in the view's state table, keyed by Key.
 type Materialize struct {
 	Input Node
-	Cols  []sql.Column
+	Cols  []ir.Column
 	Key   []int
 }
 
 // Sort orders the rows (batch plans only).
 type Sort struct {
 	Input Node
-	Keys  []sql.SortKey
+	Keys  []ir.SortKey
 }
 
 // Limit skips Offset rows and keeps Count (batch plans only; Count < 0 keeps
@@ -127,15 +127,15 @@ type Limit struct {
 	Offset, Count int64
 }
 
-func (n *Scan) Columns() []sql.Column        { return n.Cols }
-func (n *Values) Columns() []sql.Column      { return n.Cols }
-func (n *Series) Columns() []sql.Column      { return []sql.Column{n.Col} }
-func (n *Filter) Columns() []sql.Column      { return n.Input.Columns() }
-func (n *Project) Columns() []sql.Column     { return n.Cols }
-func (n *HashAgg) Columns() []sql.Column     { return n.Cols }
-func (n *Materialize) Columns() []sql.Column { return n.Cols }
-func (n *Sort) Columns() []sql.Column        { return n.Input.Columns() }
-func (n *Limit) Columns() []sql.Column       { return n.Input.Columns() }
+func (n *Scan) Columns() []ir.Column        { return n.Cols }
+func (n *Values) Columns() []ir.Column      { return n.Cols }
+func (n *Series) Columns() []ir.Column      { return []ir.Column{n.Col} }
+func (n *Filter) Columns() []ir.Column      { return n.Input.Columns() }
+func (n *Project) Columns() []ir.Column     { return n.Cols }
+func (n *HashAgg) Columns() []ir.Column     { return n.Cols }
+func (n *Materialize) Columns() []ir.Column { return n.Cols }
+func (n *Sort) Columns() []ir.Column        { return n.Input.Columns() }
+func (n *Limit) Columns() []ir.Column       { return n.Input.Columns() }
 
 func (n *Scan) StreamKey() []int        { return n.Key }
 func (n *Values) StreamKey() []int      { return nil }
@@ -166,7 +166,7 @@ func seq(n int) []int {
 }
 
 // Types returns the types of cols.
-func Types(cols []sql.Column) []types.T {
+func Types(cols []ir.Column) []types.T {
 	ts := make([]types.T, len(cols))
 	for i, c := range cols {
 		ts[i] = c.Type

@@ -1,7 +1,7 @@
 package planner
 
 import (
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -9,59 +9,59 @@ import (
 // conjuncts into joins, where equalities between the two inputs become join
 // keys and conditions on one input filter that input before the join.
 // Without it, FROM a, b WHERE a.k = b.k would join every pair of rows.
-func pushDown(rel sql.Rel) sql.Rel {
+func pushDown(rel ir.Rel) ir.Rel {
 	switch r := rel.(type) {
-	case *sql.Filter:
+	case *ir.Filter:
 		return pushFilter(pushDown(r.Input), r.Pred)
-	case *sql.Join:
+	case *ir.Join:
 		j := *r
 		j.Left, j.Right = pushDown(r.Left), pushDown(r.Right)
 		return pushIntoJoin(&j, nil)
-	case *sql.Project:
+	case *ir.Project:
 		in := pushDown(r.Input)
-		if inner, ok := in.(*sql.Project); ok && composable(r.Exprs, inner.Exprs) {
+		if inner, ok := in.(*ir.Project); ok && composable(r.Exprs, inner.Exprs) {
 			// One projection instead of two.
-			exprs := make([]sql.Expr, len(r.Exprs))
+			exprs := make([]ir.Expr, len(r.Exprs))
 			for i, e := range r.Exprs {
 				exprs[i], _ = substitute(e, inner.Exprs)
 			}
-			return &sql.Project{Input: inner.Input, Exprs: exprs, Cols: r.Cols}
+			return &ir.Project{Input: inner.Input, Exprs: exprs, Cols: r.Cols}
 		}
-		return &sql.Project{Input: in, Exprs: r.Exprs, Cols: r.Cols}
+		return &ir.Project{Input: in, Exprs: r.Exprs, Cols: r.Cols}
 	default:
 		// Other operators pass the rewrite to their inputs. Filters above
 		// them stay above: above a window or an aggregation they see its
 		// results, under an ASOF join they would change which right row
 		// is the closest.
-		ins := sql.Inputs(rel)
+		ins := ir.Inputs(rel)
 		if len(ins) == 0 {
 			return rel
 		}
-		out := make([]sql.Rel, len(ins))
+		out := make([]ir.Rel, len(ins))
 		for i, in := range ins {
 			out[i] = pushDown(in)
 		}
-		return sql.WithInputs(rel, out)
+		return ir.WithInputs(rel, out)
 	}
 }
 
 // pushFilter places a filter of pred over rel, which has been through
 // pushDown (so its own subtree is not rewritten again: queries joining
 // many tables would take quadratic time).
-func pushFilter(rel sql.Rel, pred sql.Expr) sql.Rel {
+func pushFilter(rel ir.Rel, pred ir.Expr) ir.Rel {
 	switch x := rel.(type) {
-	case *sql.Join:
-		return pushIntoJoin(x, sql.Conjuncts(pred))
-	case *sql.Project:
+	case *ir.Join:
+		return pushIntoJoin(x, ir.Conjuncts(pred))
+	case *ir.Project:
 		// Filter the projection's input instead, with the projected
 		// expressions in place of the columns, so that the predicate reaches
 		// the joins below (the merged columns of JOIN USING, subqueries in
 		// FROM).
 		if p, ok := substitute(pred, x.Exprs); ok {
-			return &sql.Project{Input: pushFilter(x.Input, p), Exprs: x.Exprs, Cols: x.Cols}
+			return &ir.Project{Input: pushFilter(x.Input, p), Exprs: x.Exprs, Cols: x.Cols}
 		}
 	}
-	return &sql.Filter{Input: rel, Pred: pred}
+	return &ir.Filter{Input: rel, Pred: pred}
 }
 
 // pushIntoJoin places the conjuncts of a filter above j, and of j's own
@@ -71,49 +71,49 @@ func pushFilter(rel sql.Rel, pred sql.Expr) sql.Rel {
 // equality between the inputs becomes a key of an inner join, and the rest
 // stays in the join's condition (inner joins) or in a filter above it. j's
 // inputs have been through pushDown.
-func pushIntoJoin(j *sql.Join, above []sql.Expr) sql.Rel {
+func pushIntoJoin(j *ir.Join, above []ir.Expr) ir.Rel {
 	nl := len(j.Left.Columns())
-	var leftPreds, rightPreds, cond, remain []sql.Expr
+	var leftPreds, rightPreds, cond, remain []ir.Expr
 	out := *j
 	// Conditions above the join.
 	for _, c := range above {
-		switch side := sql.SideOf(c, nl); {
+		switch side := ir.SideOf(c, nl); {
 		case !j.Type.KeepsRight():
 			// Semi and anti joins output the left columns only.
 			leftPreds = append(leftPreds, c)
-		case side == 1 && (j.Type == sql.InnerJoin || j.Type == sql.LeftJoin):
+		case side == 1 && (j.Type == ir.InnerJoin || j.Type == ir.LeftJoin):
 			leftPreds = append(leftPreds, c)
-		case side == 2 && (j.Type == sql.InnerJoin || j.Type == sql.RightJoin):
-			rightPreds = append(rightPreds, sql.ShiftRefs(c, -nl))
-		case side == 3 && j.Type == sql.InnerJoin:
+		case side == 2 && (j.Type == ir.InnerJoin || j.Type == ir.RightJoin):
+			rightPreds = append(rightPreds, ir.ShiftRefs(c, -nl))
+		case side == 3 && j.Type == ir.InnerJoin:
 			cond = append(cond, c)
 		default:
 			remain = append(remain, c)
 		}
 	}
 	// The join's own condition.
-	for _, c := range sql.Conjuncts(j.Cond) {
-		switch side := sql.SideOf(c, nl); {
-		case side == 1 && (j.Type == sql.InnerJoin || j.Type == sql.RightJoin || j.Type == sql.SemiJoin):
+	for _, c := range ir.Conjuncts(j.Cond) {
+		switch side := ir.SideOf(c, nl); {
+		case side == 1 && (j.Type == ir.InnerJoin || j.Type == ir.RightJoin || j.Type == ir.SemiJoin):
 			leftPreds = append(leftPreds, c)
-		case side == 2 && (j.Type == sql.InnerJoin || j.Type == sql.LeftJoin || !j.Type.KeepsRight()):
-			rightPreds = append(rightPreds, sql.ShiftRefs(c, -nl))
+		case side == 2 && (j.Type == ir.InnerJoin || j.Type == ir.LeftJoin || !j.Type.KeepsRight()):
+			rightPreds = append(rightPreds, ir.ShiftRefs(c, -nl))
 		default:
 			cond = append(cond, c)
 		}
 	}
 	out.Cond = nil
-	var rest []sql.Expr
+	var rest []ir.Expr
 	for _, c := range cond {
-		if call, ok := c.(*sql.Call); ok && call.Fn == sql.FnEq {
+		if call, ok := c.(*ir.Call); ok && call.Fn == ir.FnEq {
 			l, r := call.Args[0], call.Args[1]
-			ls, rs := sql.SideOf(l, nl), sql.SideOf(r, nl)
+			ls, rs := ir.SideOf(l, nl), ir.SideOf(r, nl)
 			if ls == 2 && rs == 1 {
 				l, r, ls, rs = r, l, rs, ls
 			}
-			if ls == 1 && rs == 2 && sql.KeyCompatible(l.Type(), r.Type()) {
-				out.LeftKeys = append(append([]sql.Expr(nil), out.LeftKeys...), l)
-				out.RightKeys = append(append([]sql.Expr(nil), out.RightKeys...), sql.ShiftRefs(r, -nl))
+			if ls == 1 && rs == 2 && ir.KeyCompatible(l.Type(), r.Type()) {
+				out.LeftKeys = append(append([]ir.Expr(nil), out.LeftKeys...), l)
+				out.RightKeys = append(append([]ir.Expr(nil), out.RightKeys...), ir.ShiftRefs(r, -nl))
 				continue
 			}
 		}
@@ -128,58 +128,58 @@ func pushIntoJoin(j *sql.Join, above []sql.Expr) sql.Rel {
 		out.Right = pushFilter(out.Right, conjunction(rightPreds))
 	}
 	if len(remain) > 0 {
-		return &sql.Filter{Input: &out, Pred: conjunction(remain)}
+		return &ir.Filter{Input: &out, Pred: conjunction(remain)}
 	}
 	return &out
 }
 
 // unhashableKeys moves the keys of j that cannot be hash keys (see
-// sql.KeyCompatible) into its condition. A null-aware anti join (NOT IN)
+// ir.KeyCompatible) into its condition. A null-aware anti join (NOT IN)
 // becomes an anti join on the condition that x <> y is not true.
-func unhashableKeys(j *sql.Join, nl int) {
-	var lk, rk, moved []sql.Expr
+func unhashableKeys(j *ir.Join, nl int) {
+	var lk, rk, moved []ir.Expr
 	for i, l := range j.LeftKeys {
 		r := j.RightKeys[i]
-		if sql.KeyCompatible(l.Type(), r.Type()) {
+		if ir.KeyCompatible(l.Type(), r.Type()) {
 			lk, rk = append(lk, l), append(rk, r)
 			continue
 		}
-		args := []sql.Expr{l, sql.ShiftRefs(r, nl)}
-		if j.Type == sql.NullAwareAntiJoin {
-			ne := &sql.Call{Fn: sql.FnNe, T: types.BoolT, Args: args}
-			isTrue := &sql.Call{Fn: sql.FnIsTrue, T: types.BoolT, Args: []sql.Expr{ne}}
-			moved = append(moved, &sql.Call{Fn: sql.FnNot, T: types.BoolT, Args: []sql.Expr{isTrue}})
+		args := []ir.Expr{l, ir.ShiftRefs(r, nl)}
+		if j.Type == ir.NullAwareAntiJoin {
+			ne := &ir.Call{Fn: ir.FnNe, T: types.BoolT, Args: args}
+			isTrue := &ir.Call{Fn: ir.FnIsTrue, T: types.BoolT, Args: []ir.Expr{ne}}
+			moved = append(moved, &ir.Call{Fn: ir.FnNot, T: types.BoolT, Args: []ir.Expr{isTrue}})
 		} else {
-			moved = append(moved, &sql.Call{Fn: sql.FnEq, T: types.BoolT, Args: args})
+			moved = append(moved, &ir.Call{Fn: ir.FnEq, T: types.BoolT, Args: args})
 		}
 	}
 	if len(moved) == 0 {
 		return
 	}
-	if j.Type == sql.NullAwareAntiJoin {
-		j.Type = sql.AntiJoin
+	if j.Type == ir.NullAwareAntiJoin {
+		j.Type = ir.AntiJoin
 	}
 	j.LeftKeys, j.RightKeys = lk, rk
-	j.Cond = conjunction(append(sql.Conjuncts(j.Cond), moved...))
+	j.Cond = conjunction(append(ir.Conjuncts(j.Cond), moved...))
 }
 
-func conjunction(cs []sql.Expr) sql.Expr {
+func conjunction(cs []ir.Expr) ir.Expr {
 	switch len(cs) {
 	case 0:
 		return nil
 	case 1:
 		return cs[0]
 	}
-	return &sql.Call{Fn: sql.FnAnd, Args: cs, T: cs[0].Type()}
+	return &ir.Call{Fn: ir.FnAnd, Args: cs, T: cs[0].Type()}
 }
 
 // substitute replaces the column references of e with the expressions they
 // refer to. It declines (false) when one of those is volatile (now()),
 // whose value must not be computed twice.
-func substitute(e sql.Expr, exprs []sql.Expr) (sql.Expr, bool) {
+func substitute(e ir.Expr, exprs []ir.Expr) (ir.Expr, bool) {
 	ok := true
-	out := sql.Rewrite(e, func(x sql.Expr) sql.Expr {
-		if ref, isRef := x.(*sql.InputRef); isRef {
+	out := ir.Rewrite(e, func(x ir.Expr) ir.Expr {
+		if ref, isRef := x.(*ir.InputRef); isRef {
 			if volatile(exprs[ref.Index]) {
 				ok = false
 			}
@@ -190,10 +190,10 @@ func substitute(e sql.Expr, exprs []sql.Expr) (sql.Expr, bool) {
 	return out, ok
 }
 
-func volatile(e sql.Expr) bool {
+func volatile(e ir.Expr) bool {
 	found := false
-	sql.Walk(e, func(x sql.Expr) bool {
-		if c, ok := x.(*sql.Call); ok && (c.Fn == sql.FnNow || sql.Volatile(c.Fn)) {
+	ir.Walk(e, func(x ir.Expr) bool {
+		if c, ok := x.(*ir.Call); ok && (c.Fn == ir.FnNow || ir.Volatile(c.Fn)) {
 			found = true
 		}
 		return !found
@@ -205,11 +205,11 @@ func volatile(e sql.Expr) bool {
 // inner can be one projection without computing anything twice: every
 // inner expression other than a column or a constant is used at most once,
 // and none is volatile.
-func composable(exprs, inner []sql.Expr) bool {
+func composable(exprs, inner []ir.Expr) bool {
 	uses := make([]int, len(inner))
 	for _, e := range exprs {
-		sql.Walk(e, func(x sql.Expr) bool {
-			if ref, ok := x.(*sql.InputRef); ok {
+		ir.Walk(e, func(x ir.Expr) bool {
+			if ref, ok := x.(*ir.InputRef); ok {
 				uses[ref.Index]++
 			}
 			return true
@@ -220,7 +220,7 @@ func composable(exprs, inner []sql.Expr) bool {
 			return false
 		}
 		switch e.(type) {
-		case *sql.InputRef, *sql.Const:
+		case *ir.InputRef, *ir.Const:
 			continue
 		}
 		if uses[i] > 1 {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -33,7 +33,7 @@ type SessionWindow struct {
 	Gap           int64
 	PartitionCols []int
 	KeepNulls     bool
-	Cols          []sql.Column
+	Cols          []ir.Column
 	Key           []int
 	// Table is the state table slot of the input rows, keyed by partition,
 	// time and input stream key.
@@ -47,9 +47,9 @@ type SessionWindow struct {
 	WatermarkTable int
 }
 
-func (n *SessionWindow) Columns() []sql.Column { return n.Cols }
-func (n *SessionWindow) StreamKey() []int      { return n.Key }
-func (n *SessionWindow) Inputs() []Node        { return []Node{n.Input} }
+func (n *SessionWindow) Columns() []ir.Column { return n.Cols }
+func (n *SessionWindow) StreamKey() []int     { return n.Key }
+func (n *SessionWindow) Inputs() []Node       { return []Node{n.Input} }
 
 // WindowEnd is the output column of window_end.
 func (n *SessionWindow) WindowEnd() int { return len(n.Input.Columns()) + 1 }
@@ -60,7 +60,7 @@ func (n *SessionWindow) PartitionTypes() []types.T {
 }
 
 // sessionWindowRel builds SESSION in FROM.
-func (b *builder) sessionWindowRel(r *sql.SessionWindow) (Node, error) {
+func (b *builder) sessionWindowRel(r *ir.SessionWindow) (Node, error) {
 	in, err := b.build(r.Input)
 	if err != nil {
 		return nil, err
@@ -81,8 +81,8 @@ func (b *builder) sessionWindowRel(r *sql.SessionWindow) (Node, error) {
 // passed final (SESSION in FROM); without it every row counts.
 func (b *builder) sessionWindow(in Node, timeCol int, gap int64, partition []int, keepNulls, useWatermark bool) *SessionWindow {
 	t := in.Columns()[timeCol].Type
-	cols := append([]sql.Column(nil), in.Columns()...)
-	cols = append(cols, sql.Column{Name: "window_start", Type: t}, sql.Column{Name: "window_end", Type: t})
+	cols := append([]ir.Column(nil), in.Columns()...)
+	cols = append(cols, ir.Column{Name: "window_start", Type: t}, ir.Column{Name: "window_end", Type: t})
 	n := &SessionWindow{Input: in, TimeCol: timeCol, Gap: gap, PartitionCols: partition, KeepNulls: keepNulls,
 		Cols: cols, IndexTable: -1, WatermarkTable: -1}
 	n.Table = b.table()

@@ -1,7 +1,7 @@
 package planner
 
 import (
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -15,11 +15,11 @@ func errNowInView() error {
 // temporalFilter plans the filter pred over in in a streaming plan: its
 // conjuncts that compare an expression with now() (plus or minus a constant
 // interval) become a TemporalFilter above a Filter of the other conjuncts.
-func (b *builder) temporalFilter(in Node, pred sql.Expr) (Node, error) {
-	var plain, exprs []sql.Expr
+func (b *builder) temporalFilter(in Node, pred ir.Expr) (Node, error) {
+	var plain, exprs []ir.Expr
 	var ops []string
 	var deltas []int64
-	for _, c := range sql.Conjuncts(pred) {
+	for _, c := range ir.Conjuncts(pred) {
 		if !volatile(c) {
 			plain = append(plain, c)
 			continue
@@ -43,26 +43,26 @@ func (b *builder) temporalFilter(in Node, pred sql.Expr) (Node, error) {
 		return tf, nil
 	}
 	// Drop the computed bound columns again.
-	var keep []sql.Expr
+	var keep []ir.Expr
 	for i, c := range withCols.Columns()[:width] {
-		keep = append(keep, &sql.InputRef{Index: i, T: c.Type, Name: c.Name})
+		keep = append(keep, &ir.InputRef{Index: i, T: c.Type, Name: c.Name})
 	}
 	return b.project(tf, keep, in.Columns()), nil
 }
 
-func isNow(e sql.Expr) bool {
-	c, ok := e.(*sql.Call)
-	return ok && c.Fn == sql.FnNow
+func isNow(e ir.Expr) bool {
+	c, ok := e.(*ir.Call)
+	return ok && c.Fn == ir.FnNow
 }
 
 // temporalBound reads c as e OP now() + delta, with the comparison flipped
 // when now() is on the left.
-func temporalBound(c sql.Expr) (sql.Expr, string, int64, error) {
-	call, ok := c.(*sql.Call)
+func temporalBound(c ir.Expr) (ir.Expr, string, int64, error) {
+	call, ok := c.(*ir.Call)
 	if !ok || len(call.Args) != 2 {
 		return nil, "", 0, errNowInView()
 	}
-	flip := map[string]string{sql.FnLt: sql.FnGt, sql.FnLe: sql.FnGe, sql.FnGt: sql.FnLt, sql.FnGe: sql.FnLe}
+	flip := map[string]string{ir.FnLt: ir.FnGt, ir.FnLe: ir.FnGe, ir.FnGt: ir.FnLt, ir.FnGe: ir.FnLe}
 	if _, cmp := flip[call.Fn]; !cmp {
 		return nil, "", 0, errNowInView()
 	}
@@ -71,9 +71,9 @@ func temporalBound(c sql.Expr) (sql.Expr, string, int64, error) {
 		e, nowSide, op = nowSide, e, flip[op]
 	}
 	// c OP now() - e, an interval compared with an age, is e OP now() - c.
-	if age, ok := nowSide.(*sql.Call); ok && age.Fn == sql.FnSub && isNow(age.Args[0]) && !volatile(age.Args[1]) {
-		if c, isConst := e.(*sql.Const); isConst && c.T.Kind == types.Interval {
-			e, nowSide = age.Args[1], &sql.Call{Fn: sql.FnSub, Args: []sql.Expr{age.Args[0], c}, T: age.Args[0].Type()}
+	if age, ok := nowSide.(*ir.Call); ok && age.Fn == ir.FnSub && isNow(age.Args[0]) && !volatile(age.Args[1]) {
+		if c, isConst := e.(*ir.Const); isConst && c.T.Kind == types.Interval {
+			e, nowSide = age.Args[1], &ir.Call{Fn: ir.FnSub, Args: []ir.Expr{age.Args[0], c}, T: age.Args[0].Type()}
 		}
 	}
 	if volatile(e) {
@@ -84,22 +84,22 @@ func temporalBound(c sql.Expr) (sql.Expr, string, int64, error) {
 		return nil, "", 0, errNowInView()
 	}
 	if e.Type().Kind != types.TimestampTZ {
-		e = &sql.Cast{Arg: e, T: types.TimestampTZT}
+		e = &ir.Cast{Arg: e, T: types.TimestampTZT}
 	}
 	return e, op, delta, nil
 }
 
 // nowPlus reads e as now() plus a constant interval without months and
 // returns the interval in microseconds.
-func nowPlus(e sql.Expr) (int64, bool) {
+func nowPlus(e ir.Expr) (int64, bool) {
 	switch e := e.(type) {
-	case *sql.Call:
+	case *ir.Call:
 		switch {
-		case e.Fn == sql.FnNow:
+		case e.Fn == ir.FnNow:
 			return 0, true
-		case e.Fn == sql.FnAdd || e.Fn == sql.FnSub:
+		case e.Fn == ir.FnAdd || e.Fn == ir.FnSub:
 			now, iv := e.Args[0], e.Args[1]
-			if e.Fn == sql.FnAdd && volatile(iv) {
+			if e.Fn == ir.FnAdd && volatile(iv) {
 				now, iv = iv, now
 			}
 			d, ok := constMicros(iv)
@@ -107,12 +107,12 @@ func nowPlus(e sql.Expr) (int64, bool) {
 				return 0, false
 			}
 			base, ok := nowPlus(now)
-			if e.Fn == sql.FnSub {
+			if e.Fn == ir.FnSub {
 				d = -d
 			}
 			return base + d, ok
 		}
-	case *sql.Cast:
+	case *ir.Cast:
 		if e.T.Kind == types.TimestampTZ {
 			return nowPlus(e.Arg)
 		}
@@ -121,8 +121,8 @@ func nowPlus(e sql.Expr) (int64, bool) {
 }
 
 // constMicros returns a constant interval without months in microseconds.
-func constMicros(e sql.Expr) (int64, bool) {
-	c, ok := e.(*sql.Const)
+func constMicros(e ir.Expr) (int64, bool) {
+	c, ok := e.(*ir.Const)
 	if !ok || c.T.Kind != types.Interval || c.Value.Null || c.Value.Ivl.Months != 0 {
 		return 0, false
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -16,7 +16,7 @@ type HopWindow struct {
 	Input               Node
 	TimeCol             int
 	Slide, Size, Offset int64
-	Cols                []sql.Column
+	Cols                []ir.Column
 	// Key is the input's stream key plus window_start (streaming plans).
 	Key []int
 	// Watermarks map the time column's watermark to the window columns and
@@ -24,9 +24,9 @@ type HopWindow struct {
 	Watermarks []WatermarkMap
 }
 
-func (n *HopWindow) Columns() []sql.Column { return n.Cols }
-func (n *HopWindow) StreamKey() []int      { return n.Key }
-func (n *HopWindow) Inputs() []Node        { return []Node{n.Input} }
+func (n *HopWindow) Columns() []ir.Column { return n.Cols }
+func (n *HopWindow) StreamKey() []int     { return n.Key }
+func (n *HopWindow) Inputs() []Node       { return []Node{n.Input} }
 
 // TemporalFilter keeps the input rows for which every bound holds at the
 // epoch's now() (streaming plans only): a row enters the output when time,
@@ -41,7 +41,7 @@ type TemporalFilter struct {
 }
 
 // TemporalBound is Col Op now() + Delta, Col being an input column of type
-// timestamp with time zone, Op one of sql.FnLt, FnLe, FnGt, FnGe, and Delta
+// timestamp with time zone, Op one of ir.FnLt, FnLe, FnGt, FnGe, and Delta
 // in microseconds.
 type TemporalBound struct {
 	Col   int
@@ -49,12 +49,12 @@ type TemporalBound struct {
 	Delta int64
 }
 
-func (n *TemporalFilter) Columns() []sql.Column { return n.Input.Columns() }
-func (n *TemporalFilter) StreamKey() []int      { return n.Input.StreamKey() }
-func (n *TemporalFilter) Inputs() []Node        { return []Node{n.Input} }
+func (n *TemporalFilter) Columns() []ir.Column { return n.Input.Columns() }
+func (n *TemporalFilter) StreamKey() []int     { return n.Input.StreamKey() }
+func (n *TemporalFilter) Inputs() []Node       { return []Node{n.Input} }
 
 // hopWindow builds a HopWindow.
-func (b *builder) hopWindow(r *sql.HopWindow) (Node, error) {
+func (b *builder) hopWindow(r *ir.HopWindow) (Node, error) {
 	in, err := b.build(r.Input)
 	if err != nil {
 		return nil, err
@@ -73,11 +73,11 @@ func (b *builder) hopWindow(r *sql.HopWindow) (Node, error) {
 		// The earliest window a later row can fall in starts size - slide
 		// before the window of the watermark itself.
 		t := in.Columns()[c].Type
-		ts := &sql.InputRef{Index: 0, T: t}
-		start := &sql.Call{Fn: sql.FnSub, T: t, Args: []sql.Expr{
-			&sql.Call{Fn: sql.FnTumbleStart, T: t, Args: []sql.Expr{ts, micros(r.Slide), micros(r.Offset)}},
+		ts := &ir.InputRef{Index: 0, T: t}
+		start := &ir.Call{Fn: ir.FnSub, T: t, Args: []ir.Expr{
+			&ir.Call{Fn: ir.FnTumbleStart, T: t, Args: []ir.Expr{ts, micros(r.Slide), micros(r.Offset)}},
 			micros(r.Size - r.Slide)}}
-		end := &sql.Call{Fn: sql.FnAdd, T: t, Args: []sql.Expr{start, micros(r.Size)}}
+		end := &ir.Call{Fn: ir.FnAdd, T: t, Args: []ir.Expr{start, micros(r.Size)}}
 		n.Watermarks = append(n.Watermarks,
 			WatermarkMap{In: c, Out: width, InType: t, Expr: start},
 			WatermarkMap{In: c, Out: width + 1, InType: t, Expr: end})
@@ -92,20 +92,20 @@ func (b *builder) hopWindow(r *sql.HopWindow) (Node, error) {
 // has stream key columns the query does not see after its first m columns
 // (a subquery's or view's row ids), where the query sees them: right after
 // those m columns, the hidden ones after the window columns.
-func (b *builder) hopOverHiddenKey(n *HopWindow, m int, cols []sql.Column) Node {
+func (b *builder) hopOverHiddenKey(n *HopWindow, m int, cols []ir.Column) Node {
 	width := len(n.Input.Columns())
-	n.Cols = append(append([]sql.Column(nil), n.Input.Columns()...), cols[m:]...)
-	exprs := make([]sql.Expr, 0, m+2)
+	n.Cols = append(append([]ir.Column(nil), n.Input.Columns()...), cols[m:]...)
+	exprs := make([]ir.Expr, 0, m+2)
 	for i, c := range n.Cols {
 		if i < m || i >= width {
-			exprs = append(exprs, &sql.InputRef{Index: i, T: c.Type, Name: c.Name})
+			exprs = append(exprs, &ir.InputRef{Index: i, T: c.Type, Name: c.Name})
 		}
 	}
 	return b.project(n, exprs, cols)
 }
 
-func micros(us int64) *sql.Const {
-	return &sql.Const{Value: types.DInterval(types.IntervalValue{Micros: us}), T: types.IntervalT}
+func micros(us int64) *ir.Const {
+	return &ir.Const{Value: types.DInterval(types.IntervalValue{Micros: us}), T: types.IntervalT}
 }
 
 // emitOnWindowClose makes the aggregation at the top of root emit on
@@ -195,9 +195,9 @@ type EowcGate struct {
 	Table   int
 }
 
-func (n *EowcGate) Columns() []sql.Column { return n.Input.Columns() }
-func (n *EowcGate) StreamKey() []int      { return n.Input.StreamKey() }
-func (n *EowcGate) Inputs() []Node        { return []Node{n.Input} }
+func (n *EowcGate) Columns() []ir.Column { return n.Input.Columns() }
+func (n *EowcGate) StreamKey() []int     { return n.Input.StreamKey() }
+func (n *EowcGate) Inputs() []Node       { return []Node{n.Input} }
 
 func (b *builder) eowcGate(in Node, col int) *EowcGate {
 	return &EowcGate{Input: in, TimeCol: col, Table: b.table()}
@@ -211,6 +211,6 @@ type LateFilter struct {
 	Table   int
 }
 
-func (n *LateFilter) Columns() []sql.Column { return n.Input.Columns() }
-func (n *LateFilter) StreamKey() []int      { return n.Input.StreamKey() }
-func (n *LateFilter) Inputs() []Node        { return []Node{n.Input} }
+func (n *LateFilter) Columns() []ir.Column { return n.Input.Columns() }
+func (n *LateFilter) StreamKey() []int     { return n.Input.StreamKey() }
+func (n *LateFilter) Inputs() []Node       { return []Node{n.Input} }

@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
 
 // TopN keeps, per group of rows with equal GroupCols (none: one group), the
 // rows in the window [Offset, Offset+Limit) of the group in Keys order, as
-// Kind numbers them (see sql.RankKind). Its output is the input's columns,
+// Kind numbers them (see ir.RankKind). Its output is the input's columns,
 // then, if RankCol, the row's number in its group (bigint). Its stream key is
 // the input's: a row's number is a value, not part of its identity.
 //
@@ -27,14 +27,14 @@ import (
 type TopN struct {
 	Input     Node
 	GroupCols []int
-	Keys      []sql.SortKey
+	Keys      []ir.SortKey
 	// Offset >= 0 and Limit >= 0: a streaming window is always bounded.
 	Offset, Limit int64
-	Kind          sql.RankKind
+	Kind          ir.RankKind
 	RankCol       bool
 	Table         int
 	Sequence      bool
-	Cols          []sql.Column
+	Cols          []ir.Column
 	Key           []int
 	// WatermarkTable is set (>= 0) when the first group column carries a
 	// watermark (the planner moves such a column first): the groups below it
@@ -45,9 +45,9 @@ type TopN struct {
 	EmitOnWindowClose bool
 }
 
-func (n *TopN) Columns() []sql.Column { return n.Cols }
-func (n *TopN) StreamKey() []int      { return n.Key }
-func (n *TopN) Inputs() []Node        { return []Node{n.Input} }
+func (n *TopN) Columns() []ir.Column { return n.Cols }
+func (n *TopN) StreamKey() []int     { return n.Key }
+func (n *TopN) Inputs() []Node       { return []Node{n.Input} }
 
 // GroupTypes returns the types of the group columns.
 func (n *TopN) GroupTypes() []types.T { return colTypes(n.Input.Columns(), n.GroupCols) }
@@ -55,7 +55,7 @@ func (n *TopN) GroupTypes() []types.T { return colTypes(n.Input.Columns(), n.Gro
 // InputKeyTypes returns the types of the input's stream key columns.
 func (n *TopN) InputKeyTypes() []types.T { return colTypes(n.Input.Columns(), n.Input.StreamKey()) }
 
-func colTypes(cols []sql.Column, idx []int) []types.T {
+func colTypes(cols []ir.Column, idx []int) []types.T {
 	ts := make([]types.T, len(idx))
 	for i, c := range idx {
 		ts[i] = cols[c].Type
@@ -66,7 +66,7 @@ func colTypes(cols []sql.Column, idx []int) []types.T {
 // topN builds a TopN over in and allocates its state table. rankName names
 // the rank column; "" outputs none. limit < 0 (no LIMIT) is refused in a
 // streaming plan, whose window must be bounded.
-func (b *builder) topN(in Node, group []int, keys []sql.SortKey, offset, limit int64, kind sql.RankKind, rankName string) (*TopN, error) {
+func (b *builder) topN(in Node, group []int, keys []ir.SortKey, offset, limit int64, kind ir.RankKind, rankName string) (*TopN, error) {
 	if limit < 0 {
 		if b.stream {
 			return nil, sqlerr.Unsupported("OFFSET without LIMIT in a materialized view")
@@ -78,7 +78,7 @@ func (b *builder) topN(in Node, group []int, keys []sql.SortKey, offset, limit i
 		RankCol: rankName != "", Sequence: !b.stream, Cols: in.Columns(), Key: in.StreamKey(),
 	}
 	if n.RankCol {
-		n.Cols = append(append([]sql.Column(nil), n.Cols...), sql.Column{Name: rankName, Type: types.Int64T})
+		n.Cols = append(append([]ir.Column(nil), n.Cols...), ir.Column{Name: rankName, Type: types.Int64T})
 	}
 	n.Table = b.table()
 	n.WatermarkTable = -1
@@ -104,19 +104,19 @@ func (b *builder) topN(in Node, group []int, keys []sql.SortKey, offset, limit i
 // over the Sort below it (no Sort: ordered by the stream key); LIMIT ALL
 // without OFFSET keeps every row. In a batch plan it is a Limit after the
 // Sort, except WITH TIES, which is a TopN ordered again by a Sort above it.
-func (b *builder) limit(r *sql.Limit) (Node, error) {
-	var keys []sql.SortKey
+func (b *builder) limit(r *ir.Limit) (Node, error) {
+	var keys []ir.SortKey
 	input := r.Input
-	if s, ok := input.(*sql.Sort); ok && (b.stream || r.WithTies) {
+	if s, ok := input.(*ir.Sort); ok && (b.stream || r.WithTies) {
 		keys, input = s.Keys, s.Input
 	}
 	in, err := b.build(input)
 	if err != nil {
 		return nil, err
 	}
-	kind := sql.RowNumber
+	kind := ir.RowNumber
 	if r.WithTies {
-		kind = sql.WithTies
+		kind = ir.WithTies
 	}
 	switch {
 	case b.stream && r.Count < 0 && r.Offset == 0:
@@ -133,8 +133,8 @@ func (b *builder) limit(r *sql.Limit) (Node, error) {
 	return &Limit{Input: in, Offset: r.Offset, Count: r.Count}, nil
 }
 
-// topNRel plans a bound sql.TopN (DISTINCT ON).
-func (b *builder) topNRel(r *sql.TopN) (Node, error) {
+// topNRel plans a bound ir.TopN (DISTINCT ON).
+func (b *builder) topNRel(r *ir.TopN) (Node, error) {
 	in, err := b.build(r.Input)
 	if err != nil {
 		return nil, err
@@ -148,7 +148,7 @@ func (e *explainer) topNDetail(n *TopN) string {
 	if len(n.GroupCols) > 0 {
 		s = fmt.Sprintf("group_key: %s, %s", keyList(in, n.GroupCols), s)
 	}
-	if n.Kind != sql.RowNumber {
+	if n.Kind != ir.RowNumber {
 		s += ", " + n.Kind.String()
 	}
 	if n.RankCol {
@@ -170,10 +170,10 @@ func (e *explainer) topNDetail(n *TopN) string {
 }
 
 // sortKeyList renders ORDER BY keys over cols.
-func sortKeyList(cols []sql.Column, keys []sql.SortKey) string {
+func sortKeyList(cols []ir.Column, keys []ir.SortKey) string {
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = cols[k.Column].Name + " " + sql.OrderWords(k.Desc, k.NullsFirst)
+		parts[i] = cols[k.Column].Name + " " + ir.OrderWords(k.Desc, k.NullsFirst)
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
 }

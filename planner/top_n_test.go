@@ -1,3 +1,5 @@
+//go:build cgo
+
 package planner
 
 import (
@@ -6,12 +8,12 @@ import (
 	"testing"
 
 	"github.com/streamsql/streamsql/catalog"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
 // TestTopNRankColumn plans the TopN a rewrite of WHERE r <= 2 over rank()
-// OVER (PARTITION BY g ORDER BY v DESC) produces: a sql.TopN with a group,
+// OVER (PARTITION BY g ORDER BY v DESC) produces: a ir.TopN with a group,
 // a rank kind and a rank column. The rank column is the output's last,
 // a bigint; the stream key stays the input's.
 func TestTopNRankColumn(t *testing.T) {
@@ -22,8 +24,8 @@ func TestTopNRankColumn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel := &sql.TopN{Input: st.(*sql.Select).Query, Group: []int{0}, Keys: []sql.SortKey{{Column: 1, Desc: true, NullsFirst: true}},
-		Limit: 2, Kind: sql.Rank, RankName: "r"}
+	rel := &ir.TopN{Input: st.(*ir.Select).Query, Group: []int{0}, Keys: []ir.SortKey{{Column: 1, Desc: true, NullsFirst: true}},
+		Limit: 2, Kind: ir.Rank, RankName: "r"}
 	p, err := PlanStream(rel)
 	if err != nil {
 		t.Fatal(err)

@@ -3,11 +3,11 @@ package planner
 import (
 	"fmt"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 )
 
 // Unnest appends to each input row the elements of its array columns
-// Arrays, zipped (sql.Unnest): one output row per element of the longest
+// Arrays, zipped (ir.Unnest): one output row per element of the longest
 // array, shorter arrays padded with NULL, and the element's ordinal (1..n).
 // Its output columns are the input columns Before, the element columns,
 // the ordinal, then the input columns After: Before are the columns of the
@@ -21,20 +21,20 @@ type Unnest struct {
 	Before, After []int
 	Arrays        []int
 	Outer         bool
-	Cols          []sql.Column
+	Cols          []ir.Column
 	Key           []int
 }
 
-func (n *Unnest) Columns() []sql.Column { return n.Cols }
-func (n *Unnest) StreamKey() []int      { return n.Key }
-func (n *Unnest) Inputs() []Node        { return []Node{n.Input} }
+func (n *Unnest) Columns() []ir.Column { return n.Cols }
+func (n *Unnest) StreamKey() []int     { return n.Key }
+func (n *Unnest) Inputs() []Node       { return []Node{n.Input} }
 
 // Ordinal returns the position of the ordinal column.
 func (n *Unnest) Ordinal() int { return len(n.Before) + len(n.Arrays) }
 
 // unnest builds an Unnest, with a Project before it computing the arrays
 // that are not input columns.
-func (b *builder) unnest(r *sql.Unnest) (Node, error) {
+func (b *builder) unnest(r *ir.Unnest) (Node, error) {
 	in, err := b.build(r.Input)
 	if err != nil {
 		return nil, err
@@ -47,7 +47,7 @@ func (b *builder) unnest(r *sql.Unnest) (Node, error) {
 	n := &Unnest{Outer: r.Outer}
 	plain := true
 	for _, a := range r.Arrays {
-		ref, ok := a.(*sql.InputRef)
+		ref, ok := a.(*ir.InputRef)
 		if !ok {
 			plain = false
 			break
@@ -56,17 +56,17 @@ func (b *builder) unnest(r *sql.Unnest) (Node, error) {
 	}
 	if !plain {
 		inCols := in.Columns()
-		exprs := make([]sql.Expr, 0, width+len(r.Arrays))
-		cols := make([]sql.Column, 0, width+len(r.Arrays))
+		exprs := make([]ir.Expr, 0, width+len(r.Arrays))
+		cols := make([]ir.Column, 0, width+len(r.Arrays))
 		for i, c := range inCols {
-			exprs = append(exprs, &sql.InputRef{Index: i, T: c.Type, Name: c.Name})
+			exprs = append(exprs, &ir.InputRef{Index: i, T: c.Type, Name: c.Name})
 			cols = append(cols, c)
 		}
 		n.Arrays = n.Arrays[:0]
 		for i, a := range r.Arrays {
 			n.Arrays = append(n.Arrays, len(exprs))
 			exprs = append(exprs, a)
-			cols = append(cols, sql.Column{Name: fmt.Sprintf("$unnest%d", i), Type: a.Type(), Hidden: true})
+			cols = append(cols, ir.Column{Name: fmt.Sprintf("$unnest%d", i), Type: a.Type(), Hidden: true})
 		}
 		in = b.project(in, exprs, cols)
 	}
@@ -77,7 +77,7 @@ func (b *builder) unnest(r *sql.Unnest) (Node, error) {
 	for i := nIn; i < width; i++ {
 		n.After = append(n.After, i)
 	}
-	n.Cols = append([]sql.Column(nil), r.Cols...)
+	n.Cols = append([]ir.Column(nil), r.Cols...)
 	inCols := in.Columns()
 	for _, c := range n.After {
 		n.Cols = append(n.Cols, inCols[c])

@@ -4,7 +4,7 @@ import (
 	"sort"
 
 	"github.com/streamsql/streamsql/catalog"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -17,7 +17,7 @@ import (
 type WatermarkMap struct {
 	In, Out int
 	InType  types.T
-	Expr    sql.Expr
+	Expr    ir.Expr
 }
 
 // Watermarks returns the output columns of n (of a streaming plan) that
@@ -111,7 +111,7 @@ func hasWatermark(n Node, col int) bool {
 // projectWatermarks returns the watermark maps of a projection of in by
 // exprs: every expression that is non-decreasing in one input column with a
 // watermark carries one.
-func projectWatermarks(in Node, exprs []sql.Expr) []WatermarkMap {
+func projectWatermarks(in Node, exprs []ir.Expr) []WatermarkMap {
 	wms := Watermarks(in)
 	if len(wms) == 0 {
 		return nil
@@ -129,13 +129,13 @@ func projectWatermarks(in Node, exprs []sql.Expr) []WatermarkMap {
 
 // watermarkMap is the map from input column col of in to output column out
 // computed by e.
-func watermarkMap(in Node, col, out int, e sql.Expr) WatermarkMap {
+func watermarkMap(in Node, col, out int, e ir.Expr) WatermarkMap {
 	t := in.Columns()[col].Type
 	m := WatermarkMap{In: col, Out: out, InType: t}
-	if ref, ok := e.(*sql.InputRef); !ok || ref.Index != col {
-		m.Expr = sql.Rewrite(e, func(x sql.Expr) sql.Expr {
-			if ref, ok := x.(*sql.InputRef); ok && ref.Index == col {
-				return &sql.InputRef{Index: 0, T: ref.T, Name: ref.Name}
+	if ref, ok := e.(*ir.InputRef); !ok || ref.Index != col {
+		m.Expr = ir.Rewrite(e, func(x ir.Expr) ir.Expr {
+			if ref, ok := x.(*ir.InputRef); ok && ref.Index == col {
+				return &ir.InputRef{Index: 0, T: ref.T, Name: ref.Name}
 			}
 			return x
 		})
@@ -147,37 +147,37 @@ func watermarkMap(in Node, col, out int, e sql.Expr) WatermarkMap {
 // column of a timestamp type, and which: the column itself, casts between
 // timestamp types, the column plus or minus a constant interval, and window
 // starts (tumble_start, date_bin, date_trunc) of it.
-func monotoneIn(e sql.Expr) (int, bool) {
+func monotoneIn(e ir.Expr) (int, bool) {
 	switch e := e.(type) {
-	case *sql.InputRef:
+	case *ir.InputRef:
 		k := e.T.Kind
 		return e.Index, k == types.Timestamp || k == types.TimestampTZ
-	case *sql.Cast:
+	case *ir.Cast:
 		if k := e.T.Kind; k != types.Timestamp && k != types.TimestampTZ {
 			return 0, false
 		}
 		return monotoneIn(e.Arg)
-	case *sql.Call:
+	case *ir.Call:
 		if k := e.T.Kind; k != types.Timestamp && k != types.TimestampTZ {
 			return 0, false
 		}
 		switch e.Fn {
-		case sql.FnAdd, sql.FnSub:
+		case ir.FnAdd, ir.FnSub:
 			if isConst(e.Args[1]) {
 				return monotoneIn(e.Args[0])
 			}
-			if e.Fn == sql.FnAdd && isConst(e.Args[0]) {
+			if e.Fn == ir.FnAdd && isConst(e.Args[0]) {
 				return monotoneIn(e.Args[1])
 			}
-		case sql.FnTumbleStart:
+		case ir.FnTumbleStart:
 			if isConst(e.Args[1]) && isConst(e.Args[2]) {
 				return monotoneIn(e.Args[0])
 			}
-		case sql.FnDateTrunc:
+		case ir.FnDateTrunc:
 			if isConst(e.Args[0]) {
 				return monotoneIn(e.Args[1])
 			}
-		case sql.FnDateBin:
+		case ir.FnDateBin:
 			if len(e.Args) == 3 && isConst(e.Args[0]) && isConst(e.Args[2]) {
 				return monotoneIn(e.Args[1])
 			}
@@ -186,7 +186,7 @@ func monotoneIn(e sql.Expr) (int, bool) {
 	return 0, false
 }
 
-func isConst(e sql.Expr) bool {
-	_, ok := e.(*sql.Const)
+func isConst(e ir.Expr) bool {
+	_, ok := e.(*ir.Const)
 	return ok
 }

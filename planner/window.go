@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
-// Window computes window function calls over its input (sql.Window): its
+// Window computes window function calls over its input (ir.Window): its
 // output is the input's columns, then one column per call. Every partition
 // and order key and every argument that varies by row is an input column
 // (the planner projects expressions before the Window).
@@ -23,7 +23,7 @@ type Window struct {
 	PartitionTypes []types.T
 	Order          []WindowOrder
 	Calls          []WindowCall
-	Cols           []sql.Column
+	Cols           []ir.Column
 	Table          int
 	// InputKey is the input's stream key (streaming plans), of types
 	// InputKeyTypes.
@@ -47,7 +47,7 @@ type WindowOrder struct {
 	NullsFirst bool
 }
 
-// WindowCall is one call of a Window; see sql.WindowCall for the functions
+// WindowCall is one call of a Window; see ir.WindowCall for the functions
 // and their arguments.
 type WindowCall struct {
 	Func string
@@ -59,21 +59,21 @@ type WindowCall struct {
 	DefaultCol int
 	// Param is the constant argument: lag's and lead's offset, ntile's
 	// buckets, nth_value's n; nil for the other functions.
-	Param sql.Expr
+	Param ir.Expr
 	// FilterCol is the boolean column of an aggregate's FILTER, or -1.
 	FilterCol   int
-	Frame       sql.WindowFrame
+	Frame       ir.WindowFrame
 	IgnoreNulls bool
 	T           types.T
 }
 
-func (n *Window) Columns() []sql.Column { return n.Cols }
-func (n *Window) StreamKey() []int      { return n.InputKey }
-func (n *Window) Inputs() []Node        { return []Node{n.Input} }
+func (n *Window) Columns() []ir.Column { return n.Cols }
+func (n *Window) StreamKey() []int     { return n.InputKey }
+func (n *Window) Inputs() []Node       { return []Node{n.Input} }
 
 // window builds a Window, with a Project before it when keys or arguments
 // are expressions, and one after it dropping them again.
-func (b *builder) window(r *sql.Window) (Node, error) {
+func (b *builder) window(r *ir.Window) (Node, error) {
 	if r.SessionGap > 0 {
 		return b.sessionOver(r)
 	}
@@ -82,14 +82,14 @@ func (b *builder) window(r *sql.Window) (Node, error) {
 		return nil, err
 	}
 	inCols := in.Columns()
-	exprs := make([]sql.Expr, len(inCols))
+	exprs := make([]ir.Expr, len(inCols))
 	for i, c := range inCols {
-		exprs[i] = &sql.InputRef{Index: i, T: c.Type, Name: c.Name}
+		exprs[i] = &ir.InputRef{Index: i, T: c.Type, Name: c.Name}
 	}
-	var check []sql.Expr
-	col := func(e sql.Expr) int {
+	var check []ir.Expr
+	col := func(e ir.Expr) int {
 		check = append(check, e)
-		if ref, ok := e.(*sql.InputRef); ok {
+		if ref, ok := e.(*ir.InputRef); ok {
 			return ref.Index
 		}
 		exprs = append(exprs, e)
@@ -106,15 +106,15 @@ func (b *builder) window(r *sql.Window) (Node, error) {
 	for _, c := range r.Calls {
 		wc := WindowCall{Func: c.Func, ArgCol: -1, DefaultCol: -1, FilterCol: -1, Frame: c.Frame, IgnoreNulls: c.IgnoreNulls, T: c.T}
 		switch c.Func {
-		case sql.WinNtile:
+		case ir.WinNtile:
 			wc.Param = c.Args[0]
-		case sql.WinLag, sql.WinLead:
+		case ir.WinLag, ir.WinLead:
 			wc.ArgCol, wc.ArgType = col(c.Args[0]), c.Args[0].Type()
 			wc.Param = c.Args[1]
 			if !isNullConst(c.Args[2]) {
 				wc.DefaultCol = col(c.Args[2])
 			}
-		case sql.WinNthValue, sql.AggStringAgg:
+		case ir.WinNthValue, ir.AggStringAgg:
 			wc.ArgCol, wc.ArgType = col(c.Args[0]), c.Args[0].Type()
 			wc.Param = c.Args[1]
 		default:
@@ -131,9 +131,9 @@ func (b *builder) window(r *sql.Window) (Node, error) {
 		return nil, err
 	}
 	if len(exprs) > len(inCols) {
-		cols := append([]sql.Column(nil), inCols...)
+		cols := append([]ir.Column(nil), inCols...)
 		for i := len(inCols); i < len(exprs); i++ {
-			cols = append(cols, sql.Column{Name: fmt.Sprintf("$win%d", i-len(inCols)), Type: exprs[i].Type(), Hidden: true})
+			cols = append(cols, ir.Column{Name: fmt.Sprintf("$win%d", i-len(inCols)), Type: exprs[i].Type(), Hidden: true})
 		}
 		in = b.project(in, exprs, cols)
 	}
@@ -142,7 +142,7 @@ func (b *builder) window(r *sql.Window) (Node, error) {
 	// stream key columns), which come before the calls here.
 	relIn := len(r.Input.Columns())
 	n.Input = in
-	n.Cols = append([]sql.Column(nil), in.Columns()...)
+	n.Cols = append([]ir.Column(nil), in.Columns()...)
 	n.Cols = append(n.Cols, r.Cols[relIn:]...)
 	if b.stream {
 		n.Table = b.table()
@@ -158,19 +158,19 @@ func (b *builder) window(r *sql.Window) (Node, error) {
 	}
 	// Back to the Rel's columns (a streaming plan keeps the stream key's,
 	// hidden).
-	var out []sql.Expr
+	var out []ir.Expr
 	for i, c := range in.Columns()[:relIn] {
-		out = append(out, &sql.InputRef{Index: i, T: c.Type, Name: c.Name})
+		out = append(out, &ir.InputRef{Index: i, T: c.Type, Name: c.Name})
 	}
 	for i := range r.Calls {
 		c := n.Cols[width+i]
-		out = append(out, &sql.InputRef{Index: width + i, T: c.Type, Name: c.Name})
+		out = append(out, &ir.InputRef{Index: width + i, T: c.Type, Name: c.Name})
 	}
 	return b.project(n, out, r.Cols), nil
 }
 
-func isNullConst(e sql.Expr) bool {
-	c, ok := e.(*sql.Const)
+func isNullConst(e ir.Expr) bool {
+	c, ok := e.(*ir.Const)
 	return ok && c.Value.Null
 }
 
@@ -183,7 +183,7 @@ func (e *explainer) window(depth int, n *Window) {
 	}
 	orders := make([]string, len(n.Order))
 	for i, o := range n.Order {
-		orders[i] = colName(in, o.Col) + " " + sql.OrderWords(o.Desc, o.NullsFirst)
+		orders[i] = colName(in, o.Col) + " " + ir.OrderWords(o.Desc, o.NullsFirst)
 	}
 	calls := make([]string, len(n.Calls))
 	for i, c := range n.Calls {
@@ -199,7 +199,7 @@ func (e *explainer) window(depth int, n *Window) {
 
 // windowCallString renders a call with its frame, e.g.
 // "sum(v) ROWS BETWEEN 1 PRECEDING AND CURRENT ROW".
-func windowCallString(c WindowCall, in []sql.Column) string {
+func windowCallString(c WindowCall, in []ir.Column) string {
 	var args []string
 	if c.ArgCol >= 0 {
 		args = append(args, colName(in, c.ArgCol))
@@ -211,7 +211,7 @@ func windowCallString(c WindowCall, in []sql.Column) string {
 		args = append(args, colName(in, c.DefaultCol))
 	}
 	name := c.Func
-	if name == sql.AggCountStar {
+	if name == ir.AggCountStar {
 		name, args = "count", []string{"*"}
 	}
 	s := fmt.Sprintf("%s(%s)", name, strings.Join(args, ", "))
@@ -221,7 +221,7 @@ func windowCallString(c WindowCall, in []sql.Column) string {
 	if c.FilterCol >= 0 {
 		s += fmt.Sprintf(" FILTER (WHERE %s)", colName(in, c.FilterCol))
 	}
-	if !sql.IsRanking(c.Func) && c.Func != sql.WinLag && c.Func != sql.WinLead {
+	if !ir.IsRanking(c.Func) && c.Func != ir.WinLag && c.Func != ir.WinLead {
 		s += " " + c.Frame.String()
 	}
 	return s
@@ -235,13 +235,13 @@ func passesWatermark(in Node, n *Window) bool {
 	}
 	for _, c := range n.Calls {
 		switch c.Func {
-		case sql.WinLead, sql.WinNtile, sql.WinPercentRank, sql.WinCumeDist:
+		case ir.WinLead, ir.WinNtile, ir.WinPercentRank, ir.WinCumeDist:
 			return false
-		case sql.WinRowNumber, sql.WinRank, sql.WinDenseRank, sql.WinLag:
+		case ir.WinRowNumber, ir.WinRank, ir.WinDenseRank, ir.WinLag:
 			continue
 		}
 		switch c.Frame.End.Kind {
-		case sql.BoundFollowing, sql.BoundUnboundedFollowing:
+		case ir.BoundFollowing, ir.BoundUnboundedFollowing:
 			return false
 		}
 	}

@@ -1,7 +1,7 @@
 package planner
 
 import (
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 )
 
@@ -13,14 +13,14 @@ import (
 // columns again. When sessions merge or split, the session
 // operator retracts and re-emits the rows whose bounds change, which moves
 // them between the window operator's partitions.
-func (b *builder) sessionOver(r *sql.Window) (Node, error) {
-	timeRef, ok := r.OrderBy[0].Expr.(*sql.InputRef)
+func (b *builder) sessionOver(r *ir.Window) (Node, error) {
+	timeRef, ok := r.OrderBy[0].Expr.(*ir.InputRef)
 	if !ok {
 		return nil, sqlerr.Unsupported("SESSION WITH GAP ordered by an expression (order by a column)")
 	}
 	var parts []int
 	for _, e := range r.PartitionBy {
-		ref, ok := e.(*sql.InputRef)
+		ref, ok := e.(*ir.InputRef)
 		if !ok {
 			return nil, sqlerr.Unsupported("SESSION WITH GAP partitioned by an expression (partition by columns)")
 		}
@@ -28,32 +28,32 @@ func (b *builder) sessionOver(r *sql.Window) (Node, error) {
 	}
 	in := r.Input.Columns()
 	t := in[timeRef.Index].Type
-	sw := &sql.SessionWindow{Input: r.Input, TimeCol: timeRef.Index, Gap: r.SessionGap, PartitionCols: parts, KeepNulls: true,
-		Cols: append(append([]sql.Column(nil), in...), sql.Column{Name: "window_start", Type: t, Hidden: true},
-			sql.Column{Name: "window_end", Type: t, Hidden: true})}
+	sw := &ir.SessionWindow{Input: r.Input, TimeCol: timeRef.Index, Gap: r.SessionGap, PartitionCols: parts, KeepNulls: true,
+		Cols: append(append([]ir.Column(nil), in...), ir.Column{Name: "window_start", Type: t, Hidden: true},
+			ir.Column{Name: "window_end", Type: t, Hidden: true})}
 	w := *r
 	w.SessionGap = 0
 	// The frame of every call is its row's whole session.
-	w.Calls = append([]sql.WindowCall(nil), r.Calls...)
+	w.Calls = append([]ir.WindowCall(nil), r.Calls...)
 	for i := range w.Calls {
-		w.Calls[i].Frame = sql.WindowFrame{Mode: sql.FrameRows,
-			Start: sql.FrameBound{Kind: sql.BoundUnboundedPreceding}, End: sql.FrameBound{Kind: sql.BoundUnboundedFollowing}}
+		w.Calls[i].Frame = ir.WindowFrame{Mode: ir.FrameRows,
+			Start: ir.FrameBound{Kind: ir.BoundUnboundedPreceding}, End: ir.FrameBound{Kind: ir.BoundUnboundedFollowing}}
 	}
 	w.Input = sw
-	w.PartitionBy = append(append([]sql.Expr(nil), r.PartitionBy...), &sql.InputRef{Index: len(in), T: t, Name: "window_start"})
-	w.Cols = append(append([]sql.Column(nil), sw.Cols...), r.Cols[len(in):]...)
+	w.PartitionBy = append(append([]ir.Expr(nil), r.PartitionBy...), &ir.InputRef{Index: len(in), T: t, Name: "window_start"})
+	w.Cols = append(append([]ir.Column(nil), sw.Cols...), r.Cols[len(in):]...)
 	n, err := b.window(&w)
 	if err != nil {
 		return nil, err
 	}
 	cols := n.Columns()
-	var exprs []sql.Expr
-	var keep []sql.Column
+	var exprs []ir.Expr
+	var keep []ir.Column
 	for i, c := range cols {
 		if i == len(in) || i == len(in)+1 {
 			continue
 		}
-		exprs = append(exprs, &sql.InputRef{Index: i, T: c.Type, Name: c.Name})
+		exprs = append(exprs, &ir.InputRef{Index: i, T: c.Type, Name: c.Name})
 		keep = append(keep, c)
 	}
 	return b.project(n, exprs, keep), nil

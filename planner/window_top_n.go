@@ -1,7 +1,7 @@
 package planner
 
 import (
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -15,25 +15,25 @@ import (
 // refills them from state, instead of renumbering the whole partition on
 // every change. ok is false when pred and w do not have that shape (w must
 // have that one call).
-func (b *builder) windowTopN(w *sql.Window, pred sql.Expr) (Node, bool, error) {
+func (b *builder) windowTopN(w *ir.Window, pred ir.Expr) (Node, bool, error) {
 	if !b.stream || len(w.Calls) != 1 {
 		return nil, false, nil
 	}
-	var kind sql.RankKind
+	var kind ir.RankKind
 	switch w.Calls[0].Func {
-	case sql.WinRowNumber:
-		kind = sql.RowNumber
-	case sql.WinRank:
-		kind = sql.Rank
-	case sql.WinDenseRank:
-		kind = sql.DenseRank
+	case ir.WinRowNumber:
+		kind = ir.RowNumber
+	case ir.WinRank:
+		kind = ir.Rank
+	case ir.WinDenseRank:
+		kind = ir.DenseRank
 	default:
 		return nil, false, nil
 	}
 	rankCol := len(w.Input.Columns())
 	low, high := int64(1), int64(-1) // rank numbers kept: [low, high]
-	var rest []sql.Expr
-	for _, c := range sql.Conjuncts(pred) {
+	var rest []ir.Expr
+	for _, c := range ir.Conjuncts(pred) {
 		if l, h, ok := rankBound(c, rankCol); ok {
 			low, high = max(low, l), minBound(high, h)
 			continue
@@ -50,12 +50,12 @@ func (b *builder) windowTopN(w *sql.Window, pred sql.Expr) (Node, bool, error) {
 	if err != nil {
 		return nil, true, err
 	}
-	exprs := append(append([]sql.Expr{}, w.PartitionBy...), windowKeyExprs(w.OrderBy)...)
+	exprs := append(append([]ir.Expr{}, w.PartitionBy...), windowKeyExprs(w.OrderBy)...)
 	in, cols := b.keyColumns(in, exprs)
 	group := cols[:len(w.PartitionBy)]
-	keys := make([]sql.SortKey, len(w.OrderBy))
+	keys := make([]ir.SortKey, len(w.OrderBy))
 	for i, k := range w.OrderBy {
-		keys[i] = sql.SortKey{Column: cols[len(w.PartitionBy)+i], Desc: k.Desc, NullsFirst: k.NullsFirst}
+		keys[i] = ir.SortKey{Column: cols[len(w.PartitionBy)+i], Desc: k.Desc, NullsFirst: k.NullsFirst}
 	}
 	limit := max(0, high-low+1)
 	t, err := b.topN(in, group, keys, low-1, limit, kind, w.Cols[rankCol].Name)
@@ -68,11 +68,11 @@ func (b *builder) windowTopN(w *sql.Window, pred sql.Expr) (Node, bool, error) {
 		// without the computed key columns and the hidden stream key
 		// columns of the planned input (the projection keeps those it
 		// needs, hidden, after the rank).
-		var keep []sql.Expr
-		var keepCols []sql.Column
+		var keep []ir.Expr
+		var keepCols []ir.Column
 		for i, c := range t.Columns() {
 			if i < rankCol || i == len(t.Columns())-1 {
-				keep = append(keep, &sql.InputRef{Index: i, T: c.Type, Name: c.Name})
+				keep = append(keep, &ir.InputRef{Index: i, T: c.Type, Name: c.Name})
 				keepCols = append(keepCols, c)
 			}
 		}
@@ -84,8 +84,8 @@ func (b *builder) windowTopN(w *sql.Window, pred sql.Expr) (Node, bool, error) {
 	return out, true, nil
 }
 
-func windowKeyExprs(keys []sql.WindowKey) []sql.Expr {
-	out := make([]sql.Expr, len(keys))
+func windowKeyExprs(keys []ir.WindowKey) []ir.Expr {
+	out := make([]ir.Expr, len(keys))
 	for i, k := range keys {
 		out[i] = k.Expr
 	}
@@ -101,12 +101,12 @@ func minBound(a, b int64) int64 {
 
 // rankBound reads c as a bound of column col against an integer constant
 // and returns the rank numbers it keeps, [low, high] (high -1: unbounded).
-func rankBound(c sql.Expr, col int) (low, high int64, ok bool) {
-	call, isCall := c.(*sql.Call)
+func rankBound(c ir.Expr, col int) (low, high int64, ok bool) {
+	call, isCall := c.(*ir.Call)
 	if !isCall || len(call.Args) != 2 {
 		return 0, 0, false
 	}
-	flip := map[string]string{sql.FnLt: sql.FnGt, sql.FnLe: sql.FnGe, sql.FnGt: sql.FnLt, sql.FnGe: sql.FnLe, sql.FnEq: sql.FnEq}
+	flip := map[string]string{ir.FnLt: ir.FnGt, ir.FnLe: ir.FnGe, ir.FnGt: ir.FnLt, ir.FnGe: ir.FnLe, ir.FnEq: ir.FnEq}
 	op, a, k := call.Fn, call.Args[0], call.Args[1]
 	if _, known := flip[op]; !known {
 		return 0, 0, false
@@ -119,13 +119,13 @@ func rankBound(c sql.Expr, col int) (low, high int64, ok bool) {
 		return 0, 0, false
 	}
 	switch op {
-	case sql.FnLt:
+	case ir.FnLt:
 		return 1, max(v-1, 0), true
-	case sql.FnLe:
+	case ir.FnLe:
 		return 1, max(v, 0), true
-	case sql.FnEq:
+	case ir.FnEq:
 		return max(v, 1), max(v, 0), true
-	case sql.FnGt:
+	case ir.FnGt:
 		return v + 1, -1, true
 	default: // >=
 		return max(v, 1), -1, true
@@ -134,18 +134,18 @@ func rankBound(c sql.Expr, col int) (low, high int64, ok bool) {
 
 // isRankColumn reports whether e is column col, or a cast of it (rank
 // numbers compared with an integer of another width).
-func isRankColumn(e sql.Expr, col int) bool {
-	if c, ok := e.(*sql.Cast); ok {
+func isRankColumn(e ir.Expr, col int) bool {
+	if c, ok := e.(*ir.Cast); ok {
 		e = c.Arg
 	}
 	return isColumn(e, col)
 }
 
-func intConst(e sql.Expr) (int64, bool) {
-	if c, ok := e.(*sql.Cast); ok {
+func intConst(e ir.Expr) (int64, bool) {
+	if c, ok := e.(*ir.Cast); ok {
 		e = c.Arg
 	}
-	c, ok := e.(*sql.Const)
+	c, ok := e.(*ir.Const)
 	if !ok || c.Value.Null {
 		return 0, false
 	}
@@ -156,10 +156,10 @@ func intConst(e sql.Expr) (int64, bool) {
 	return 0, false
 }
 
-func refersTo(e sql.Expr, col int) bool {
+func refersTo(e ir.Expr, col int) bool {
 	found := false
-	sql.Walk(e, func(x sql.Expr) bool {
-		if ref, ok := x.(*sql.InputRef); ok && ref.Index == col {
+	ir.Walk(e, func(x ir.Expr) bool {
+		if ref, ok := x.(*ir.InputRef); ok && ref.Index == col {
 			found = true
 		}
 		return !found

@@ -1,61 +1,23 @@
 package sql
 
-import "github.com/streamsql/streamsql/types"
-
-// The two-variable statistics, as PostgreSQL defines them over double
-// precision (Y, X) pairs: each skips the rows where either is NULL.
-const (
-	AggCorr          = "corr"
-	AggCovarPop      = "covar_pop"
-	AggCovarSamp     = "covar_samp"
-	AggRegrSlope     = "regr_slope"
-	AggRegrIntercept = "regr_intercept"
-	AggRegrCount     = "regr_count"
-	AggRegrR2        = "regr_r2"
-	AggRegrAvgX      = "regr_avgx"
-	AggRegrAvgY      = "regr_avgy"
-	AggRegrSxx       = "regr_sxx"
-	AggRegrSyy       = "regr_syy"
-	AggRegrSxy       = "regr_sxy"
+import (
+	"github.com/streamsql/streamsql/ir"
+	"github.com/streamsql/streamsql/types"
 )
-
-// The bitwise aggregates over smallint, integer and bigint.
-const (
-	AggBitAnd = "bit_and"
-	AggBitOr  = "bit_or"
-	AggBitXor = "bit_xor"
-)
-
-// IsRegression reports whether fn is one of the two-variable statistics.
-func IsRegression(fn string) bool {
-	switch fn {
-	case AggCorr, AggCovarPop, AggCovarSamp, AggRegrSlope, AggRegrIntercept, AggRegrCount,
-		AggRegrR2, AggRegrAvgX, AggRegrAvgY, AggRegrSxx, AggRegrSyy, AggRegrSxy:
-		return true
-	}
-	return false
-}
-
-func init() {
-	for _, fn := range []string{AggCorr, AggCovarPop, AggCovarSamp, AggRegrSlope, AggRegrIntercept, AggRegrCount,
-		AggRegrR2, AggRegrAvgX, AggRegrAvgY, AggRegrSxx, AggRegrSyy, AggRegrSxy, AggBitAnd, AggBitOr, AggBitXor} {
-		aggregateNames[fn] = true
-	}
-}
 
 // moreAggResultType is the result type of the aggregates of this file, ok
 // false when fn is not one of them or t is not an argument type of it.
 func moreAggResultType(fn string, t types.T) (types.T, bool) {
 	switch {
-	case IsRegression(fn):
+	case ir.IsRegression(fn):
 		if t.Kind != types.Float64 {
 			return types.T{}, false
 		}
-		if fn == AggRegrCount {
+		if fn == ir.AggRegrCount {
 			return types.Int64T, true
 		}
 		return types.Float64T, true
-	case fn == AggBitAnd || fn == AggBitOr || fn == AggBitXor:
+	case fn == ir.AggBitAnd || fn == ir.AggBitOr || fn == ir.AggBitXor:
 		switch t.Kind {
 		case types.Int16, types.Int32, types.Int64:
 			return t, true

@@ -6,6 +6,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 )
 
@@ -15,7 +16,7 @@ import (
 // stores for it.
 type AlterViewQuery struct {
 	Rel  *catalog.Relation
-	View *CreateMaterializedView
+	View *ir.CreateMaterializedView
 }
 
 func (*AlterViewQuery) Tag() string { return "ALTER MATERIALIZED VIEW" }
@@ -25,7 +26,7 @@ func (*AlterViewQuery) Tag() string { return "ALTER MATERIALIZED VIEW" }
 // tokens and its query is parsed as the text of the CREATE MATERIALIZED
 // VIEW it becomes (Create).
 type alterViewQuerySyntax struct {
-	Name     ObjectName
+	Name     ir.ObjectName
 	IfExists bool
 	Create   string
 	// asAt and createAS are the byte offsets of AS in the statement's text
@@ -54,7 +55,7 @@ func isAlterViewQuery(words []string) bool {
 // text, the statement's text, and src, the same with the dialect clauses
 // blanked out (for the tokens); the CREATE it builds keeps the clauses,
 // which are parsed again with it.
-func parseAlterViewQuery(text, src string, words []string) (Statement, error) {
+func parseAlterViewQuery(text, src string, words []string) (ir.Statement, error) {
 	res, err := pg_query.Scan(src)
 	if err != nil {
 		return nil, err
@@ -81,7 +82,7 @@ func parseAlterViewQuery(text, src string, words []string) (Statement, error) {
 
 // bindAlterViewQuery binds the view ALTER names and the new query, as
 // CREATE MATERIALIZED VIEW binds it (the same privileges and checks).
-func (b *binder) bindAlterViewQuery(s *alterViewQuerySyntax, p *Parsed) (Statement, error) {
+func (b *binder) bindAlterViewQuery(s *alterViewQuerySyntax, p *Parsed) (ir.Statement, error) {
 	names := []string{s.Name.Name}
 	if s.Name.Schema != "" {
 		names = []string{s.Name.Schema, s.Name.Name}
@@ -117,7 +118,7 @@ func (b *binder) bindAlterViewQuery(s *alterViewQuerySyntax, p *Parsed) (Stateme
 		}
 		return nil, err
 	}
-	cmv, ok := st.(*CreateMaterializedView)
+	cmv, ok := st.(*ir.CreateMaterializedView)
 	if !ok {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "ALTER MATERIALIZED VIEW ... AS takes a query")
 	}

@@ -5,6 +5,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -13,18 +14,18 @@ import (
 // only read; the statement may name relations that a later statement of the
 // same query string creates only if it is bound after that one runs, so the
 // engine binds each statement just before executing it.
-func Bind(cat *catalog.Catalog, p *Parsed) (Statement, error) {
+func Bind(cat *catalog.Catalog, p *Parsed) (ir.Statement, error) {
 	return bind(&binder{cat: cat}, p)
 }
 
 // bind binds p with b, which holds the catalog and how names are resolved.
-func bind(b *binder, p *Parsed) (Statement, error) {
+func bind(b *binder, p *Parsed) (ir.Statement, error) {
 	b.full, b.base, b.text, b.clauses, b.textStart = p.full, p.base, p.Text, p.clauses, textStart(p)
 	b.session = p.session
 	for _, c := range p.clauses {
 		c.used = false // a prepared statement is bound again for every execution
 	}
-	var st Statement
+	var st ir.Statement
 	var err error
 	switch cs := p.custom.(type) {
 	case nil:
@@ -110,7 +111,7 @@ type binder struct {
 	// viewDepth is the nesting of plain views being expanded.
 	viewDepth int
 	// copyInput is the source of the INSERT a COPY FROM binds to.
-	copyInput *CopyInput
+	copyInput *ir.CopyInput
 	// intervalSpelling keys intervals by spelling (BindStoredBySpelling).
 	intervalSpelling bool
 	full             string
@@ -120,11 +121,11 @@ type binder struct {
 	textStart int
 	// litLoc is the location of each string literal, where errors parsing
 	// it as some type are reported (as PostgreSQL does).
-	litLoc map[*Const]int32
+	litLoc map[*ir.Const]int32
 	// defaulted maps the text constants defaultType made of untyped
 	// literals to those literals: a set operation gives them the other
 	// side's type instead, as PostgreSQL does (SELECT 1 UNION SELECT '2').
-	defaulted map[*Const]*Const
+	defaulted map[*ir.Const]*ir.Const
 	// params are the statement's query parameters; nil when it has none
 	// (the simple query protocol), where $n is an error.
 	params *paramState
@@ -154,7 +155,7 @@ func (b *binder) errAt(loc int32, e *sqlerr.Error) *sqlerr.Error {
 	return e.At(charPosition(b.full, b.base+int(loc)))
 }
 
-func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
+func (b *binder) bindStatement(n *pg_query.Node) (ir.Statement, error) {
 	switch s := n.Node.(type) {
 	case *pg_query.Node_SelectStmt:
 		if st, ok, err := b.bindSavepointCall(s.SelectStmt); ok || err != nil {
@@ -164,7 +165,7 @@ func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Select{Query: rel}, nil
+		return &ir.Select{Query: rel}, nil
 	case *pg_query.Node_CreateStmt:
 		return b.bindCreateTable(s.CreateStmt)
 	case *pg_query.Node_CreateTableAsStmt:
@@ -187,15 +188,15 @@ func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 		name := strings.ToLower(s.VariableShowStmt.Name)
 		switch name {
 		case "tables":
-			return &ShowRelations{Kind: catalog.Table}, nil
+			return &ir.ShowRelations{Kind: catalog.Table}, nil
 		case "sources":
-			return &ShowRelations{Kind: catalog.Source}, nil
+			return &ir.ShowRelations{Kind: catalog.Source}, nil
 		case "views":
-			return &ShowRelations{Kind: catalog.View}, nil
+			return &ir.ShowRelations{Kind: catalog.View}, nil
 		case "sinks":
-			return &ShowRelations{Kind: catalog.Sink}, nil
+			return &ir.ShowRelations{Kind: catalog.Sink}, nil
 		}
-		return &ShowVar{Name: name}, nil
+		return &ir.ShowVar{Name: name}, nil
 	case *pg_query.Node_TransactionStmt:
 		return b.bindTransaction(s.TransactionStmt)
 	case *pg_query.Node_PrepareStmt:
@@ -222,7 +223,7 @@ func (b *binder) bindStatement(n *pg_query.Node) (Statement, error) {
 		return bindFetch(s.FetchStmt), nil
 	case *pg_query.Node_DropSubscriptionStmt:
 		d := s.DropSubscriptionStmt
-		return &DropSubscription{Name: ObjectName{Name: d.Subname}, IfExists: d.MissingOk, Path: b.path}, nil
+		return &DropSubscription{Name: ir.ObjectName{Name: d.Subname}, IfExists: d.MissingOk, Path: b.path}, nil
 	case *pg_query.Node_ClosePortalStmt:
 		return &CloseCursor{Name: s.ClosePortalStmt.Portalname}, nil
 	case *pg_query.Node_CreatedbStmt:
@@ -271,7 +272,7 @@ func typeName(v any) string {
 	return strings.TrimPrefix(strings.Replace(strings.TrimPrefix(sprintType(v), "*"), "pg_query.Node_", "", 1), "")
 }
 
-func (b *binder) bindCreateTable(s *pg_query.CreateStmt) (Statement, error) {
+func (b *binder) bindCreateTable(s *pg_query.CreateStmt) (ir.Statement, error) {
 	qname, err := b.creationName(s.Relation)
 	if err != nil {
 		return nil, err
@@ -283,7 +284,7 @@ func (b *binder) bindCreateTable(s *pg_query.CreateStmt) (Statement, error) {
 	if len(s.InhRelations) > 0 || s.Partspec != nil || s.OfTypename != nil {
 		return nil, b.errAt(s.Relation.Location, sqlerr.Unsupported("table inheritance and partitioning"))
 	}
-	ct := &CreateTable{Schema: qname.Schema, Name: name, IfNotExists: s.IfNotExists}
+	ct := &ir.CreateTable{Schema: qname.Schema, Name: name, IfNotExists: s.IfNotExists}
 	if ct.RetainHistory, err = b.retainHistoryOf(s.Options); err != nil {
 		return nil, err
 	}
@@ -406,7 +407,7 @@ func (b *binder) bindCreateTable(s *pg_query.CreateStmt) (Statement, error) {
 	return ct, nil
 }
 
-func (b *binder) bindCreateTableAs(s *pg_query.CreateTableAsStmt) (Statement, error) {
+func (b *binder) bindCreateTableAs(s *pg_query.CreateTableAsStmt) (ir.Statement, error) {
 	if s.Objtype != pg_query.ObjectType_OBJECT_MATVIEW {
 		return nil, sqlerr.Unsupported("CREATE TABLE AS (create a table, then INSERT ... SELECT)")
 	}
@@ -433,11 +434,11 @@ func (b *binder) bindCreateTableAs(s *pg_query.CreateTableAsStmt) (Statement, er
 		return nil, b.errAt(v.loc, sqlerr.Unsupported("%s() in a materialized view (its value differs at each call)", v.fn))
 	}
 	if len(s.Into.ColNames) > 0 {
-		vis := VisibleColumns(rel)
+		vis := ir.VisibleColumns(rel)
 		if len(s.Into.ColNames) > len(vis) {
 			return nil, b.errAt(s.Into.Rel.Location, sqlerr.New(sqlerr.SyntaxError, "too many column names were specified"))
 		}
-		cols := append([]Column(nil), rel.Columns()...)
+		cols := append([]ir.Column(nil), rel.Columns()...)
 		for i, cn := range s.Into.ColNames {
 			cols[vis[i]].Name = cn.GetString_().Sval
 		}
@@ -451,21 +452,21 @@ func (b *binder) bindCreateTableAs(s *pg_query.CreateTableAsStmt) (Statement, er
 	if err != nil {
 		return nil, err
 	}
-	return &CreateMaterializedView{Schema: name.Schema, Name: name.Name, IfNotExists: s.IfNotExists, Query: rel, SQL: b.text,
+	return &ir.CreateMaterializedView{Schema: name.Schema, Name: name.Name, IfNotExists: s.IfNotExists, Query: rel, SQL: b.text,
 		EmitOnWindowClose: eowc, Refs: b.refs, Functions: b.funcs.refs, CallsFunctions: b.funcs.calls, ReadsThrough: b.funcs.reads,
 		RetainHistory: retain}, nil
 }
 
 // renameColumns returns rel with its output columns renamed.
-func renameColumns(rel Rel, cols []Column) Rel {
-	exprs := make([]Expr, len(cols))
+func renameColumns(rel ir.Rel, cols []ir.Column) ir.Rel {
+	exprs := make([]ir.Expr, len(cols))
 	for i, c := range rel.Columns() {
-		exprs[i] = &InputRef{Index: i, T: c.Type, Name: c.Name}
+		exprs[i] = &ir.InputRef{Index: i, T: c.Type, Name: c.Name}
 	}
-	return &Project{Input: rel, Exprs: exprs, Cols: cols}
+	return &ir.Project{Input: rel, Exprs: exprs, Cols: cols}
 }
 
-func checkDuplicateNames(rel Rel) error {
+func checkDuplicateNames(rel ir.Rel) error {
 	seen := map[string]bool{}
 	for _, c := range rel.Columns() {
 		if c.Hidden {
@@ -479,9 +480,9 @@ func checkDuplicateNames(rel Rel) error {
 	return nil
 }
 
-func (b *binder) bindDrop(s *pg_query.DropStmt) (Statement, error) {
+func (b *binder) bindDrop(s *pg_query.DropStmt) (ir.Statement, error) {
 	cascade := s.Behavior == pg_query.DropBehavior_DROP_CASCADE
-	d := &Drop{IfExists: s.MissingOk, Cascade: cascade, Path: b.path}
+	d := &ir.Drop{IfExists: s.MissingOk, Cascade: cascade, Path: b.path}
 	switch s.RemoveType {
 	case pg_query.ObjectType_OBJECT_TABLE:
 		d.Kind = catalog.Table
@@ -501,7 +502,7 @@ func (b *binder) bindDrop(s *pg_query.DropStmt) (Statement, error) {
 		if s.Concurrent {
 			return nil, sqlerr.Unsupported("DROP INDEX CONCURRENTLY")
 		}
-		di := &DropIndex{IfExists: s.MissingOk}
+		di := &ir.DropIndex{IfExists: s.MissingOk}
 		for _, o := range s.Objects {
 			var parts []string
 			for _, item := range o.GetList().GetItems() {
@@ -520,9 +521,9 @@ func (b *binder) bindDrop(s *pg_query.DropStmt) (Statement, error) {
 		}
 		switch len(parts) {
 		case 1:
-			d.Names = append(d.Names, ObjectName{Name: parts[0]})
+			d.Names = append(d.Names, ir.ObjectName{Name: parts[0]})
 		case 2:
-			d.Names = append(d.Names, ObjectName{Schema: parts[0], Name: parts[1]})
+			d.Names = append(d.Names, ir.ObjectName{Schema: parts[0], Name: parts[1]})
 		default:
 			return nil, sqlerr.Unsupported("cross-database references")
 		}
@@ -530,7 +531,7 @@ func (b *binder) bindDrop(s *pg_query.DropStmt) (Statement, error) {
 	return d, nil
 }
 
-func (b *binder) bindSet(s *pg_query.VariableSetStmt) (Statement, error) {
+func (b *binder) bindSet(s *pg_query.VariableSetStmt) (ir.Statement, error) {
 	name := strings.ToLower(s.Name)
 	switch s.Kind {
 	case pg_query.VariableSetKind_VAR_SET_VALUE:
@@ -569,23 +570,23 @@ func (b *binder) bindSet(s *pg_query.VariableSetStmt) (Statement, error) {
 				}
 			}
 		}
-		return &SetVar{Name: name, Value: strings.Join(vals, ", "), Local: s.IsLocal}, nil
+		return &ir.SetVar{Name: name, Value: strings.Join(vals, ", "), Local: s.IsLocal}, nil
 	case pg_query.VariableSetKind_VAR_SET_DEFAULT, pg_query.VariableSetKind_VAR_RESET:
-		return &SetVar{Name: name, Reset: true, Local: s.IsLocal}, nil
+		return &ir.SetVar{Name: name, Reset: true, Local: s.IsLocal}, nil
 	case pg_query.VariableSetKind_VAR_RESET_ALL:
-		return &SetVar{Name: "all", Reset: true}, nil
+		return &ir.SetVar{Name: "all", Reset: true}, nil
 	case pg_query.VariableSetKind_VAR_SET_MULTI:
 		// SET TRANSACTION ... and SET SESSION CHARACTERISTICS AS
 		// TRANSACTION; other multi-word forms are accepted.
 		if name == "transaction" || name == "session characteristics" {
 			return &SetTransaction{SessionDefault: name != "transaction", Isolation: isolationOf(s.Args), ReadOnly: readOnlyOf(s.Args)}, nil
 		}
-		return &SetVar{Name: name}, nil
+		return &ir.SetVar{Name: name}, nil
 	}
 	return nil, sqlerr.Unsupported("SET %s", name)
 }
 
-func (b *binder) bindInsert(s *pg_query.InsertStmt) (Statement, error) {
+func (b *binder) bindInsert(s *pg_query.InsertStmt) (ir.Statement, error) {
 	if s.WithClause != nil {
 		return nil, sqlerr.Unsupported("WITH in INSERT")
 	}
@@ -631,7 +632,7 @@ func (b *binder) bindInsert(s *pg_query.InsertStmt) (Statement, error) {
 		return nil, err
 	}
 	sel := s.SelectStmt.GetSelectStmt()
-	var src Rel
+	var src ir.Rel
 	var flagCols map[int]int
 	if len(sel.ValuesLists) > 0 && sel.Op == pg_query.SetOperation_SETOP_NONE {
 		if len(s.Cols) == 0 {
@@ -650,7 +651,7 @@ func (b *binder) bindInsert(s *pg_query.InsertStmt) (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	vis := VisibleColumns(src)
+	vis := ir.VisibleColumns(src)
 	if len(vis) > len(targets) {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "INSERT has more expressions than target columns")
 	}
@@ -659,8 +660,8 @@ func (b *binder) bindInsert(s *pg_query.InsertStmt) (Statement, error) {
 	}
 	// Project the source onto the table's visible columns with assignment casts.
 	srcCols := src.Columns()
-	var exprs []Expr
-	var cols []Column
+	var exprs []ir.Expr
+	var cols []ir.Column
 	for _, ci := range table.VisibleColumns() {
 		col := table.Columns[ci]
 		e, err := b.columnDefault(col)
@@ -670,7 +671,7 @@ func (b *binder) bindInsert(s *pg_query.InsertStmt) (Statement, error) {
 		for k, ti := range targets {
 			if ti == ci && k < len(vis) {
 				in := srcCols[vis[k]]
-				var v Expr = &InputRef{Index: vis[k], T: in.Type, Name: in.Name}
+				var v ir.Expr = &ir.InputRef{Index: vis[k], T: in.Type, Name: in.Name}
 				if c := b.untypedOutput(src, vis[k]); c != nil {
 					// An untyped literal selected into a column takes the
 					// column's type, as in PostgreSQL: INSERT ... SELECT NULL.
@@ -682,22 +683,22 @@ func (b *binder) bindInsert(s *pg_query.InsertStmt) (Statement, error) {
 			}
 		}
 		exprs = append(exprs, e)
-		cols = append(cols, Column{Name: col.Name, Type: col.Type})
+		cols = append(cols, ir.Column{Name: col.Name, Type: col.Type})
 	}
 	fe, fc := serialFlags(table, targets, len(vis), flagCols)
 	exprs, cols = append(exprs, fe...), append(cols, fc...)
-	ins := &Insert{Table: table, Source: &Project{Input: src, Exprs: exprs, Cols: cols}}
+	ins := &ir.Insert{Table: table, Source: &ir.Project{Input: src, Exprs: exprs, Cols: cols}}
 	return ins, b.bindInsertClauses(ins, s)
 }
 
 // untypedOutput returns the untyped literal that output column i of a
 // query's top projection was before it defaulted to text, or nil.
-func (b *binder) untypedOutput(src Rel, i int) *Const {
-	p, ok := src.(*Project)
+func (b *binder) untypedOutput(src ir.Rel, i int) *ir.Const {
+	p, ok := src.(*ir.Project)
 	if !ok || i >= len(p.Exprs) {
 		return nil
 	}
-	c, ok := p.Exprs[i].(*Const)
+	c, ok := p.Exprs[i].(*ir.Const)
 	if !ok {
 		return nil
 	}
@@ -706,8 +707,8 @@ func (b *binder) untypedOutput(src Rel, i int) *Const {
 
 // bindInsertValues binds VALUES rows of an INSERT with the target columns'
 // types known, so that literals are parsed as those types.
-func (b *binder) bindInsertValues(sel *pg_query.SelectStmt, table *catalog.Relation, targets []int) (Rel, map[int]int, error) {
-	v := &Values{}
+func (b *binder) bindInsertValues(sel *pg_query.SelectStmt, table *catalog.Relation, targets []int) (ir.Rel, map[int]int, error) {
+	v := &ir.Values{}
 	var defaults [][]bool // by row, by target: given DEFAULT
 	for i, row := range sel.ValuesLists {
 		items := row.GetList().GetItems()
@@ -720,7 +721,7 @@ func (b *binder) bindInsertValues(sel *pg_query.SelectStmt, table *catalog.Relat
 		if len(items) < len(targets) {
 			return nil, nil, sqlerr.New(sqlerr.SyntaxError, "INSERT has more target columns than expressions")
 		}
-		var out []Expr
+		var out []ir.Expr
 		defaults = append(defaults, make([]bool, len(items)))
 		for k, item := range items {
 			col := table.Columns[targets[k]]
@@ -745,18 +746,18 @@ func (b *binder) bindInsertValues(sel *pg_query.SelectStmt, table *catalog.Relat
 		v.Rows = append(v.Rows, out)
 	}
 	for i, ti := range targets {
-		v.Cols = append(v.Cols, Column{Name: "column" + itoa(int64(i+1)), Type: table.Columns[ti].Type})
+		v.Cols = append(v.Cols, ir.Column{Name: "column" + itoa(int64(i+1)), Type: table.Columns[ti].Type})
 	}
 	return v, valuesSerialFlags(v, table, targets, defaults), nil
 }
 
 // assign converts e for storage in col (an assignment cast), or fails with
 // 42804 as PostgreSQL does.
-func (b *binder) assign(e Expr, col catalog.Column, loc int32) (Expr, error) {
+func (b *binder) assign(e ir.Expr, col catalog.Column, loc int32) (ir.Expr, error) {
 	from := e.Type()
-	if from.Kind == types.Unknown || AssignmentCastAllowed(from, col.Type) || isRowCall(e) {
+	if from.Kind == types.Unknown || ir.AssignmentCastAllowed(from, col.Type) || isRowCall(e) {
 		out, err := b.castTo(e, col.Type, loc, false)
-		if c, ok := out.(*Cast); ok {
+		if c, ok := out.(*ir.Cast); ok {
 			// The cast of e itself (or of the parameter e was, now typed)
 			// stores the value.
 			if _, isParam := e.(*Param); c.Arg == e || isParam || zoneWraps(c.Arg, e) {
@@ -802,7 +803,7 @@ func (b *binder) dmlTable(rv *pg_query.RangeVar, verb string) (*catalog.Relation
 	return table, b.tableScope(table, alias), nil
 }
 
-func (b *binder) bindUpdate(s *pg_query.UpdateStmt) (Statement, error) {
+func (b *binder) bindUpdate(s *pg_query.UpdateStmt) (ir.Statement, error) {
 	if s.WithClause != nil {
 		return nil, sqlerr.Unsupported("WITH in UPDATE")
 	}
@@ -810,7 +811,7 @@ func (b *binder) bindUpdate(s *pg_query.UpdateStmt) (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := &Update{Table: table}
+	u := &ir.Update{Table: table}
 	subs := &subqueries{}
 	from, sc, err := b.bindDMLFrom(sc, s.FromClause)
 	if err != nil {
@@ -829,7 +830,7 @@ func (b *binder) bindUpdate(s *pg_query.UpdateStmt) (Statement, error) {
 	return u, nil
 }
 
-func (b *binder) bindDelete(s *pg_query.DeleteStmt) (Statement, error) {
+func (b *binder) bindDelete(s *pg_query.DeleteStmt) (ir.Statement, error) {
 	if s.WithClause != nil {
 		return nil, sqlerr.Unsupported("WITH in DELETE")
 	}
@@ -849,7 +850,7 @@ func (b *binder) bindDelete(s *pg_query.DeleteStmt) (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Delete{Table: table, Rows: rows, Returning: ret}, nil
+	return &ir.Delete{Table: table, Rows: rows, Returning: ret}, nil
 }
 
 // objectNotInPrerequisiteState is SQLSTATE 55000.

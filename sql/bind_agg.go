@@ -4,21 +4,13 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
 
-var aggregateNames = map[string]bool{
-	AggCount: true, AggSum: true, AggAvg: true, AggMin: true, AggMax: true,
-	AggBoolAnd: true, AggBoolOr: true, AggEvery: true,
-	AggStddev: true, AggStddevSamp: true, AggStddevPop: true,
-	AggVariance: true, AggVarSamp: true, AggVarPop: true,
-	AggStringAgg: true, AggFirstValue: true, AggLastValue: true,
-	AggApproxCountDistinct: true, AggArrayAgg: true, AggJSONBAgg: true, AggJSONBObjectAgg: true,
-}
-
 // bindAggregate binds an aggregate call and records it in ctx.aggs.
-func (b *binder) bindAggregate(ctx *exprCtx, name string, f *pg_query.FuncCall) (Expr, error) {
+func (b *binder) bindAggregate(ctx *exprCtx, name string, f *pg_query.FuncCall) (ir.Expr, error) {
 	if ctx.inAgg {
 		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.GroupingError, "aggregate function calls cannot be nested"))
 	}
@@ -30,7 +22,7 @@ func (b *binder) bindAggregate(ctx *exprCtx, name string, f *pg_query.FuncCall) 
 		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.GroupingError, "aggregate functions are not allowed in %s", clause))
 	}
 	inner := &exprCtx{scope: ctx.scope, aggs: ctx.aggs, clause: ctx.clause, inAgg: true, wins: ctx.wins}
-	call := AggCall{Func: name, Distinct: f.AggDistinct}
+	call := ir.AggCall{Func: name, Distinct: f.AggDistinct}
 	if f.AggFilter != nil {
 		filter, err := b.bindExpr(&exprCtx{scope: ctx.scope, aggs: ctx.aggs, clause: "FILTER", inAgg: true}, f.AggFilter)
 		if err != nil {
@@ -40,7 +32,7 @@ func (b *binder) bindAggregate(ctx *exprCtx, name string, f *pg_query.FuncCall) 
 			return nil, err
 		}
 	}
-	if f.AggWithinGroup || IsOrderedSet(name) {
+	if f.AggWithinGroup || ir.IsOrderedSet(name) {
 		oc, err := b.bindOrderedSet(ctx, inner, name, f)
 		if err != nil {
 			return nil, err
@@ -50,10 +42,10 @@ func (b *binder) bindAggregate(ctx *exprCtx, name string, f *pg_query.FuncCall) 
 		return &aggRef{Index: len(*ctx.aggs) - 1, T: oc.T}, nil
 	}
 	if f.AggStar {
-		if name != AggCount {
+		if name != ir.AggCount {
 			return nil, b.errAt(f.Location, sqlerr.New(sqlerr.SyntaxError, "%s(*) is not allowed", name))
 		}
-		call.Func = AggCountStar
+		call.Func = ir.AggCountStar
 		call.T = types.Int64T
 	} else {
 		args, err := b.bindAggArgs(inner, name, f)
@@ -75,27 +67,27 @@ func (b *binder) bindAggregate(ctx *exprCtx, name string, f *pg_query.FuncCall) 
 // bindAggArgs binds the arguments of aggregate name: one, or a value and a
 // delimiter for string_agg. Untyped literals take the type the aggregate
 // wants (boolean for bool_and, text for string_agg), else text.
-func (b *binder) bindAggArgs(ctx *exprCtx, name string, f *pg_query.FuncCall) ([]Expr, error) {
+func (b *binder) bindAggArgs(ctx *exprCtx, name string, f *pg_query.FuncCall) ([]ir.Expr, error) {
 	args, err := b.bindExprs(ctx, f.Args)
 	if err != nil {
 		return nil, err
 	}
 	want := 1
-	if name == AggStringAgg || name == AggJSONBObjectAgg || IsRegression(name) {
+	if name == ir.AggStringAgg || name == ir.AggJSONBObjectAgg || ir.IsRegression(name) {
 		want = 2
 	}
-	if name == AggJSONBObjectAgg && f.AggDistinct {
+	if name == ir.AggJSONBObjectAgg && f.AggDistinct {
 		return nil, b.errAt(f.Location, sqlerr.Unsupported("jsonb_object_agg(DISTINCT ...)"))
 	}
 	for i, a := range args {
 		switch {
 		case a.Type().Kind != types.Unknown:
-		case name == AggJSONBAgg:
+		case name == ir.AggJSONBAgg:
 			return nil, b.errAt(f.Location, sqlerr.New(sqlerr.DatatypeMismatch,
 				"could not determine polymorphic type because input has type unknown"))
-		case name == AggArrayAgg:
+		case name == ir.AggArrayAgg:
 			return nil, b.errAt(f.Location, notUnique(name, args))
-		case name == AggBoolAnd || name == AggBoolOr || name == AggEvery:
+		case name == ir.AggBoolAnd || name == ir.AggBoolOr || name == ir.AggEvery:
 			if args[i], err = b.castTo(a, types.BoolT, f.Location, false); err != nil {
 				return nil, err
 			}
@@ -106,10 +98,10 @@ func (b *binder) bindAggArgs(ctx *exprCtx, name string, f *pg_query.FuncCall) ([
 	if len(args) != want {
 		return nil, b.errAt(f.Location, noSuchFunction(name, args))
 	}
-	if IsRegression(name) {
+	if ir.IsRegression(name) {
 		// (double precision, double precision), to which every numeric
 		// type converts implicitly.
-		coerced := make([]Expr, len(args))
+		coerced := make([]ir.Expr, len(args))
 		for i, a := range args {
 			if coerced[i], err = b.coerce(a, types.Float64T, f.Location); err != nil {
 				return nil, b.errAt(f.Location, noSuchFunction(name, args))
@@ -120,7 +112,7 @@ func (b *binder) bindAggArgs(ctx *exprCtx, name string, f *pg_query.FuncCall) ([
 			return nil, b.errAt(f.Location, sqlerr.Unsupported("DISTINCT in %s", name))
 		}
 	}
-	if name == AggStringAgg {
+	if name == ir.AggStringAgg {
 		for _, a := range args {
 			if a.Type().Kind != types.Text {
 				return nil, b.errAt(f.Location, noSuchFunction(name, args))
@@ -133,8 +125,8 @@ func (b *binder) bindAggArgs(ctx *exprCtx, name string, f *pg_query.FuncCall) ([
 // bindAggOrder binds the ORDER BY inside an aggregate call. It is kept for
 // the order-sensitive aggregates and checked, then dropped, for the others
 // (sum(x ORDER BY y) is sum(x)), as their result does not depend on it.
-func (b *binder) bindAggOrder(ctx *exprCtx, call *AggCall, f *pg_query.FuncCall) error {
-	args := append([]Expr{call.Arg}, call.ExtraArgs...)
+func (b *binder) bindAggOrder(ctx *exprCtx, call *ir.AggCall, f *pg_query.FuncCall) error {
+	args := append([]ir.Expr{call.Arg}, call.ExtraArgs...)
 	for _, n := range f.AggOrder {
 		sb := n.GetSortBy()
 		if sb == nil {
@@ -153,14 +145,14 @@ func (b *binder) bindAggOrder(ctx *exprCtx, call *AggCall, f *pg_query.FuncCall)
 				"in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list"))
 		}
 		k := sortKey(0, sb)
-		call.OrderBy = append(call.OrderBy, AggOrder{Expr: e, Desc: k.Desc, NullsFirst: k.NullsFirst})
+		call.OrderBy = append(call.OrderBy, ir.AggOrder{Expr: e, Desc: k.Desc, NullsFirst: k.NullsFirst})
 	}
-	if !OrderSensitive(call.Func) {
+	if !ir.OrderSensitive(call.Func) {
 		call.OrderBy = nil
 		return nil
 	}
 	switch call.Func {
-	case AggFirstValue, AggLastValue:
+	case ir.AggFirstValue, ir.AggLastValue:
 		if len(call.OrderBy) == 0 {
 			return b.errAt(f.Location, sqlerr.New(sqlerr.SyntaxError, "%s requires ORDER BY", call.Func).
 				WithHint("Write %s(x ORDER BY y).", call.Func))
@@ -168,8 +160,8 @@ func (b *binder) bindAggOrder(ctx *exprCtx, call *AggCall, f *pg_query.FuncCall)
 		if call.Distinct {
 			return b.errAt(f.Location, sqlerr.Unsupported("DISTINCT in %s", call.Func))
 		}
-	case AggStringAgg:
-		if _, ok := call.ExtraArgs[0].(*Const); call.Distinct && !ok {
+	case ir.AggStringAgg:
+		if _, ok := call.ExtraArgs[0].(*ir.Const); call.Distinct && !ok {
 			return b.errAt(f.Location, sqlerr.Unsupported("string_agg(DISTINCT ...) with a delimiter that is not a constant"))
 		}
 	}
@@ -178,7 +170,7 @@ func (b *binder) bindAggOrder(ctx *exprCtx, call *AggCall, f *pg_query.FuncCall)
 
 // notUnique is PostgreSQL's error for a call of a polymorphic function
 // whose only argument is an untyped literal.
-func notUnique(name string, args []Expr) *sqlerr.Error {
+func notUnique(name string, args []ir.Expr) *sqlerr.Error {
 	ts := make([]string, len(args))
 	for i, a := range args {
 		ts[i] = a.Type().String()
@@ -188,7 +180,7 @@ func notUnique(name string, args []Expr) *sqlerr.Error {
 }
 
 // sameAsSome reports whether e is the same expression as one of args.
-func sameAsSome(e Expr, args []Expr) bool {
+func sameAsSome(e ir.Expr, args []ir.Expr) bool {
 	for _, a := range args {
 		if a.String() == e.String() && a.Type().Kind == e.Type().Kind {
 			return true
@@ -203,11 +195,11 @@ func aggResultType(fn string, t types.T) (types.T, error) {
 		return rt, nil
 	}
 	switch fn {
-	case AggCount, AggApproxCountDistinct:
+	case ir.AggCount, ir.AggApproxCountDistinct:
 		if t.Kind != types.Unknown {
 			return types.Int64T, nil
 		}
-	case AggSum:
+	case ir.AggSum:
 		switch t.Kind {
 		case types.Interval:
 			return types.IntervalT, nil
@@ -227,7 +219,7 @@ func aggResultType(fn string, t types.T) (types.T, error) {
 		case types.Float64:
 			return types.Float64T, nil
 		}
-	case AggAvg:
+	case ir.AggAvg:
 		switch t.Kind {
 		case types.Int16, types.Int32, types.Int64, types.Numeric:
 			return types.NumericT, nil
@@ -236,22 +228,22 @@ func aggResultType(fn string, t types.T) (types.T, error) {
 		case types.Interval:
 			return types.IntervalT, nil
 		}
-	case AggStddev, AggStddevSamp, AggStddevPop, AggVariance, AggVarSamp, AggVarPop:
+	case ir.AggStddev, ir.AggStddevSamp, ir.AggStddevPop, ir.AggVariance, ir.AggVarSamp, ir.AggVarPop:
 		switch t.Kind {
 		case types.Int16, types.Int32, types.Int64, types.Numeric:
 			return types.NumericT, nil
 		case types.Float32, types.Float64:
 			return types.Float64T, nil
 		}
-	case AggBoolAnd, AggBoolOr, AggEvery:
+	case ir.AggBoolAnd, ir.AggBoolOr, ir.AggEvery:
 		if t.Kind == types.Bool {
 			return types.BoolT, nil
 		}
-	case AggStringAgg:
+	case ir.AggStringAgg:
 		return types.TextT, nil
-	case AggJSONBAgg, AggJSONBObjectAgg:
+	case ir.AggJSONBAgg, ir.AggJSONBObjectAgg:
 		return types.JSONBT, nil
-	case AggArrayAgg:
+	case ir.AggArrayAgg:
 		switch t.Kind {
 		case types.Unknown:
 		case types.Array:
@@ -259,7 +251,7 @@ func aggResultType(fn string, t types.T) (types.T, error) {
 		default:
 			return types.ArrayOf(t), nil
 		}
-	case AggMin, AggMax, AggFirstValue, AggLastValue:
+	case ir.AggMin, ir.AggMax, ir.AggFirstValue, ir.AggLastValue:
 		if t.Kind != types.Unknown && !noMinMax(fn, t) {
 			return t, nil
 		}

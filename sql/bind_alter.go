@@ -6,6 +6,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 )
 
@@ -23,7 +24,7 @@ type RewriteTable struct {
 	PrimaryKey bool
 	// Rows computes each stored row's new version from the old one (a
 	// projection of a scan of Table), one column per new column.
-	Rows Rel
+	Rows ir.Rel
 	// KeyName is the primary key constraint's name ("": table_pkey), which
 	// a duplicate key is reported under.
 	KeyName string
@@ -115,7 +116,7 @@ func (b *binder) alterTarget(rv *pg_query.RangeVar, objtype pg_query.ObjectType)
 	return rel, nil
 }
 
-func (b *binder) bindRename(s *pg_query.RenameStmt) (Statement, error) {
+func (b *binder) bindRename(s *pg_query.RenameStmt) (ir.Statement, error) {
 	switch s.RenameType {
 	case pg_query.ObjectType_OBJECT_TABLE, pg_query.ObjectType_OBJECT_MATVIEW, pg_query.ObjectType_OBJECT_VIEW:
 		rel, err := b.alterTarget(s.Relation, s.RenameType)
@@ -145,7 +146,7 @@ func objectTypeName(t pg_query.ObjectType) string {
 	return strings.ReplaceAll(strings.TrimPrefix(t.String(), "OBJECT_"), "_", " ")
 }
 
-func (b *binder) bindAlterTable(s *pg_query.AlterTableStmt) (Statement, error) {
+func (b *binder) bindAlterTable(s *pg_query.AlterTableStmt) (ir.Statement, error) {
 	if len(s.Cmds) == 1 && (s.Objtype == pg_query.ObjectType_OBJECT_TABLE || s.Objtype == pg_query.ObjectType_OBJECT_MATVIEW) {
 		cmd := s.Cmds[0].GetAlterTableCmd()
 		if cmd.Subtype == pg_query.AlterTableType_AT_SetRelOptions || cmd.Subtype == pg_query.AlterTableType_AT_ResetRelOptions {
@@ -192,7 +193,7 @@ func (b *binder) bindAlterTable(s *pg_query.AlterTableStmt) (Statement, error) {
 			if err != nil {
 				return nil, err
 			}
-			return &CreateIndex{Name: def.Name, Table: table, Columns: def.Columns, Unique: true, Constraint: true}, nil
+			return &ir.CreateIndex{Name: def.Name, Table: table, Columns: def.Columns, Unique: true, Constraint: true}, nil
 		}
 		if c != nil && c.Contype == pg_query.ConstrType_CONSTR_FOREIGN {
 			return b.bindAddForeignKey(table, c)
@@ -221,14 +222,14 @@ func alterCommandName(t pg_query.AlterTableType) string {
 
 // rewriteOf starts the rewrite of table: its rows projected to the columns
 // keep lists (indices into table.Columns), in that order.
-func rewriteOf(table *catalog.Relation, keep []int) (*RewriteTable, *Project) {
+func rewriteOf(table *catalog.Relation, keep []int) (*RewriteTable, *ir.Project) {
 	rw := &RewriteTable{Table: table, PrimaryKey: table.PrimaryKey}
-	p := &Project{Input: &Scan{Relation: table}}
+	p := &ir.Project{Input: &ir.Scan{Relation: table}}
 	for _, ci := range keep {
 		c := table.Columns[ci]
 		rw.Columns = append(rw.Columns, c)
-		p.Exprs = append(p.Exprs, &InputRef{Index: ci, T: c.Type, Name: c.Name})
-		p.Cols = append(p.Cols, Column{Name: c.Name, Type: c.Type, Hidden: c.Hidden})
+		p.Exprs = append(p.Exprs, &ir.InputRef{Index: ci, T: c.Type, Name: c.Name})
+		p.Cols = append(p.Cols, ir.Column{Name: c.Name, Type: c.Type, Hidden: c.Hidden})
 	}
 	rw.Rows = p
 	return rw, p
@@ -256,7 +257,7 @@ func visibleThenRowID(table *catalog.Relation) (vis []int, rowID int) {
 	return vis, rowID
 }
 
-func (b *binder) bindAddColumn(table *catalog.Relation, cmd *pg_query.AlterTableCmd) (Statement, error) {
+func (b *binder) bindAddColumn(table *catalog.Relation, cmd *pg_query.AlterTableCmd) (ir.Statement, error) {
 	cd := cmd.Def.GetColumnDef()
 	if table.ColumnIndex(cd.Colname) >= 0 {
 		if cmd.MissingOk {
@@ -302,20 +303,20 @@ func (b *binder) bindAddColumn(table *catalog.Relation, cmd *pg_query.AlterTable
 	rw.What = "add column"
 	rw.Columns = append(rw.Columns, col)
 	p.Exprs = append(p.Exprs, def)
-	p.Cols = append(p.Cols, Column{Name: col.Name, Type: col.Type})
+	p.Cols = append(p.Cols, ir.Column{Name: col.Name, Type: col.Type})
 	keep := vis
 	if rowID >= 0 {
 		c := table.Columns[rowID]
 		rw.Columns = append(rw.Columns, c)
-		p.Exprs = append(p.Exprs, &InputRef{Index: rowID, T: c.Type, Name: c.Name})
-		p.Cols = append(p.Cols, Column{Name: c.Name, Type: c.Type, Hidden: true})
+		p.Exprs = append(p.Exprs, &ir.InputRef{Index: rowID, T: c.Type, Name: c.Name})
+		p.Cols = append(p.Cols, ir.Column{Name: c.Name, Type: c.Type, Hidden: true})
 		keep = append(slices.Clip(vis), -1, rowID) // -1: the new column
 	}
 	rw.Key = keyAfter(table, keep)
 	return rw, nil
 }
 
-func (b *binder) bindDropColumn(table *catalog.Relation, cmd *pg_query.AlterTableCmd) (Statement, error) {
+func (b *binder) bindDropColumn(table *catalog.Relation, cmd *pg_query.AlterTableCmd) (ir.Statement, error) {
 	ci := table.ColumnIndex(cmd.Name)
 	if ci < 0 || table.Columns[ci].Hidden {
 		if cmd.MissingOk {
@@ -343,7 +344,7 @@ func (b *binder) bindDropColumn(table *catalog.Relation, cmd *pg_query.AlterTabl
 	return rw, nil
 }
 
-func (b *binder) bindAddPrimaryKey(table *catalog.Relation, c *pg_query.Constraint) (Statement, error) {
+func (b *binder) bindAddPrimaryKey(table *catalog.Relation, c *pg_query.Constraint) (ir.Statement, error) {
 	if table.PrimaryKey {
 		return nil, b.errAt(c.Location, sqlerr.New(sqlerr.InvalidTableDefinition, "multiple primary keys for table \"%s\" are not allowed", table.Name))
 	}
@@ -373,13 +374,13 @@ func (b *binder) bindAddPrimaryKey(table *catalog.Relation, c *pg_query.Constrai
 // renameSource is ALTER SOURCE name RENAME TO new_name, recognised from its
 // tokens (PostgreSQL's grammar has no sources).
 type renameSource struct {
-	Name    ObjectName
+	Name    ir.ObjectName
 	NewName string
 }
 
 func (*renameSource) Tag() string { return "ALTER SOURCE" }
 
-func (b *binder) bindRenameSource(s *renameSource) (Statement, error) {
+func (b *binder) bindRenameSource(s *renameSource) (ir.Statement, error) {
 	names := []string{s.Name.Name}
 	if s.Name.Schema != "" {
 		names = []string{s.Name.Schema, s.Name.Name}
@@ -394,7 +395,7 @@ func (b *binder) bindRenameSource(s *renameSource) (Statement, error) {
 	return &RenameRelation{Rel: rel, NewName: s.NewName, tag: "ALTER SOURCE"}, nil
 }
 
-func (b *binder) bindAlterColumn(table *catalog.Relation, cmd *pg_query.AlterTableCmd) (Statement, error) {
+func (b *binder) bindAlterColumn(table *catalog.Relation, cmd *pg_query.AlterTableCmd) (ir.Statement, error) {
 	ci := table.ColumnIndex(cmd.Name)
 	if ci < 0 || table.Columns[ci].Hidden {
 		return nil, sqlerr.New(sqlerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", cmd.Name, table.Name)
@@ -437,7 +438,7 @@ func (b *binder) bindAlterColumn(table *catalog.Relation, cmd *pg_query.AlterTab
 // streamsql does not enforce foreign keys, so the statement checks that
 // the tables and columns exist and then does nothing but say so (a NOTICE
 // with 0A000), which lets a dump's replay go on.
-func (b *binder) bindAddForeignKey(table *catalog.Relation, c *pg_query.Constraint) (Statement, error) {
+func (b *binder) bindAddForeignKey(table *catalog.Relation, c *pg_query.Constraint) (ir.Statement, error) {
 	ref, err := b.lookup(c.Pktable)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -16,7 +17,7 @@ import (
 // becomes SELECT array_agg(a ORDER BY o1, ...) FROM (subquery with its sort
 // keys as columns o1, ...) AS s(a, o1, ...).
 
-func (b *binder) bindArraySubquery(ctx *exprCtx, s *pg_query.SubLink) (Expr, error) {
+func (b *binder) bindArraySubquery(ctx *exprCtx, s *pg_query.SubLink) (ir.Expr, error) {
 	sel := s.Subselect.GetSelectStmt()
 	if sel == nil {
 		return nil, b.errAt(s.Location, sqlerr.Unsupported("this kind of subquery"))
@@ -71,7 +72,7 @@ func (b *binder) bindArraySubquery(ctx *exprCtx, s *pg_query.SubLink) (Expr, err
 		return nil, err
 	}
 	t := e.Type()
-	return &Call{Fn: FnCoalesce, Args: []Expr{e, &Const{Value: types.DArray(nil), T: t}}, T: t}, nil
+	return &ir.Call{Fn: ir.FnCoalesce, Args: []ir.Expr{e, &ir.Const{Value: types.DArray(nil), T: t}}, T: t}, nil
 }
 
 // plainArraySelect reports whether sel is SELECT x FROM ... [WHERE ...]

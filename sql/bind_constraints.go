@@ -5,6 +5,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -116,8 +117,8 @@ func (b *binder) bindChecks(table string, cols []catalog.Column, raw []rawCheck)
 
 // BindChecks binds the CHECK constraints of table: one boolean expression
 // per constraint, over the table's columns (all of them, hidden included).
-func BindChecks(cat *catalog.Catalog, table *catalog.Relation) ([]Expr, error) {
-	var out []Expr
+func BindChecks(cat *catalog.Catalog, table *catalog.Relation) ([]ir.Expr, error) {
+	var out []ir.Expr
 	for _, c := range table.Checks {
 		e, err := bindCheck(cat, table.Name, table.Columns, c)
 		if err != nil {
@@ -128,7 +129,7 @@ func BindChecks(cat *catalog.Catalog, table *catalog.Relation) ([]Expr, error) {
 	return out, nil
 }
 
-func bindCheck(cat *catalog.Catalog, table string, cols []catalog.Column, c catalog.Check) (Expr, error) {
+func bindCheck(cat *catalog.Catalog, table string, cols []catalog.Column, c catalog.Check) (ir.Expr, error) {
 	res, err := pg_query.Parse("SELECT " + c.Expr)
 	if err != nil {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "malformed CHECK expression of constraint \"%s\": %v", c.Name, err)

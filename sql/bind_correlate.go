@@ -2,6 +2,7 @@ package sql
 
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -23,25 +24,25 @@ import (
 
 // subqueryRel is a subquery bound for a join with the query around it.
 type subqueryRel struct {
-	rel Rel
+	rel ir.Rel
 	// cols are the positions of the subquery's own (visible) output columns
 	// in rel.
 	cols []int
 	// outerKeys[i] = column keyCols[i] of rel is the correlation, compared as
 	// keyTypes[i]; outerKeys are over the outer scope.
-	outerKeys []Expr
+	outerKeys []ir.Expr
 	keyCols   []int
 	keyTypes  []types.T
 	// aggregated: the subquery aggregates without GROUP BY, so it has exactly
 	// one row per correlation key that has inner rows, and empty[i] is the
 	// (constant) value of own column i for a key without any.
 	aggregated bool
-	empty      []Expr
+	empty      []ir.Expr
 }
 
 // correlation is one equality between an outer and an inner expression.
 type correlation struct {
-	outer Expr // over the outer scope
+	outer ir.Expr // over the outer scope
 	inner *pg_query.Node
 	t     types.T // the common type
 }
@@ -65,7 +66,7 @@ func (b *binder) bindSubquery(s *pg_query.SubLink, outer *scope) (*subqueryRel, 
 		if err != nil {
 			return nil, err
 		}
-		return &subqueryRel{rel: rel, cols: VisibleColumns(rel)}, nil
+		return &subqueryRel{rel: rel, cols: ir.VisibleColumns(rel)}, nil
 	}
 	if sel.LimitCount != nil || sel.LimitOffset != nil || sel.HavingClause != nil {
 		return nil, errNotCorrelation
@@ -124,7 +125,7 @@ func (b *binder) bindSubquery(s *pg_query.SubLink, outer *scope) (*subqueryRel, 
 // or table, and there is an outer scope, the subquery may be correlated
 // otherwise than by equalities: errNotCorrelation sends it to the general
 // decorrelation, which reports the error if there is one.
-func (b *binder) bindUncorrelated(sel *pg_query.SelectStmt, outer *scope) (Rel, error) {
+func (b *binder) bindUncorrelated(sel *pg_query.SelectStmt, outer *scope) (ir.Rel, error) {
 	saved := b.outer
 	b.outer = nil
 	rel, err := b.bindQuery(sel)
@@ -146,7 +147,7 @@ func (b *binder) bindUncorrelated(sel *pg_query.SelectStmt, outer *scope) (Rel, 
 func (b *binder) splitCorrelation(sel *pg_query.SelectStmt, outer *scope) ([]correlation, []*pg_query.Node, bool) {
 	var keys []correlation
 	var local []*pg_query.Node
-	var aggs []AggCall
+	var aggs []ir.AggCall
 	saved := b.outer
 	defer func() { b.outer = saved }()
 	ok := b.withCTEs(sel.WithClause, func() error {
@@ -220,7 +221,7 @@ func (b *binder) correlationKey(ctx *exprCtx, n *pg_query.Node) (correlation, bo
 	if !onlyOuter(l) || hasOuterRef(r) || !refsOnly(r) {
 		return correlation{}, false
 	}
-	t, err := b.commonType([]Expr{l, r}, "=", -1)
+	t, err := b.commonType([]ir.Expr{l, r}, "=", -1)
 	if err != nil {
 		return correlation{}, false
 	}
@@ -256,42 +257,42 @@ func andNodes(ns []*pg_query.Node) *pg_query.Node {
 // aggregating SELECT grouped by nkeys correlation keys (a Project over an
 // Aggregate whose group columns are the keys) for a group without rows:
 // count is 0, other aggregates and the keys are NULL.
-func emptyGroupValues(rel Rel, width, nkeys int) ([]Expr, bool) {
-	p, ok := rel.(*Project)
+func emptyGroupValues(rel ir.Rel, width, nkeys int) ([]ir.Expr, bool) {
+	p, ok := rel.(*ir.Project)
 	if !ok {
 		return nil, false
 	}
-	agg, ok := p.Input.(*Aggregate)
+	agg, ok := p.Input.(*ir.Aggregate)
 	if !ok || len(agg.GroupBy) != nkeys {
 		return nil, false
 	}
-	out := make([]Expr, width)
+	out := make([]ir.Expr, width)
 	for i := 0; i < width; i++ {
-		out[i] = Rewrite(p.Exprs[i], func(x Expr) Expr {
-			ref, ok := x.(*InputRef)
+		out[i] = ir.Rewrite(p.Exprs[i], func(x ir.Expr) ir.Expr {
+			ref, ok := x.(*ir.InputRef)
 			if !ok {
 				return x
 			}
 			if ref.Index >= nkeys {
-				if f := agg.Aggs[ref.Index-nkeys].Func; f == AggCount || f == AggCountStar || f == AggApproxCountDistinct {
-					return &Const{Value: types.DInt(0), T: ref.T}
+				if f := agg.Aggs[ref.Index-nkeys].Func; f == ir.AggCount || f == ir.AggCountStar || f == ir.AggApproxCountDistinct {
+					return &ir.Const{Value: types.DInt(0), T: ref.T}
 				}
 			}
-			return &Const{Value: types.Null, T: ref.T}
+			return &ir.Const{Value: types.Null, T: ref.T}
 		})
 	}
 	return out, true
 }
 
 // isNullConst reports whether e is the constant NULL.
-func isNullConst(e Expr) bool {
-	c, ok := e.(*Const)
+func isNullConst(e ir.Expr) bool {
+	c, ok := e.(*ir.Const)
 	return ok && c.Value.Null
 }
 
 // joinKeys returns the correlation of sq as join keys: over the outer scope
 // and over sq.rel's columns, converted to their common types.
-func (b *binder) joinKeys(sq *subqueryRel) (left, right []Expr, err error) {
+func (b *binder) joinKeys(sq *subqueryRel) (left, right []ir.Expr, err error) {
 	cols := sq.rel.Columns()
 	for i, o := range sq.outerKeys {
 		c := sq.keyCols[i]
@@ -299,7 +300,7 @@ func (b *binder) joinKeys(sq *subqueryRel) (left, right []Expr, err error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		r, err := b.coerce(&InputRef{Index: c, T: cols[c].Type, Name: cols[c].Name}, sq.keyTypes[i], -1)
+		r, err := b.coerce(&ir.InputRef{Index: c, T: cols[c].Type, Name: cols[c].Name}, sq.keyTypes[i], -1)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -311,28 +312,28 @@ func (b *binder) joinKeys(sq *subqueryRel) (left, right []Expr, err error) {
 // singleValue aggregates the rows of a one-column subquery (column col of
 // rel), grouped by the columns keys: its output is the value (error 21000 if
 // a group has several rows) followed by the keys.
-func singleValue(rel Rel, col int, keys []int) Rel {
+func singleValue(rel ir.Rel, col int, keys []int) ir.Rel {
 	cols := rel.Columns()
 	vt := cols[col].Type
-	agg := &Aggregate{Input: rel}
+	agg := &ir.Aggregate{Input: rel}
 	for _, k := range keys {
-		agg.GroupBy = append(agg.GroupBy, &InputRef{Index: k, T: cols[k].Type, Name: cols[k].Name})
-		agg.Cols = append(agg.Cols, Column{Name: cols[k].Name, Type: cols[k].Type})
+		agg.GroupBy = append(agg.GroupBy, &ir.InputRef{Index: k, T: cols[k].Type, Name: cols[k].Name})
+		agg.Cols = append(agg.Cols, ir.Column{Name: cols[k].Name, Type: cols[k].Type})
 	}
-	agg.Aggs = []AggCall{
-		{Func: AggCountStar, T: types.Int64T},
-		{Func: AggMin, Arg: &InputRef{Index: col, T: vt, Name: cols[col].Name}, T: vt},
+	agg.Aggs = []ir.AggCall{
+		{Func: ir.AggCountStar, T: types.Int64T},
+		{Func: ir.AggMin, Arg: &ir.InputRef{Index: col, T: vt, Name: cols[col].Name}, T: vt},
 	}
-	agg.Cols = append(agg.Cols, Column{Name: "count", Type: types.Int64T}, Column{Name: cols[col].Name, Type: vt})
+	agg.Cols = append(agg.Cols, ir.Column{Name: "count", Type: types.Int64T}, ir.Column{Name: cols[col].Name, Type: vt})
 	nk := len(keys)
-	p := &Project{Input: agg}
-	p.Exprs = append(p.Exprs, &Call{Fn: FnSingleRow, T: vt, Args: []Expr{
-		&InputRef{Index: nk, T: types.Int64T, Name: "count"},
-		&InputRef{Index: nk + 1, T: vt, Name: cols[col].Name},
+	p := &ir.Project{Input: agg}
+	p.Exprs = append(p.Exprs, &ir.Call{Fn: ir.FnSingleRow, T: vt, Args: []ir.Expr{
+		&ir.InputRef{Index: nk, T: types.Int64T, Name: "count"},
+		&ir.InputRef{Index: nk + 1, T: vt, Name: cols[col].Name},
 	}})
-	p.Cols = append(p.Cols, Column{Name: cols[col].Name, Type: vt})
+	p.Cols = append(p.Cols, ir.Column{Name: cols[col].Name, Type: vt})
 	for i := range keys {
-		p.Exprs = append(p.Exprs, &InputRef{Index: i, T: agg.Cols[i].Type, Name: agg.Cols[i].Name})
+		p.Exprs = append(p.Exprs, &ir.InputRef{Index: i, T: agg.Cols[i].Type, Name: agg.Cols[i].Name})
 		p.Cols = append(p.Cols, agg.Cols[i])
 	}
 	return p
@@ -340,16 +341,16 @@ func singleValue(rel Rel, col int, keys []int) Rel {
 
 // uniqueOn reports whether rel has at most one row per value of the columns
 // cols: they are a table's primary key, through projections and filters.
-func uniqueOn(rel Rel, cols []int) bool {
+func uniqueOn(rel ir.Rel, cols []int) bool {
 	for {
 		switch r := rel.(type) {
-		case *Filter:
+		case *ir.Filter:
 			rel = r.Input
 			continue
-		case *Project:
+		case *ir.Project:
 			next := make([]int, len(cols))
 			for i, c := range cols {
-				ref, ok := r.Exprs[c].(*InputRef)
+				ref, ok := r.Exprs[c].(*ir.InputRef)
 				if !ok {
 					return false
 				}
@@ -357,7 +358,7 @@ func uniqueOn(rel Rel, cols []int) bool {
 			}
 			rel, cols = r.Input, next
 			continue
-		case *Scan:
+		case *ir.Scan:
 			if !r.Relation.PrimaryKey {
 				return false
 			}

@@ -2,6 +2,7 @@ package sql
 
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -53,18 +54,18 @@ const (
 // dependentSub is a subquery bound with its outer references in place.
 type dependentSub struct {
 	kind markKind
-	rel  Rel
+	rel  ir.Rel
 	// domain are the values rel depends on, over the enclosing query's
 	// scope (outer references of the enclosing query for references from
 	// further out); refs maps each outer reference of rel to its domain
 	// column.
-	domain []Expr
+	domain []ir.Expr
 	refs   map[outerKey]int
 	// value is the column of rel that a scalar subquery returns.
 	value int
 	// cond, for ANY and ALL, is x op y over rel's columns followed by the
 	// domain's (x is a domain column).
-	cond Expr
+	cond ir.Expr
 }
 
 // outerKey identifies an outer reference.
@@ -72,7 +73,7 @@ type outerKey struct{ depth, index int }
 
 // bindDependent binds the SELECT of subquery s with the scopes of the
 // queries around it visible, outer (the query immediately around) first.
-func (b *binder) bindDependent(s *pg_query.SubLink, outer *scope) (Rel, error) {
+func (b *binder) bindDependent(s *pg_query.SubLink, outer *scope) (ir.Rel, error) {
 	sel := s.Subselect.GetSelectStmt()
 	if sel == nil {
 		return nil, b.errAt(s.Location, sqlerr.Unsupported("this kind of subquery"))
@@ -85,10 +86,10 @@ func (b *binder) bindDependent(s *pg_query.SubLink, outer *scope) (Rel, error) {
 
 // newDependent makes rel a dependent subquery of the given kind: its domain
 // is the outer references in it.
-func newDependent(kind markKind, rel Rel) *dependentSub {
+func newDependent(kind markKind, rel ir.Rel) *dependentSub {
 	d := &dependentSub{kind: kind, rel: rel, refs: map[outerKey]int{}}
-	walkRelExprs(rel, func(e Expr) {
-		Walk(e, func(x Expr) bool {
+	walkRelExprs(rel, func(e ir.Expr) {
+		ir.Walk(e, func(x ir.Expr) bool {
 			r, ok := x.(*outerRef)
 			if !ok {
 				return true
@@ -99,7 +100,7 @@ func newDependent(kind markKind, rel Rel) *dependentSub {
 			}
 			d.refs[k] = len(d.domain)
 			if r.Depth == 1 {
-				d.domain = append(d.domain, &InputRef{Index: r.Index, T: r.T, Name: r.Name})
+				d.domain = append(d.domain, &ir.InputRef{Index: r.Index, T: r.T, Name: r.Name})
 			} else {
 				d.domain = append(d.domain, &outerRef{Depth: r.Depth - 1, Index: r.Index, T: r.T, Name: r.Name})
 			}
@@ -111,12 +112,12 @@ func newDependent(kind markKind, rel Rel) *dependentSub {
 
 // bindDependentScalar binds a scalar subquery that is correlated otherwise
 // than by equalities.
-func (b *binder) bindDependentScalar(ctx *exprCtx, s *pg_query.SubLink) (Expr, error) {
+func (b *binder) bindDependentScalar(ctx *exprCtx, s *pg_query.SubLink) (ir.Expr, error) {
 	rel, err := b.bindDependent(s, ctx.scope)
 	if err != nil {
 		return nil, err
 	}
-	cols := VisibleColumns(rel)
+	cols := ir.VisibleColumns(rel)
 	if len(cols) != 1 {
 		return nil, b.errAt(s.Location, sqlerr.New(sqlerr.SyntaxError, "subquery must return only one column"))
 	}
@@ -127,7 +128,7 @@ func (b *binder) bindDependentScalar(ctx *exprCtx, s *pg_query.SubLink) (Expr, e
 
 // bindMarkSubquery binds EXISTS (...), x IN (...) and x op ANY/ALL (...) as
 // a boolean value, anywhere in an expression.
-func (b *binder) bindMarkSubquery(ctx *exprCtx, s *pg_query.SubLink) (Expr, error) {
+func (b *binder) bindMarkSubquery(ctx *exprCtx, s *pg_query.SubLink) (ir.Expr, error) {
 	switch s.SubLinkType {
 	case pg_query.SubLinkType_EXISTS_SUBLINK, pg_query.SubLinkType_ANY_SUBLINK, pg_query.SubLinkType_ALL_SUBLINK:
 	default:
@@ -165,7 +166,7 @@ func (b *binder) bindMarkSubquery(ctx *exprCtx, s *pg_query.SubLink) (Expr, erro
 	if err != nil {
 		return nil, err
 	}
-	cols := VisibleColumns(rel)
+	cols := ir.VisibleColumns(rel)
 	if len(cols) != 1 {
 		return nil, b.errAt(s.Location, sqlerr.New(sqlerr.SyntaxError, "subquery has too many columns"))
 	}
@@ -175,8 +176,8 @@ func (b *binder) bindMarkSubquery(ctx *exprCtx, s *pg_query.SubLink) (Expr, erro
 	}
 	d := newDependent(kind, rel)
 	col := rel.Columns()[cols[0]]
-	var y Expr = &InputRef{Index: cols[0], T: col.Type, Name: col.Name}
-	t, err := b.commonType([]Expr{x, y}, "IN", s.Location)
+	var y ir.Expr = &ir.InputRef{Index: cols[0], T: col.Type, Name: col.Name}
+	t, err := b.commonType([]ir.Expr{x, y}, "IN", s.Location)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +187,7 @@ func (b *binder) bindMarkSubquery(ctx *exprCtx, s *pg_query.SubLink) (Expr, erro
 	if y, err = b.coerce(y, t, s.Location); err != nil {
 		return nil, err
 	}
-	xref := &InputRef{Index: len(rel.Columns()) + len(d.domain), T: t, Name: "domain" + itoa(int64(len(d.domain)+1))}
+	xref := &ir.InputRef{Index: len(rel.Columns()) + len(d.domain), T: t, Name: "domain" + itoa(int64(len(d.domain)+1))}
 	d.domain = append(d.domain, x)
 	if d.cond, err = b.bindComparison(fn, xref, y, s.Location); err != nil {
 		return nil, err
@@ -194,9 +195,9 @@ func (b *binder) bindMarkSubquery(ctx *exprCtx, s *pg_query.SubLink) (Expr, erro
 	return ctx.subs.add(scalarJoin{dep: d}, types.BoolT), nil
 }
 
-func hasScalarRef(e Expr) bool {
+func hasScalarRef(e ir.Expr) bool {
 	found := false
-	Walk(e, func(x Expr) bool {
+	ir.Walk(e, func(x ir.Expr) bool {
 		_, s := x.(*scalarRef)
 		found = found || s
 		return !found
@@ -204,9 +205,9 @@ func hasScalarRef(e Expr) bool {
 	return found
 }
 
-func hasWinRef(e Expr) bool {
+func hasWinRef(e ir.Expr) bool {
 	found := false
-	Walk(e, func(x Expr) bool {
+	ir.Walk(e, func(x ir.Expr) bool {
 		_, w := x.(*winRef)
 		found = found || w
 		return !found
@@ -216,7 +217,7 @@ func hasWinRef(e Expr) bool {
 
 // add collects a subquery and returns the expression standing for its
 // value.
-func (s *subqueries) add(sj scalarJoin, t types.T) Expr {
+func (s *subqueries) add(sj scalarJoin, t types.T) ir.Expr {
 	s.joins = append(s.joins, sj)
 	return &scalarRef{Index: len(s.joins) - 1, T: t}
 }
@@ -224,7 +225,7 @@ func (s *subqueries) add(sj scalarJoin, t types.T) Expr {
 // join left-joins input with the dependent subquery's value for each of
 // input's rows; domain are d.domain over input's columns. It returns the
 // join and the value, over the join's columns.
-func (d *dependentSub) join(input Rel, domain []Expr) (Rel, Expr, error) {
+func (d *dependentSub) join(input ir.Rel, domain []ir.Expr) (ir.Rel, ir.Expr, error) {
 	domain = withTextCompanions(domain)
 	nd := len(domain)
 	sub := d.rel
@@ -241,8 +242,8 @@ func (d *dependentSub) join(input Rel, domain []Expr) (Rel, Expr, error) {
 	for i := range dcols {
 		dcols[i] = width + i
 	}
-	var per Rel // one row per domain value
-	var value Expr
+	var per ir.Rel // one row per domain value
+	var value ir.Expr
 	switch d.kind {
 	case markScalar:
 		per = sub
@@ -255,86 +256,86 @@ func (d *dependentSub) join(input Rel, domain []Expr) (Rel, Expr, error) {
 			}
 		}
 	case markExists:
-		agg := groupBy(sub, dcols, AggCall{Func: AggCountStar, T: types.Int64T})
+		agg := groupBy(sub, dcols, ir.AggCall{Func: ir.AggCountStar, T: types.Int64T})
 		per, dcols = agg, seq(0, nd)
-		value = &Call{Fn: FnGt, T: types.BoolT, Args: []Expr{countOrZero(colRef(agg, nd)), int64Const(0)}}
+		value = &ir.Call{Fn: ir.FnGt, T: types.BoolT, Args: []ir.Expr{countOrZero(colRef(agg, nd)), int64Const(0)}}
 	case markAny, markAll:
 		cond := d.cond
 		if d.kind == markAll {
-			cond = &Call{Fn: FnNot, T: types.BoolT, Args: []Expr{cond}}
+			cond = &ir.Call{Fn: ir.FnNot, T: types.BoolT, Args: []ir.Expr{cond}}
 		}
-		agg := groupBy(sub, dcols, AggCall{Func: AggMax, Arg: truthRank(cond), T: types.Int64T})
+		agg := groupBy(sub, dcols, ir.AggCall{Func: ir.AggMax, Arg: truthRank(cond), T: types.Int64T})
 		per, dcols = agg, seq(0, nd)
 		value = anyOutcome(colRef(agg, nd), d.kind == markAll)
 	}
-	j := &Join{Type: LeftJoin, Left: input, Right: per}
+	j := &ir.Join{Type: ir.LeftJoin, Left: input, Right: per}
 	matchNullSafe(j, domain, colRefs(per, dcols))
-	return j, ShiftRefs(value, len(input.Columns())), nil
+	return j, ir.ShiftRefs(value, len(input.Columns())), nil
 }
 
 // domainRel is SELECT DISTINCT domain FROM input.
-func domainRel(input Rel, domain []Expr) Rel {
-	p := &Project{Input: input, Exprs: domain}
+func domainRel(input ir.Rel, domain []ir.Expr) ir.Rel {
+	p := &ir.Project{Input: input, Exprs: domain}
 	for i, e := range domain {
-		p.Cols = append(p.Cols, Column{Name: "domain" + itoa(int64(i+1)), Type: e.Type(), Hidden: true})
+		p.Cols = append(p.Cols, ir.Column{Name: "domain" + itoa(int64(i+1)), Type: e.Type(), Hidden: true})
 	}
 	return groupBy(p, seq(0, len(domain)))
 }
 
 // groupBy groups rel by its columns keys and computes aggs: the output is
 // the keys, then the aggregates.
-func groupBy(rel Rel, keys []int, aggs ...AggCall) *Aggregate {
+func groupBy(rel ir.Rel, keys []int, aggs ...ir.AggCall) *ir.Aggregate {
 	cols := rel.Columns()
-	a := &Aggregate{Input: rel, Aggs: aggs}
+	a := &ir.Aggregate{Input: rel, Aggs: aggs}
 	for _, k := range keys {
 		a.GroupBy = append(a.GroupBy, colRef(rel, k))
 		a.Cols = append(a.Cols, cols[k])
 	}
 	for _, c := range aggs {
-		a.Cols = append(a.Cols, Column{Name: c.Func, Type: c.T})
+		a.Cols = append(a.Cols, ir.Column{Name: c.Func, Type: c.T})
 	}
 	return a
 }
 
 // truthRank is 2 when cond is true, 1 when it is NULL, 0 when false: the
 // maximum over a set of rows is the outcome of ANY over them.
-func truthRank(cond Expr) Expr {
-	return &Case{T: types.Int64T, Else: int64Const(0), Whens: []When{
+func truthRank(cond ir.Expr) ir.Expr {
+	return &ir.Case{T: types.Int64T, Else: int64Const(0), Whens: []ir.When{
 		{Cond: cond, Then: int64Const(2)},
-		{Cond: &Call{Fn: FnIsNull, T: types.BoolT, Args: []Expr{cond}}, Then: int64Const(1)},
+		{Cond: &ir.Call{Fn: ir.FnIsNull, T: types.BoolT, Args: []ir.Expr{cond}}, Then: int64Const(1)},
 	}}
 }
 
 // anyOutcome turns the maximum truthRank m of ANY's condition into its
 // outcome: true (2), NULL (1) or false (0, or NULL m: no rows); negated,
 // the outcome of ALL over the negated condition.
-func anyOutcome(m Expr, negated bool) Expr {
+func anyOutcome(m ir.Expr, negated bool) ir.Expr {
 	t, f := types.DBool(true), types.DBool(false)
 	if negated {
 		t, f = f, t
 	}
-	eq := func(v int64) Expr {
-		return &Call{Fn: FnEq, T: types.BoolT, Args: []Expr{m, int64Const(v)}}
+	eq := func(v int64) ir.Expr {
+		return &ir.Call{Fn: ir.FnEq, T: types.BoolT, Args: []ir.Expr{m, int64Const(v)}}
 	}
-	return &Case{T: types.BoolT, Else: &Const{Value: f, T: types.BoolT}, Whens: []When{
-		{Cond: eq(2), Then: &Const{Value: t, T: types.BoolT}},
-		{Cond: eq(1), Then: &Const{Value: types.Null, T: types.BoolT}},
+	return &ir.Case{T: types.BoolT, Else: &ir.Const{Value: f, T: types.BoolT}, Whens: []ir.When{
+		{Cond: eq(2), Then: &ir.Const{Value: t, T: types.BoolT}},
+		{Cond: eq(1), Then: &ir.Const{Value: types.Null, T: types.BoolT}},
 	}}
 }
 
-func countOrZero(e Expr) Expr {
-	return &Call{Fn: FnCoalesce, T: e.Type(), Args: []Expr{e, &Const{Value: types.DInt(0), T: e.Type()}}}
+func countOrZero(e ir.Expr) ir.Expr {
+	return &ir.Call{Fn: ir.FnCoalesce, T: e.Type(), Args: []ir.Expr{e, &ir.Const{Value: types.DInt(0), T: e.Type()}}}
 }
 
-func int64Const(v int64) Expr { return &Const{Value: types.DInt(v), T: types.Int64T} }
+func int64Const(v int64) ir.Expr { return &ir.Const{Value: types.DInt(v), T: types.Int64T} }
 
-func colRef(rel Rel, i int) *InputRef {
+func colRef(rel ir.Rel, i int) *ir.InputRef {
 	c := rel.Columns()[i]
-	return &InputRef{Index: i, T: c.Type, Name: c.Name}
+	return &ir.InputRef{Index: i, T: c.Type, Name: c.Name}
 }
 
-func colRefs(rel Rel, idx []int) []Expr {
-	out := make([]Expr, len(idx))
+func colRefs(rel ir.Rel, idx []int) []ir.Expr {
+	out := make([]ir.Expr, len(idx))
 	for i, k := range idx {
 		out[i] = colRef(rel, k)
 	}
@@ -354,14 +355,14 @@ func seq(from, n int) []int {
 // Equal intervals may be spelled differently ('1 mon', '30 days') and a
 // domain value must be matched with exactly the outer rows it stands for:
 // grouped and matched by their text too, they are.
-func withTextCompanions(domain []Expr) []Expr {
+func withTextCompanions(domain []ir.Expr) []ir.Expr {
 	out := domain
 	for _, e := range domain {
 		if e.Type().Kind == types.Interval {
 			if len(out) == len(domain) {
-				out = append([]Expr(nil), domain...)
+				out = append([]ir.Expr(nil), domain...)
 			}
-			out = append(out, &Cast{Arg: e, T: types.TextT})
+			out = append(out, &ir.Cast{Arg: e, T: types.TextT})
 		}
 	}
 	return out
@@ -372,16 +373,16 @@ func withTextCompanions(domain []Expr) []Expr {
 // columns: as hash keys l IS NULL = r IS NULL and coalesce(l, v) =
 // coalesce(r, v) for a value v of the type. Intervals are matched by their
 // text companions (withTextCompanions) instead.
-func matchNullSafe(j *Join, l, r []Expr) {
+func matchNullSafe(j *ir.Join, l, r []ir.Expr) {
 	nl := len(j.Left.Columns())
-	var rest []Expr
+	var rest []ir.Expr
 	for i := range l {
 		t := l[i].Type()
 		if t.Kind == types.Interval {
 			continue
 		}
-		if !KeyCompatible(t, r[i].Type()) {
-			rest = append(rest, &Call{Fn: FnIsNotDistinct, T: types.BoolT, Args: []Expr{l[i], ShiftRefs(r[i], nl)}})
+		if !ir.KeyCompatible(t, r[i].Type()) {
+			rest = append(rest, &ir.Call{Fn: ir.FnIsNotDistinct, T: types.BoolT, Args: []ir.Expr{l[i], ir.ShiftRefs(r[i], nl)}})
 			continue
 		}
 		if t.Kind == types.Struct {
@@ -396,23 +397,23 @@ func matchNullSafe(j *Join, l, r []Expr) {
 	}
 	if len(rest) > 0 {
 		if j.Cond != nil {
-			rest = append([]Expr{j.Cond}, rest...)
+			rest = append([]ir.Expr{j.Cond}, rest...)
 		}
 		j.Cond = conjunction(rest)
 	}
 }
 
-func isNull(e Expr) Expr { return &Call{Fn: FnIsNull, T: types.BoolT, Args: []Expr{e}} }
+func isNull(e ir.Expr) ir.Expr { return &ir.Call{Fn: ir.FnIsNull, T: types.BoolT, Args: []ir.Expr{e}} }
 
 // wrapRow is ROW(e): a one-field struct around a struct e.
-func wrapRow(e Expr) Expr {
-	return &Call{Fn: FnRow, Args: []Expr{e}, T: types.StructOf([]types.Field{{Name: "f1", Type: e.Type()}})}
+func wrapRow(e ir.Expr) ir.Expr {
+	return &ir.Call{Fn: ir.FnRow, Args: []ir.Expr{e}, T: types.StructOf([]types.Field{{Name: "f1", Type: e.Type()}})}
 }
 
 // orZero is coalesce(e, v) for the zero value v of e's type: a valid
 // value, as hash keys encode it (JSON null for jsonb). Structs are matched
 // by wrapRow instead.
-func orZero(e Expr) Expr {
+func orZero(e ir.Expr) ir.Expr {
 	zero := types.Datum{}
 	switch e.Type().Kind {
 	case types.Array:
@@ -420,50 +421,50 @@ func orZero(e Expr) Expr {
 	case types.JSONB:
 		zero = types.DText("null")
 	}
-	return &Call{Fn: FnCoalesce, T: e.Type(), Args: []Expr{e, &Const{Value: zero, T: e.Type()}}}
+	return &ir.Call{Fn: ir.FnCoalesce, T: e.Type(), Args: []ir.Expr{e, &ir.Const{Value: zero, T: e.Type()}}}
 }
 
 // walkRelExprs calls fn with every expression of rel and of its inputs.
-func walkRelExprs(rel Rel, fn func(Expr)) {
+func walkRelExprs(rel ir.Rel, fn func(ir.Expr)) {
 	for _, e := range nodeExprs(rel) {
 		if e != nil {
 			fn(e)
 		}
 	}
-	for _, in := range Inputs(rel) {
+	for _, in := range ir.Inputs(rel) {
 		walkRelExprs(in, fn)
 	}
 }
 
 // nodeExprs returns the expressions of rel itself (not of its inputs).
-func nodeExprs(rel Rel) []Expr {
+func nodeExprs(rel ir.Rel) []ir.Expr {
 	switch r := rel.(type) {
-	case *Filter:
-		return []Expr{r.Pred}
-	case *Project:
+	case *ir.Filter:
+		return []ir.Expr{r.Pred}
+	case *ir.Project:
 		return r.Exprs
-	case *Aggregate:
-		out := append([]Expr(nil), r.GroupBy...)
+	case *ir.Aggregate:
+		out := append([]ir.Expr(nil), r.GroupBy...)
 		for _, a := range r.Aggs {
 			out = append(out, aggExprs(a)...)
 		}
 		return out
-	case *Join:
-		return append(append([]Expr{r.Cond}, r.LeftKeys...), r.RightKeys...)
-	case *Values:
-		var out []Expr
+	case *ir.Join:
+		return append(append([]ir.Expr{r.Cond}, r.LeftKeys...), r.RightKeys...)
+	case *ir.Values:
+		var out []ir.Expr
 		for _, row := range r.Rows {
 			out = append(out, row...)
 		}
 		return out
-	case *GenerateSeries:
-		return []Expr{r.Start, r.Stop, r.Step}
-	case *Unnest:
+	case *ir.GenerateSeries:
+		return []ir.Expr{r.Start, r.Stop, r.Step}
+	case *ir.Unnest:
 		return r.Arrays
-	case *AsofJoin:
-		return append(append([]Expr{r.LeftTime, r.RightTime}, r.LeftKeys...), r.RightKeys...)
-	case *Window:
-		out := append([]Expr(nil), r.PartitionBy...)
+	case *ir.AsofJoin:
+		return append(append([]ir.Expr{r.LeftTime, r.RightTime}, r.LeftKeys...), r.RightKeys...)
+	case *ir.Window:
+		out := append([]ir.Expr(nil), r.PartitionBy...)
 		for _, k := range r.OrderBy {
 			out = append(out, k.Expr)
 		}
@@ -475,21 +476,21 @@ func nodeExprs(rel Rel) []Expr {
 	return nil
 }
 
-func aggExprs(a AggCall) []Expr {
-	out := append([]Expr{a.Arg, a.Filter}, a.ExtraArgs...)
+func aggExprs(a ir.AggCall) []ir.Expr {
+	out := append([]ir.Expr{a.Arg, a.Filter}, a.ExtraArgs...)
 	for _, o := range a.OrderBy {
 		out = append(out, o.Expr)
 	}
 	return out
 }
 
-func relHasOuterRef(rel Rel) bool {
+func relHasOuterRef(rel ir.Rel) bool {
 	found := false
-	walkRelExprs(rel, func(e Expr) { found = found || hasOuterRef(e) })
+	walkRelExprs(rel, func(e ir.Expr) { found = found || hasOuterRef(e) })
 	return found
 }
 
-func exprsHaveOuterRef(es ...Expr) bool {
+func exprsHaveOuterRef(es ...ir.Expr) bool {
 	for _, e := range es {
 		if e != nil && hasOuterRef(e) {
 			return true

@@ -2,6 +2,7 @@ package sql
 
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 )
 
@@ -25,9 +26,9 @@ func (b *binder) bindDistinctOn(ctx *exprCtx, targets []target, items []*pg_quer
 	d := &distinctOn{}
 	for _, n := range items {
 		loc := exprLocation(n)
-		cols := make([]Column, len(targets))
+		cols := make([]ir.Column, len(targets))
 		for i, t := range targets {
-			cols[i] = Column{Name: t.name, Hidden: t.hidden}
+			cols[i] = ir.Column{Name: t.name, Hidden: t.hidden}
 		}
 		idx := -1
 		if c := n.GetAConst(); c != nil {
@@ -70,7 +71,7 @@ func (b *binder) bindDistinctOn(ctx *exprCtx, targets []target, items []*pg_quer
 // direction) is dropped first: it cannot order rows that the earlier one
 // leaves tied. It returns the ORDER BY keys that order the rows within a
 // DISTINCT ON group: those after the first ones.
-func (d *distinctOn) checkOrder(b *binder, keys []SortKey) ([]SortKey, error) {
+func (d *distinctOn) checkOrder(b *binder, keys []ir.SortKey) ([]ir.SortKey, error) {
 	keys = dropRepeatedKeys(keys)
 	errAt := func(col int) error {
 		loc := int32(-1)
@@ -115,8 +116,8 @@ func (d *distinctOn) checkOrder(b *binder, keys []SortKey) ([]SortKey, error) {
 
 // dropRepeatedKeys returns keys without the keys on a column an earlier key
 // orders by, in a new slice if it drops any.
-func dropRepeatedKeys(keys []SortKey) []SortKey {
-	var out []SortKey
+func dropRepeatedKeys(keys []ir.SortKey) []ir.SortKey {
+	var out []ir.SortKey
 	for i, k := range keys {
 		repeated := false
 		for _, e := range keys[:i] {
@@ -124,7 +125,7 @@ func dropRepeatedKeys(keys []SortKey) []SortKey {
 		}
 		switch {
 		case repeated && out == nil:
-			out = append([]SortKey(nil), keys[:i]...)
+			out = append([]ir.SortKey(nil), keys[:i]...)
 		case !repeated && out != nil:
 			out = append(out, k)
 		}
@@ -137,6 +138,6 @@ func dropRepeatedKeys(keys []SortKey) []SortKey {
 
 // topN keeps the first row, in within-group order, of each DISTINCT ON group
 // of rel's rows.
-func (d *distinctOn) topN(rel Rel, within []SortKey) Rel {
-	return &TopN{Input: rel, Group: d.cols, Keys: within, Limit: 1, Kind: RowNumber}
+func (d *distinctOn) topN(rel ir.Rel, within []ir.SortKey) ir.Rel {
+	return &ir.TopN{Input: rel, Group: d.cols, Keys: within, Limit: 1, Kind: ir.RowNumber}
 }

@@ -3,6 +3,7 @@ package sql
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 )
 
 // dmlRows binds the rows UPDATE or DELETE changes as a query: the rows of
@@ -14,10 +15,10 @@ import (
 // or DELETE ... USING's relation, joined to the table's rows (sc then
 // covers both); a row it matches more than once is changed once (the
 // engine keeps the first).
-func (b *binder) dmlRows(table *catalog.Relation, alias string, sc *scope, from Rel, where *pg_query.Node, set map[int]Expr, subs *subqueries) (Rel, error) {
-	var input Rel = &Scan{Relation: table, Alias: alias}
+func (b *binder) dmlRows(table *catalog.Relation, alias string, sc *scope, from ir.Rel, where *pg_query.Node, set map[int]ir.Expr, subs *subqueries) (ir.Rel, error) {
+	var input ir.Rel = &ir.Scan{Relation: table, Alias: alias}
 	if from != nil {
-		input = &Join{Type: InnerJoin, Left: input, Right: from}
+		input = &ir.Join{Type: ir.InnerJoin, Left: input, Right: from}
 	}
 	if where != nil {
 		var err error
@@ -25,7 +26,7 @@ func (b *binder) dmlRows(table *catalog.Relation, alias string, sc *scope, from 
 			return nil, err
 		}
 	}
-	resolve := func(e Expr) Expr { return e }
+	resolve := func(e ir.Expr) ir.Expr { return e }
 	if subs != nil && len(subs.joins) > 0 {
 		var err error
 		if input, resolve, err = joinScalarSubqueries(input, subs, nil); err != nil {
@@ -37,9 +38,9 @@ func (b *binder) dmlRows(table *catalog.Relation, alias string, sc *scope, from 
 	if set == nil && len(cols) == n {
 		return input, nil
 	}
-	p := &Project{Input: input}
+	p := &ir.Project{Input: input}
 	for i := 0; i < n; i++ {
-		p.Exprs = append(p.Exprs, &InputRef{Index: i, T: cols[i].Type, Name: cols[i].Name})
+		p.Exprs = append(p.Exprs, &ir.InputRef{Index: i, T: cols[i].Type, Name: cols[i].Name})
 		p.Cols = append(p.Cols, cols[i])
 	}
 	if set != nil {
@@ -51,7 +52,7 @@ func (b *binder) dmlRows(table *catalog.Relation, alias string, sc *scope, from 
 				e = p.Exprs[i]
 			}
 			p.Exprs = append(p.Exprs, e)
-			p.Cols = append(p.Cols, Column{Name: cols[i].Name, Type: cols[i].Type, Hidden: true})
+			p.Cols = append(p.Cols, ir.Column{Name: cols[i].Name, Type: cols[i].Type, Hidden: true})
 		}
 	}
 	return p, nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -46,7 +47,7 @@ type exprCtx struct {
 	scope *scope
 	// aggs, when not nil, collects aggregate calls: each is replaced by an
 	// aggRef. When nil, aggregates are an error naming clause.
-	aggs   *[]AggCall
+	aggs   *[]ir.AggCall
 	clause string
 	// inAgg is set while binding an aggregate's arguments.
 	inAgg bool
@@ -61,7 +62,7 @@ type exprCtx struct {
 	// srfs, when not nil, collects the arguments of set-returning calls
 	// (the select list): each call is replaced by an srfRef. When nil,
 	// they are an error naming clause.
-	srfs *[]Expr
+	srfs *[]ir.Expr
 }
 
 // aggRef stands for aggregate Index of the enclosing query until the binder
@@ -75,7 +76,7 @@ func (e *aggRef) Type() types.T  { return e.T }
 func (e *aggRef) String() string { return fmt.Sprintf("agg#%d", e.Index) }
 
 // bindExpr binds one expression node.
-func (b *binder) bindExpr(ctx *exprCtx, n *pg_query.Node) (Expr, error) {
+func (b *binder) bindExpr(ctx *exprCtx, n *pg_query.Node) (ir.Expr, error) {
 	switch x := n.Node.(type) {
 	case *pg_query.Node_ColumnRef:
 		return b.bindColumnRef(ctx, x.ColumnRef)
@@ -93,11 +94,11 @@ func (b *binder) bindExpr(ctx *exprCtx, n *pg_query.Node) (Expr, error) {
 			return nil, err
 		}
 		arg = b.defaultType(arg)
-		fn := FnIsNull
+		fn := ir.FnIsNull
 		if x.NullTest.Nulltesttype == pg_query.NullTestType_IS_NOT_NULL {
-			fn = FnIsNotNull
+			fn = ir.FnIsNotNull
 		}
-		return b.resolveCall(fn, []Expr{arg}, x.NullTest.Location)
+		return b.resolveCall(fn, []ir.Expr{arg}, x.NullTest.Location)
 	case *pg_query.Node_BooleanTest:
 		return b.bindBooleanTest(ctx, x.BooleanTest)
 	case *pg_query.Node_CaseExpr:
@@ -107,15 +108,15 @@ func (b *binder) bindExpr(ctx *exprCtx, n *pg_query.Node) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return b.resolveCommonCall(FnCoalesce, "COALESCE", args, x.CoalesceExpr.Location)
+		return b.resolveCommonCall(ir.FnCoalesce, "COALESCE", args, x.CoalesceExpr.Location)
 	case *pg_query.Node_MinMaxExpr:
 		args, err := b.bindExprs(ctx, x.MinMaxExpr.Args)
 		if err != nil {
 			return nil, err
 		}
-		fn, name := FnGreatest, "GREATEST"
+		fn, name := ir.FnGreatest, "GREATEST"
 		if x.MinMaxExpr.Op == pg_query.MinMaxOp_IS_LEAST {
-			fn, name = FnLeast, "LEAST"
+			fn, name = ir.FnLeast, "LEAST"
 		}
 		return b.resolveCommonCall(fn, name, args, x.MinMaxExpr.Location)
 	case *pg_query.Node_FuncCall:
@@ -151,8 +152,8 @@ func (b *binder) bindExpr(ctx *exprCtx, n *pg_query.Node) (Expr, error) {
 	return nil, sqlerr.Unsupported("expression %T", n.Node)
 }
 
-func (b *binder) bindExprs(ctx *exprCtx, ns []*pg_query.Node) ([]Expr, error) {
-	out := make([]Expr, len(ns))
+func (b *binder) bindExprs(ctx *exprCtx, ns []*pg_query.Node) ([]ir.Expr, error) {
+	out := make([]ir.Expr, len(ns))
 	for i, n := range ns {
 		e, err := b.bindExpr(ctx, n)
 		if err != nil {
@@ -163,7 +164,7 @@ func (b *binder) bindExprs(ctx *exprCtx, ns []*pg_query.Node) ([]Expr, error) {
 	return out, nil
 }
 
-func (b *binder) bindColumnRef(ctx *exprCtx, ref *pg_query.ColumnRef) (Expr, error) {
+func (b *binder) bindColumnRef(ctx *exprCtx, ref *pg_query.ColumnRef) (ir.Expr, error) {
 	var parts []string
 	for _, f := range ref.Fields {
 		switch v := f.Node.(type) {
@@ -221,40 +222,40 @@ func (b *binder) bindColumnRef(ctx *exprCtx, ref *pg_query.ColumnRef) (Expr, err
 	}
 	c := ctx.scope.cols[found]
 	b.noteRead(c)
-	return &InputRef{Index: found, T: c.t, Name: c.name}, nil
+	return &ir.InputRef{Index: found, T: c.t, Name: c.name}, nil
 }
 
 // bindConst binds a literal. Integers that fit are integer, larger ones
 // bigint or numeric; decimal literals are numeric; strings are of unknown
 // type until the context gives them one, as in PostgreSQL.
-func (b *binder) bindConst(c *pg_query.A_Const) (Expr, error) {
+func (b *binder) bindConst(c *pg_query.A_Const) (ir.Expr, error) {
 	if c.Isnull {
-		return &Const{Value: types.Null, T: types.UnknownT}, nil
+		return &ir.Const{Value: types.Null, T: types.UnknownT}, nil
 	}
 	switch v := c.Val.(type) {
 	case *pg_query.A_Const_Ival:
-		return &Const{Value: types.DInt(int64(v.Ival.Ival)), T: types.Int32T}, nil
+		return &ir.Const{Value: types.DInt(int64(v.Ival.Ival)), T: types.Int32T}, nil
 	case *pg_query.A_Const_Fval:
 		s := v.Fval.Fval
 		if !strings.ContainsAny(s, ".eE") {
 			if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-				return &Const{Value: types.DInt(i), T: types.Int64T}, nil
+				return &ir.Const{Value: types.DInt(i), T: types.Int64T}, nil
 			}
 		}
 		d, err := types.ParseText(types.NumericT, s)
 		if err != nil {
 			return nil, b.errAt(c.Location, sqlerr.Wrap(err))
 		}
-		return &Const{Value: d, T: types.NumericT}, nil
+		return &ir.Const{Value: d, T: types.NumericT}, nil
 	case *pg_query.A_Const_Sval:
-		k := &Const{Value: types.DText(v.Sval.Sval), T: types.UnknownT}
+		k := &ir.Const{Value: types.DText(v.Sval.Sval), T: types.UnknownT}
 		if b.litLoc == nil {
-			b.litLoc = map[*Const]int32{}
+			b.litLoc = map[*ir.Const]int32{}
 		}
 		b.litLoc[k] = c.Location
 		return k, nil
 	case *pg_query.A_Const_Boolval:
-		return &Const{Value: types.DBool(v.Boolval.Boolval), T: types.BoolT}, nil
+		return &ir.Const{Value: types.DBool(v.Boolval.Boolval), T: types.BoolT}, nil
 	case *pg_query.A_Const_Bsval:
 		return nil, b.errAt(c.Location, sqlerr.Unsupported("bit string literals"))
 	}
@@ -369,7 +370,7 @@ func intervalField(tn *pg_query.TypeName) string {
 	return ""
 }
 
-func (b *binder) bindTypeCast(ctx *exprCtx, tc *pg_query.TypeCast) (Expr, error) {
+func (b *binder) bindTypeCast(ctx *exprCtx, tc *pg_query.TypeCast) (ir.Expr, error) {
 	if e, ok, err := b.bindCatalogCast(ctx, tc); ok {
 		return e, err
 	}
@@ -389,24 +390,24 @@ func (b *binder) bindTypeCast(ctx *exprCtx, tc *pg_query.TypeCast) (Expr, error)
 			if err != nil {
 				return nil, b.errAt(lit.Location, sqlerr.Wrap(err))
 			}
-			return &Const{Value: d, T: t}, nil
+			return &ir.Const{Value: d, T: t}, nil
 		}
 	}
 	if ae := tc.Arg.GetAArrayExpr(); ae != nil && len(ae.Elements) == 0 && t.Kind == types.Array {
-		return &Const{Value: types.DArray(nil), T: t}, nil
+		return &ir.Const{Value: types.DArray(nil), T: t}, nil
 	}
 	arg, err := b.bindExpr(ctx, tc.Arg)
 	if err != nil {
 		return nil, err
 	}
 	if t.Kind == types.Interval {
-		if c, ok := arg.(*Const); ok && c.T.Kind == types.Unknown && !c.Value.Null {
+		if c, ok := arg.(*ir.Const); ok && c.T.Kind == types.Unknown && !c.Value.Null {
 			if field := intervalField(tc.TypeName); field != "" {
 				iv, err := types.ParseIntervalWithField(c.Value.S, field)
 				if err != nil {
 					return nil, b.errAt(tc.Location, sqlerr.Wrap(err))
 				}
-				return &Const{Value: types.DInterval(iv), T: types.IntervalT}, nil
+				return &ir.Const{Value: types.DInterval(iv), T: types.IntervalT}, nil
 			}
 		}
 	}
@@ -416,7 +417,7 @@ func (b *binder) bindTypeCast(ctx *exprCtx, tc *pg_query.TypeCast) (Expr, error)
 // castTo converts e to type t. Untyped literals are parsed as t; other values
 // get a Cast node if the cast exists (explicit casts allow more than
 // implicit ones).
-func (b *binder) castTo(e Expr, t types.T, loc int32, explicit bool) (Expr, error) {
+func (b *binder) castTo(e ir.Expr, t types.T, loc int32, explicit bool) (ir.Expr, error) {
 	if p, ok := untypedParam(e); ok {
 		if t.Kind == types.Unknown {
 			return e, nil
@@ -428,14 +429,14 @@ func (b *binder) castTo(e Expr, t types.T, loc int32, explicit bool) (Expr, erro
 			return nil, err
 		}
 	}
-	if c, ok := e.(*Const); ok && c.T.Kind == types.Unknown {
+	if c, ok := e.(*ir.Const); ok && c.T.Kind == types.Unknown {
 		if c.Value.Null {
-			return &Const{Value: types.Null, T: t}, nil
+			return &ir.Const{Value: types.Null, T: t}, nil
 		}
 		if t.Kind == types.Text && t.Width > 0 && explicit {
 			// An explicit cast to varchar(n) truncates, where the input rule
 			// ParseText applies (assignment) rejects a longer value.
-			return &Cast{Arg: &Const{Value: c.Value, T: types.TextT}, T: t}, nil
+			return &ir.Cast{Arg: &ir.Const{Value: c.Value, T: types.TextT}, T: t}, nil
 		}
 		d, err := b.parseLiteral(t, c.Value.S)
 		if err != nil {
@@ -444,9 +445,9 @@ func (b *binder) castTo(e Expr, t types.T, loc int32, explicit bool) (Expr, erro
 			}
 			return nil, b.errAt(loc, sqlerr.Wrap(err))
 		}
-		return &Const{Value: d, T: t}, nil
+		return &ir.Const{Value: d, T: t}, nil
 	}
-	if r, ok := e.(*Call); ok && r.Fn == FnRow && t.Kind == types.Struct {
+	if r, ok := e.(*ir.Call); ok && r.Fn == ir.FnRow && t.Kind == types.Struct {
 		return b.castRow(r, t, loc, explicit)
 	}
 	from := e.Type()
@@ -454,7 +455,7 @@ func (b *binder) castTo(e Expr, t types.T, loc int32, explicit bool) (Expr, erro
 		(t.Kind != types.Numeric || from.HasTypmod == t.HasTypmod && from.Precision == t.Precision) {
 		return e, nil
 	}
-	if !CastAllowed(from, t) {
+	if !ir.CastAllowed(from, t) {
 		return nil, b.errAt(loc, sqlerr.New(sqlerr.CannotCoerce, "cannot cast type %s to %s", from, t))
 	}
 	return b.zoneCast(e, t), nil
@@ -462,12 +463,12 @@ func (b *binder) castTo(e Expr, t types.T, loc int32, explicit bool) (Expr, erro
 
 // coerce converts e to t where PostgreSQL would do so implicitly (function
 // arguments, operands, CASE branches).
-func (b *binder) coerce(e Expr, t types.T, loc int32) (Expr, error) {
+func (b *binder) coerce(e ir.Expr, t types.T, loc int32) (ir.Expr, error) {
 	from := e.Type()
 	if from.Kind == t.Kind && types.Identical(from, t) {
 		return e, nil
 	}
-	if _, ok := ImplicitCastCost(from, t); !ok && from.Kind != t.Kind {
+	if _, ok := ir.ImplicitCastCost(from, t); !ok && from.Kind != t.Kind {
 		return nil, b.errAt(loc, sqlerr.New(sqlerr.DatatypeMismatch, "cannot convert %s to %s implicitly", from, t))
 	}
 	return b.castTo(e, t, loc, false)
@@ -475,17 +476,17 @@ func (b *binder) coerce(e Expr, t types.T, loc int32) (Expr, error) {
 
 // defaultType gives an untyped literal the type text, as PostgreSQL does when
 // nothing else decides.
-func (b *binder) defaultType(e Expr) Expr {
+func (b *binder) defaultType(e ir.Expr) ir.Expr {
 	if p, ok := untypedParam(e); ok {
 		return b.defaultParamType(p)
 	}
-	if c, ok := e.(*Const); ok && c.T.Kind == types.Unknown {
-		t := &Const{Value: c.Value, T: types.TextT}
+	if c, ok := e.(*ir.Const); ok && c.T.Kind == types.Unknown {
+		t := &ir.Const{Value: c.Value, T: types.TextT}
 		if c.Value.Null {
 			t.Value = types.Null
 		}
 		if b.defaulted == nil {
-			b.defaulted = map[*Const]*Const{}
+			b.defaulted = map[*ir.Const]*ir.Const{}
 		}
 		b.defaulted[t] = c
 		return t
@@ -495,12 +496,12 @@ func (b *binder) defaultType(e Expr) Expr {
 
 // untypedColumn returns the untyped literal that column col of rel, a
 // projection, was made of by defaultType.
-func (b *binder) untypedColumn(rel Rel, col int) (*Const, bool) {
-	p, ok := rel.(*Project)
+func (b *binder) untypedColumn(rel ir.Rel, col int) (*ir.Const, bool) {
+	p, ok := rel.(*ir.Project)
 	if !ok {
 		return nil, false
 	}
-	c, ok := p.Exprs[col].(*Const)
+	c, ok := p.Exprs[col].(*ir.Const)
 	if !ok {
 		return nil, false
 	}
@@ -510,12 +511,12 @@ func (b *binder) untypedColumn(rel Rel, col int) (*Const, bool) {
 
 // retypeUntyped gives column col of rel, an untyped literal (see
 // untypedColumn), type t: the literal is read as a t.
-func (b *binder) retypeUntyped(rel Rel, col int, lit *Const, t types.T) error {
+func (b *binder) retypeUntyped(rel ir.Rel, col int, lit *ir.Const, t types.T) error {
 	e, err := b.castTo(lit, t, -1, false)
 	if err != nil {
 		return err
 	}
-	p := rel.(*Project)
+	p := rel.(*ir.Project)
 	p.Exprs[col] = e
 	p.Cols[col].Type = t
 	return nil
@@ -523,17 +524,17 @@ func (b *binder) retypeUntyped(rel Rel, col int, lit *Const, t types.T) error {
 
 // resolveCall picks the overload of fn that fits args with the cheapest
 // implicit conversions and returns the call with its arguments converted.
-func (b *binder) resolveCall(fn string, args []Expr, loc int32) (Expr, error) {
+func (b *binder) resolveCall(fn string, args []ir.Expr, loc int32) (ir.Expr, error) {
 	if e, ok := b.nullSafeArrayCall(fn, args, loc); ok {
 		return e, nil
 	}
 	if o := untypedOperandOverload(fn, args); o != nil {
 		return b.callOverload(o, args, loc)
 	}
-	var best *Overload
+	var best *ir.Overload
 	bestCost := -1
 	ambiguous := false
-	for _, o := range preferMatches(FunctionOverloads(fn), args) {
+	for _, o := range preferMatches(ir.FunctionOverloads(fn), args) {
 		cost, ok := overloadCost(o, args)
 		if !ok {
 			continue
@@ -565,8 +566,8 @@ func (b *binder) resolveCall(fn string, args []Expr, loc int32) (Expr, error) {
 // (so sqrt(int) is sqrt(double precision), not sqrt(numeric), and
 // power(int, numeric) is power(numeric, numeric)). Untyped arguments count for
 // neither. The cheapest of the survivors is chosen by the caller.
-func preferMatches(os []*Overload, args []Expr) []*Overload {
-	var cands []*Overload
+func preferMatches(os []*ir.Overload, args []ir.Expr) []*ir.Overload {
+	var cands []*ir.Overload
 	for _, o := range os {
 		if _, ok := overloadCost(o, args); ok {
 			cands = append(cands, o)
@@ -575,10 +576,10 @@ func preferMatches(os []*Overload, args []Expr) []*Overload {
 	if len(cands) < 2 {
 		return cands
 	}
-	exact := func(o *Overload, i int) bool {
+	exact := func(o *ir.Overload, i int) bool {
 		return args[i].Type().Kind == o.Args[min(i, len(o.Args)-1)].Kind
 	}
-	preferred := func(o *Overload, i int) bool {
+	preferred := func(o *ir.Overload, i int) bool {
 		if exact(o, i) {
 			return true
 		}
@@ -588,7 +589,7 @@ func preferMatches(os []*Overload, args []Expr) []*Overload {
 		pc, pref := typeCategory(pt)
 		return pref && ac == pc && ac != 0
 	}
-	for _, match := range []func(*Overload, int) bool{exact, preferred} {
+	for _, match := range []func(*ir.Overload, int) bool{exact, preferred} {
 		most, kept := -1, cands[:0:0]
 		for _, o := range cands {
 			n := 0
@@ -610,8 +611,8 @@ func preferMatches(os []*Overload, args []Expr) []*Overload {
 }
 
 // callOverload converts args to the argument types of o and returns the call.
-func (b *binder) callOverload(o *Overload, args []Expr, loc int32) (Expr, error) {
-	conv := make([]Expr, len(args))
+func (b *binder) callOverload(o *ir.Overload, args []ir.Expr, loc int32) (ir.Expr, error) {
+	conv := make([]ir.Expr, len(args))
 	for i, a := range args {
 		pt := o.Args[len(o.Args)-1]
 		if i < len(o.Args) {
@@ -623,14 +624,14 @@ func (b *binder) callOverload(o *Overload, args []Expr, loc int32) (Expr, error)
 		}
 		conv[i] = c
 	}
-	return b.zoneCall(&Call{Fn: o.Fn, Args: conv, T: o.Result}), nil
+	return b.zoneCall(&ir.Call{Fn: o.Fn, Args: conv, T: o.Result}), nil
 }
 
 // untypedOperandOverload applies PostgreSQL's first rule for a binary
 // operator with one untyped literal operand: the literal is taken to have the
 // other operand's type if the operator exists for two operands of that type
 // (so date - '2024-01-01' subtracts dates). It returns nil otherwise.
-func untypedOperandOverload(fn string, args []Expr) *Overload {
+func untypedOperandOverload(fn string, args []ir.Expr) *ir.Overload {
 	if _, isOp := operatorSymbols[fn]; !isOp || len(args) != 2 {
 		return nil
 	}
@@ -643,7 +644,7 @@ func untypedOperandOverload(fn string, args []Expr) *Overload {
 	default:
 		return nil
 	}
-	for _, o := range FunctionOverloads(fn) {
+	for _, o := range ir.FunctionOverloads(fn) {
 		if !o.Variadic && len(o.Args) == 2 && o.Args[0].Kind == known.Kind && o.Args[1].Kind == known.Kind {
 			return o
 		}
@@ -681,14 +682,14 @@ func typeCategory(t types.T) (cat byte, preferred bool) {
 // argument position all the candidates take types of one category, the one
 // candidate taking that category's preferred type wins (abs('-5') is
 // abs(double precision)). It returns nil if that leaves no single candidate.
-func preferredCandidate(fn string, args []Expr, cost int) *Overload {
-	var cands []*Overload
-	for _, o := range FunctionOverloads(fn) {
+func preferredCandidate(fn string, args []ir.Expr, cost int) *ir.Overload {
+	var cands []*ir.Overload
+	for _, o := range ir.FunctionOverloads(fn) {
 		if c, ok := overloadCost(o, args); ok && c == cost {
 			cands = append(cands, o)
 		}
 	}
-	argType := func(o *Overload, i int) types.T {
+	argType := func(o *ir.Overload, i int) types.T {
 		if i < len(o.Args) {
 			return o.Args[i]
 		}
@@ -701,7 +702,7 @@ func preferredCandidate(fn string, args []Expr, cost int) *Overload {
 				return nil
 			}
 		}
-		var kept []*Overload
+		var kept []*ir.Overload
 		for _, o := range cands {
 			if _, pref := typeCategory(argType(o, i)); pref {
 				kept = append(kept, o)
@@ -717,7 +718,7 @@ func preferredCandidate(fn string, args []Expr, cost int) *Overload {
 	return cands[0]
 }
 
-func allUnknown(args []Expr) bool {
+func allUnknown(args []ir.Expr) bool {
 	for _, a := range args {
 		if a.Type().Kind != types.Unknown {
 			return false
@@ -727,7 +728,7 @@ func allUnknown(args []Expr) bool {
 }
 
 // overloadCost is the total implicit conversion cost of calling o with args.
-func overloadCost(o *Overload, args []Expr) (int, bool) {
+func overloadCost(o *ir.Overload, args []ir.Expr) (int, bool) {
 	if o.Variadic {
 		if len(args) < len(o.Args) {
 			return 0, false
@@ -741,7 +742,7 @@ func overloadCost(o *Overload, args []Expr) (int, bool) {
 		if i < len(o.Args) {
 			pt = o.Args[i]
 		}
-		c, ok := ImplicitCastCost(a.Type(), pt)
+		c, ok := ir.ImplicitCastCost(a.Type(), pt)
 		if !ok {
 			return 0, false
 		}
@@ -751,18 +752,18 @@ func overloadCost(o *Overload, args []Expr) (int, bool) {
 }
 
 var operatorSymbols = map[string]string{
-	FnAdd: "+", FnSub: "-", FnMul: "*", FnDiv: "/", FnMod: "%", FnEq: "=", FnNe: "<>",
-	FnBitAnd: "&", FnBitOr: "|", FnBitXor: "#",
-	FnLt: "<", FnLe: "<=", FnGt: ">", FnGe: ">=", FnConcatOp: "||", FnLike: "~~", FnILike: "~~*",
-	FnRegexMatch: "~", FnRegexIMatch: "~*",
+	ir.FnAdd: "+", ir.FnSub: "-", ir.FnMul: "*", ir.FnDiv: "/", ir.FnMod: "%", ir.FnEq: "=", ir.FnNe: "<>",
+	ir.FnBitAnd: "&", ir.FnBitOr: "|", ir.FnBitXor: "#",
+	ir.FnLt: "<", ir.FnLe: "<=", ir.FnGt: ">", ir.FnGe: ">=", ir.FnConcatOp: "||", ir.FnLike: "~~", ir.FnILike: "~~*",
+	ir.FnRegexMatch: "~", ir.FnRegexIMatch: "~*",
 }
 
-func describeCall(fn string, args []Expr) string {
+func describeCall(fn string, args []ir.Expr) string {
 	ts := make([]string, len(args))
 	for i, a := range args {
 		ts[i] = a.Type().String()
 	}
-	if fn == FnIntDiv {
+	if fn == ir.FnIntDiv {
 		fn = "div"
 	}
 	if sym, ok := operatorSymbols[fn]; ok {
@@ -774,7 +775,7 @@ func describeCall(fn string, args []Expr) string {
 	return fmt.Sprintf("%s(%s)", fn, strings.Join(ts, ", "))
 }
 
-func noSuchFunction(fn string, args []Expr) *sqlerr.Error {
+func noSuchFunction(fn string, args []ir.Expr) *sqlerr.Error {
 	if _, ok := operatorSymbols[fn]; ok {
 		return sqlerr.New(sqlerr.UndefinedFunction, "operator does not exist: %s", describeCall(fn, args)).
 			WithHint("No operator matches the given name and argument types. You might need to add explicit type casts.")
@@ -785,7 +786,7 @@ func noSuchFunction(fn string, args []Expr) *sqlerr.Error {
 
 // commonType finds the type every expression converts to implicitly, as
 // PostgreSQL's select_common_type does for CASE, COALESCE, IN and VALUES.
-func (b *binder) commonType(es []Expr, what string, loc int32) (types.T, error) {
+func (b *binder) commonType(es []ir.Expr, what string, loc int32) (types.T, error) {
 	var t types.T
 	found := false
 	for _, e := range es {
@@ -798,7 +799,7 @@ func (b *binder) commonType(es []Expr, what string, loc int32) (types.T, error) 
 			continue
 		}
 		if et.Kind == types.Array && t.Kind == types.Array {
-			elem, err := b.commonType([]Expr{&Const{Value: types.Null, T: t.ElemT()}, &Const{Value: types.Null, T: et.ElemT()}}, what, loc)
+			elem, err := b.commonType([]ir.Expr{&ir.Const{Value: types.Null, T: t.ElemT()}, &ir.Const{Value: types.Null, T: et.ElemT()}}, what, loc)
 			if err != nil {
 				return types.T{}, err
 			}
@@ -814,9 +815,9 @@ func (b *binder) commonType(es []Expr, what string, loc int32) (types.T, error) 
 			}
 			continue
 		}
-		if _, ok := ImplicitCastCost(t, et); ok {
+		if _, ok := ir.ImplicitCastCost(t, et); ok {
 			t = et
-		} else if _, ok := ImplicitCastCost(et, t); !ok {
+		} else if _, ok := ir.ImplicitCastCost(et, t); !ok {
 			return types.T{}, b.errAt(loc, sqlerr.New(sqlerr.DatatypeMismatch, "%s types %s and %s cannot be matched", what, t, et))
 		}
 	}
@@ -827,12 +828,12 @@ func (b *binder) commonType(es []Expr, what string, loc int32) (types.T, error) 
 }
 
 // resolveCommonCall converts args to their common type and calls fn.
-func (b *binder) resolveCommonCall(fn, what string, args []Expr, loc int32) (Expr, error) {
+func (b *binder) resolveCommonCall(fn, what string, args []ir.Expr, loc int32) (ir.Expr, error) {
 	t, err := b.commonType(args, what, loc)
 	if err != nil {
 		return nil, err
 	}
-	conv := make([]Expr, len(args))
+	conv := make([]ir.Expr, len(args))
 	for i, a := range args {
 		if conv[i], err = b.coerce(a, t, loc); err != nil {
 			return nil, err
@@ -846,8 +847,8 @@ func (b *binder) resolveCommonCall(fn, what string, args []Expr, loc int32) (Exp
 // between the two types (within the integers, the floats, and the dates and
 // timestamps): NULLIF(smallint, int) is a smallint. Its value is l's or NULL,
 // so the cast back to l's type is exact.
-func (b *binder) bindNullIf(l, r Expr, loc int32) (Expr, error) {
-	e, err := b.resolveCommonCall(FnNullIf, "NULLIF", []Expr{l, r}, loc)
+func (b *binder) bindNullIf(l, r ir.Expr, loc int32) (ir.Expr, error) {
+	e, err := b.resolveCommonCall(ir.FnNullIf, "NULLIF", []ir.Expr{l, r}, loc)
 	if err != nil {
 		return nil, err
 	}
@@ -884,13 +885,13 @@ func opName(names []*pg_query.Node) string {
 }
 
 var binaryOps = map[string]string{
-	"+": FnAdd, "-": FnSub, "*": FnMul, "/": FnDiv, "%": FnMod,
-	"&": FnBitAnd, "|": FnBitOr, "#": FnBitXor,
-	"=": FnEq, "<>": FnNe, "!=": FnNe, "<": FnLt, "<=": FnLe, ">": FnGt, ">=": FnGe,
-	"||": FnConcatOp, "~~": FnLike, "~~*": FnILike, "^": FnPower,
+	"+": ir.FnAdd, "-": ir.FnSub, "*": ir.FnMul, "/": ir.FnDiv, "%": ir.FnMod,
+	"&": ir.FnBitAnd, "|": ir.FnBitOr, "#": ir.FnBitXor,
+	"=": ir.FnEq, "<>": ir.FnNe, "!=": ir.FnNe, "<": ir.FnLt, "<=": ir.FnLe, ">": ir.FnGt, ">=": ir.FnGe,
+	"||": ir.FnConcatOp, "~~": ir.FnLike, "~~*": ir.FnILike, "^": ir.FnPower,
 }
 
-func (b *binder) bindAExpr(ctx *exprCtx, a *pg_query.A_Expr) (Expr, error) {
+func (b *binder) bindAExpr(ctx *exprCtx, a *pg_query.A_Expr) (ir.Expr, error) {
 	op := opName(a.Name)
 	switch a.Kind {
 	case pg_query.A_Expr_Kind_AEXPR_OP:
@@ -901,15 +902,15 @@ func (b *binder) bindAExpr(ctx *exprCtx, a *pg_query.A_Expr) (Expr, error) {
 			}
 			switch op {
 			case "-":
-				return b.resolveCall(FnNeg, []Expr{r}, a.Location)
+				return b.resolveCall(ir.FnNeg, []ir.Expr{r}, a.Location)
 			case "+":
 				return r, nil
 			case "@":
-				return b.resolveCall(FnAbs, []Expr{r}, a.Location)
+				return b.resolveCall(ir.FnAbs, []ir.Expr{r}, a.Location)
 			case "|/":
-				return b.resolveCall(FnSqrt, []Expr{r}, a.Location)
+				return b.resolveCall(ir.FnSqrt, []ir.Expr{r}, a.Location)
 			case "||/":
-				return b.resolveCall(FnCbrt, []Expr{r}, a.Location)
+				return b.resolveCall(ir.FnCbrt, []ir.Expr{r}, a.Location)
 			}
 			return nil, b.errAt(a.Location, sqlerr.Unsupported("prefix operator %s", op))
 		}
@@ -936,18 +937,18 @@ func (b *binder) bindAExpr(ctx *exprCtx, a *pg_query.A_Expr) (Expr, error) {
 			l, r = b.textOperand(l), b.textOperand(r)
 		}
 		if fn, negate, ok := regexOp(op); ok {
-			call, err := b.resolveCall(fn, []Expr{l, r}, a.Location)
+			call, err := b.resolveCall(fn, []ir.Expr{l, r}, a.Location)
 			if err != nil || !negate {
 				return call, err
 			}
-			return &Call{Fn: FnNot, Args: []Expr{call}, T: types.BoolT}, nil
+			return &ir.Call{Fn: ir.FnNot, Args: []ir.Expr{call}, T: types.BoolT}, nil
 		}
 		fn, ok := binaryOps[op]
 		if !ok {
 			return nil, b.errAt(a.Location, sqlerr.Unsupported("operator %s", op))
 		}
 		l, r = widenReal(l, r)
-		return b.resolveCall(fn, []Expr{l, r}, a.Location)
+		return b.resolveCall(fn, []ir.Expr{l, r}, a.Location)
 	case pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_ILIKE:
 		l, err := b.bindExpr(ctx, a.Lexpr)
 		if err != nil {
@@ -957,16 +958,16 @@ func (b *binder) bindAExpr(ctx *exprCtx, a *pg_query.A_Expr) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		fn := FnLike
+		fn := ir.FnLike
 		if a.Kind == pg_query.A_Expr_Kind_AEXPR_ILIKE {
-			fn = FnILike
+			fn = ir.FnILike
 		}
-		call, err := b.resolveCall(fn, []Expr{l, r}, a.Location)
+		call, err := b.resolveCall(fn, []ir.Expr{l, r}, a.Location)
 		if err != nil {
 			return nil, err
 		}
 		if strings.HasPrefix(op, "!") {
-			return &Call{Fn: FnNot, Args: []Expr{call}, T: types.BoolT}, nil
+			return &ir.Call{Fn: ir.FnNot, Args: []ir.Expr{call}, T: types.BoolT}, nil
 		}
 		return call, nil
 	case pg_query.A_Expr_Kind_AEXPR_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT:
@@ -978,11 +979,11 @@ func (b *binder) bindAExpr(ctx *exprCtx, a *pg_query.A_Expr) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		fn := FnIsDistinct
+		fn := ir.FnIsDistinct
 		if a.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT {
-			fn = FnIsNotDistinct
+			fn = ir.FnIsNotDistinct
 		}
-		return b.resolveCommonCall(fn, "IS DISTINCT FROM", []Expr{l, r}, a.Location)
+		return b.resolveCommonCall(fn, "IS DISTINCT FROM", []ir.Expr{l, r}, a.Location)
 	case pg_query.A_Expr_Kind_AEXPR_NULLIF:
 		l, err := b.bindExpr(ctx, a.Lexpr)
 		if err != nil {
@@ -1011,20 +1012,20 @@ func (b *binder) bindAExpr(ctx *exprCtx, a *pg_query.A_Expr) (Expr, error) {
 func regexOp(op string) (fn string, negate, ok bool) {
 	switch op {
 	case "~":
-		return FnRegexMatch, false, true
+		return ir.FnRegexMatch, false, true
 	case "~*":
-		return FnRegexIMatch, false, true
+		return ir.FnRegexIMatch, false, true
 	case "!~":
-		return FnRegexMatch, true, true
+		return ir.FnRegexMatch, true, true
 	case "!~*":
-		return FnRegexIMatch, true, true
+		return ir.FnRegexIMatch, true, true
 	}
 	return "", false, false
 }
 
 // bindSimilar binds x [NOT] SIMILAR TO p [ESCAPE e], which the parser gives
 // as x ~ similar_to_escape(p [, e]) (or !~).
-func (b *binder) bindSimilar(ctx *exprCtx, a *pg_query.A_Expr, negate bool) (Expr, error) {
+func (b *binder) bindSimilar(ctx *exprCtx, a *pg_query.A_Expr, negate bool) (ir.Expr, error) {
 	l, err := b.bindExpr(ctx, a.Lexpr)
 	if err != nil {
 		return nil, err
@@ -1033,16 +1034,16 @@ func (b *binder) bindSimilar(ctx *exprCtx, a *pg_query.A_Expr, negate bool) (Exp
 	if err != nil {
 		return nil, err
 	}
-	call, err := b.resolveCall(FnRegexMatch, []Expr{l, r}, a.Location)
+	call, err := b.resolveCall(ir.FnRegexMatch, []ir.Expr{l, r}, a.Location)
 	if err != nil || !negate {
 		return call, err
 	}
-	return &Call{Fn: FnNot, Args: []Expr{call}, T: types.BoolT}, nil
+	return &ir.Call{Fn: ir.FnNot, Args: []ir.Expr{call}, T: types.BoolT}, nil
 }
 
 // textOperand converts a typed non-text operand of || to text, by a cast
 // (PostgreSQL's anynonarray || text casts: true || 'a' is truea).
-func (b *binder) textOperand(e Expr) Expr {
+func (b *binder) textOperand(e ir.Expr) ir.Expr {
 	t := e.Type()
 	if t.Kind == types.Unknown || t.Kind == types.Text {
 		return e
@@ -1053,18 +1054,18 @@ func (b *binder) textOperand(e Expr) Expr {
 // outputText converts a typed non-text argument of concat, concat_ws or
 // format to text by its type's output function, as PostgreSQL does: a
 // boolean is t or f there, not the true or false of a cast.
-func (b *binder) outputText(e Expr) Expr {
+func (b *binder) outputText(e ir.Expr) ir.Expr {
 	switch e.Type().Kind {
 	case types.Bool:
-		return &Case{Whens: []When{
-			{Cond: e, Then: &Const{Value: types.DText("t"), T: types.TextT}},
-			{Cond: &Call{Fn: FnNot, Args: []Expr{e}, T: types.BoolT}, Then: &Const{Value: types.DText("f"), T: types.TextT}},
-		}, Else: &Const{Value: types.Null, T: types.TextT}, T: types.TextT}
+		return &ir.Case{Whens: []ir.When{
+			{Cond: e, Then: &ir.Const{Value: types.DText("t"), T: types.TextT}},
+			{Cond: &ir.Call{Fn: ir.FnNot, Args: []ir.Expr{e}, T: types.BoolT}, Then: &ir.Const{Value: types.DText("f"), T: types.TextT}},
+		}, Else: &ir.Const{Value: types.Null, T: types.TextT}, T: types.TextT}
 	}
 	return b.textOperand(e)
 }
 
-func (b *binder) bindInList(ctx *exprCtx, a *pg_query.A_Expr, negate bool) (Expr, error) {
+func (b *binder) bindInList(ctx *exprCtx, a *pg_query.A_Expr, negate bool) (ir.Expr, error) {
 	arg, err := b.bindExpr(ctx, a.Lexpr)
 	if err != nil {
 		return nil, err
@@ -1077,7 +1078,7 @@ func (b *binder) bindInList(ctx *exprCtx, a *pg_query.A_Expr, negate bool) (Expr
 	if err != nil {
 		return nil, err
 	}
-	t, err := b.commonType(append([]Expr{arg}, items...), "IN", a.Location)
+	t, err := b.commonType(append([]ir.Expr{arg}, items...), "IN", a.Location)
 	if err != nil {
 		return nil, err
 	}
@@ -1093,13 +1094,13 @@ func (b *binder) bindInList(ctx *exprCtx, a *pg_query.A_Expr, negate bool) (Expr
 		return b.structInList(arg, items, negate, a.Location)
 	}
 	// The comparison must exist for the type.
-	if _, err := b.resolveCall(FnEq, []Expr{arg, arg}, a.Location); err != nil {
+	if _, err := b.resolveCall(ir.FnEq, []ir.Expr{arg, arg}, a.Location); err != nil {
 		return nil, err
 	}
-	return &InList{Arg: arg, List: items, Negate: negate}, nil
+	return &ir.InList{Arg: arg, List: items, Negate: negate}, nil
 }
 
-func (b *binder) bindBetween(ctx *exprCtx, a *pg_query.A_Expr) (Expr, error) {
+func (b *binder) bindBetween(ctx *exprCtx, a *pg_query.A_Expr) (ir.Expr, error) {
 	arg, err := b.bindExpr(ctx, a.Lexpr)
 	if err != nil {
 		return nil, err
@@ -1116,16 +1117,16 @@ func (b *binder) bindBetween(ctx *exprCtx, a *pg_query.A_Expr) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	between := func(lo, hi Expr) (Expr, error) {
-		ge, err := b.resolveCall(FnGe, []Expr{arg, lo}, a.Location)
+	between := func(lo, hi ir.Expr) (ir.Expr, error) {
+		ge, err := b.resolveCall(ir.FnGe, []ir.Expr{arg, lo}, a.Location)
 		if err != nil {
 			return nil, err
 		}
-		le, err := b.resolveCall(FnLe, []Expr{arg, hi}, a.Location)
+		le, err := b.resolveCall(ir.FnLe, []ir.Expr{arg, hi}, a.Location)
 		if err != nil {
 			return nil, err
 		}
-		return &Call{Fn: FnAnd, Args: []Expr{ge, le}, T: types.BoolT}, nil
+		return &ir.Call{Fn: ir.FnAnd, Args: []ir.Expr{ge, le}, T: types.BoolT}, nil
 	}
 	e, err := between(lo, hi)
 	if err != nil {
@@ -1136,15 +1137,15 @@ func (b *binder) bindBetween(ctx *exprCtx, a *pg_query.A_Expr) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		e = &Call{Fn: FnOr, Args: []Expr{e, swapped}, T: types.BoolT}
+		e = &ir.Call{Fn: ir.FnOr, Args: []ir.Expr{e, swapped}, T: types.BoolT}
 	}
 	if a.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN || a.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM {
-		e = &Call{Fn: FnNot, Args: []Expr{e}, T: types.BoolT}
+		e = &ir.Call{Fn: ir.FnNot, Args: []ir.Expr{e}, T: types.BoolT}
 	}
 	return e, nil
 }
 
-func (b *binder) bindBoolExpr(ctx *exprCtx, be *pg_query.BoolExpr) (Expr, error) {
+func (b *binder) bindBoolExpr(ctx *exprCtx, be *pg_query.BoolExpr) (ir.Expr, error) {
 	args, err := b.bindExprs(ctx, be.Args)
 	if err != nil {
 		return nil, err
@@ -1156,11 +1157,11 @@ func (b *binder) bindBoolExpr(ctx *exprCtx, be *pg_query.BoolExpr) (Expr, error)
 	}
 	switch be.Boolop {
 	case pg_query.BoolExprType_AND_EXPR:
-		return &Call{Fn: FnAnd, Args: args, T: types.BoolT}, nil
+		return &ir.Call{Fn: ir.FnAnd, Args: args, T: types.BoolT}, nil
 	case pg_query.BoolExprType_OR_EXPR:
-		return &Call{Fn: FnOr, Args: args, T: types.BoolT}, nil
+		return &ir.Call{Fn: ir.FnOr, Args: args, T: types.BoolT}, nil
 	}
-	return &Call{Fn: FnNot, Args: args, T: types.BoolT}, nil
+	return &ir.Call{Fn: ir.FnNot, Args: args, T: types.BoolT}, nil
 }
 
 func boolOpName(t pg_query.BoolExprType) string {
@@ -1174,7 +1175,7 @@ func boolOpName(t pg_query.BoolExprType) string {
 }
 
 // requireBool checks that e is boolean (an untyped literal is parsed as one).
-func (b *binder) requireBool(e Expr, what string, loc int32) (Expr, error) {
+func (b *binder) requireBool(e ir.Expr, what string, loc int32) (ir.Expr, error) {
 	switch e.Type().Kind {
 	case types.Bool:
 		return e, nil
@@ -1184,7 +1185,7 @@ func (b *binder) requireBool(e Expr, what string, loc int32) (Expr, error) {
 	return nil, b.errAt(loc, sqlerr.New(sqlerr.DatatypeMismatch, "%s must be type boolean, not type %s", what, e.Type()))
 }
 
-func (b *binder) bindBooleanTest(ctx *exprCtx, bt *pg_query.BooleanTest) (Expr, error) {
+func (b *binder) bindBooleanTest(ctx *exprCtx, bt *pg_query.BooleanTest) (ir.Expr, error) {
 	arg, err := b.bindExpr(ctx, bt.Arg)
 	if err != nil {
 		return nil, err
@@ -1192,9 +1193,9 @@ func (b *binder) bindBooleanTest(ctx *exprCtx, bt *pg_query.BooleanTest) (Expr, 
 	if arg, err = b.requireBool(arg, "argument of IS TRUE", bt.Location); err != nil {
 		return nil, err
 	}
-	isTrue := &Call{Fn: FnIsTrue, Args: []Expr{arg}, T: types.BoolT}
-	isFalse := &Call{Fn: FnIsFalse, Args: []Expr{arg}, T: types.BoolT}
-	not := func(e Expr) Expr { return &Call{Fn: FnNot, Args: []Expr{e}, T: types.BoolT} }
+	isTrue := &ir.Call{Fn: ir.FnIsTrue, Args: []ir.Expr{arg}, T: types.BoolT}
+	isFalse := &ir.Call{Fn: ir.FnIsFalse, Args: []ir.Expr{arg}, T: types.BoolT}
+	not := func(e ir.Expr) ir.Expr { return &ir.Call{Fn: ir.FnNot, Args: []ir.Expr{e}, T: types.BoolT} }
 	switch bt.Booltesttype {
 	case pg_query.BoolTestType_IS_TRUE:
 		return isTrue, nil
@@ -1205,22 +1206,22 @@ func (b *binder) bindBooleanTest(ctx *exprCtx, bt *pg_query.BooleanTest) (Expr, 
 	case pg_query.BoolTestType_IS_NOT_FALSE:
 		return not(isFalse), nil
 	case pg_query.BoolTestType_IS_UNKNOWN:
-		return &Call{Fn: FnIsNull, Args: []Expr{arg}, T: types.BoolT}, nil
+		return &ir.Call{Fn: ir.FnIsNull, Args: []ir.Expr{arg}, T: types.BoolT}, nil
 	case pg_query.BoolTestType_IS_NOT_UNKNOWN:
-		return &Call{Fn: FnIsNotNull, Args: []Expr{arg}, T: types.BoolT}, nil
+		return &ir.Call{Fn: ir.FnIsNotNull, Args: []ir.Expr{arg}, T: types.BoolT}, nil
 	}
 	return nil, b.errAt(bt.Location, sqlerr.Unsupported("boolean test"))
 }
 
-func (b *binder) bindCase(ctx *exprCtx, c *pg_query.CaseExpr) (Expr, error) {
-	var operand Expr
+func (b *binder) bindCase(ctx *exprCtx, c *pg_query.CaseExpr) (ir.Expr, error) {
+	var operand ir.Expr
 	var err error
 	if c.Arg != nil {
 		if operand, err = b.bindExpr(ctx, c.Arg); err != nil {
 			return nil, err
 		}
 	}
-	var conds, results []Expr
+	var conds, results []ir.Expr
 	for _, w := range c.Args {
 		cw := w.GetCaseWhen()
 		cond, err := b.bindExpr(ctx, cw.Expr)
@@ -1228,7 +1229,7 @@ func (b *binder) bindCase(ctx *exprCtx, c *pg_query.CaseExpr) (Expr, error) {
 			return nil, err
 		}
 		if operand != nil {
-			if cond, err = b.resolveCall(FnEq, []Expr{operand, cond}, cw.Location); err != nil {
+			if cond, err = b.resolveCall(ir.FnEq, []ir.Expr{operand, cond}, cw.Location); err != nil {
 				return nil, err
 			}
 		} else if cond, err = b.requireBool(cond, "argument of CASE/WHEN", cw.Location); err != nil {
@@ -1241,23 +1242,23 @@ func (b *binder) bindCase(ctx *exprCtx, c *pg_query.CaseExpr) (Expr, error) {
 		conds = append(conds, cond)
 		results = append(results, res)
 	}
-	var els Expr = &Const{Value: types.Null, T: types.UnknownT}
+	var els ir.Expr = &ir.Const{Value: types.Null, T: types.UnknownT}
 	if c.Defresult != nil {
 		if els, err = b.bindExpr(ctx, c.Defresult); err != nil {
 			return nil, err
 		}
 	}
-	t, err := b.commonType(append(append([]Expr{}, results...), els), "CASE", c.Location)
+	t, err := b.commonType(append(append([]ir.Expr{}, results...), els), "CASE", c.Location)
 	if err != nil {
 		return nil, err
 	}
-	out := &Case{T: t}
+	out := &ir.Case{T: t}
 	for i := range conds {
 		r, err := b.coerce(results[i], t, c.Location)
 		if err != nil {
 			return nil, err
 		}
-		out.Whens = append(out.Whens, When{Cond: conds[i], Then: r})
+		out.Whens = append(out.Whens, ir.When{Cond: conds[i], Then: r})
 	}
 	if out.Else, err = b.coerce(els, t, c.Location); err != nil {
 		return nil, err
@@ -1265,8 +1266,8 @@ func (b *binder) bindCase(ctx *exprCtx, c *pg_query.CaseExpr) (Expr, error) {
 	return out, nil
 }
 
-func (b *binder) bindSQLValueFunction(f *pg_query.SQLValueFunction) (Expr, error) {
-	now := &Call{Fn: FnNow, T: types.TimestampTZT}
+func (b *binder) bindSQLValueFunction(f *pg_query.SQLValueFunction) (ir.Expr, error) {
+	now := &ir.Call{Fn: ir.FnNow, T: types.TimestampTZT}
 	switch f.Op {
 	case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP, pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N:
 		return now, nil
@@ -1286,9 +1287,9 @@ func (b *binder) bindSQLValueFunction(f *pg_query.SQLValueFunction) (Expr, error
 
 // functionAliases maps PostgreSQL spellings to streamsql's function names.
 var functionAliases = map[string]string{
-	"char_length": FnLength, "character_length": FnLength, "substring": FnSubstr,
-	"ceiling": FnCeil, "pow": FnPower, "trim": FnTrim, "log10": FnLog10, "div": FnIntDiv,
-	"current_timestamp": FnNow, "transaction_timestamp": FnNow, "statement_timestamp": FnNow,
+	"char_length": ir.FnLength, "character_length": ir.FnLength, "substring": ir.FnSubstr,
+	"ceiling": ir.FnCeil, "pow": ir.FnPower, "trim": ir.FnTrim, "log10": ir.FnLog10, "div": ir.FnIntDiv,
+	"current_timestamp": ir.FnNow, "transaction_timestamp": ir.FnNow, "statement_timestamp": ir.FnNow,
 }
 
 func funcName(names []*pg_query.Node) string {
@@ -1309,20 +1310,20 @@ var unsupportedAggregates = map[string]bool{
 	"percentile_disc": true, "mode": true, "bit_and": true, "bit_or": true,
 }
 
-func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) {
+func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (ir.Expr, error) {
 	name := JSONAlias(funcName(f.Funcname))
 	if f.Over != nil {
 		return b.bindWindowCall(ctx, name, f)
 	}
 	// first_value and last_value are also aggregates with an ORDER BY of
 	// their own (RisingWave's form): first_value(x ORDER BY t).
-	if windowFunctions[name] && !(aggregateNames[name] && len(f.AggOrder) > 0) {
+	if windowFunctions[name] && !(ir.AggregateNames[name] && len(f.AggOrder) > 0) {
 		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.WrongObjectType, "window function %s requires an OVER clause", name))
 	}
-	if aggregateNames[name] {
+	if ir.AggregateNames[name] {
 		return b.bindAggregate(ctx, name, f)
 	}
-	if isSetReturning(name) || arraySRFs[name] != "" {
+	if isSetReturning(name) || ir.ArraySRFs[name] != "" {
 		return b.bindSRF(ctx, f)
 	}
 	if unsupportedAggregates[name] {
@@ -1355,22 +1356,22 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 	switch name {
 	case "position":
 		// position(a IN b) parses as position(b, a).
-		name = FnStrpos
-	case "extract", FnDatePart, FnDateTrunc:
+		name = ir.FnStrpos
+	case "extract", ir.FnDatePart, ir.FnDateTrunc:
 		if name == "extract" {
-			name = FnExtract
+			name = ir.FnExtract
 		}
 		if len(args) == 2 {
-			if c, ok := args[0].(*Const); ok && !c.Value.Null {
-				args[0] = &Const{Value: types.DText(strings.ToLower(c.Value.S)), T: types.UnknownT}
+			if c, ok := args[0].(*ir.Const); ok && !c.Value.Null {
+				args[0] = &ir.Const{Value: types.DText(strings.ToLower(c.Value.S)), T: types.UnknownT}
 			}
-			if name == FnDateTrunc && args[1].Type().Kind == types.Date {
+			if name == ir.FnDateTrunc && args[1].Type().Kind == types.Date {
 				// PostgreSQL converts a date to timestamptz, the preferred
 				// type of its category, for date_trunc.
 				args[1] = b.zoneCast(args[1], types.TimestampTZT)
 			}
 		}
-	case FnDateBin:
+	case ir.FnDateBin:
 		if len(args) == 3 && args[1].Type().Kind == types.Date && args[2].Type().Kind == types.Date {
 			// As for date_trunc, two dates go to timestamptz, the preferred
 			// type of their category.
@@ -1379,25 +1380,25 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 		}
 	case "pg_typeof":
 		if len(args) == 1 {
-			return &Const{Value: types.DText(types.WithoutTypmod(args[0].Type()).String()), T: types.TextT}, nil
+			return &ir.Const{Value: types.DText(types.WithoutTypmod(args[0].Type()).String()), T: types.TextT}, nil
 		}
-	case FnNow:
+	case ir.FnNow:
 		if len(args) != 0 {
 			return nil, b.errAt(f.Location, noSuchFunction(name, args))
 		}
-	case FnConcat, FnConcatWS:
+	case ir.FnConcat, ir.FnConcatWS:
 		for i, a := range args {
 			args[i] = b.outputText(a)
 		}
-	case FnFormat:
+	case ir.FnFormat:
 		for i, a := range args {
 			if i > 0 {
 				args[i] = b.outputText(a)
 			}
 		}
-	case FnCoalesce, FnGreatest, FnLeast:
+	case ir.FnCoalesce, ir.FnGreatest, ir.FnLeast:
 		return b.resolveCommonCall(name, strings.ToUpper(name), args, f.Location)
-	case FnNullIf:
+	case ir.FnNullIf:
 		if len(args) != 2 {
 			return b.resolveCommonCall(name, "NULLIF", args, f.Location)
 		}
@@ -1406,16 +1407,16 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 	if isMapFunction(name) || (name == "cardinality" && len(args) == 1 && args[0].Type().Kind == types.Map) {
 		return b.bindMapCall(name, args, f.Location)
 	}
-	if IsArrayFunction(name) {
+	if ir.IsArrayFunction(name) {
 		return b.bindArrayCall(name, args, f.Location)
 	}
-	if IsJSONBPolyFunction(name) {
+	if ir.IsJSONBPolyFunction(name) {
 		return b.bindJSONBPolyCall(name, args, f.Location)
 	}
-	if FunctionOverloads(name) == nil {
+	if ir.FunctionOverloads(name) == nil {
 		return nil, b.errAt(f.Location, noSuchFunction(name, args))
 	}
-	if Volatile(name) && b.volatile == nil {
+	if ir.Volatile(name) && b.volatile == nil {
 		b.volatile = &volatileUse{fn: name, loc: f.Location}
 	}
 	return b.resolveCall(name, args, f.Location)
@@ -1426,7 +1427,7 @@ func (b *binder) bindFuncCall(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) 
 // PostgreSQL has cross-type real/double operators and prefers double
 // precision, so 1.1::numeric < 1.1::real compares as doubles (true) and
 // 1 + 1.5::real is double precision.
-func widenReal(l, r Expr) (Expr, Expr) {
+func widenReal(l, r ir.Expr) (ir.Expr, ir.Expr) {
 	lt, rt := l.Type(), r.Type()
 	mixed := func(a, b types.T) bool {
 		return a.Kind == types.Float32 && b.IsNumeric() && b.Kind != types.Float32
@@ -1434,11 +1435,11 @@ func widenReal(l, r Expr) (Expr, Expr) {
 	if !mixed(lt, rt) && !mixed(rt, lt) {
 		return l, r
 	}
-	widen := func(e Expr) Expr {
+	widen := func(e ir.Expr) ir.Expr {
 		if e.Type().Kind == types.Float64 {
 			return e
 		}
-		return &Cast{Arg: e, T: types.Float64T}
+		return &ir.Cast{Arg: e, T: types.Float64T}
 	}
 	return widen(l), widen(r)
 }
@@ -1446,15 +1447,15 @@ func widenReal(l, r Expr) (Expr, Expr) {
 // nullSafeArrayCall types IS [NOT] NULL, IS [NOT] DISTINCT FROM, coalesce
 // and nullif over arrays (already of one type, see resolveCommonCall),
 // which the overload table does not list; ok is false for other calls.
-func (b *binder) nullSafeArrayCall(fn string, args []Expr, loc int32) (Expr, bool) {
+func (b *binder) nullSafeArrayCall(fn string, args []ir.Expr, loc int32) (ir.Expr, bool) {
 	if len(args) == 0 || !types.IsNested(args[0].Type()) {
 		return nil, false
 	}
 	switch fn {
-	case FnIsNull, FnIsNotNull, FnIsDistinct, FnIsNotDistinct:
-		return &Call{Fn: fn, Args: args, T: types.BoolT}, true
-	case FnCoalesce, FnNullIf:
-		return &Call{Fn: fn, Args: args, T: args[0].Type()}, true
+	case ir.FnIsNull, ir.FnIsNotNull, ir.FnIsDistinct, ir.FnIsNotDistinct:
+		return &ir.Call{Fn: fn, Args: args, T: types.BoolT}, true
+	case ir.FnCoalesce, ir.FnNullIf:
+		return &ir.Call{Fn: fn, Args: args, T: args[0].Type()}, true
 	}
 	return nil, false
 }

@@ -7,6 +7,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -78,7 +79,7 @@ func (*DropFunction) Tag() string { return "DROP FUNCTION" }
 // FunctionTarget names a function to drop: by name alone when
 // AnyArgs, else by name and argument types.
 type FunctionTarget struct {
-	Name    ObjectName
+	Name    ir.ObjectName
 	Args    []types.T
 	AnyArgs bool
 }
@@ -96,21 +97,21 @@ func (t FunctionTarget) String() string {
 }
 
 // functionName splits a function's name as written into schema and name.
-func (b *binder) functionName(names []*pg_query.Node) (ObjectName, error) {
+func (b *binder) functionName(names []*pg_query.Node) (ir.ObjectName, error) {
 	var parts []string
 	for _, n := range names {
 		parts = append(parts, n.GetString_().Sval)
 	}
 	switch len(parts) {
 	case 1:
-		return ObjectName{Name: parts[0]}, nil
+		return ir.ObjectName{Name: parts[0]}, nil
 	case 2:
-		return ObjectName{Schema: parts[0], Name: parts[1]}, nil
+		return ir.ObjectName{Schema: parts[0], Name: parts[1]}, nil
 	}
-	return ObjectName{}, sqlerr.Unsupported("cross-database references")
+	return ir.ObjectName{}, sqlerr.Unsupported("cross-database references")
 }
 
-func (b *binder) bindCreateFunction(s *pg_query.CreateFunctionStmt) (Statement, error) {
+func (b *binder) bindCreateFunction(s *pg_query.CreateFunctionStmt) (ir.Statement, error) {
 	if s.IsProcedure {
 		return nil, sqlerr.Unsupported("CREATE PROCEDURE")
 	}
@@ -257,9 +258,9 @@ func (b *binder) checkBody(fn *catalog.Function, replaced uint32) error {
 
 // functionResult converts e, the value of fn's body, to fn's return type by
 // assignment, or fails with PostgreSQL's 42P13.
-func (b *binder) functionResult(fn *catalog.Function, e Expr) (Expr, error) {
+func (b *binder) functionResult(fn *catalog.Function, e ir.Expr) (ir.Expr, error) {
 	from := e.Type()
-	if from.Kind != types.Unknown && !types.Identical(from, fn.Result) && !AssignmentCastAllowed(from, fn.Result) {
+	if from.Kind != types.Unknown && !types.Identical(from, fn.Result) && !ir.AssignmentCastAllowed(from, fn.Result) {
 		return nil, sqlerr.New(invalidFunctionDefinition, "return type mismatch in function declared to return %s", fn.Result).
 			WithDetail(fmt.Sprintf("Actual return type is %s.", from))
 	}
@@ -326,7 +327,7 @@ func simpleSelect(sel *pg_query.SelectStmt) bool {
 // same scope. refs and fnRefs are the relations and functions the body
 // names, with their offsets in its text. clause names the calling clause,
 // for messages.
-func (b *binder) bindBody(fn *catalog.Function, clause string) (e Expr, subs *subqueries, refs, fnRefs []catalog.Ref, err error) {
+func (b *binder) bindBody(fn *catalog.Function, clause string) (e ir.Expr, subs *subqueries, refs, fnRefs []catalog.Ref, err error) {
 	if slices.Contains(b.funcs.stack, fn.ID) {
 		return nil, nil, nil, nil, sqlerr.New(invalidFunctionDefinition, "SQL function \"%s\" calls itself: recursive SQL functions are not supported", fn.Name)
 	}
@@ -424,7 +425,7 @@ func isStar(c *pg_query.ColumnRef) bool {
 }
 
 // bindFunctionParam binds $n in a function body: parameter n.
-func (b *binder) bindFunctionParam(ctx *exprCtx, ref *pg_query.ParamRef) (Expr, error) {
+func (b *binder) bindFunctionParam(ctx *exprCtx, ref *pg_query.ParamRef) (ir.Expr, error) {
 	ps := b.funcs.params
 	n := int(ref.Number)
 	if n < 1 || n > len(ps.cols) {
@@ -432,7 +433,7 @@ func (b *binder) bindFunctionParam(ctx *exprCtx, ref *pg_query.ParamRef) (Expr, 
 	}
 	c := ps.cols[n-1]
 	if ctx.scope == ps {
-		return &InputRef{Index: n - 1, T: c.t, Name: c.name}, nil
+		return &ir.InputRef{Index: n - 1, T: c.t, Name: c.name}, nil
 	}
 	for d, o := range b.outer {
 		if o == ps {
@@ -445,7 +446,7 @@ func (b *binder) bindFunctionParam(ctx *exprCtx, ref *pg_query.ParamRef) (Expr, 
 // bindUserCall binds a call f of a SQL function. It returns handled false
 // for a call of a built-in function (with the arguments, if it bound them,
 // for the caller to use).
-func (b *binder) bindUserCall(ctx *exprCtx, f *pg_query.FuncCall) (args []Expr, e Expr, handled bool, err error) {
+func (b *binder) bindUserCall(ctx *exprCtx, f *pg_query.FuncCall) (args []ir.Expr, e ir.Expr, handled bool, err error) {
 	name, err := b.functionName(f.Funcname)
 	if err != nil || name.Schema == catalog.PgCatalog {
 		return nil, nil, false, nil
@@ -478,13 +479,13 @@ func (b *binder) bindUserCall(ctx *exprCtx, f *pg_query.FuncCall) (args []Expr, 
 	if args, err = b.bindExprs(ctx, f.Args); err != nil {
 		return nil, nil, true, err
 	}
-	os := make([]*Overload, len(cands))
-	byOverload := map[*Overload]*catalog.Function{}
+	os := make([]*ir.Overload, len(cands))
+	byOverload := map[*ir.Overload]*catalog.Function{}
 	for i, fn := range cands {
-		os[i] = &Overload{Fn: fn.Name, Args: withoutTypmods(fn.ArgTypes), Result: fn.Result, Strict: fn.Strict}
+		os[i] = &ir.Overload{Fn: fn.Name, Args: withoutTypmods(fn.ArgTypes), Result: fn.Result, Strict: fn.Strict}
 		byOverload[os[i]] = fn
 	}
-	var best *Overload
+	var best *ir.Overload
 	bestCost, ambiguous := -1, false
 	if kept := unknownArgsCandidates(preferMatches(os, args), args); len(kept) > 0 {
 		best, bestCost, ambiguous = kept[0], 0, len(kept) > 1
@@ -499,8 +500,8 @@ func (b *binder) bindUserCall(ctx *exprCtx, f *pg_query.FuncCall) (args []Expr, 
 		if alias, ok := functionAliases[bname]; ok {
 			bname = alias
 		}
-		builtin := IsArrayFunction(bname) && best == nil
-		for _, o := range FunctionOverloads(bname) {
+		builtin := ir.IsArrayFunction(bname) && best == nil
+		for _, o := range ir.FunctionOverloads(bname) {
 			if c, ok := overloadCost(o, args); ok && (best == nil || c <= bestCost) {
 				builtin = true
 			}
@@ -527,7 +528,7 @@ func (b *binder) bindUserCall(ctx *exprCtx, f *pg_query.FuncCall) (args []Expr, 
 // candidates take there. Without untyped arguments, several candidates are
 // ambiguous (there is no cost order between, say, f(int) and f(bigint) for
 // a smallint).
-func unknownArgsCandidates(cands []*Overload, args []Expr) []*Overload {
+func unknownArgsCandidates(cands []*ir.Overload, args []ir.Expr) []*ir.Overload {
 	for i, a := range args {
 		if len(cands) < 2 {
 			break
@@ -535,7 +536,7 @@ func unknownArgsCandidates(cands []*Overload, args []Expr) []*Overload {
 		if a.Type().Kind != types.Unknown {
 			continue
 		}
-		var str, pref []*Overload
+		var str, pref []*ir.Overload
 		cat, sameCat := byte(0), true
 		for k, o := range cands {
 			c, p := typeCategory(o.Args[i])
@@ -570,8 +571,8 @@ func withoutTypmods(ts []types.T) []types.T {
 }
 
 // inlineCall returns the value of fn called with args at loc.
-func (b *binder) inlineCall(ctx *exprCtx, fn *catalog.Function, args []Expr, loc int32) (Expr, error) {
-	conv := make([]Expr, len(args))
+func (b *binder) inlineCall(ctx *exprCtx, fn *catalog.Function, args []ir.Expr, loc int32) (ir.Expr, error) {
+	conv := make([]ir.Expr, len(args))
 	for i, a := range args {
 		c, err := b.castTo(a, types.WithoutTypmod(fn.ArgTypes[i]), loc, false)
 		if err != nil {
@@ -600,15 +601,15 @@ func (b *binder) inlineCall(ctx *exprCtx, fn *catalog.Function, args []Expr, loc
 	}
 	// The body's parameters become the arguments, and its subqueries those
 	// of the calling clause.
-	subst := func(e Expr) Expr {
-		e = Rewrite(e, func(x Expr) Expr {
+	subst := func(e ir.Expr) ir.Expr {
+		e = ir.Rewrite(e, func(x ir.Expr) ir.Expr {
 			if r, ok := x.(*scalarRef); ok {
 				return &scalarRef{Index: r.Index + offset, T: r.T}
 			}
 			return x
 		})
-		return Rewrite(e, func(x Expr) Expr {
-			if r, ok := x.(*InputRef); ok {
+		return ir.Rewrite(e, func(x ir.Expr) ir.Expr {
+			if r, ok := x.(*ir.InputRef); ok {
 				return conv[r.Index]
 			}
 			return x
@@ -631,15 +632,15 @@ func (b *binder) inlineCall(ctx *exprCtx, fn *catalog.Function, args []Expr, loc
 		return nil, err
 	}
 	if fn.Strict && len(conv) > 0 {
-		var nulls []Expr
+		var nulls []ir.Expr
 		for _, a := range conv {
-			nulls = append(nulls, &Call{Fn: FnIsNull, T: types.BoolT, Args: []Expr{a}})
+			nulls = append(nulls, &ir.Call{Fn: ir.FnIsNull, T: types.BoolT, Args: []ir.Expr{a}})
 		}
 		cond := nulls[0]
 		if len(nulls) > 1 {
-			cond = &Call{Fn: FnOr, T: types.BoolT, Args: nulls}
+			cond = &ir.Call{Fn: ir.FnOr, T: types.BoolT, Args: nulls}
 		}
-		e = &Case{T: e.Type(), Whens: []When{{Cond: cond, Then: &Const{Value: types.Null, T: e.Type()}}}, Else: e}
+		e = &ir.Case{T: e.Type(), Whens: []ir.When{{Cond: cond, Then: &ir.Const{Value: types.Null, T: e.Type()}}}, Else: e}
 	}
 	return e, nil
 }
@@ -651,15 +652,15 @@ func withoutPosition(e *sqlerr.Error) *sqlerr.Error {
 	return &c
 }
 
-func substAll(es []Expr, fn func(Expr) Expr) []Expr {
-	out := make([]Expr, len(es))
+func substAll(es []ir.Expr, fn func(ir.Expr) ir.Expr) []ir.Expr {
+	out := make([]ir.Expr, len(es))
 	for i, e := range es {
 		out[i] = fn(e)
 	}
 	return out
 }
 
-func (b *binder) bindDropFunction(s *pg_query.DropStmt) (Statement, error) {
+func (b *binder) bindDropFunction(s *pg_query.DropStmt) (ir.Statement, error) {
 	d := &DropFunction{IfExists: s.MissingOk, Cascade: s.Behavior == pg_query.DropBehavior_DROP_CASCADE, Path: b.path}
 	for _, o := range s.Objects {
 		owa := o.GetObjectWithArgs()

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -20,7 +21,7 @@ const maxGroupingSets = 4096
 // groupClause is a bound GROUP BY: the distinct grouping expressions and,
 // with GROUPING SETS, ROLLUP or CUBE, the sets as indices into exprs.
 type groupClause struct {
-	exprs []Expr
+	exprs []ir.Expr
 	names []string
 	// sets is nil for a plain GROUP BY (one set, every expression).
 	sets [][]int
@@ -29,7 +30,7 @@ type groupClause struct {
 // groupingCall is the argument list of a grouping() call, carried as the
 // Arg of its AggCall.
 type groupingCall struct {
-	Args []Expr
+	Args []ir.Expr
 	Loc  int32
 }
 
@@ -273,7 +274,7 @@ func popcount(x int) int {
 
 // bindGroupingFunc binds grouping(a, ...): its arguments must be grouping
 // expressions, checked once the GROUP BY is bound (groupingSetsRel).
-func (b *binder) bindGroupingFunc(ctx *exprCtx, g *pg_query.GroupingFunc) (Expr, error) {
+func (b *binder) bindGroupingFunc(ctx *exprCtx, g *pg_query.GroupingFunc) (ir.Expr, error) {
 	if ctx.inAgg {
 		return nil, b.errAt(g.Location, sqlerr.New(sqlerr.GroupingError, "aggregate function calls cannot be nested"))
 	}
@@ -294,13 +295,13 @@ func (b *binder) bindGroupingFunc(ctx *exprCtx, g *pg_query.GroupingFunc) (Expr,
 	for i := range args {
 		args[i] = b.defaultType(args[i])
 	}
-	*ctx.aggs = append(*ctx.aggs, AggCall{Func: AggGrouping, Arg: &groupingCall{Args: args, Loc: g.Location}, T: types.Int32T})
+	*ctx.aggs = append(*ctx.aggs, ir.AggCall{Func: AggGrouping, Arg: &groupingCall{Args: args, Loc: g.Location}, T: types.Int32T})
 	return &aggRef{Index: len(*ctx.aggs) - 1, T: types.Int32T}, nil
 }
 
 // needsGroupingSets reports whether agg must be expanded by
 // groupingSetsRel: it has grouping sets or grouping() calls.
-func needsGroupingSets(gc *groupClause, aggs []AggCall) bool {
+func needsGroupingSets(gc *groupClause, aggs []ir.AggCall) bool {
 	if gc.sets != nil {
 		return true
 	}
@@ -319,12 +320,12 @@ func needsGroupingSets(gc *groupClause, aggs []AggCall) bool {
 // Aggregate over the same input, so DISTINCT aggregates, retractions and
 // the empty set's one row over empty input are those of a plain
 // aggregation (see docs/decisions.md).
-func (b *binder) groupingSetsRel(agg *Aggregate, gc *groupClause) (Rel, error) {
+func (b *binder) groupingSetsRel(agg *ir.Aggregate, gc *groupClause) (ir.Rel, error) {
 	keys := make([]string, len(gc.exprs))
 	for i, e := range gc.exprs {
 		keys[i] = e.String()
 	}
-	var real []AggCall
+	var real []ir.AggCall
 	for _, a := range agg.Aggs {
 		if a.Func != AggGrouping {
 			real = append(real, a)
@@ -351,33 +352,33 @@ func (b *binder) groupingSetsRel(agg *Aggregate, gc *groupClause) (Rel, error) {
 		}
 		sets = [][]int{all}
 	}
-	var branches []Rel
+	var branches []ir.Rel
 	for _, set := range sets {
-		branch := &Aggregate{Input: agg.Input, Aggs: real}
+		branch := &ir.Aggregate{Input: agg.Input, Aggs: real}
 		for _, k := range set {
 			branch.GroupBy = append(branch.GroupBy, gc.exprs[k])
 			branch.Cols = append(branch.Cols, agg.Cols[k])
 		}
 		branch.Cols = append(branch.Cols, agg.Cols[len(gc.exprs):]...)
-		var exprs []Expr
+		var exprs []ir.Expr
 		for i := range gc.exprs {
 			c := agg.Cols[i]
 			if pos := indexOf(set, i); pos >= 0 {
-				exprs = append(exprs, &InputRef{Index: pos, T: c.Type, Name: c.Name})
+				exprs = append(exprs, &ir.InputRef{Index: pos, T: c.Type, Name: c.Name})
 			} else {
-				exprs = append(exprs, &Const{Value: types.Null, T: c.Type})
+				exprs = append(exprs, &ir.Const{Value: types.Null, T: c.Type})
 			}
 		}
 		// Aggregate columns: the real ones in order, the grouping() calls
 		// as constants.
-		cols := append([]Column(nil), agg.Cols[:len(gc.exprs)]...)
+		cols := append([]ir.Column(nil), agg.Cols[:len(gc.exprs)]...)
 		n := 0
 		for j, a := range agg.Aggs {
 			c := agg.Cols[len(gc.exprs)+j]
 			if a.Func == AggGrouping {
-				exprs = append(exprs, &Const{Value: types.DInt(groupingMask(a.Arg.(*groupingCall), keys, set)), T: types.Int32T})
+				exprs = append(exprs, &ir.Const{Value: types.DInt(groupingMask(a.Arg.(*groupingCall), keys, set)), T: types.Int32T})
 			} else {
-				exprs = append(exprs, &InputRef{Index: len(set) + n, T: c.Type, Name: c.Name})
+				exprs = append(exprs, &ir.InputRef{Index: len(set) + n, T: c.Type, Name: c.Name})
 				n++
 			}
 			if a.Func == AggGrouping {
@@ -386,17 +387,17 @@ func (b *binder) groupingSetsRel(agg *Aggregate, gc *groupClause) (Rel, error) {
 			cols = append(cols, c)
 		}
 		branch.Cols = append(branch.Cols[:len(set)], realCols(agg, gc)...)
-		branches = append(branches, &Project{Input: b.intervalKeyed(branch), Exprs: exprs, Cols: cols})
+		branches = append(branches, &ir.Project{Input: b.intervalKeyed(branch), Exprs: exprs, Cols: cols})
 	}
 	if len(branches) == 1 {
 		return branches[0], nil
 	}
-	return &UnionAll{Inputs: branches, Cols: branches[0].Columns()}, nil
+	return &ir.UnionAll{Inputs: branches, Cols: branches[0].Columns()}, nil
 }
 
 // realCols are agg's columns of the aggregates that are not grouping().
-func realCols(agg *Aggregate, gc *groupClause) []Column {
-	var cols []Column
+func realCols(agg *ir.Aggregate, gc *groupClause) []ir.Column {
+	var cols []ir.Column
 	for j, a := range agg.Aggs {
 		if a.Func != AggGrouping {
 			cols = append(cols, agg.Cols[len(gc.exprs)+j])

@@ -2,12 +2,13 @@ package sql
 
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 )
 
 // bindCreateIndex binds CREATE INDEX over plain columns of a relation.
 // Unique, partial and expression indexes are not supported.
-func (b *binder) bindCreateIndex(s *pg_query.IndexStmt) (Statement, error) {
+func (b *binder) bindCreateIndex(s *pg_query.IndexStmt) (ir.Statement, error) {
 	switch {
 	case s.NullsNotDistinct:
 		return nil, sqlerr.Unsupported("UNIQUE NULLS NOT DISTINCT")
@@ -26,7 +27,7 @@ func (b *binder) bindCreateIndex(s *pg_query.IndexStmt) (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	ci := &CreateIndex{Name: s.Idxname, IfNotExists: s.IfNotExists, Table: rel, Unique: s.Unique}
+	ci := &ir.CreateIndex{Name: s.Idxname, IfNotExists: s.IfNotExists, Table: rel, Unique: s.Unique}
 	column := func(name string) (int, error) {
 		i := rel.ColumnIndex(name)
 		if i < 0 || rel.Columns[i].Hidden {

@@ -2,6 +2,7 @@ package sql
 
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -9,7 +10,7 @@ import (
 // cte is a bound WITH query, visible by name in the FROM clauses of the
 // query that declares it.
 type cte struct {
-	rel  Rel
+	rel  ir.Rel
 	cols []string
 }
 
@@ -38,7 +39,7 @@ func (b *binder) bindWith(w *pg_query.WithClause) error {
 		for _, col := range rel.Columns() {
 			def.cols = append(def.cols, col.Name)
 		}
-		vis := VisibleColumns(rel)
+		vis := ir.VisibleColumns(rel)
 		if len(c.Aliascolnames) > len(vis) {
 			return b.errAt(c.Location, sqlerr.New(sqlerr.InvalidColumnReference,
 				"WITH query \"%s\" has %d columns available but %d columns specified", c.Ctename, len(vis), len(c.Aliascolnames)))
@@ -58,9 +59,9 @@ func (b *binder) bindWith(w *pg_query.WithClause) error {
 
 // bindFrom binds a FROM list: several items are an inner join without
 // condition (the WHERE clause's conditions are pushed into it by the planner).
-func (b *binder) bindFrom(items []*pg_query.Node) (Rel, *scope, error) {
+func (b *binder) bindFrom(items []*pg_query.Node) (ir.Rel, *scope, error) {
 	if len(items) == 0 {
-		return &Values{Rows: [][]Expr{{}}}, &scope{}, nil
+		return &ir.Values{Rows: [][]ir.Expr{{}}}, &scope{}, nil
 	}
 	rel, sc, err := b.bindFromItem(items[0])
 	if err != nil {
@@ -77,7 +78,7 @@ func (b *binder) bindFrom(items []*pg_query.Node) (Rel, *scope, error) {
 			}
 		}
 		if rs := lateralSubselect(item); rs != nil {
-			if rel, sc, _, err = b.bindLateral(rs, InnerJoin, nil, rel, sc); err != nil {
+			if rel, sc, _, err = b.bindLateral(rs, ir.InnerJoin, nil, rel, sc); err != nil {
 				return nil, nil, err
 			}
 			continue
@@ -86,7 +87,7 @@ func (b *binder) bindFrom(items []*pg_query.Node) (Rel, *scope, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		rel = &Join{Type: InnerJoin, Left: rel, Right: right}
+		rel = &ir.Join{Type: ir.InnerJoin, Left: rel, Right: right}
 		sc = concatScopes(sc, rsc)
 	}
 	return rel, sc, nil
@@ -97,17 +98,17 @@ func concatScopes(a, b *scope) *scope {
 }
 
 // bindJoinExpr binds JOIN ... ON / USING / NATURAL JOIN.
-func (b *binder) bindJoinExpr(j *pg_query.JoinExpr) (Rel, *scope, error) {
-	var typ JoinType
+func (b *binder) bindJoinExpr(j *pg_query.JoinExpr) (ir.Rel, *scope, error) {
+	var typ ir.JoinType
 	switch j.Jointype {
 	case pg_query.JoinType_JOIN_INNER:
-		typ = InnerJoin
+		typ = ir.InnerJoin
 	case pg_query.JoinType_JOIN_LEFT:
-		typ = LeftJoin
+		typ = ir.LeftJoin
 	case pg_query.JoinType_JOIN_RIGHT:
-		typ = RightJoin
+		typ = ir.RightJoin
 	case pg_query.JoinType_JOIN_FULL:
-		typ = FullJoin
+		typ = ir.FullJoin
 	default:
 		return nil, nil, sqlerr.Unsupported("join type %s", j.Jointype)
 	}
@@ -138,7 +139,7 @@ func (b *binder) bindJoinExpr(j *pg_query.JoinExpr) (Rel, *scope, error) {
 	}
 	sc := concatScopes(lsc, rsc)
 	nl := len(lsc.cols)
-	join := &Join{Type: typ, Left: left, Right: right}
+	join := &ir.Join{Type: typ, Left: left, Right: right}
 
 	// USING and NATURAL: equalities on the named (or all common) columns.
 	var using []string
@@ -157,7 +158,7 @@ func (b *binder) bindJoinExpr(j *pg_query.JoinExpr) (Rel, *scope, error) {
 	for _, u := range j.UsingClause {
 		using = append(using, u.GetString_().Sval)
 	}
-	var conds []Expr
+	var conds []ir.Expr
 	var merged []usingColumn
 	for _, name := range using {
 		li, err := usingIndex(lsc, name, "left")
@@ -170,9 +171,9 @@ func (b *binder) bindJoinExpr(j *pg_query.JoinExpr) (Rel, *scope, error) {
 		}
 		b.noteRead(lsc.cols[li])
 		b.noteRead(rsc.cols[ri])
-		l := Expr(&InputRef{Index: li, T: lsc.cols[li].t, Name: name})
-		r := Expr(&InputRef{Index: nl + ri, T: rsc.cols[ri].t, Name: name})
-		t, err := b.commonType([]Expr{l, r}, "JOIN/USING", -1)
+		l := ir.Expr(&ir.InputRef{Index: li, T: lsc.cols[li].t, Name: name})
+		r := ir.Expr(&ir.InputRef{Index: nl + ri, T: rsc.cols[ri].t, Name: name})
+		t, err := b.commonType([]ir.Expr{l, r}, "JOIN/USING", -1)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -182,7 +183,7 @@ func (b *binder) bindJoinExpr(j *pg_query.JoinExpr) (Rel, *scope, error) {
 		if r, err = b.coerce(r, t, -1); err != nil {
 			return nil, nil, err
 		}
-		eq, err := b.resolveCall(FnEq, []Expr{l, r}, -1)
+		eq, err := b.resolveCall(ir.FnEq, []ir.Expr{l, r}, -1)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -192,7 +193,7 @@ func (b *binder) bindJoinExpr(j *pg_query.JoinExpr) (Rel, *scope, error) {
 		sc.cols[nl+ri].usingDup = true
 	}
 	onSubs := &subqueries{}
-	var subCond Expr
+	var subCond ir.Expr
 	if j.Quals != nil {
 		on, err := b.bindExpr(&exprCtx{scope: sc, clause: "JOIN conditions", subs: onSubs}, j.Quals)
 		if err != nil {
@@ -201,11 +202,11 @@ func (b *binder) bindJoinExpr(j *pg_query.JoinExpr) (Rel, *scope, error) {
 		if on, err = b.requireBool(on, "argument of JOIN/ON", exprLocation(j.Quals)); err != nil {
 			return nil, nil, err
 		}
-		if len(onSubs.joins) > 0 && typ != InnerJoin {
+		if len(onSubs.joins) > 0 && typ != ir.InnerJoin {
 			return nil, nil, b.errAt(exprLocation(j.Quals), sqlerr.Unsupported("subqueries in the ON condition of an outer join"))
 		}
-		var withSubs []Expr
-		for _, c := range Conjuncts(on) {
+		var withSubs []ir.Expr
+		for _, c := range ir.Conjuncts(on) {
 			if hasScalarRef(c) {
 				withSubs = append(withSubs, c)
 			} else {
@@ -217,7 +218,7 @@ func (b *binder) bindJoinExpr(j *pg_query.JoinExpr) (Rel, *scope, error) {
 		}
 	}
 	splitJoinCondition(join, nl, conjunction(conds))
-	var rel Rel = join
+	var rel ir.Rel = join
 	if subCond != nil {
 		// An inner join's condition filters the joined rows: the
 		// subqueries join them, and the filter drops their columns.
@@ -225,7 +226,7 @@ func (b *binder) bindJoinExpr(j *pg_query.JoinExpr) (Rel, *scope, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		rel = reorder(&Filter{Input: in, Pred: resolve(subCond)}, seq(0, width(join)))
+		rel = reorder(&ir.Filter{Input: in, Pred: resolve(subCond)}, seq(0, width(join)))
 	}
 	if loc, ok := fromItemLocation(j.Rarg); ok && b.takeAsof(loc) {
 		if subCond != nil {
@@ -271,7 +272,7 @@ func applyJoinAlias(sc *scope, alias *pg_query.Alias) error {
 // to their common type.
 type usingColumn struct {
 	name        string
-	left, right Expr // over the join's columns
+	left, right ir.Expr // over the join's columns
 	t           types.T
 }
 
@@ -298,111 +299,60 @@ func usingIndex(sc *scope, name, side string) (int, error) {
 // joins, the right value for right joins, the non-NULL one for full joins),
 // then the other columns of each side. The sides' own copies of the joined
 // columns stay reachable qualified (l.k) only.
-func (b *binder) mergeUsingColumns(join *Join, sc *scope, merged []usingColumn) (Rel, *scope, error) {
-	p := &Project{Input: join}
+func (b *binder) mergeUsingColumns(join *ir.Join, sc *scope, merged []usingColumn) (ir.Rel, *scope, error) {
+	p := &ir.Project{Input: join}
 	out := &scope{}
 	for _, m := range merged {
-		var e Expr
+		var e ir.Expr
 		switch join.Type {
-		case RightJoin:
+		case ir.RightJoin:
 			e = m.right
-		case FullJoin:
+		case ir.FullJoin:
 			var err error
-			if e, err = b.resolveCall(FnCoalesce, []Expr{m.left, m.right}, -1); err != nil {
+			if e, err = b.resolveCall(ir.FnCoalesce, []ir.Expr{m.left, m.right}, -1); err != nil {
 				return nil, nil, err
 			}
 		default:
 			e = m.left
 		}
 		p.Exprs = append(p.Exprs, e)
-		p.Cols = append(p.Cols, Column{Name: m.name, Type: m.t})
+		p.Cols = append(p.Cols, ir.Column{Name: m.name, Type: m.t})
 		out.cols = append(out.cols, scopeCol{name: m.name, t: m.t})
 	}
 	for i, c := range sc.cols {
-		p.Exprs = append(p.Exprs, &InputRef{Index: i, T: c.t, Name: c.name})
-		p.Cols = append(p.Cols, Column{Name: c.name, Type: c.t, Hidden: c.hidden})
+		p.Exprs = append(p.Exprs, &ir.InputRef{Index: i, T: c.t, Name: c.name})
+		p.Cols = append(p.Cols, ir.Column{Name: c.name, Type: c.t, Hidden: c.hidden})
 		out.cols = append(out.cols, c)
 	}
 	return p, out, nil
 }
 
 // conjunction ANDs conditions (nil for none).
-func conjunction(conds []Expr) Expr {
+func conjunction(conds []ir.Expr) ir.Expr {
 	switch len(conds) {
 	case 0:
 		return nil
 	case 1:
 		return conds[0]
 	}
-	return &Call{Fn: FnAnd, Args: conds, T: types.BoolT}
-}
-
-// Conjuncts splits an AND tree into its conjuncts.
-func Conjuncts(e Expr) []Expr {
-	if e == nil {
-		return nil
-	}
-	if c, ok := e.(*Call); ok && c.Fn == FnAnd {
-		var out []Expr
-		for _, a := range c.Args {
-			out = append(out, Conjuncts(a)...)
-		}
-		return out
-	}
-	return []Expr{e}
-}
-
-// SideOf reports which inputs of a join an expression over the
-// concatenated columns references: bit 0 the left (columns < nl), bit 1 the
-// right.
-func SideOf(e Expr, nl int) int {
-	sides := 0
-	Walk(e, func(x Expr) bool {
-		if ref, ok := x.(*InputRef); ok {
-			if ref.Index < nl {
-				sides |= 1
-			} else {
-				sides |= 2
-			}
-		}
-		return true
-	})
-	return sides
-}
-
-// ShiftRefs returns e with every column reference moved by delta.
-func ShiftRefs(e Expr, delta int) Expr {
-	return Rewrite(e, func(x Expr) Expr {
-		if ref, ok := x.(*InputRef); ok {
-			return &InputRef{Index: ref.Index + delta, T: ref.T, Name: ref.Name}
-		}
-		return x
-	})
-}
-
-// KeyCompatible reports whether an equality between values of types a and b
-// can be a hash join key: the types are identical (so their values encode
-// alike) and equal values have equal key encodings, which intervals do not
-// ('1 mon' = '30 days').
-func KeyCompatible(a, b types.T) bool {
-	return types.Identical(a, b) && a.Kind != types.Interval
+	return &ir.Call{Fn: ir.FnAnd, Args: conds, T: types.BoolT}
 }
 
 // splitJoinCondition turns the equalities of cond between a left and a right
 // expression into join keys and keeps the rest as the join's residual
 // condition.
-func splitJoinCondition(j *Join, nl int, cond Expr) {
-	var rest []Expr
-	for _, c := range Conjuncts(cond) {
-		if call, ok := c.(*Call); ok && call.Fn == FnEq && len(call.Args) == 2 {
+func splitJoinCondition(j *ir.Join, nl int, cond ir.Expr) {
+	var rest []ir.Expr
+	for _, c := range ir.Conjuncts(cond) {
+		if call, ok := c.(*ir.Call); ok && call.Fn == ir.FnEq && len(call.Args) == 2 {
 			l, r := call.Args[0], call.Args[1]
-			ls, rs := SideOf(l, nl), SideOf(r, nl)
+			ls, rs := ir.SideOf(l, nl), ir.SideOf(r, nl)
 			if ls == 2 && rs == 1 {
 				l, r, ls, rs = r, l, rs, ls
 			}
-			if ls == 1 && rs == 2 && KeyCompatible(l.Type(), r.Type()) {
+			if ls == 1 && rs == 2 && ir.KeyCompatible(l.Type(), r.Type()) {
 				j.LeftKeys = append(j.LeftKeys, l)
-				j.RightKeys = append(j.RightKeys, ShiftRefs(r, -nl))
+				j.RightKeys = append(j.RightKeys, ir.ShiftRefs(r, -nl))
 				continue
 			}
 		}
@@ -456,7 +406,7 @@ func cloneCTEs(m map[string]*cte, depth map[string]int) (map[string]*cte, map[st
 }
 
 // cteRef resolves an unqualified FROM name to a CTE in scope.
-func (b *binder) cteRef(rv *pg_query.RangeVar) (Rel, *scope, bool) {
+func (b *binder) cteRef(rv *pg_query.RangeVar) (ir.Rel, *scope, bool) {
 	if rv.Schemaname != "" || rv.Catalogname != "" {
 		return nil, nil, false
 	}

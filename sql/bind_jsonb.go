@@ -2,6 +2,7 @@ package sql
 
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -15,7 +16,7 @@ var jsonbOnlyOperators = map[string]bool{
 // jsonAliases are the json spellings of jsonb functions: json values are
 // jsonb values in streamsql (docs/sql.md).
 var jsonAliases = map[string]string{
-	"json_build_object": FnJSONBBuildObject, "json_build_array": FnJSONBBuildArray, "to_json": FnToJSONB,
+	"json_build_object": ir.FnJSONBBuildObject, "json_build_array": ir.FnJSONBBuildArray, "to_json": ir.FnToJSONB,
 	"json_typeof": "jsonb_typeof", "json_array_length": "jsonb_array_length",
 	"json_strip_nulls": "jsonb_strip_nulls", "json_extract_path": "jsonb_extract_path",
 	"json_extract_path_text": "jsonb_extract_path_text",
@@ -35,7 +36,7 @@ func JSONAlias(name string) string {
 
 // bindJSONBOperator binds a binary operator over jsonb, or returns nil if
 // op is not a jsonb operator for these operands.
-func (b *binder) bindJSONBOperator(op string, l, r Expr, loc int32) (Expr, error) {
+func (b *binder) bindJSONBOperator(op string, l, r ir.Expr, loc int32) (ir.Expr, error) {
 	fn, ok := jsonbOperators[op]
 	if !ok {
 		return nil, nil
@@ -52,13 +53,13 @@ func (b *binder) bindJSONBOperator(op string, l, r Expr, loc int32) (Expr, error
 		r = b.defaultType(r)
 		if rt = r.Type(); rt.IsInteger() {
 			if op == "->" {
-				fn = FnJSONBElem
+				fn = ir.FnJSONBElem
 			} else if op == "->>" {
-				fn = FnJSONBElemText
+				fn = ir.FnJSONBElemText
 			}
 		}
 	}
-	e, err := b.resolveCall(fn, []Expr{l, r}, loc)
+	e, err := b.resolveCall(fn, []ir.Expr{l, r}, loc)
 	if err != nil {
 		if sqlerr.Code(err) == sqlerr.UndefinedFunction {
 			return nil, b.errAt(loc, sqlerr.New(sqlerr.UndefinedFunction, "operator does not exist: %s %s %s", lt, op, rt).
@@ -72,32 +73,32 @@ func (b *binder) bindJSONBOperator(op string, l, r Expr, loc int32) (Expr, error
 // bindJSONBPolyCall types a call of jsonb_build_object, jsonb_build_array
 // or to_jsonb: untyped literals are text, every other argument keeps its
 // type.
-func (b *binder) bindJSONBPolyCall(fn string, args []Expr, loc int32) (Expr, error) {
+func (b *binder) bindJSONBPolyCall(fn string, args []ir.Expr, loc int32) (ir.Expr, error) {
 	switch fn {
-	case FnToJSONB:
+	case ir.FnToJSONB:
 		if len(args) != 1 {
 			return nil, b.errAt(loc, noSuchFunction(fn, args))
 		}
 		if args[0].Type().Kind == types.Unknown {
-			if c, ok := args[0].(*Const); !ok || !c.Value.Null {
+			if c, ok := args[0].(*ir.Const); !ok || !c.Value.Null {
 				return nil, b.errAt(loc, sqlerr.New(sqlerr.DatatypeMismatch,
 					"could not determine polymorphic type because input has type unknown"))
 			}
 		}
-	case FnJSONBBuildObject:
+	case ir.FnJSONBBuildObject:
 		if len(args)%2 != 0 {
 			return nil, b.errAt(loc, sqlerr.New(sqlerr.InvalidParameterValue, "argument list must have even number of elements").
 				WithHint("The arguments of %s() must consist of alternating keys and values.", fn))
 		}
 	}
-	conv := make([]Expr, len(args))
+	conv := make([]ir.Expr, len(args))
 	for i, a := range args {
 		conv[i] = b.defaultType(a)
-		if c, ok := conv[i].(*Const); ok && c.T.Kind == types.Unknown {
-			conv[i] = &Const{Value: types.Null, T: types.TextT}
+		if c, ok := conv[i].(*ir.Const); ok && c.T.Kind == types.Unknown {
+			conv[i] = &ir.Const{Value: types.Null, T: types.TextT}
 		}
 	}
-	return &Call{Fn: fn, Args: conv, T: types.JSONBT}, nil
+	return &ir.Call{Fn: fn, Args: conv, T: types.JSONBT}, nil
 }
 
 // The jsonb set-returning functions are unnest over arrays that scalar
@@ -105,18 +106,6 @@ func (b *binder) bindJSONBPolyCall(fn string, args []Expr, loc int32) (Expr, err
 // unnest(elements of j), jsonb_each(j) unnest(keys of j, values of j),
 // zipped. They run where unnest runs: in FROM, LATERAL, ROWS FROM and
 // (the one-column ones) the select list, in views too.
-
-// The scalar functions behind the jsonb set-returning functions. The names
-// are not valid unquoted identifiers, so users do not call them.
-const (
-	FnJSONBElements     = "$jsonb_elements"      // jsonb[]
-	FnJSONBElementsText = "$jsonb_elements_text" // text[]
-	FnJSONBKeys         = "$jsonb_keys"          // text[] (jsonb_object_keys)
-	FnJSONBEachKeys     = "$jsonb_each_keys"     // text[]
-	FnJSONBEachValues   = "$jsonb_each_values"   // jsonb[]
-	FnJSONBEachText     = "$jsonb_each_text"     // text[]
-	FnJSONBPathQuery    = "$jsonb_path_query"    // jsonb[]
-)
 
 // jsonbSRF is one jsonb set-returning function: the array functions it
 // unnests and the names of its columns. named columns keep their names
@@ -129,12 +118,12 @@ type jsonbSRF struct {
 }
 
 var jsonbSRFs = map[string]jsonbSRF{
-	"jsonb_array_elements":      {fns: []string{FnJSONBElements}, cols: []string{"value"}, named: true},
-	"jsonb_array_elements_text": {fns: []string{FnJSONBElementsText}, cols: []string{"value"}, named: true},
-	"jsonb_object_keys":         {fns: []string{FnJSONBKeys}, cols: []string{"jsonb_object_keys"}},
-	"jsonb_each":                {fns: []string{FnJSONBEachKeys, FnJSONBEachValues}, cols: []string{"key", "value"}, named: true},
-	"jsonb_each_text":           {fns: []string{FnJSONBEachKeys, FnJSONBEachText}, cols: []string{"key", "value"}, named: true},
-	"jsonb_path_query":          {fns: []string{FnJSONBPathQuery}, cols: []string{"jsonb_path_query"}, args: 2},
+	"jsonb_array_elements":      {fns: []string{ir.FnJSONBElements}, cols: []string{"value"}, named: true},
+	"jsonb_array_elements_text": {fns: []string{ir.FnJSONBElementsText}, cols: []string{"value"}, named: true},
+	"jsonb_object_keys":         {fns: []string{ir.FnJSONBKeys}, cols: []string{"jsonb_object_keys"}},
+	"jsonb_each":                {fns: []string{ir.FnJSONBEachKeys, ir.FnJSONBEachValues}, cols: []string{"key", "value"}, named: true},
+	"jsonb_each_text":           {fns: []string{ir.FnJSONBEachKeys, ir.FnJSONBEachText}, cols: []string{"key", "value"}, named: true},
+	"jsonb_path_query":          {fns: []string{ir.FnJSONBPathQuery}, cols: []string{"jsonb_path_query"}, args: 2},
 }
 
 // isSetReturning reports whether name (after json aliases) is a
@@ -144,25 +133,14 @@ func isSetReturning(name string) bool {
 	return ok || name == fnUnnest
 }
 
-func init() {
-	j, txt := types.JSONBT, types.TextT
-	def(FnJSONBElements, types.ArrayOf(j), j)
-	def(FnJSONBElementsText, types.ArrayOf(txt), j)
-	def(FnJSONBKeys, types.ArrayOf(txt), j)
-	def(FnJSONBEachKeys, types.ArrayOf(txt), j)
-	def(FnJSONBEachValues, types.ArrayOf(j), j)
-	def(FnJSONBEachText, types.ArrayOf(txt), j)
-	def(FnJSONBPathQuery, types.ArrayOf(j), j, txt)
-}
-
 // bindJSONBSRF binds the arguments of jsonb set-returning function name
 // into the arrays to unnest and their column names.
-func (b *binder) bindJSONBSRF(name string, args []Expr, loc int32) ([]Expr, jsonbSRF, error) {
+func (b *binder) bindJSONBSRF(name string, args []ir.Expr, loc int32) ([]ir.Expr, jsonbSRF, error) {
 	srf := jsonbSRFs[name]
 	if len(args) != max(srf.args, 1) {
 		return nil, srf, b.errAt(loc, noSuchFunction(name, args))
 	}
-	var arrays []Expr
+	var arrays []ir.Expr
 	for _, fn := range srf.fns {
 		e, err := b.resolveCall(fn, args, loc)
 		if err != nil {
@@ -178,15 +156,15 @@ func (b *binder) bindJSONBSRF(name string, args []Expr, loc int32) ([]Expr, json
 
 // bindJSONBSubscript binds j['key'] and j[n] (PostgreSQL 14's jsonb
 // subscripting, for reading): -> with a text or an integer subscript.
-func (b *binder) bindJSONBSubscript(ctx *exprCtx, j Expr, sub *pg_query.Node, loc int32) (Expr, error) {
+func (b *binder) bindJSONBSubscript(ctx *exprCtx, j ir.Expr, sub *pg_query.Node, loc int32) (ir.Expr, error) {
 	s, err := b.bindExpr(ctx, sub)
 	if err != nil {
 		return nil, err
 	}
 	s = b.defaultType(s)
-	fn := FnJSONBField
+	fn := ir.FnJSONBField
 	if s.Type().IsInteger() {
-		fn = FnJSONBElem
+		fn = ir.FnJSONBElem
 	}
-	return b.resolveCall(fn, []Expr{j, s}, loc)
+	return b.resolveCall(fn, []ir.Expr{j, s}, loc)
 }

@@ -2,6 +2,7 @@ package sql
 
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 )
 
@@ -29,7 +30,7 @@ func lateralSubselect(n *pg_query.Node) *pg_query.RangeSubselect {
 // a join of type typ (inner or left) on the condition quals, if any. It
 // returns ok false, binding nothing, for a right or full join of a
 // subquery without outer references, which binds as a plain subquery.
-func (b *binder) bindLateral(rs *pg_query.RangeSubselect, typ JoinType, quals *pg_query.Node, left Rel, lsc *scope) (Rel, *scope, bool, error) {
+func (b *binder) bindLateral(rs *pg_query.RangeSubselect, typ ir.JoinType, quals *pg_query.Node, left ir.Rel, lsc *scope) (ir.Rel, *scope, bool, error) {
 	sel := rs.Subquery.GetSelectStmt()
 	if sel == nil {
 		return nil, nil, false, sqlerr.Unsupported("this kind of subquery in FROM")
@@ -42,9 +43,9 @@ func (b *binder) bindLateral(rs *pg_query.RangeSubselect, typ JoinType, quals *p
 		return nil, nil, false, err
 	}
 	d := newDependent(markScalar, sub)
-	if typ == RightJoin || typ == FullJoin {
+	if typ == ir.RightJoin || typ == ir.FullJoin {
 		for _, e := range d.domain {
-			if r, ok := e.(*InputRef); ok {
+			if r, ok := e.(*ir.InputRef); ok {
 				return nil, nil, false, sqlerr.New(sqlerr.InvalidColumnReference, "invalid reference to FROM-clause entry for table \"%s\"", lsc.cols[r.Index].table).
 					WithDetail("The combining JOIN type must be INNER or LEFT for a LATERAL reference.")
 			}
@@ -63,7 +64,7 @@ func (b *binder) bindLateral(rs *pg_query.RangeSubselect, typ JoinType, quals *p
 	}
 	sc := concatScopes(lsc, rsc)
 	nl, ns := width(left), width(sub)
-	var on Expr
+	var on ir.Expr
 	if quals != nil {
 		subs := &subqueries{}
 		if on, err = b.bindExpr(&exprCtx{scope: sc, clause: "JOIN conditions", subs: subs}, quals); err != nil {
@@ -77,7 +78,7 @@ func (b *binder) bindLateral(rs *pg_query.RangeSubselect, typ JoinType, quals *p
 		}
 	}
 	if len(d.domain) == 0 {
-		j := &Join{Type: typ, Left: left, Right: sub}
+		j := &ir.Join{Type: typ, Left: left, Right: sub}
 		splitJoinCondition(j, nl, on)
 		return j, sc, true, nil
 	}
@@ -89,7 +90,7 @@ func (b *binder) bindLateral(rs *pg_query.RangeSubselect, typ JoinType, quals *p
 		return nil, nil, false, err
 	}
 	// per: the subquery's columns, then the domain's.
-	j := &Join{Type: typ, Left: left, Right: per}
+	j := &ir.Join{Type: typ, Left: left, Right: per}
 	splitJoinCondition(j, nl, on)
 	matchNullSafe(j, domain, colRefs(per, seq(ns, nd)))
 	return reorder(j, seq(0, nl+ns)), sc, true, nil

@@ -5,6 +5,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 )
 
@@ -43,7 +44,7 @@ func (s *Vacuum) Tag() string {
 }
 func (*CommentOn) Tag() string { return "COMMENT" }
 
-func (b *binder) bindTruncate(s *pg_query.TruncateStmt) (Statement, error) {
+func (b *binder) bindTruncate(s *pg_query.TruncateStmt) (ir.Statement, error) {
 	if s.RestartSeqs {
 		return nil, sqlerr.Unsupported("TRUNCATE ... RESTART IDENTITY")
 	}
@@ -66,7 +67,7 @@ func (b *binder) bindTruncate(s *pg_query.TruncateStmt) (Statement, error) {
 	return t, nil
 }
 
-func (b *binder) bindVacuum(s *pg_query.VacuumStmt) (Statement, error) {
+func (b *binder) bindVacuum(s *pg_query.VacuumStmt) (ir.Statement, error) {
 	v := &Vacuum{Analyze: !s.IsVacuumcmd, isVacuum: s.IsVacuumcmd}
 	for _, o := range s.Options {
 		d := o.GetDefElem()
@@ -93,7 +94,7 @@ func (b *binder) bindVacuum(s *pg_query.VacuumStmt) (Statement, error) {
 	return v, nil
 }
 
-func (b *binder) bindComment(s *pg_query.CommentStmt) (Statement, error) {
+func (b *binder) bindComment(s *pg_query.CommentStmt) (ir.Statement, error) {
 	c := &CommentOn{Comment: s.Comment, Column: -1}
 	switch s.Objtype {
 	case pg_query.ObjectType_OBJECT_TABLE, pg_query.ObjectType_OBJECT_VIEW, pg_query.ObjectType_OBJECT_MATVIEW:

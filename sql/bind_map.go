@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -11,56 +12,27 @@ import (
 // map_cat, map_insert and map_delete. The calls are typed here from their
 // map argument; the evaluator has a kernel for each name.
 
-// FnMapLiteral is MAP {k1: v1, ...}: the dialect turns it into a call of
-// this name with the keys and values alternating.
-const FnMapLiteral = "_mp"
-
-// mapSig is the signature of a map function: args has a letter per
-// argument ('m' the map, 'k' a key, 'v' a value) and result derives the
-// result type from the map type.
-type mapSig struct {
-	args   string
-	result func(m types.T) types.T
-	strict bool
-}
-
-var mapFuncs = map[string]*mapSig{
-	"map_access":   {args: "mk", result: types.T.ValueT, strict: true},
-	"map_keys":     {args: "m", result: func(m types.T) types.T { return types.ArrayOf(m.KeyT()) }, strict: true},
-	"map_values":   {args: "m", result: func(m types.T) types.T { return types.ArrayOf(m.ValueT()) }, strict: true},
-	"map_entries":  {args: "m", result: types.MapEntriesT, strict: true},
-	"map_length":   {args: "m", result: func(types.T) types.T { return types.Int32T }, strict: true},
-	"map_contains": {args: "mk", result: func(types.T) types.T { return types.BoolT }, strict: true},
-	"map_cat":      {args: "mm", result: func(m types.T) types.T { return m }},
-	"map_insert":   {args: "mkv", result: func(m types.T) types.T { return m }},
-	"map_delete":   {args: "mk", result: func(m types.T) types.T { return m }},
-	// The constructors, typed by bindMapConstructor.
-	FnMapLiteral:          {strict: false},
-	"map_from_key_values": {strict: true},
-	"map_from_entries":    {strict: true},
-}
-
 // isMapFunction reports whether fn is a map function bound by bindMapCall.
-func isMapFunction(fn string) bool { return mapFuncs[fn] != nil }
+func isMapFunction(fn string) bool { return ir.MapFuncs[fn] != nil }
 
 // bindMapCall types a call of a map function.
-func (b *binder) bindMapCall(fn string, args []Expr, loc int32) (Expr, error) {
+func (b *binder) bindMapCall(fn string, args []ir.Expr, loc int32) (ir.Expr, error) {
 	if fn == "cardinality" {
 		fn = "map_length"
 	}
 	switch fn {
-	case FnMapLiteral, "map_from_key_values", "map_from_entries":
+	case ir.FnMapLiteral, "map_from_key_values", "map_from_entries":
 		return b.bindMapConstructor(fn, args, loc)
 	}
-	s := mapFuncs[fn]
-	if len(args) != len(s.args) || args[0].Type().Kind != types.Map {
+	s := ir.MapFuncs[fn]
+	if len(args) != len(s.Args) || args[0].Type().Kind != types.Map {
 		return nil, b.errAt(loc, noSuchFunction(fn, args))
 	}
 	m := args[0].Type()
-	out := make([]Expr, len(args))
+	out := make([]ir.Expr, len(args))
 	for i, a := range args {
 		var want types.T
-		switch s.args[i] {
+		switch s.Args[i] {
 		case 'm':
 			want = m
 		case 'k':
@@ -69,28 +41,28 @@ func (b *binder) bindMapCall(fn string, args []Expr, loc int32) (Expr, error) {
 			want = m.ValueT()
 		}
 		var err error
-		if s.args[i] == 'm' && a.Type().Kind == types.Map && !types.Identical(a.Type(), m) {
+		if s.Args[i] == 'm' && a.Type().Kind == types.Map && !types.Identical(a.Type(), m) {
 			return nil, b.errAt(loc, noSuchFunction(fn, args))
 		}
 		if out[i], err = b.coerce(a, want, loc); err != nil {
 			return nil, err
 		}
 	}
-	return &Call{Fn: fn, Args: out, T: s.result(m)}, nil
+	return &ir.Call{Fn: fn, Args: out, T: s.Result(m)}, nil
 }
 
 // bindMapConstructor types MAP {...}, map_from_key_values(keys, values)
 // and map_from_entries(entries).
-func (b *binder) bindMapConstructor(fn string, args []Expr, loc int32) (Expr, error) {
+func (b *binder) bindMapConstructor(fn string, args []ir.Expr, loc int32) (ir.Expr, error) {
 	var kt, vt types.T
 	var err error
 	switch fn {
-	case FnMapLiteral:
+	case ir.FnMapLiteral:
 		if len(args) == 0 {
 			return nil, b.errAt(loc, sqlerr.New(sqlerr.IndeterminateDatatype, "cannot determine type of empty map").
 				WithHint("Explicitly cast to the desired type, for example MAP{}::map(int,int)."))
 		}
-		var ks, vs []Expr
+		var ks, vs []ir.Expr
 		for i, a := range args {
 			if i%2 == 0 {
 				ks = append(ks, a)
@@ -104,7 +76,7 @@ func (b *binder) bindMapConstructor(fn string, args []Expr, loc int32) (Expr, er
 		if vt, err = b.commonType(vs, "MAP", loc); err != nil {
 			return nil, err
 		}
-		out := make([]Expr, len(args))
+		out := make([]ir.Expr, len(args))
 		for i, a := range args {
 			t := kt
 			if i%2 == 1 {
@@ -131,5 +103,5 @@ func (b *binder) bindMapConstructor(fn string, args []Expr, loc int32) (Expr, er
 		return nil, b.errAt(loc, sqlerr.New(sqlerr.FeatureNotSupported, "invalid map key type: %s", kt).
 			WithHint("Only string and integral types are allowed as map keys."))
 	}
-	return &Call{Fn: fn, Args: args, T: types.MapOf(kt, vt)}, nil
+	return &ir.Call{Fn: fn, Args: args, T: types.MapOf(kt, vt)}, nil
 }

@@ -4,36 +4,17 @@ import (
 	"strconv"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
 
-// The ordered-set aggregates: f(direct args) WITHIN GROUP (ORDER BY x). The
-// AggCall's Arg is x, OrderBy its one ORDER BY item, and Direct the
-// constant fractions of the percentiles.
-const (
-	AggPercentileCont = "percentile_cont"
-	AggPercentileDisc = "percentile_disc"
-	AggMode           = "mode"
-)
-
-// IsOrderedSet reports whether fn is an ordered-set aggregate.
-func IsOrderedSet(fn string) bool {
-	return fn == AggPercentileCont || fn == AggPercentileDisc || fn == AggMode
-}
-
-func init() {
-	for _, fn := range []string{AggPercentileCont, AggPercentileDisc, AggMode} {
-		aggregateNames[fn] = true
-	}
-}
-
 // bindOrderedSet binds an ordered-set aggregate call, or reports the
 // misuse of WITHIN GROUP.
-func (b *binder) bindOrderedSet(ctx *exprCtx, inner *exprCtx, name string, f *pg_query.FuncCall) (AggCall, error) {
-	call := AggCall{Func: name}
+func (b *binder) bindOrderedSet(ctx *exprCtx, inner *exprCtx, name string, f *pg_query.FuncCall) (ir.AggCall, error) {
+	call := ir.AggCall{Func: name}
 	switch {
-	case !IsOrderedSet(name):
+	case !ir.IsOrderedSet(name):
 		return call, b.errAt(f.Location, sqlerr.New(sqlerr.WrongObjectType, "%s is not an ordered-set aggregate, so it cannot have WITHIN GROUP", name))
 	case !f.AggWithinGroup:
 		return call, b.errAt(f.Location, sqlerr.New(sqlerr.WrongObjectType, "WITHIN GROUP is required for ordered-set aggregate %s", name))
@@ -53,7 +34,7 @@ func (b *binder) bindOrderedSet(ctx *exprCtx, inner *exprCtx, name string, f *pg
 	x = b.defaultType(x)
 	k := sortKey(0, sb)
 	wantDirect := 1
-	if name == AggMode {
+	if name == ir.AggMode {
 		wantDirect = 0
 	}
 	if len(f.Args) != wantDirect {
@@ -70,7 +51,7 @@ func (b *binder) bindOrderedSet(ctx *exprCtx, inner *exprCtx, name string, f *pg
 		}
 	}
 	switch name {
-	case AggPercentileCont:
+	case ir.AggPercentileCont:
 		if x.Type().Kind != types.Interval {
 			fx, err := b.coerce(x, types.Float64T, f.Location)
 			if err != nil {
@@ -78,13 +59,13 @@ func (b *binder) bindOrderedSet(ctx *exprCtx, inner *exprCtx, name string, f *pg
 			}
 			x = fx
 		}
-	case AggMode, AggPercentileDisc:
+	case ir.AggMode, ir.AggPercentileDisc:
 		if x.Type().Kind == types.Array {
 			return call, b.errAt(f.Location, sqlerr.Unsupported("%s over arrays", name))
 		}
 	}
 	call.Arg = x
-	call.OrderBy = []AggOrder{{Expr: x, Desc: k.Desc, NullsFirst: k.NullsFirst}}
+	call.OrderBy = []ir.AggOrder{{Expr: x, Desc: k.Desc, NullsFirst: k.NullsFirst}}
 	call.T = x.Type()
 	if array {
 		call.T = types.ArrayOf(call.T)
@@ -94,8 +75,8 @@ func (b *binder) bindOrderedSet(ctx *exprCtx, inner *exprCtx, name string, f *pg
 
 // percentileFractions reads the fraction, or the array of fractions, of a
 // percentile: constants between 0 and 1 (NaN for a NULL array element).
-func percentileFractions(e Expr) ([]float64, bool, error) {
-	if c, ok := e.(*Call); ok && c.Fn == FnArray {
+func percentileFractions(e ir.Expr) ([]float64, bool, error) {
+	if c, ok := e.(*ir.Call); ok && c.Fn == ir.FnArray {
 		fs := make([]float64, len(c.Args))
 		for i, a := range c.Args {
 			f, null, err := constFraction(a)
@@ -103,7 +84,7 @@ func percentileFractions(e Expr) ([]float64, bool, error) {
 				return nil, false, err
 			}
 			if null {
-				f = nullFraction
+				f = ir.NullFraction
 			}
 			fs[i] = f
 		}
@@ -114,26 +95,20 @@ func percentileFractions(e Expr) ([]float64, bool, error) {
 		return nil, false, err
 	}
 	if null {
-		f = nullFraction
+		f = ir.NullFraction
 	}
 	return []float64{f}, false, nil
 }
 
-// nullFraction stands for a NULL fraction: its percentile is NULL.
-const nullFraction = -1
-
-// IsNullFraction reports whether f stands for a NULL fraction.
-func IsNullFraction(f float64) bool { return f == nullFraction }
-
-func constFraction(e Expr) (f float64, null bool, err error) {
+func constFraction(e ir.Expr) (f float64, null bool, err error) {
 	for {
-		c, ok := e.(*Cast)
+		c, ok := e.(*ir.Cast)
 		if !ok {
 			break
 		}
 		e = c.Arg
 	}
-	c, ok := e.(*Const)
+	c, ok := e.(*ir.Const)
 	if !ok || !(c.T.IsNumeric() || c.T.Kind == types.Unknown) {
 		return 0, false, sqlerr.Unsupported("a percentile fraction that is not a numeric constant")
 	}

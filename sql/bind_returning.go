@@ -3,6 +3,7 @@ package sql
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 )
 
 // ReturningOf is the RETURNING list of an INSERT, UPDATE or DELETE: a query
@@ -10,20 +11,20 @@ import (
 // that the engine feeds with the rows the statement wrote (for DELETE, the
 // rows it deleted). It is nil for any other statement, or without
 // RETURNING.
-func ReturningOf(st Statement) Rel {
+func ReturningOf(st ir.Statement) ir.Rel {
 	switch st := st.(type) {
-	case *Insert:
+	case *ir.Insert:
 		return st.Returning
-	case *Update:
+	case *ir.Update:
 		return st.Returning
-	case *Delete:
+	case *ir.Delete:
 		return st.Returning
 	}
 	return nil
 }
 
 // bindReturning binds a RETURNING list over table (named alias, if any).
-func (b *binder) bindReturning(table *catalog.Relation, alias string, list []*pg_query.Node) (Rel, error) {
+func (b *binder) bindReturning(table *catalog.Relation, alias string, list []*pg_query.Node) (ir.Rel, error) {
 	if len(list) == 0 {
 		return nil, nil
 	}
@@ -32,17 +33,17 @@ func (b *binder) bindReturning(table *catalog.Relation, alias string, list []*pg
 	if err != nil {
 		return nil, err
 	}
-	in := &CopyInput{}
+	in := &ir.CopyInput{}
 	for _, c := range table.Columns {
-		in.Cols = append(in.Cols, Column{Name: c.Name, Type: c.Type, Hidden: c.Hidden})
+		in.Cols = append(in.Cols, ir.Column{Name: c.Name, Type: c.Type, Hidden: c.Hidden})
 	}
-	p := &Project{Input: in}
+	p := &ir.Project{Input: in}
 	for _, t := range targets {
 		if t.hidden {
 			continue
 		}
 		p.Exprs = append(p.Exprs, t.expr)
-		p.Cols = append(p.Cols, Column{Name: t.name, Type: t.expr.Type()})
+		p.Cols = append(p.Cols, ir.Column{Name: t.name, Type: t.expr.Type()})
 	}
 	return p, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -50,14 +51,14 @@ func exprLocation(n *pg_query.Node) int32 {
 
 // target is one output column of a SELECT being bound.
 type target struct {
-	expr   Expr
+	expr   ir.Expr
 	name   string
 	hidden bool
 	loc    int32
 }
 
 // bindQuery binds a SELECT (or VALUES) statement.
-func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
+func (b *binder) bindQuery(sel *pg_query.SelectStmt) (ir.Rel, error) {
 	if sel.WithClause != nil {
 		// CTEs are visible in this query and the queries nested in it.
 		saved, savedDepth := b.ctes, b.cteDepth
@@ -94,13 +95,13 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 		}
 	}
 
-	var aggs []AggCall
+	var aggs []ir.AggCall
 	selectSubs := &subqueries{}
 	wins, err := b.newWindowCollector(sel.WindowClause)
 	if err != nil {
 		return nil, err
 	}
-	var srfs []Expr
+	var srfs []ir.Expr
 	ctx := &exprCtx{scope: sc, aggs: &aggs, clause: "SELECT", subs: selectSubs, wins: wins, srfs: &srfs}
 	targets, err := b.bindTargets(ctx, sc, sel.TargetList)
 	if err != nil {
@@ -114,7 +115,7 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 	}
 	groupBy, groupNames := gc.exprs, gc.names
 
-	var having Expr
+	var having ir.Expr
 	havingSubs := &subqueries{}
 	if sel.HavingClause != nil {
 		hctx := &exprCtx{scope: sc, aggs: &aggs, clause: "HAVING", subs: havingSubs}
@@ -144,7 +145,7 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 	if err := b.checkTargetsOrderable(targets, sortKeys, distinct); err != nil {
 		return nil, err
 	}
-	var withinDistinct []SortKey
+	var withinDistinct []ir.SortKey
 	if on != nil {
 		if withinDistinct, err = on.checkOrder(b, sortKeys); err != nil {
 			return nil, err
@@ -156,21 +157,21 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 
 	// Over an aggregation, the correlation keys of subqueries are rewritten
 	// to the aggregation's output.
-	var rewriteKey func(Expr) (Expr, error)
-	var rewriteWindow func(Expr, int32) (Expr, error)
+	var rewriteKey func(ir.Expr) (ir.Expr, error)
+	var rewriteWindow func(ir.Expr, int32) (ir.Expr, error)
 	if len(aggs) > 0 || len(groupBy) > 0 || having != nil || gc.sets != nil {
 		groupKeys := make([]string, len(groupBy))
-		agg := &Aggregate{Input: input, GroupBy: groupBy, Aggs: aggs}
+		agg := &ir.Aggregate{Input: input, GroupBy: groupBy, Aggs: aggs}
 		for i, g := range groupBy {
 			groupKeys[i] = g.String()
-			agg.Cols = append(agg.Cols, Column{Name: groupNames[i], Type: g.Type()})
+			agg.Cols = append(agg.Cols, ir.Column{Name: groupNames[i], Type: g.Type()})
 		}
 		for _, a := range aggs {
 			name := a.Func
-			if name == AggCountStar {
-				name = AggCount
+			if name == ir.AggCountStar {
+				name = ir.AggCount
 			}
-			agg.Cols = append(agg.Cols, Column{Name: name, Type: a.T})
+			agg.Cols = append(agg.Cols, ir.Column{Name: name, Type: a.T})
 		}
 		rw := &groupRewriter{b: b, keys: groupKeys, agg: agg}
 		for i := range targets {
@@ -189,20 +190,20 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 				return nil, err
 			}
 			if len(havingSubs.joins) > 0 {
-				var resolve func(Expr) Expr
+				var resolve func(ir.Expr) ir.Expr
 				if input, resolve, err = joinScalarSubqueries(input, havingSubs, rw.rewriteKey); err != nil {
 					return nil, err
 				}
 				having = resolve(having)
 			}
-			input = &Filter{Input: input, Pred: having}
+			input = &ir.Filter{Input: input, Pred: having}
 		}
 		rewriteKey = rw.rewriteKey
 		rewriteWindow = rw.rewrite
 	}
-	var resolveSubs func(Expr) Expr
+	var resolveSubs func(ir.Expr) ir.Expr
 	if len(selectSubs.joins) > 0 {
-		var resolve func(Expr) Expr
+		var resolve func(ir.Expr) ir.Expr
 		if input, resolve, err = joinScalarSubqueries(input, selectSubs, rewriteKey); err != nil {
 			return nil, err
 		}
@@ -215,7 +216,7 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 		if wins.used() {
 			return nil, sqlerr.Unsupported("set-returning functions together with window functions")
 		}
-		rewrite := func(e Expr) (Expr, error) {
+		rewrite := func(e ir.Expr) (ir.Expr, error) {
 			var err error
 			if rewriteWindow != nil {
 				if e, err = rewriteWindow(e, -1); err != nil {
@@ -237,20 +238,20 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 		}
 	}
 
-	proj := &Project{Input: input}
+	proj := &ir.Project{Input: input}
 	for _, t := range targets {
 		e := t.expr
 		if e.Type().Kind == types.Unknown {
 			e = b.defaultType(e)
 		}
 		proj.Exprs = append(proj.Exprs, e)
-		proj.Cols = append(proj.Cols, Column{Name: t.name, Type: e.Type(), Hidden: t.hidden})
+		proj.Cols = append(proj.Cols, ir.Column{Name: t.name, Type: e.Type(), Hidden: t.hidden})
 	}
-	var rel Rel = proj
+	var rel ir.Rel = proj
 	if distinct {
-		d := &Aggregate{Input: proj, Cols: proj.Cols}
+		d := &ir.Aggregate{Input: proj, Cols: proj.Cols}
 		for i, c := range proj.Cols {
-			d.GroupBy = append(d.GroupBy, &InputRef{Index: i, T: c.Type, Name: c.Name})
+			d.GroupBy = append(d.GroupBy, &ir.InputRef{Index: i, T: c.Type, Name: c.Name})
 		}
 		rel = b.intervalKeyed(d)
 	}
@@ -262,7 +263,7 @@ func (b *binder) bindQuery(sel *pg_query.SelectStmt) (Rel, error) {
 
 // bindSortLimit adds ORDER BY (already resolved to output columns in keys,
 // or resolved here for VALUES) and LIMIT/OFFSET on top of rel.
-func (b *binder) bindSortLimit(sel *pg_query.SelectStmt, rel Rel, keys []SortKey, _ []target) (Rel, error) {
+func (b *binder) bindSortLimit(sel *pg_query.SelectStmt, rel ir.Rel, keys []ir.SortKey, _ []target) (ir.Rel, error) {
 	if keys == nil && len(sel.SortClause) > 0 {
 		// VALUES: ORDER BY ordinals or column names only.
 		for _, s := range sel.SortClause {
@@ -275,7 +276,7 @@ func (b *binder) bindSortLimit(sel *pg_query.SelectStmt, rel Rel, keys []SortKey
 		}
 	}
 	if len(keys) > 0 {
-		rel = &Sort{Input: rel, Keys: keys}
+		rel = &ir.Sort{Input: rel, Keys: keys}
 	}
 	if sel.LimitCount == nil && sel.LimitOffset == nil {
 		return rel, nil
@@ -299,7 +300,7 @@ func (b *binder) bindSortLimit(sel *pg_query.SelectStmt, rel Rel, keys []SortKey
 	if offset < 0 {
 		offset = 0
 	}
-	return &Limit{Input: rel, Count: count, Offset: offset, WithTies: withTies}, nil
+	return &ir.Limit{Input: rel, Count: count, Offset: offset, WithTies: withTies}, nil
 }
 
 // limitValue reads a LIMIT or OFFSET constant; -1 means none.
@@ -311,7 +312,7 @@ func (b *binder) limitValue(n *pg_query.Node, what string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if cast, isCast := e.(*Cast); isCast {
+	if cast, isCast := e.(*ir.Cast); isCast {
 		if _, isParam := cast.Arg.(*Param); isParam {
 			return -1, nil // preparing: the value comes with BindParams
 		}
@@ -328,10 +329,10 @@ func (b *binder) limitValue(n *pg_query.Node, what string) (int64, error) {
 		}
 		return -1, nil
 	}
-	c, ok := e.(*Const)
+	c, ok := e.(*ir.Const)
 	if !ok {
-		if cast, isCast := e.(*Cast); isCast {
-			c, ok = cast.Arg.(*Const)
+		if cast, isCast := e.(*ir.Cast); isCast {
+			c, ok = cast.Arg.(*ir.Const)
 		}
 	}
 	if !ok {
@@ -375,8 +376,8 @@ func (b *binder) limitValue(n *pg_query.Node, what string) (int64, error) {
 	return v, nil
 }
 
-func sortKey(idx int, sb *pg_query.SortBy) SortKey {
-	k := SortKey{Column: idx, Desc: sb.SortbyDir == pg_query.SortByDir_SORTBY_DESC}
+func sortKey(idx int, sb *pg_query.SortBy) ir.SortKey {
+	k := ir.SortKey{Column: idx, Desc: sb.SortbyDir == pg_query.SortByDir_SORTBY_DESC}
 	switch sb.SortbyNulls {
 	case pg_query.SortByNulls_SORTBY_NULLS_FIRST:
 		k.NullsFirst = true
@@ -390,7 +391,7 @@ func sortKey(idx int, sb *pg_query.SortBy) SortKey {
 
 // outputColumn resolves an ORDER BY or GROUP BY item that is an ordinal or
 // the name of an output column.
-func outputColumn(cols []Column, n *pg_query.Node) (int, bool) {
+func outputColumn(cols []ir.Column, n *pg_query.Node) (int, bool) {
 	if c := n.GetAConst(); c != nil {
 		if iv, ok := c.Val.(*pg_query.A_Const_Ival); ok {
 			i := int(iv.Ival.Ival) - 1
@@ -446,7 +447,7 @@ func (b *binder) bindTargets(ctx *exprCtx, sc *scope, list []*pg_query.Node) ([]
 						continue
 					}
 					b.noteRead(c)
-					out = append(out, target{expr: &InputRef{Index: i, T: c.t, Name: c.name}, name: c.name, loc: rt.Location})
+					out = append(out, target{expr: &ir.InputRef{Index: i, T: c.t, Name: c.name}, name: c.name, loc: rt.Location})
 				}
 				if table != "" && !matched {
 					return nil, b.errAt(cr.Location, sqlerr.New(sqlerr.UndefinedTable, "missing FROM-clause entry for table \"%s\"", table))
@@ -597,7 +598,7 @@ func subLinkColumnName(sl *pg_query.SubLink) (string, int) {
 
 // bindGroupItem binds one GROUP BY item; it returns the expression over the
 // FROM scope and the name of the group column.
-func (b *binder) bindGroupItem(sc *scope, targets []target, n *pg_query.Node) (Expr, string, error) {
+func (b *binder) bindGroupItem(sc *scope, targets []target, n *pg_query.Node) (ir.Expr, string, error) {
 	if c := n.GetAConst(); c != nil {
 		iv, ok := c.Val.(*pg_query.A_Const_Ival)
 		if !ok || c.Isnull {
@@ -638,9 +639,9 @@ func (b *binder) bindGroupItem(sc *scope, targets []target, n *pg_query.Node) (E
 	return e, columnName(n), nil
 }
 
-func containsAgg(e Expr) bool {
+func containsAgg(e ir.Expr) bool {
 	found := false
-	Walk(e, func(x Expr) bool {
+	ir.Walk(e, func(x ir.Expr) bool {
 		if _, ok := x.(*aggRef); ok {
 			found = true
 		}
@@ -651,16 +652,16 @@ func containsAgg(e Expr) bool {
 
 // bindOrderBy resolves ORDER BY items to output columns, appending hidden
 // output columns for expressions that are not in the select list.
-func (b *binder) bindOrderBy(ctx *exprCtx, targets []target, items []*pg_query.Node, distinct bool) ([]SortKey, []target, error) {
-	var keys []SortKey
+func (b *binder) bindOrderBy(ctx *exprCtx, targets []target, items []*pg_query.Node, distinct bool) ([]ir.SortKey, []target, error) {
+	var keys []ir.SortKey
 	for _, n := range items {
 		sb := n.GetSortBy()
 		if len(sb.UseOp) > 0 {
 			return nil, nil, b.errAt(sb.Location, sqlerr.Unsupported("ORDER BY ... USING"))
 		}
-		cols := make([]Column, len(targets))
+		cols := make([]ir.Column, len(targets))
 		for i, t := range targets {
-			cols[i] = Column{Name: t.name, Hidden: t.hidden}
+			cols[i] = ir.Column{Name: t.name, Hidden: t.hidden}
 		}
 		if c := sb.Node.GetAConst(); c != nil {
 			iv, ok := c.Val.(*pg_query.A_Const_Ival)
@@ -708,16 +709,16 @@ func (b *binder) bindOrderBy(ctx *exprCtx, targets []target, items []*pg_query.N
 type groupRewriter struct {
 	b    *binder
 	keys []string
-	agg  *Aggregate
+	agg  *ir.Aggregate
 }
 
 // rewriteKey rewrites the correlation key of a subquery over the
 // aggregation.
-func (r *groupRewriter) rewriteKey(e Expr) (Expr, error) {
+func (r *groupRewriter) rewriteKey(e ir.Expr) (ir.Expr, error) {
 	out, err := r.rewrite(e, -1)
 	if sqlerr.Code(err) == sqlerr.GroupingError {
 		name := e.String()
-		if ref, ok := e.(*InputRef); ok {
+		if ref, ok := e.(*ir.InputRef); ok {
 			name = ref.Name
 		}
 		return nil, sqlerr.New(sqlerr.GroupingError, "subquery uses ungrouped column \"%s\" from outer query", name)
@@ -725,7 +726,7 @@ func (r *groupRewriter) rewriteKey(e Expr) (Expr, error) {
 	return out, err
 }
 
-func (r *groupRewriter) rewrite(e Expr, loc int32) (Expr, error) {
+func (r *groupRewriter) rewrite(e ir.Expr, loc int32) (ir.Expr, error) {
 	switch e.(type) {
 	case *scalarRef, *winRef, *outerRef, *srfRef:
 		// Outer references are constant over the aggregation.
@@ -735,37 +736,37 @@ func (r *groupRewriter) rewrite(e Expr, loc int32) (Expr, error) {
 	}
 	if a, ok := e.(*aggRef); ok {
 		i := len(r.agg.GroupBy) + a.Index
-		return &InputRef{Index: i, T: a.T, Name: r.agg.Cols[i].Name}, nil
+		return &ir.InputRef{Index: i, T: a.T, Name: r.agg.Cols[i].Name}, nil
 	}
 	s := e.String()
 	for i, k := range r.keys {
 		if s == k {
 			// The group column's type, which an untyped literal takes too.
-			return &InputRef{Index: i, T: r.agg.Cols[i].Type, Name: r.agg.Cols[i].Name}, nil
+			return &ir.InputRef{Index: i, T: r.agg.Cols[i].Type, Name: r.agg.Cols[i].Name}, nil
 		}
 	}
 	var err error
 	switch n := e.(type) {
-	case *InputRef:
+	case *ir.InputRef:
 		return nil, r.b.errAt(loc, sqlerr.New(sqlerr.GroupingError, "column \"%s\" must appear in the GROUP BY clause or be used in an aggregate function", n.Name))
-	case *Const, *Param:
+	case *ir.Const, *Param:
 		return e, nil
-	case *Call:
-		args := make([]Expr, len(n.Args))
+	case *ir.Call:
+		args := make([]ir.Expr, len(n.Args))
 		for i, a := range n.Args {
 			if args[i], err = r.rewrite(a, loc); err != nil {
 				return nil, err
 			}
 		}
-		return &Call{Fn: n.Fn, Args: args, T: n.T}, nil
-	case *Cast:
+		return &ir.Call{Fn: n.Fn, Args: args, T: n.T}, nil
+	case *ir.Cast:
 		arg, err := r.rewrite(n.Arg, loc)
 		if err != nil {
 			return nil, err
 		}
-		return &Cast{Arg: arg, T: n.T, Assignment: n.Assignment}, nil
-	case *Case:
-		out := &Case{T: n.T}
+		return &ir.Cast{Arg: arg, T: n.T, Assignment: n.Assignment}, nil
+	case *ir.Case:
+		out := &ir.Case{T: n.T}
 		for _, w := range n.Whens {
 			c, err := r.rewrite(w.Cond, loc)
 			if err != nil {
@@ -775,14 +776,14 @@ func (r *groupRewriter) rewrite(e Expr, loc int32) (Expr, error) {
 			if err != nil {
 				return nil, err
 			}
-			out.Whens = append(out.Whens, When{Cond: c, Then: t})
+			out.Whens = append(out.Whens, ir.When{Cond: c, Then: t})
 		}
 		if out.Else, err = r.rewrite(n.Else, loc); err != nil {
 			return nil, err
 		}
 		return out, nil
-	case *InList:
-		out := &InList{Negate: n.Negate}
+	case *ir.InList:
+		out := &ir.InList{Negate: n.Negate}
 		if out.Arg, err = r.rewrite(n.Arg, loc); err != nil {
 			return nil, err
 		}
@@ -800,8 +801,8 @@ func (r *groupRewriter) rewrite(e Expr, loc int32) (Expr, error) {
 
 // bindValues binds a VALUES list: each column gets the common type of its
 // values.
-func (b *binder) bindValues(lists []*pg_query.Node) (Rel, error) {
-	var rows [][]Expr
+func (b *binder) bindValues(lists []*pg_query.Node) (ir.Rel, error) {
+	var rows [][]ir.Expr
 	width := -1
 	for _, l := range lists {
 		items := l.GetList().GetItems()
@@ -815,9 +816,9 @@ func (b *binder) bindValues(lists []*pg_query.Node) (Rel, error) {
 		}
 		rows = append(rows, row)
 	}
-	v := &Values{Rows: rows}
+	v := &ir.Values{Rows: rows}
 	for c := 0; c < width; c++ {
-		col := make([]Expr, len(rows))
+		col := make([]ir.Expr, len(rows))
 		for r := range rows {
 			col[r] = rows[r][c]
 		}
@@ -830,13 +831,13 @@ func (b *binder) bindValues(lists []*pg_query.Node) (Rel, error) {
 				return nil, err
 			}
 		}
-		v.Cols = append(v.Cols, Column{Name: "column" + itoa(int64(c+1)), Type: t})
+		v.Cols = append(v.Cols, ir.Column{Name: "column" + itoa(int64(c+1)), Type: t})
 	}
 	return v, nil
 }
 
 // bindFromItem binds one FROM item and returns it with the scope it opens.
-func (b *binder) bindFromItem(n *pg_query.Node) (Rel, *scope, error) {
+func (b *binder) bindFromItem(n *pg_query.Node) (ir.Rel, *scope, error) {
 	switch x := n.Node.(type) {
 	case *pg_query.Node_RangeVar:
 		if rel, sc, ok := b.cteRef(x.RangeVar); ok {
@@ -862,7 +863,7 @@ func (b *binder) bindFromItem(n *pg_query.Node) (Rel, *scope, error) {
 		if err := applyColumnAliases(sc, colAliases); err != nil {
 			return nil, nil, b.errAt(x.RangeVar.Location, err.(*sqlerr.Error))
 		}
-		return &Scan{Relation: rel, Alias: alias}, sc, nil
+		return &ir.Scan{Relation: rel, Alias: alias}, sc, nil
 	case *pg_query.Node_RangeSubselect:
 		sub, err := b.bindQuery(x.RangeSubselect.Subquery.GetSelectStmt())
 		if err != nil {
@@ -890,7 +891,7 @@ func (b *binder) bindFromItem(n *pg_query.Node) (Rel, *scope, error) {
 }
 
 // derivedScope is the scope of a subquery in FROM named alias.
-func derivedScope(sub Rel, alias string) *scope {
+func derivedScope(sub ir.Rel, alias string) *scope {
 	sc := &scope{}
 	for _, c := range sub.Columns() {
 		sc.cols = append(sc.cols, scopeCol{table: alias, name: c.Name, t: c.Type, hidden: c.Hidden})
@@ -924,7 +925,7 @@ func countVisible(sc *scope) int {
 	return n
 }
 
-func (b *binder) bindRangeFunction(rf *pg_query.RangeFunction) (Rel, *scope, error) {
+func (b *binder) bindRangeFunction(rf *pg_query.RangeFunction) (ir.Rel, *scope, error) {
 	if calls := unnestCalls(rf); calls != nil {
 		return b.bindUnnest(rf, calls, nil, nil)
 	}
@@ -969,7 +970,7 @@ func (b *binder) bindRangeFunction(rf *pg_query.RangeFunction) (Rel, *scope, err
 
 // seriesScope names the column of a function in FROM that returns one
 // column (generate_series, generate_subscripts) after its alias.
-func (b *binder) seriesScope(rf *pg_query.RangeFunction, f *pg_query.FuncCall, gs *GenerateSeries) (Rel, *scope, error) {
+func (b *binder) seriesScope(rf *pg_query.RangeFunction, f *pg_query.FuncCall, gs *ir.GenerateSeries) (ir.Rel, *scope, error) {
 	t := gs.Col.Type
 	alias := ""
 	if rf.Alias != nil {
@@ -988,14 +989,6 @@ func (b *binder) seriesScope(rf *pg_query.RangeFunction, f *pg_query.FuncCall, g
 		sc.cols[0].table = funcName(f.Funcname)
 	}
 	return gs, sc, nil
-}
-
-// Relation returns the catalog relation a Scan reads (helper for planners).
-func (r *Scan) Name() string {
-	if r.Alias != "" {
-		return r.Alias
-	}
-	return r.Relation.Name
 }
 
 var _ = catalog.Table

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -14,51 +15,11 @@ import (
 // field. The calls are typed here (IsStructFunction); the evaluator has a
 // kernel for each name.
 
-// Names of the struct expressions.
-const (
-	FnRow         = "row"          // ROW(a, b, ...): args are the fields
-	FnStructField = "struct_field" // (s).f: args are s and the field's index (an integer constant)
-)
-
-// structCompareFns are the comparisons of two structs of one type, by
-// operator: PostgreSQL's record comparison (record_eq, record_lt, ...),
-// where a NULL field equals a NULL field and sorts after every value.
-var structCompareFns = map[string]string{
-	FnEq: "struct_eq", FnNe: "struct_ne", FnLt: "struct_lt", FnLe: "struct_le", FnGt: "struct_gt", FnGe: "struct_ge",
-}
-
-// IsStructFunction reports whether fn is a struct or map call, typed by
-// the binder.
-func IsStructFunction(fn string) bool {
-	switch fn {
-	case FnRow, FnStructField:
-		return true
-	}
-	for _, f := range structCompareFns {
-		if f == fn {
-			return true
-		}
-	}
-	return mapFuncs[fn] != nil
-}
-
-// StructFunctionStrict reports whether struct or map call fn returns NULL
-// for any NULL argument without calling its kernel.
-func StructFunctionStrict(fn string) bool {
-	if fn == FnRow {
-		return false
-	}
-	if s := mapFuncs[fn]; s != nil {
-		return s.strict
-	}
-	return true
-}
-
 // bindRow binds ROW(a, b, ...) and (a, b, ...): an anonymous record whose
 // fields are named f1, f2, ...; untyped literals are text fields (kept
 // untyped in the call, so that a cast to a struct type parses them as
 // its fields).
-func (b *binder) bindRow(ctx *exprCtx, r *pg_query.RowExpr) (Expr, error) {
+func (b *binder) bindRow(ctx *exprCtx, r *pg_query.RowExpr) (ir.Expr, error) {
 	args, err := b.bindExprs(ctx, r.Args)
 	if err != nil {
 		return nil, err
@@ -73,18 +34,18 @@ func (b *binder) bindRow(ctx *exprCtx, r *pg_query.RowExpr) (Expr, error) {
 			ts[i] = types.TextT
 		}
 	}
-	return &Call{Fn: FnRow, Args: args, T: types.RecordOf(ts)}, nil
+	return &ir.Call{Fn: ir.FnRow, Args: args, T: types.RecordOf(ts)}, nil
 }
 
 // castRow converts a row constructor to struct type t field by field, as
 // PostgreSQL does (so ROW(1, '2')::struct<a int, b int> parses '2' as an
 // integer).
-func (b *binder) castRow(r *Call, t types.T, loc int32, explicit bool) (Expr, error) {
+func (b *binder) castRow(r *ir.Call, t types.T, loc int32, explicit bool) (ir.Expr, error) {
 	if len(r.Args) != t.Fields.Len() {
 		return nil, b.errAt(loc, sqlerr.New(sqlerr.CannotCoerce, "cannot cast type %s to %s", r.T, t).
 			WithDetail(fmt.Sprintf("Input has %d columns, but the target type has %d.", len(r.Args), t.Fields.Len())))
 	}
-	args := make([]Expr, len(r.Args))
+	args := make([]ir.Expr, len(r.Args))
 	for i, a := range r.Args {
 		ft := t.Fields.At(i).Type
 		var err error
@@ -92,7 +53,7 @@ func (b *binder) castRow(r *Call, t types.T, loc int32, explicit bool) (Expr, er
 			args[i], err = b.castTo(a, ft, loc, true)
 		} else {
 			from := a.Type()
-			if from.Kind != types.Unknown && !isRowCall(a) && !AssignmentCastAllowed(from, ft) {
+			if from.Kind != types.Unknown && !isRowCall(a) && !ir.AssignmentCastAllowed(from, ft) {
 				return nil, b.errAt(loc, sqlerr.New(sqlerr.CannotCoerce, "cannot cast type %s to %s", r.T, t).
 					WithDetail(fmt.Sprintf("Cannot cast type %s to %s in column %d.", from, ft, i+1)))
 			}
@@ -102,30 +63,11 @@ func (b *binder) castRow(r *Call, t types.T, loc int32, explicit bool) (Expr, er
 			return nil, err
 		}
 	}
-	return &Call{Fn: FnRow, Args: args, T: t}, nil
-}
-
-// structCastAllowed reports whether a struct casts to another field by
-// field (explicit selects explicit casts of the fields).
-func structCastAllowed(from, to types.T, explicit bool) bool {
-	if from.Fields.Len() != to.Fields.Len() {
-		return false
-	}
-	for i := range from.Fields.Len() {
-		f, t := from.Fields.At(i).Type, to.Fields.At(i).Type
-		ok := AssignmentCastAllowed(f, t)
-		if explicit {
-			ok = CastAllowed(f, t)
-		}
-		if !ok {
-			return false
-		}
-	}
-	return true
+	return &ir.Call{Fn: ir.FnRow, Args: args, T: t}, nil
 }
 
 // fieldAccess returns (e).name.
-func (b *binder) fieldAccess(e Expr, name string, loc int32) (Expr, error) {
+func (b *binder) fieldAccess(e ir.Expr, name string, loc int32) (ir.Expr, error) {
 	t := e.Type()
 	if t.Kind != types.Struct {
 		return nil, b.errAt(loc, sqlerr.New(sqlerr.WrongObjectType,
@@ -135,7 +77,7 @@ func (b *binder) fieldAccess(e Expr, name string, loc int32) (Expr, error) {
 	if i < 0 {
 		return nil, b.errAt(loc, sqlerr.New(sqlerr.UndefinedColumn, "column \"%s\" not found in data type %s", name, t))
 	}
-	if r, ok := e.(*Call); ok && r.Fn == FnRow {
+	if r, ok := e.(*ir.Call); ok && r.Fn == ir.FnRow {
 		// (ROW(a, b)).f2 is b.
 		a := r.Args[i]
 		if a.Type().Kind == types.Unknown {
@@ -143,12 +85,12 @@ func (b *binder) fieldAccess(e Expr, name string, loc int32) (Expr, error) {
 		}
 		return a, nil
 	}
-	return &Call{Fn: FnStructField, Args: []Expr{e, &Const{Value: types.DInt(int64(i)), T: types.Int32T}}, T: t.Fields.At(i).Type}, nil
+	return &ir.Call{Fn: ir.FnStructField, Args: []ir.Expr{e, &ir.Const{Value: types.DInt(int64(i)), T: types.Int32T}}, T: t.Fields.At(i).Type}, nil
 }
 
 // bindIndirectionStep binds one step of an indirection chain that is not
 // an array subscript: a field selection .f, or a map subscript m[k].
-func (b *binder) bindIndirectionStep(ctx *exprCtx, e Expr, n *pg_query.Node, loc int32) (Expr, error) {
+func (b *binder) bindIndirectionStep(ctx *exprCtx, e ir.Expr, n *pg_query.Node, loc int32) (ir.Expr, error) {
 	switch x := n.Node.(type) {
 	case *pg_query.Node_String_:
 		return b.fieldAccess(e, x.String_.Sval, loc)
@@ -160,7 +102,7 @@ func (b *binder) bindIndirectionStep(ctx *exprCtx, e Expr, n *pg_query.Node, loc
 			if err != nil {
 				return nil, err
 			}
-			return b.bindMapCall("map_access", []Expr{e, k}, loc)
+			return b.bindMapCall("map_access", []ir.Expr{e, k}, loc)
 		}
 		return nil, b.errAt(loc, sqlerr.New(sqlerr.DatatypeMismatch,
 			"cannot subscript type %s because it does not support subscripting", e.Type()))
@@ -171,7 +113,7 @@ func (b *binder) bindIndirectionStep(ctx *exprCtx, e Expr, n *pg_query.Node, loc
 // structColumnRef resolves a.b (or t.a.b) where a is a struct column and b
 // one of its fields, as RisingWave allows; ok is false when the name is
 // not of that form.
-func (b *binder) structColumnRef(ctx *exprCtx, parts []string, loc int32) (Expr, bool, error) {
+func (b *binder) structColumnRef(ctx *exprCtx, parts []string, loc int32) (ir.Expr, bool, error) {
 	if ctx.scope == nil || len(parts) < 2 || len(parts) > 3 {
 		return nil, false, nil
 	}
@@ -185,7 +127,7 @@ func (b *binder) structColumnRef(ctx *exprCtx, parts []string, loc int32) (Expr,
 		return nil, false, nil
 	}
 	c := ctx.scope.cols[i]
-	var e Expr = &InputRef{Index: i, T: c.t, Name: c.name}
+	var e ir.Expr = &ir.InputRef{Index: i, T: c.t, Name: c.name}
 	for _, f := range fields {
 		var err error
 		if e, err = b.fieldAccess(e, f, loc); err != nil {
@@ -199,7 +141,7 @@ func (b *binder) structColumnRef(ctx *exprCtx, parts []string, loc int32) (Expr,
 // returns nil if neither operand is one. rows says that both operands are
 // written as row constructors, which compare pairwise; a cast row
 // (CAST(ROW(1, NULL) AS STRUCT<...>)) is a struct value, compared as one.
-func (b *binder) bindStructOperator(op string, l, r Expr, rows bool, loc int32) (Expr, error) {
+func (b *binder) bindStructOperator(op string, l, r ir.Expr, rows bool, loc int32) (ir.Expr, error) {
 	lt, rt := l.Type(), r.Type()
 	if lt.Kind == types.Map || rt.Kind == types.Map {
 		return nil, b.errAt(loc, sqlerr.New(sqlerr.UndefinedFunction, "operator does not exist: %s %s %s", lt, op, rt))
@@ -207,13 +149,13 @@ func (b *binder) bindStructOperator(op string, l, r Expr, rows bool, loc int32) 
 	if lt.Kind != types.Struct && rt.Kind != types.Struct {
 		return nil, nil
 	}
-	fn, ok := structCompareFns[binaryOps[op]]
+	fn, ok := ir.StructCompareFns[binaryOps[op]]
 	if !ok {
 		return nil, b.errAt(loc, sqlerr.New(sqlerr.UndefinedFunction, "operator does not exist: %s %s %s", lt, op, rt))
 	}
-	lr, lRow := l.(*Call)
-	rr, rRow := r.(*Call)
-	if rows && lRow && rRow && lr.Fn == FnRow && rr.Fn == FnRow {
+	lr, lRow := l.(*ir.Call)
+	rr, rRow := r.(*ir.Call)
+	if rows && lRow && rRow && lr.Fn == ir.FnRow && rr.Fn == ir.FnRow {
 		return b.rowCompare(binaryOps[op], lr.Args, rr.Args, loc)
 	}
 	// A row constructor or an untyped literal takes the other side's type.
@@ -222,9 +164,9 @@ func (b *binder) bindStructOperator(op string, l, r Expr, rows bool, loc int32) 
 	}
 	var err error
 	switch {
-	case rt.Kind != types.Struct || (rRow && rr.Fn == FnRow):
+	case rt.Kind != types.Struct || (rRow && rr.Fn == ir.FnRow):
 		r, err = b.castTo(r, lt, loc, false)
-	case lt.Kind != types.Struct || (lRow && lr.Fn == FnRow):
+	case lt.Kind != types.Struct || (lRow && lr.Fn == ir.FnRow):
 		l, err = b.castTo(l, rt, loc, false)
 	case !types.Identical(lt, rt):
 		return nil, b.errAt(loc, sqlerr.New(sqlerr.UndefinedFunction, "operator does not exist: %s %s %s", lt, op, rt))
@@ -232,27 +174,27 @@ func (b *binder) bindStructOperator(op string, l, r Expr, rows bool, loc int32) 
 	if err != nil {
 		return nil, err
 	}
-	return &Call{Fn: fn, Args: []Expr{l, r}, T: types.BoolT}, nil
+	return &ir.Call{Fn: fn, Args: []ir.Expr{l, r}, T: types.BoolT}, nil
 }
 
 // rowCompare compares two row constructors as PostgreSQL does: pairwise,
 // with SQL NULL semantics (ROW(1, NULL) = ROW(1, NULL) is NULL), the first
 // unequal pair deciding an ordering.
-func (b *binder) rowCompare(fn string, ls, rs []Expr, loc int32) (Expr, error) {
+func (b *binder) rowCompare(fn string, ls, rs []ir.Expr, loc int32) (ir.Expr, error) {
 	if len(ls) != len(rs) {
 		return nil, b.errAt(loc, sqlerr.New(sqlerr.SyntaxError, "unequal number of entries in row expressions"))
 	}
-	pair := func(fn string, i int) (Expr, error) {
-		return b.resolveCall(fn, []Expr{ls[i], rs[i]}, loc)
+	pair := func(fn string, i int) (ir.Expr, error) {
+		return b.resolveCall(fn, []ir.Expr{ls[i], rs[i]}, loc)
 	}
-	and := func(a, c Expr) Expr { return &Call{Fn: FnAnd, Args: []Expr{a, c}, T: types.BoolT} }
-	or := func(a, c Expr) Expr { return &Call{Fn: FnOr, Args: []Expr{a, c}, T: types.BoolT} }
+	and := func(a, c ir.Expr) ir.Expr { return &ir.Call{Fn: ir.FnAnd, Args: []ir.Expr{a, c}, T: types.BoolT} }
+	or := func(a, c ir.Expr) ir.Expr { return &ir.Call{Fn: ir.FnOr, Args: []ir.Expr{a, c}, T: types.BoolT} }
 	if len(ls) == 0 {
-		return &Const{Value: types.DBool(fn == FnEq || fn == FnLe || fn == FnGe), T: types.BoolT}, nil
+		return &ir.Const{Value: types.DBool(fn == ir.FnEq || fn == ir.FnLe || fn == ir.FnGe), T: types.BoolT}, nil
 	}
 	switch fn {
-	case FnEq, FnNe:
-		var out Expr
+	case ir.FnEq, ir.FnNe:
+		var out ir.Expr
 		for i := range ls {
 			c, err := pair(fn, i)
 			if err != nil {
@@ -261,7 +203,7 @@ func (b *binder) rowCompare(fn string, ls, rs []Expr, loc int32) (Expr, error) {
 			switch {
 			case out == nil:
 				out = c
-			case fn == FnEq:
+			case fn == ir.FnEq:
 				out = and(out, c)
 			default:
 				out = or(out, c)
@@ -271,7 +213,7 @@ func (b *binder) rowCompare(fn string, ls, rs []Expr, loc int32) (Expr, error) {
 	}
 	// a < b: l1 < r1 OR (l1 = r1 AND (l2 < r2 OR ...)); the last pair
 	// uses the operator itself (<= stays <=), the others its strict form.
-	strict := map[string]string{FnLt: FnLt, FnLe: FnLt, FnGt: FnGt, FnGe: FnGt}[fn]
+	strict := map[string]string{ir.FnLt: ir.FnLt, ir.FnLe: ir.FnLt, ir.FnGt: ir.FnGt, ir.FnGe: ir.FnGt}[fn]
 	out, err := pair(fn, len(ls)-1)
 	if err != nil {
 		return nil, err
@@ -281,7 +223,7 @@ func (b *binder) rowCompare(fn string, ls, rs []Expr, loc int32) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		eq, err := pair(FnEq, i)
+		eq, err := pair(ir.FnEq, i)
 		if err != nil {
 			return nil, err
 		}
@@ -292,7 +234,7 @@ func (b *binder) rowCompare(fn string, ls, rs []Expr, loc int32) (Expr, error) {
 
 // checkOrderable fails for a map, which has no equality or ordering (as in
 // RisingWave), where a GROUP BY, DISTINCT, ORDER BY or key needs one.
-func (b *binder) checkOrderable(e Expr, loc int32) error {
+func (b *binder) checkOrderable(e ir.Expr, loc int32) error {
 	t := e.Type()
 	if t.Kind == types.Map || (t.Kind == types.Array && t.Elem == types.Map) || hasMapField(t) {
 		return b.errAt(loc, sqlerr.New(sqlerr.UndefinedFunction, "could not identify an equality operator for type %s", t))
@@ -472,14 +414,14 @@ func isRowExpr(n *pg_query.Node) bool {
 }
 
 // isRowCall reports whether e is a row constructor.
-func isRowCall(e Expr) bool {
-	r, ok := e.(*Call)
-	return ok && r.Fn == FnRow
+func isRowCall(e ir.Expr) bool {
+	r, ok := e.(*ir.Call)
+	return ok && r.Fn == ir.FnRow
 }
 
 // checkTargetsOrderable fails for a map among the ORDER BY keys or, under
 // DISTINCT, the select list.
-func (b *binder) checkTargetsOrderable(targets []target, keys []SortKey, distinct bool) error {
+func (b *binder) checkTargetsOrderable(targets []target, keys []ir.SortKey, distinct bool) error {
 	for _, k := range keys {
 		if k.Column < len(targets) {
 			if err := b.checkOrderable(targets[k.Column].expr, targets[k.Column].loc); err != nil {
@@ -532,8 +474,8 @@ func (b *binder) expandFieldStar(ctx *exprCtx, rt *pg_query.ResTarget) ([]target
 
 // structInList binds arg [NOT] IN (items) over structs as PostgreSQL
 // defines IN: arg = item1 OR arg = item2 ..., with record equality.
-func (b *binder) structInList(arg Expr, items []Expr, negate bool, loc int32) (Expr, error) {
-	eqs := make([]Expr, len(items))
+func (b *binder) structInList(arg ir.Expr, items []ir.Expr, negate bool, loc int32) (ir.Expr, error) {
+	eqs := make([]ir.Expr, len(items))
 	for i, it := range items {
 		eq, err := b.bindStructOperator("=", arg, it, false, loc)
 		if err != nil {
@@ -541,12 +483,12 @@ func (b *binder) structInList(arg Expr, items []Expr, negate bool, loc int32) (E
 		}
 		eqs[i] = eq
 	}
-	var e Expr = eqs[0]
+	var e ir.Expr = eqs[0]
 	if len(eqs) > 1 {
-		e = &Call{Fn: FnOr, Args: eqs, T: types.BoolT}
+		e = &ir.Call{Fn: ir.FnOr, Args: eqs, T: types.BoolT}
 	}
 	if negate {
-		e = &Call{Fn: FnNot, Args: []Expr{e}, T: types.BoolT}
+		e = &ir.Call{Fn: ir.FnNot, Args: []ir.Expr{e}, T: types.BoolT}
 	}
 	return e, nil
 }

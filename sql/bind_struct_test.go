@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -17,7 +18,7 @@ func TestDialectTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ct := st.(*CreateTable)
+	ct := st.(*ir.CreateTable)
 	got := []string{}
 	for _, c := range ct.Columns {
 		got = append(got, c.Type.String())

@@ -2,6 +2,7 @@ package sql
 
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -55,15 +56,15 @@ type subqueries struct {
 //
 // A subquery that needs the general decorrelation has dep set instead.
 type scalarJoin struct {
-	rel                 Rel
-	leftKeys, rightKeys []Expr
-	value               Expr
+	rel                 ir.Rel
+	leftKeys, rightKeys []ir.Expr
+	value               ir.Expr
 	dep                 *dependentSub
 }
 
 // bindScalarSubquery binds a scalar subquery and returns the expression
 // standing for its value.
-func (b *binder) bindScalarSubquery(ctx *exprCtx, s *pg_query.SubLink) (Expr, error) {
+func (b *binder) bindScalarSubquery(ctx *exprCtx, s *pg_query.SubLink) (ir.Expr, error) {
 	if ctx.subs == nil {
 		return nil, b.errAt(s.Location, sqlerr.Unsupported("subqueries in %s", clauseName(ctx)))
 	}
@@ -79,7 +80,7 @@ func (b *binder) bindScalarSubquery(ctx *exprCtx, s *pg_query.SubLink) (Expr, er
 	}
 	rel, c := sq.rel, sq.cols[0]
 	cols := rel.Columns()
-	sj := scalarJoin{value: &InputRef{Index: c, T: cols[c].Type, Name: cols[c].Name}}
+	sj := scalarJoin{value: &ir.InputRef{Index: c, T: cols[c].Type, Name: cols[c].Name}}
 	switch {
 	case len(sq.outerKeys) == 0 && singleRow(rel):
 	case sq.aggregated:
@@ -87,8 +88,8 @@ func (b *binder) bindScalarSubquery(ctx *exprCtx, s *pg_query.SubLink) (Expr, er
 		// the join pads the key column with NULL exactly then.
 		if !isNullConst(sq.empty[0]) {
 			k := sq.keyCols[0]
-			sj.value = &Case{T: cols[c].Type, Else: sj.value, Whens: []When{{
-				Cond: &Call{Fn: FnIsNull, T: types.BoolT, Args: []Expr{&InputRef{Index: k, T: cols[k].Type, Name: cols[k].Name}}},
+			sj.value = &ir.Case{T: cols[c].Type, Else: sj.value, Whens: []ir.When{{
+				Cond: &ir.Call{Fn: ir.FnIsNull, T: types.BoolT, Args: []ir.Expr{&ir.InputRef{Index: k, T: cols[k].Type, Name: cols[k].Name}}},
 				Then: sq.empty[0],
 			}}}
 		}
@@ -101,7 +102,7 @@ func (b *binder) bindScalarSubquery(ctx *exprCtx, s *pg_query.SubLink) (Expr, er
 		for i := range sq.keyCols {
 			sq.keyCols[i] = 1 + i
 		}
-		sj.value = &InputRef{Index: 0, T: cols[c].Type, Name: cols[c].Name}
+		sj.value = &ir.InputRef{Index: 0, T: cols[c].Type, Name: cols[c].Name}
 	}
 	sj.rel = rel
 	if sj.leftKeys, sj.rightKeys, err = b.joinKeys(sq); err != nil {
@@ -119,19 +120,19 @@ func clauseName(ctx *exprCtx) string {
 }
 
 // singleRow reports whether rel produces at most one row.
-func singleRow(rel Rel) bool {
+func singleRow(rel ir.Rel) bool {
 	switch r := rel.(type) {
-	case *Aggregate:
+	case *ir.Aggregate:
 		return len(r.GroupBy) == 0
-	case *Project:
+	case *ir.Project:
 		return singleRow(r.Input)
-	case *Filter:
+	case *ir.Filter:
 		return singleRow(r.Input)
-	case *Sort:
+	case *ir.Sort:
 		return singleRow(r.Input)
-	case *Limit:
+	case *ir.Limit:
 		return r.Count >= 0 && r.Count <= 1 && !r.WithTies || singleRow(r.Input)
-	case *Values:
+	case *ir.Values:
 		return len(r.Rows) <= 1
 	}
 	return false
@@ -142,12 +143,12 @@ func singleRow(rel Rel) bool {
 // (the outer scope of subqueries above an aggregation is the aggregation's
 // input). It returns the join and a function that replaces the scalarRefs of
 // an expression over input with the subqueries' values.
-func joinScalarSubqueries(input Rel, subs *subqueries, rewriteKey func(Expr) (Expr, error)) (Rel, func(Expr) Expr, error) {
-	values := make([]Expr, len(subs.joins))
+func joinScalarSubqueries(input ir.Rel, subs *subqueries, rewriteKey func(ir.Expr) (ir.Expr, error)) (ir.Rel, func(ir.Expr) ir.Expr, error) {
+	values := make([]ir.Expr, len(subs.joins))
 	// A subquery's keys may hold the value of one collected before it (x
 	// IN (...) where x has a subquery).
-	resolve := func(e Expr) Expr {
-		return Rewrite(e, func(x Expr) Expr {
+	resolve := func(e ir.Expr) ir.Expr {
+		return ir.Rewrite(e, func(x ir.Expr) ir.Expr {
 			if r, ok := x.(*scalarRef); ok && values[r.Index] != nil {
 				return values[r.Index]
 			}
@@ -159,7 +160,7 @@ func joinScalarSubqueries(input Rel, subs *subqueries, rewriteKey func(Expr) (Ex
 		if sj.dep != nil {
 			keys = sj.dep.domain
 		}
-		keys = append([]Expr(nil), keys...)
+		keys = append([]ir.Expr(nil), keys...)
 		for k, e := range keys {
 			if rewriteKey != nil {
 				var err error
@@ -176,8 +177,8 @@ func joinScalarSubqueries(input Rel, subs *subqueries, rewriteKey func(Expr) (Ex
 			}
 			continue
 		}
-		values[i] = ShiftRefs(sj.value, len(input.Columns()))
-		input = &Join{Type: LeftJoin, Left: input, Right: sj.rel, LeftKeys: keys, RightKeys: sj.rightKeys}
+		values[i] = ir.ShiftRefs(sj.value, len(input.Columns()))
+		input = &ir.Join{Type: ir.LeftJoin, Left: input, Right: sj.rel, LeftKeys: keys, RightKeys: sj.rightKeys}
 	}
 	return input, resolve, nil
 }
@@ -215,12 +216,12 @@ func semiJoinSubLink(n *pg_query.Node) (s *pg_query.SubLink, negated bool) {
 // bindWhereClause binds a WHERE clause over input (whose columns are sc):
 // EXISTS and IN subqueries become semi and anti joins, scalar subqueries
 // joined columns, and the rest a filter. The result has sc's columns first.
-func (b *binder) bindWhereClause(input Rel, sc *scope, where *pg_query.Node) (Rel, error) {
+func (b *binder) bindWhereClause(input ir.Rel, sc *scope, where *pg_query.Node) (ir.Rel, error) {
 	subs := &subqueries{}
-	var preds []Expr
+	var preds []ir.Expr
 	for _, c := range rawConjuncts(where) {
 		if s, negated := semiJoinSubLink(c); s != nil {
-			var j Rel
+			var j ir.Rel
 			var err error
 			if s.SubLinkType == pg_query.SubLinkType_EXISTS_SUBLINK {
 				j, err = b.bindExists(input, sc, s, negated)
@@ -245,7 +246,7 @@ func (b *binder) bindWhereClause(input Rel, sc *scope, where *pg_query.Node) (Re
 		preds = append(preds, e)
 	}
 	if len(subs.joins) > 0 {
-		var resolve func(Expr) Expr
+		var resolve func(ir.Expr) ir.Expr
 		var err error
 		if input, resolve, err = joinScalarSubqueries(input, subs, nil); err != nil {
 			return nil, err
@@ -255,17 +256,17 @@ func (b *binder) bindWhereClause(input Rel, sc *scope, where *pg_query.Node) (Re
 		}
 	}
 	if len(preds) > 0 {
-		input = &Filter{Input: input, Pred: conjunction(preds)}
+		input = &ir.Filter{Input: input, Pred: conjunction(preds)}
 	}
 	return input, nil
 }
 
 // negatedComparison is NOT (x op y) as a comparison, which holds in SQL's
 // three-valued logic too.
-var negatedComparison = map[string]string{FnEq: FnNe, FnNe: FnEq, FnLt: FnGe, FnGe: FnLt, FnGt: FnLe, FnLe: FnGt}
+var negatedComparison = map[string]string{ir.FnEq: ir.FnNe, ir.FnNe: ir.FnEq, ir.FnLt: ir.FnGe, ir.FnGe: ir.FnLt, ir.FnGt: ir.FnLe, ir.FnLe: ir.FnGt}
 
 // comparisonOps are the operators of ANY and ALL subqueries.
-var comparisonOps = map[string]string{"=": FnEq, "<>": FnNe, "<": FnLt, "<=": FnLe, ">": FnGt, ">=": FnGe}
+var comparisonOps = map[string]string{"=": ir.FnEq, "<>": ir.FnNe, "<": ir.FnLt, "<=": ir.FnLe, ">": ir.FnGt, ">=": ir.FnGe}
 
 // bindQuantified binds x [NOT] IN (SELECT y ...) and x op ANY/ALL (SELECT y
 // ...), possibly correlated, as a join of input with the subquery: IN (=
@@ -273,7 +274,7 @@ var comparisonOps = map[string]string{"=": FnEq, "<>": FnNe, "<": FnLt, "<=": Fn
 // anti join on x = y; op ANY a semi join on the condition x op y; op ALL an
 // anti join on the condition (x op y) IS NOT TRUE. NOT flips ANY and ALL and
 // negates op.
-func (b *binder) bindQuantified(input Rel, sc *scope, s *pg_query.SubLink, negated bool) (Rel, error) {
+func (b *binder) bindQuantified(input ir.Rel, sc *scope, s *pg_query.SubLink, negated bool) (ir.Rel, error) {
 	if s.Testexpr.GetRowExpr() != nil {
 		return nil, b.errAt(s.Location, sqlerr.Unsupported("row-valued IN subqueries"))
 	}
@@ -302,8 +303,8 @@ func (b *binder) bindQuantified(input Rel, sc *scope, s *pg_query.SubLink, negat
 	}
 	c := sq.cols[0]
 	col := sq.rel.Columns()[c]
-	var y Expr = &InputRef{Index: c, T: col.Type, Name: col.Name}
-	t, err := b.commonType([]Expr{x, y}, "IN", s.Location)
+	var y ir.Expr = &ir.InputRef{Index: c, T: col.Type, Name: col.Name}
+	t, err := b.commonType([]ir.Expr{x, y}, "IN", s.Location)
 	if err != nil {
 		return nil, err
 	}
@@ -313,30 +314,30 @@ func (b *binder) bindQuantified(input Rel, sc *scope, s *pg_query.SubLink, negat
 	if y, err = b.coerce(y, t, s.Location); err != nil {
 		return nil, err
 	}
-	join := &Join{Left: input, Right: sq.rel}
+	join := &ir.Join{Left: input, Right: sq.rel}
 	if join.LeftKeys, join.RightKeys, err = b.joinKeys(sq); err != nil {
 		return nil, err
 	}
 	switch {
-	case fn == FnEq && !all:
-		join.Type = SemiJoin
-		join.LeftKeys = append([]Expr{x}, join.LeftKeys...)
-		join.RightKeys = append([]Expr{y}, join.RightKeys...)
+	case fn == ir.FnEq && !all:
+		join.Type = ir.SemiJoin
+		join.LeftKeys = append([]ir.Expr{x}, join.LeftKeys...)
+		join.RightKeys = append([]ir.Expr{y}, join.RightKeys...)
 		return join, nil
-	case fn == FnNe && all && len(sq.outerKeys) == 0:
-		join.Type = NullAwareAntiJoin
-		join.LeftKeys, join.RightKeys = []Expr{x}, []Expr{y}
+	case fn == ir.FnNe && all && len(sq.outerKeys) == 0:
+		join.Type = ir.NullAwareAntiJoin
+		join.LeftKeys, join.RightKeys = []ir.Expr{x}, []ir.Expr{y}
 		return join, nil
 	}
 	// Over the input's columns followed by the subquery's.
-	cond, err := b.bindComparison(fn, x, ShiftRefs(y, len(input.Columns())), s.Location)
+	cond, err := b.bindComparison(fn, x, ir.ShiftRefs(y, len(input.Columns())), s.Location)
 	if err != nil {
 		return nil, err
 	}
-	join.Type = SemiJoin
+	join.Type = ir.SemiJoin
 	if all {
-		join.Type = AntiJoin
-		cond = &Call{Fn: FnNot, T: types.BoolT, Args: []Expr{&Call{Fn: FnIsTrue, T: types.BoolT, Args: []Expr{cond}}}}
+		join.Type = ir.AntiJoin
+		cond = &ir.Call{Fn: ir.FnNot, T: types.BoolT, Args: []ir.Expr{&ir.Call{Fn: ir.FnIsTrue, T: types.BoolT, Args: []ir.Expr{cond}}}}
 	}
 	join.Cond = cond
 	return join, nil
@@ -347,7 +348,7 @@ func (b *binder) bindQuantified(input Rel, sc *scope, s *pg_query.SubLink, negat
 // its own columns filter it, equalities between its columns and the outer
 // query's are the join keys, and the other correlated conditions the join's
 // residual condition.
-func (b *binder) bindExists(input Rel, sc *scope, s *pg_query.SubLink, negated bool) (Rel, error) {
+func (b *binder) bindExists(input ir.Rel, sc *scope, s *pg_query.SubLink, negated bool) (ir.Rel, error) {
 	sel := s.Subselect.GetSelectStmt()
 	switch {
 	case sel == nil, sel.Op != pg_query.SetOperation_SETOP_NONE, len(sel.ValuesLists) > 0:
@@ -356,9 +357,9 @@ func (b *binder) bindExists(input Rel, sc *scope, s *pg_query.SubLink, negated b
 		return nil, b.errAt(s.Location, sqlerr.Unsupported("GROUP BY, HAVING or LIMIT in an EXISTS subquery"))
 	}
 	nOuter := len(sc.cols)
-	join := &Join{Type: SemiJoin, Left: input}
+	join := &ir.Join{Type: ir.SemiJoin, Left: input}
 	if negated {
-		join.Type = AntiJoin
+		join.Type = ir.AntiJoin
 	}
 	saved := b.outer
 	defer func() { b.outer = saved }()
@@ -369,7 +370,7 @@ func (b *binder) bindExists(input Rel, sc *scope, s *pg_query.SubLink, negated b
 			return err
 		}
 		var local []*pg_query.Node
-		var residual []Expr
+		var residual []ir.Expr
 		for _, c := range rawConjuncts(sel.WhereClause) {
 			if c == nil {
 				continue
@@ -389,7 +390,7 @@ func (b *binder) bindExists(input Rel, sc *scope, s *pg_query.SubLink, negated b
 			if e, err = b.requireBool(e, "argument of WHERE", exprLocation(c)); err != nil {
 				return err
 			}
-			if call, ok := e.(*Call); ok && call.Fn == FnEq {
+			if call, ok := e.(*ir.Call); ok && call.Fn == ir.FnEq {
 				l, r := call.Args[0], call.Args[1]
 				if onlyOuter(r) && !hasOuterRef(l) {
 					l, r = r, l
@@ -401,7 +402,7 @@ func (b *binder) bindExists(input Rel, sc *scope, s *pg_query.SubLink, negated b
 				}
 			}
 			// Over the outer columns followed by the subquery's.
-			residual = append(residual, outerToInput(ShiftRefs(e, nOuter)))
+			residual = append(residual, outerToInput(ir.ShiftRefs(e, nOuter)))
 		}
 		if len(local) > 0 {
 			// The result has subSc's columns first, which the keys and the
@@ -420,9 +421,9 @@ func (b *binder) bindExists(input Rel, sc *scope, s *pg_query.SubLink, negated b
 	return join, nil
 }
 
-func hasOuterRef(e Expr) bool {
+func hasOuterRef(e ir.Expr) bool {
 	found := false
-	Walk(e, func(x Expr) bool {
+	ir.Walk(e, func(x ir.Expr) bool {
 		if _, ok := x.(*outerRef); ok {
 			found = true
 		}
@@ -432,10 +433,10 @@ func hasOuterRef(e Expr) bool {
 }
 
 // onlyOuter reports whether e references outer columns and no inner ones.
-func onlyOuter(e Expr) bool {
+func onlyOuter(e ir.Expr) bool {
 	inner := false
-	Walk(e, func(x Expr) bool {
-		if _, ok := x.(*InputRef); ok {
+	ir.Walk(e, func(x ir.Expr) bool {
+		if _, ok := x.(*ir.InputRef); ok {
 			inner = true
 		}
 		return true
@@ -444,10 +445,10 @@ func onlyOuter(e Expr) bool {
 }
 
 // refsOnly reports whether e references at least one inner column.
-func refsOnly(e Expr) bool {
+func refsOnly(e ir.Expr) bool {
 	found := false
-	Walk(e, func(x Expr) bool {
-		if _, ok := x.(*InputRef); ok {
+	ir.Walk(e, func(x ir.Expr) bool {
+		if _, ok := x.(*ir.InputRef); ok {
 			found = true
 		}
 		return true
@@ -457,10 +458,10 @@ func refsOnly(e Expr) bool {
 
 // outerToInput turns outer references into references to the same columns
 // of the join's left input.
-func outerToInput(e Expr) Expr {
-	return Rewrite(e, func(x Expr) Expr {
+func outerToInput(e ir.Expr) ir.Expr {
+	return ir.Rewrite(e, func(x ir.Expr) ir.Expr {
 		if r, ok := x.(*outerRef); ok {
-			return &InputRef{Index: r.Index, T: r.T, Name: r.Name}
+			return &ir.InputRef{Index: r.Index, T: r.T, Name: r.Name}
 		}
 		return x
 	})

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -22,7 +23,7 @@ func testCatalog() *catalog.Catalog {
 }
 
 // bindOne parses and binds a single statement.
-func bindOne(t *testing.T, cat *catalog.Catalog, text string) (Statement, error) {
+func bindOne(t *testing.T, cat *catalog.Catalog, text string) (ir.Statement, error) {
 	t.Helper()
 	ps, err := Parse(text)
 	if err != nil {
@@ -35,10 +36,10 @@ func bindOne(t *testing.T, cat *catalog.Catalog, text string) (Statement, error)
 }
 
 // findCast returns the first Cast to a varchar in e.
-func findCast(e Expr) *Cast {
-	var found *Cast
-	Walk(e, func(x Expr) bool {
-		if c, ok := x.(*Cast); ok && found == nil && c.T.Kind == types.Text && c.T.Width > 0 {
+func findCast(e ir.Expr) *ir.Cast {
+	var found *ir.Cast
+	ir.Walk(e, func(x ir.Expr) bool {
+		if c, ok := x.(*ir.Cast); ok && found == nil && c.T.Kind == types.Text && c.T.Width > 0 {
 			found = c
 		}
 		return found == nil
@@ -55,7 +56,7 @@ func TestAssignmentCast(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := findCast(updateSet(st.(*Update), 1))
+	c := findCast(updateSet(st.(*ir.Update), 1))
 	if c == nil || !c.Assignment {
 		t.Fatalf("UPDATE: cast %v, want an assignment cast", c)
 	}
@@ -64,7 +65,7 @@ func TestAssignmentCast(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c = findCast(st.(*Insert).Source.(*Project).Exprs[1])
+	c = findCast(st.(*ir.Insert).Source.(*ir.Project).Exprs[1])
 	if c == nil || !c.Assignment {
 		t.Fatalf("INSERT SELECT: cast %v, want an assignment cast", c)
 	}
@@ -73,7 +74,7 @@ func TestAssignmentCast(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c = findCast(st.(*Select).Query.(*Project).Exprs[0])
+	c = findCast(st.(*ir.Select).Query.(*ir.Project).Exprs[0])
 	if c == nil || c.Assignment {
 		t.Fatalf("explicit cast: %v, want a non-assignment cast", c)
 	}
@@ -87,7 +88,7 @@ func TestVarcharLiterals(t *testing.T) {
 	if err != nil {
 		t.Fatalf("explicit cast of a long literal: %v", err)
 	}
-	if c := findCast(st.(*Select).Query.(*Project).Exprs[0]); c == nil || c.Assignment {
+	if c := findCast(st.(*ir.Select).Query.(*ir.Project).Exprs[0]); c == nil || c.Assignment {
 		t.Fatalf("explicit cast of a literal: %v, want a truncating cast", c)
 	}
 	if _, err := bindOne(t, cat, "INSERT INTO t (v) VALUES ('abcdef')"); sqlerr.Code(err) != sqlerr.StringDataRightTruncation {
@@ -105,7 +106,7 @@ func TestDateTruncOfDate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := st.(*Select).Query.Columns()[0].Type; got.Kind != types.TimestampTZ {
+	if got := st.(*ir.Select).Query.Columns()[0].Type; got.Kind != types.TimestampTZ {
 		t.Fatalf("date_trunc(text, date) is %s, want timestamp with time zone", got)
 	}
 }
@@ -163,9 +164,9 @@ func TestLimitValues(t *testing.T) {
 			t.Errorf("%s: %v", tc.text, err)
 			continue
 		}
-		l, ok := st.(*Select).Query.(*Limit)
+		l, ok := st.(*ir.Select).Query.(*ir.Limit)
 		if !ok || l.Count != tc.count || l.Offset != tc.offset {
-			t.Errorf("%s: %#v, want count %d offset %d", tc.text, st.(*Select).Query, tc.count, tc.offset)
+			t.Errorf("%s: %#v, want count %d offset %d", tc.text, st.(*ir.Select).Query, tc.count, tc.offset)
 		}
 	}
 }
@@ -192,7 +193,7 @@ func TestUntypedArguments(t *testing.T) {
 		if err != nil {
 			got = sqlerr.Code(err)
 		} else {
-			got = st.(*Select).Query.Columns()[0].Type.String()
+			got = st.(*ir.Select).Query.Columns()[0].Type.String()
 		}
 		if got != tc.want {
 			t.Errorf("%s: %s (%v), want %s", tc.text, got, err, tc.want)
@@ -225,7 +226,7 @@ func TestAggregateTypes(t *testing.T) {
 			t.Errorf("%s: %v", tc.expr, err)
 			continue
 		}
-		if got := st.(*Select).Query.Columns()[0].Type.String(); got != tc.want {
+		if got := st.(*ir.Select).Query.Columns()[0].Type.String(); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.expr, got, tc.want)
 		}
 	}
@@ -239,12 +240,12 @@ func TestGroupByLiterals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var agg *Aggregate
-	for r := st.(*Select).Query; agg == nil; {
+	var agg *ir.Aggregate
+	for r := st.(*ir.Select).Query; agg == nil; {
 		switch x := r.(type) {
-		case *Aggregate:
+		case *ir.Aggregate:
 			agg = x
-		case *Project:
+		case *ir.Project:
 			r = x.Input
 		default:
 			t.Fatalf("no aggregation in %T", r)
@@ -258,7 +259,7 @@ func TestGroupByLiterals(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", text, err)
 		}
-		for _, c := range st.(*Select).Query.Columns() {
+		for _, c := range st.(*ir.Select).Query.Columns() {
 			if c.Type.Kind == types.Unknown {
 				t.Errorf("%s: column %s has no type", text, c.Name)
 			}
@@ -323,9 +324,9 @@ func TestJoinUsingColumns(t *testing.T) {
 			t.Errorf("%s: %v", c.query, err)
 			continue
 		}
-		rel := st.(*Select).Query
+		rel := st.(*ir.Select).Query
 		var got []string
-		for _, i := range VisibleColumns(rel) {
+		for _, i := range ir.VisibleColumns(rel) {
 			col := rel.Columns()[i]
 			got = append(got, col.Name+":"+col.Type.String())
 		}
@@ -391,16 +392,16 @@ func TestSubqueryJoins(t *testing.T) {
 			continue
 		}
 		var joins []string
-		var walk func(Rel)
-		walk = func(r Rel) {
-			if j, ok := r.(*Join); ok {
+		var walk func(ir.Rel)
+		walk = func(r ir.Rel) {
+			if j, ok := r.(*ir.Join); ok {
 				joins = append(joins, j.Type.String())
 			}
-			for _, in := range Inputs(r) {
+			for _, in := range ir.Inputs(r) {
 				walk(in)
 			}
 		}
-		walk(st.(*Select).Query)
+		walk(st.(*ir.Select).Query)
 		if s := strings.Join(joins, " "); s != c.joins {
 			t.Errorf("%s: joins %q, want %q", c.query, s, c.joins)
 		}
@@ -417,9 +418,9 @@ func TestResultColumnNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel := st.(*Select).Query
+	rel := st.(*ir.Select).Query
 	var got []string
-	for _, i := range VisibleColumns(rel) {
+	for _, i := range ir.VisibleColumns(rel) {
 		got = append(got, rel.Columns()[i].Name)
 	}
 	want := "?column? length case a int4 coalesce array array exists inner_a greatest nullif count max ?column? ?column? int8 a case a date array"
@@ -429,11 +430,11 @@ func TestResultColumnNames(t *testing.T) {
 }
 
 // updateSet returns the new value an UPDATE gives column i.
-func updateSet(u *Update, i int) Expr {
-	return u.Rows.(*Project).Exprs[len(u.Table.Columns)+i]
+func updateSet(u *ir.Update, i int) ir.Expr {
+	return u.Rows.(*ir.Project).Exprs[len(u.Table.Columns)+i]
 }
 
 // updateWhere returns the WHERE predicate of an UPDATE without subqueries.
-func updateWhere(u *Update) Expr {
-	return u.Rows.(*Project).Input.(*Filter).Pred
+func updateWhere(u *ir.Update) ir.Expr {
+	return u.Rows.(*ir.Project).Input.(*ir.Filter).Pred
 }

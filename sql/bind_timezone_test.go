@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -19,7 +20,7 @@ func tzCatalog() *catalog.Catalog {
 	return cat
 }
 
-func bindZone(t *testing.T, zone, text string) Statement {
+func bindZone(t *testing.T, zone, text string) ir.Statement {
 	t.Helper()
 	z, err := types.LoadZone(zone)
 	if err != nil {
@@ -37,8 +38,8 @@ func bindZone(t *testing.T, zone, text string) Statement {
 }
 
 // exprs renders the select list of a bound SELECT.
-func exprs(st Statement) string {
-	p, ok := st.(*Select).Query.(*Project)
+func exprs(st ir.Statement) string {
+	p, ok := st.(*ir.Select).Query.(*ir.Project)
 	if !ok {
 		return ""
 	}
@@ -95,11 +96,11 @@ func TestZoneBinding(t *testing.T) {
 // in, and that binding its stored statement in that zone gives the same plan.
 func TestViewZone(t *testing.T) {
 	const text = "CREATE MATERIALIZED VIEW v AS SELECT at::date AS day FROM ev"
-	cmv := bindZone(t, "europe/berlin", text).(*CreateMaterializedView)
+	cmv := bindZone(t, "europe/berlin", text).(*ir.CreateMaterializedView)
 	if cmv.TimeZone != "Europe/Berlin" {
 		t.Fatalf("TimeZone %q", cmv.TimeZone)
 	}
-	if utc := bindZone(t, "UTC", text).(*CreateMaterializedView); utc.TimeZone != "" {
+	if utc := bindZone(t, "UTC", text).(*ir.CreateMaterializedView); utc.TimeZone != "" {
 		t.Fatalf("UTC view TimeZone %q", utc.TimeZone)
 	}
 	ps, _ := Parse(text)
@@ -107,8 +108,8 @@ func TestViewZone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := again.(*CreateMaterializedView).Query.(*Project).Exprs[0].String(),
-		cmv.Query.(*Project).Exprs[0].String(); got != want {
+	if got, want := again.(*ir.CreateMaterializedView).Query.(*ir.Project).Exprs[0].String(),
+		cmv.Query.(*ir.Project).Exprs[0].String(); got != want {
 		t.Errorf("stored view binds to %s, created as %s", got, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -37,7 +38,7 @@ func unnestCalls(rf *pg_query.RangeFunction) []*pg_query.FuncCall {
 			return nil
 		}
 		f := items[0].GetFuncCall()
-		if f == nil || !isSetReturning(JSONAlias(funcName(f.Funcname))) && arraySRFs[funcName(f.Funcname)] == "" {
+		if f == nil || !isSetReturning(JSONAlias(funcName(f.Funcname))) && ir.ArraySRFs[funcName(f.Funcname)] == "" {
 			return nil
 		}
 		calls = append(calls, f)
@@ -46,7 +47,7 @@ func unnestCalls(rf *pg_query.RangeFunction) []*pg_query.FuncCall {
 }
 
 // unnestArg checks that a bound argument of unnest is an array.
-func (b *binder) unnestArg(a Expr, args []Expr, loc int32) error {
+func (b *binder) unnestArg(a ir.Expr, args []ir.Expr, loc int32) error {
 	switch a.Type().Kind {
 	case types.Array:
 		return nil
@@ -59,17 +60,17 @@ func (b *binder) unnestArg(a Expr, args []Expr, loc int32) error {
 // bindUnnest binds unnest in FROM after the items left (nil when it is the
 // first), whose scope lsc its arguments see, and returns the Unnest over
 // left with the scope of both.
-func (b *binder) bindUnnest(rf *pg_query.RangeFunction, calls []*pg_query.FuncCall, left Rel, lsc *scope) (Rel, *scope, error) {
+func (b *binder) bindUnnest(rf *pg_query.RangeFunction, calls []*pg_query.FuncCall, left ir.Rel, lsc *scope) (ir.Rel, *scope, error) {
 	if left == nil {
-		left, lsc = &Values{Rows: [][]Expr{{}}}, &scope{}
+		left, lsc = &ir.Values{Rows: [][]ir.Expr{{}}}, &scope{}
 	}
 	ctx := &exprCtx{scope: lsc, clause: "functions in FROM"}
-	var arrays []Expr
+	var arrays []ir.Expr
 	var colNames []string // the default name of each array's column, "" for unnest
 	named := false
 	// elems map each array's element to the function's value (nil: the
 	// element itself).
-	var elems []func(Expr) Expr
+	var elems []func(ir.Expr) ir.Expr
 	for _, f := range calls {
 		fname := JSONAlias(funcName(f.Funcname))
 		if f.AggDistinct || f.AggStar || f.AggFilter != nil || len(f.AggOrder) > 0 || f.Over != nil {
@@ -79,7 +80,7 @@ func (b *binder) bindUnnest(rf *pg_query.RangeFunction, calls []*pg_query.FuncCa
 		if err != nil {
 			return nil, nil, err
 		}
-		if fname == fnPgExpandArray {
+		if fname == ir.FnPgExpandArray {
 			a, err := b.bindExpandArrayRows(args, f.Location)
 			if err != nil {
 				return nil, nil, err
@@ -89,7 +90,7 @@ func (b *binder) bindUnnest(rf *pg_query.RangeFunction, calls []*pg_query.FuncCa
 			named = true
 			continue
 		}
-		if arraySRFs[fname] != "" {
+		if ir.ArraySRFs[fname] != "" {
 			a, elem, err := b.srfArray(fname, args, f.Location)
 			if err != nil {
 				return nil, nil, err
@@ -103,7 +104,7 @@ func (b *binder) bindUnnest(rf *pg_query.RangeFunction, calls []*pg_query.FuncCa
 				return nil, nil, err
 			}
 			arrays, colNames = append(arrays, as...), append(colNames, srf.cols...)
-			elems = append(elems, make([]func(Expr) Expr, len(as))...)
+			elems = append(elems, make([]func(ir.Expr) ir.Expr, len(as))...)
 			named = named || srf.named
 			continue
 		}
@@ -117,7 +118,7 @@ func (b *binder) bindUnnest(rf *pg_query.RangeFunction, calls []*pg_query.FuncCa
 		}
 		arrays = append(arrays, args...)
 		colNames = append(colNames, make([]string, len(args))...)
-		elems = append(elems, make([]func(Expr) Expr, len(args))...)
+		elems = append(elems, make([]func(ir.Expr) ir.Expr, len(args))...)
 	}
 	alias := ""
 	var colAliases []*pg_query.Node
@@ -151,7 +152,7 @@ func (b *binder) bindUnnest(rf *pg_query.RangeFunction, calls []*pg_query.FuncCa
 	if table == "" {
 		table = JSONAlias(funcName(calls[0].Funcname))
 	}
-	var rel Rel = newUnnest(left, arrays, names, ordName, rf.Ordinality)
+	var rel ir.Rel = ir.NewUnnest(left, arrays, names, ordName, rf.Ordinality)
 	rel = mapElements(rel, len(lsc.cols), elems)
 	sc := &scope{cols: append([]scopeCol(nil), lsc.cols...)}
 	for _, c := range rel.Columns()[len(lsc.cols):] {
@@ -168,7 +169,7 @@ func boolInt(b bool) int {
 }
 
 // bindSRF binds a set-returning call (unnest) in the select list.
-func (b *binder) bindSRF(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) {
+func (b *binder) bindSRF(ctx *exprCtx, f *pg_query.FuncCall) (ir.Expr, error) {
 	name := funcName(f.Funcname)
 	switch {
 	case ctx.inAgg:
@@ -194,13 +195,13 @@ func (b *binder) bindSRF(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	var elem func(Expr) Expr
-	if arraySRFs[name] != "" {
+	var elem func(ir.Expr) ir.Expr
+	if ir.ArraySRFs[name] != "" {
 		a, el, err := b.srfArray(name, args, f.Location)
 		if err != nil {
 			return nil, err
 		}
-		args, elem = []Expr{a}, el
+		args, elem = []ir.Expr{a}, el
 	} else if name = JSONAlias(name); name != fnUnnest {
 		if srf := jsonbSRFs[name]; len(srf.fns) > 1 {
 			return nil, b.errAt(f.Location, sqlerr.Unsupported("%s in the select list (a record result); call it in FROM", name))
@@ -229,8 +230,8 @@ func (b *binder) bindSRF(ctx *exprCtx, f *pg_query.FuncCall) (Expr, error) {
 // (over the FROM scope; rewrite maps them over input, the aggregation's
 // output) over input and points the targets' srfRefs at its element
 // columns.
-func placeSRFs(input Rel, srfs []Expr, rewrite func(Expr) (Expr, error), targets []target) (Rel, error) {
-	arrays := make([]Expr, len(srfs))
+func placeSRFs(input ir.Rel, srfs []ir.Expr, rewrite func(ir.Expr) (ir.Expr, error), targets []target) (ir.Rel, error) {
+	arrays := make([]ir.Expr, len(srfs))
 	names := make([]string, len(srfs))
 	for i, e := range srfs {
 		var err error
@@ -239,12 +240,12 @@ func placeSRFs(input Rel, srfs []Expr, rewrite func(Expr) (Expr, error), targets
 		}
 		names[i] = fnUnnest
 	}
-	u := newUnnest(input, arrays, names, "ordinality", false)
+	u := ir.NewUnnest(input, arrays, names, "ordinality", false)
 	base := len(input.Columns())
 	for i := range targets {
-		targets[i].expr = Rewrite(targets[i].expr, func(x Expr) Expr {
+		targets[i].expr = ir.Rewrite(targets[i].expr, func(x ir.Expr) ir.Expr {
 			if r, ok := x.(*srfRef); ok {
-				return &InputRef{Index: base + r.Index, T: r.T, Name: fnUnnest}
+				return &ir.InputRef{Index: base + r.Index, T: r.T, Name: fnUnnest}
 			}
 			return x
 		})
@@ -255,14 +256,14 @@ func placeSRFs(input Rel, srfs []Expr, rewrite func(Expr) (Expr, error), targets
 // joinUnnest binds left JOIN unnest(...) ON cond: the function sees left's
 // columns (LATERAL). An inner join filters the Unnest's rows by cond; a
 // left join is supported with ON true, keeping rows without elements.
-func (b *binder) joinUnnest(j *pg_query.JoinExpr, typ JoinType, rf *pg_query.RangeFunction, calls []*pg_query.FuncCall, left Rel, lsc *scope) (Rel, *scope, error) {
+func (b *binder) joinUnnest(j *pg_query.JoinExpr, typ ir.JoinType, rf *pg_query.RangeFunction, calls []*pg_query.FuncCall, left ir.Rel, lsc *scope) (ir.Rel, *scope, error) {
 	loc := calls[0].Location
 	switch {
 	case j.IsNatural || len(j.UsingClause) > 0:
 		return nil, nil, b.errAt(loc, sqlerr.Unsupported("USING or NATURAL joins with a function in FROM"))
 	case j.Alias != nil:
 		return nil, nil, b.errAt(loc, sqlerr.Unsupported("an alias on a join with a function in FROM"))
-	case typ != InnerJoin && typ != LeftJoin:
+	case typ != ir.InnerJoin && typ != ir.LeftJoin:
 		return nil, nil, b.errAt(loc, sqlerr.Unsupported("%s joins with a function in FROM", typ))
 	}
 	rel, sc, err := b.bindUnnest(rf, calls, left, lsc)
@@ -279,16 +280,16 @@ func (b *binder) joinUnnest(j *pg_query.JoinExpr, typ JoinType, rf *pg_query.Ran
 	if on, err = b.requireBool(on, "argument of JOIN/ON", exprLocation(j.Quals)); err != nil {
 		return nil, nil, err
 	}
-	if typ == LeftJoin {
-		if c, ok := on.(*Const); !ok || c.Value.Null || c.Value.I == 0 {
+	if typ == ir.LeftJoin {
+		if c, ok := on.(*ir.Const); !ok || c.Value.Null || c.Value.I == 0 {
 			return nil, nil, b.errAt(exprLocation(j.Quals), sqlerr.Unsupported("LEFT JOIN with a function in FROM on a condition other than true"))
 		}
-		u, ok := rel.(*Unnest)
+		u, ok := rel.(*ir.Unnest)
 		if !ok {
-			u = rel.(*Project).Input.(*Unnest) // see mapElements
+			u = rel.(*ir.Project).Input.(*ir.Unnest) // see mapElements
 		}
 		u.Outer = true
 		return rel, sc, nil
 	}
-	return &Filter{Input: rel, Pred: on}, sc, nil
+	return &ir.Filter{Input: rel, Pred: on}, sc, nil
 }

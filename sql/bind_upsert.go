@@ -5,26 +5,14 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 	"google.golang.org/protobuf/proto"
 )
 
-// OnConflict is INSERT's ON CONFLICT clause. Conflicts are on the table's
-// primary key (the only unique constraint streamsql has).
-type OnConflict struct {
-	// Update is DO UPDATE; false is DO NOTHING.
-	Update bool
-	// Set computes the new version of each row a proposed row conflicts
-	// with. It reads a CopyInput of the stored row's columns then the
-	// proposed (EXCLUDED) row's, all of them, hidden included; it returns one
-	// column per table column, then a boolean: whether the row is updated
-	// (DO UPDATE's WHERE; true without one).
-	Set Rel
-}
-
 // bindInsertClauses binds INSERT's RETURNING and ON CONFLICT clauses.
-func (b *binder) bindInsertClauses(ins *Insert, s *pg_query.InsertStmt) error {
+func (b *binder) bindInsertClauses(ins *ir.Insert, s *pg_query.InsertStmt) error {
 	alias := dmlAlias(s.Relation)
 	var err error
 	if ins.Returning, err = b.bindReturning(ins.Table, alias, s.ReturningList); err != nil {
@@ -36,8 +24,8 @@ func (b *binder) bindInsertClauses(ins *Insert, s *pg_query.InsertStmt) error {
 	return err
 }
 
-func (b *binder) bindOnConflict(table *catalog.Relation, alias string, c *pg_query.OnConflictClause) (*OnConflict, error) {
-	oc := &OnConflict{Update: c.Action == pg_query.OnConflictAction_ONCONFLICT_UPDATE}
+func (b *binder) bindOnConflict(table *catalog.Relation, alias string, c *pg_query.OnConflictClause) (*ir.OnConflict, error) {
+	oc := &ir.OnConflict{Update: c.Action == pg_query.OnConflictAction_ONCONFLICT_UPDATE}
 	if c.Infer == nil && oc.Update {
 		return nil, b.errAt(c.Location, sqlerr.New(sqlerr.SyntaxError, "ON CONFLICT DO UPDATE requires inference specification or constraint name").
 			WithHint("For example, ON CONFLICT (column_name)."))
@@ -51,10 +39,10 @@ func (b *binder) bindOnConflict(table *catalog.Relation, alias string, c *pg_que
 		return oc, nil
 	}
 	sc := b.tableScope(table, alias)
-	in := &CopyInput{}
+	in := &ir.CopyInput{}
 	for _, side := range []string{"", "excluded"} {
 		for _, col := range table.Columns {
-			in.Cols = append(in.Cols, Column{Name: col.Name, Type: col.Type, Hidden: col.Hidden})
+			in.Cols = append(in.Cols, ir.Column{Name: col.Name, Type: col.Type, Hidden: col.Hidden})
 			if side != "" {
 				sc.cols = append(sc.cols, scopeCol{table: side, name: col.Name, t: col.Type, hidden: col.Hidden})
 			}
@@ -69,16 +57,16 @@ func (b *binder) bindOnConflict(table *catalog.Relation, alias string, c *pg_que
 			return nil, sqlerr.Unsupported("ON CONFLICT DO UPDATE SET of a primary key column (\"%s\")", table.Columns[ci].Name)
 		}
 	}
-	p := &Project{Input: in}
+	p := &ir.Project{Input: in}
 	for i, col := range table.Columns {
 		e, ok := set[i]
 		if !ok {
-			e = &InputRef{Index: i, T: col.Type, Name: col.Name}
+			e = &ir.InputRef{Index: i, T: col.Type, Name: col.Name}
 		}
 		p.Exprs = append(p.Exprs, e)
-		p.Cols = append(p.Cols, Column{Name: col.Name, Type: col.Type, Hidden: col.Hidden})
+		p.Cols = append(p.Cols, ir.Column{Name: col.Name, Type: col.Type, Hidden: col.Hidden})
 	}
-	var cond Expr = &Const{Value: types.DBool(true), T: types.BoolT}
+	var cond ir.Expr = &ir.Const{Value: types.DBool(true), T: types.BoolT}
 	if c.WhereClause != nil {
 		if cond, err = b.bindExpr(&exprCtx{scope: sc, clause: "WHERE"}, c.WhereClause); err != nil {
 			return nil, err
@@ -91,7 +79,7 @@ func (b *binder) bindOnConflict(table *catalog.Relation, alias string, c *pg_que
 		}
 	}
 	p.Exprs = append(p.Exprs, cond)
-	p.Cols = append(p.Cols, Column{Name: "?update?", Type: types.BoolT, Hidden: true})
+	p.Cols = append(p.Cols, ir.Column{Name: "?update?", Type: types.BoolT, Hidden: true})
 	oc.Set = p
 	return oc, nil
 }
@@ -142,8 +130,8 @@ func (b *binder) checkConflictTarget(table *catalog.Relation, inf *pg_query.Infe
 // SET over sc: col = expr, col = DEFAULT, and (a, b) = (x, y) or
 // (a, b) = (SELECT x, y ...), each value cast to its column's type, by
 // column index. subs receives scalar subqueries (nil: none allowed).
-func (b *binder) bindSetList(table *catalog.Relation, sc *scope, list []*pg_query.Node, subs *subqueries, clause string) (map[int]Expr, error) {
-	set := map[int]Expr{}
+func (b *binder) bindSetList(table *catalog.Relation, sc *scope, list []*pg_query.Node, subs *subqueries, clause string) (map[int]ir.Expr, error) {
+	set := map[int]ir.Expr{}
 	for _, t := range list {
 		rt := t.GetResTarget()
 		if len(rt.Indirection) > 0 {
@@ -161,7 +149,7 @@ func (b *binder) bindSetList(table *catalog.Relation, sc *scope, list []*pg_quer
 		if err != nil {
 			return nil, err
 		}
-		var e Expr
+		var e ir.Expr
 		_, isDefault := val.Node.(*pg_query.Node_SetToDefault)
 		if c := table.Columns[idx]; c.Identity == "always" && !isDefault {
 			return nil, b.errAt(rt.Location, sqlerr.New("428C9", "column \"%s\" can only be updated to DEFAULT", c.Name).
@@ -223,7 +211,7 @@ func (b *binder) multiAssignValue(rt *pg_query.ResTarget) (*pg_query.Node, error
 
 // bindDMLFrom binds UPDATE ... FROM's or DELETE ... USING's items (nil
 // when there are none), returning them and sc extended with their columns.
-func (b *binder) bindDMLFrom(sc *scope, items []*pg_query.Node) (Rel, *scope, error) {
+func (b *binder) bindDMLFrom(sc *scope, items []*pg_query.Node) (ir.Rel, *scope, error) {
 	if len(items) == 0 {
 		return nil, sc, nil
 	}

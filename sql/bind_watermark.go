@@ -5,13 +5,14 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
 
 // bindTableClauses applies the dialect clauses of CREATE TABLE and CREATE
 // SOURCE (WATERMARK FOR, APPEND ONLY) to ct.
-func (b *binder) bindTableClauses(ct *CreateTable) error {
+func (b *binder) bindTableClauses(ct *ir.CreateTable) error {
 	ct.AppendOnly = b.takeClause(clauseAppendOnly) != nil
 	c := b.takeClause(clauseWatermark)
 	if c == nil {
@@ -43,14 +44,14 @@ func (b *binder) bindTableClauses(ct *CreateTable) error {
 
 // BindWatermark binds the watermark expression of rel (rel.Watermark must be
 // set): an expression over rel's columns of the watermark column's type.
-func BindWatermark(rel *catalog.Relation) (Expr, error) {
+func BindWatermark(rel *catalog.Relation) (ir.Expr, error) {
 	b := &binder{full: rel.Watermark.Expr}
 	return b.bindWatermarkExpr(rel, rel.Watermark.Column, rel.Watermark.Expr, 0)
 }
 
 // bindWatermarkExpr binds text, found at byte offset off of b.full, as the
 // watermark expression of column col of rel.
-func (b *binder) bindWatermarkExpr(rel *catalog.Relation, col int, text string, off int) (Expr, error) {
+func (b *binder) bindWatermarkExpr(rel *catalog.Relation, col int, text string, off int) (ir.Expr, error) {
 	const prefix = "SELECT "
 	res, err := pg_query.Parse(prefix + text)
 	if err != nil {
@@ -83,15 +84,15 @@ func (b *binder) bindWatermarkExpr(rel *catalog.Relation, col int, text string, 
 			e.Type(), want, rel.Columns[col].Name).At(charPosition(b.full, off))
 	}
 	var bad error
-	Walk(e, func(x Expr) bool {
+	ir.Walk(e, func(x ir.Expr) bool {
 		switch x := x.(type) {
-		case *InputRef:
+		case *ir.InputRef:
 			if x.Index != col {
 				bad = sqlerr.New(sqlerr.InvalidColumnReference, "a watermark expression may use only its column \"%s\", not \"%s\"",
 					rel.Columns[col].Name, rel.Columns[x.Index].Name).At(charPosition(b.full, off))
 			}
-		case *Call:
-			if x.Fn == FnNow {
+		case *ir.Call:
+			if x.Fn == ir.FnNow {
 				bad = sqlerr.New(sqlerr.FeatureNotSupported, "now() in a watermark expression").At(charPosition(b.full, off))
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -44,13 +45,13 @@ const (
 
 // windowFunctions are the window functions that are not aggregates.
 var windowFunctions = map[string]bool{
-	WinRowNumber: true, WinRank: true, WinDenseRank: true, WinPercentRank: true, WinCumeDist: true,
-	WinNtile: true, WinLag: true, WinLead: true, WinFirstValue: true, WinLastValue: true, WinNthValue: true,
+	ir.WinRowNumber: true, ir.WinRank: true, ir.WinDenseRank: true, ir.WinPercentRank: true, ir.WinCumeDist: true,
+	ir.WinNtile: true, ir.WinLag: true, ir.WinLead: true, ir.WinFirstValue: true, ir.WinLastValue: true, ir.WinNthValue: true,
 }
 
 // hypotheticalSet are the window functions that are also ordered-set
 // aggregates in PostgreSQL (rank(x) WITHIN GROUP (ORDER BY ...)).
-var hypotheticalSet = map[string]bool{WinRank: true, WinDenseRank: true, WinPercentRank: true, WinCumeDist: true}
+var hypotheticalSet = map[string]bool{ir.WinRank: true, ir.WinDenseRank: true, ir.WinPercentRank: true, ir.WinCumeDist: true}
 
 // windowCollector records the window function calls of one query level.
 type windowCollector struct {
@@ -69,11 +70,11 @@ type namedWindow struct {
 // windowSpec is a bound window: PARTITION BY, ORDER BY and frame, over the
 // FROM scope.
 type windowSpec struct {
-	part      []Expr
+	part      []ir.Expr
 	partLocs  []int32
-	order     []WindowKey
+	order     []ir.WindowKey
 	orderLocs []int32
-	frame     WindowFrame
+	frame     ir.WindowFrame
 	// hasFrame is set when the window has a frame clause of its own.
 	hasFrame bool
 	// sessionGap (microseconds) is set by SESSION WITH GAP: partitions are
@@ -83,7 +84,7 @@ type windowSpec struct {
 
 // windowRecord is a recorded call and its window.
 type windowRecord struct {
-	call     WindowCall
+	call     ir.WindowCall
 	argLocs  []int32
 	spec     *windowSpec
 	loc      int32
@@ -139,7 +140,7 @@ func (b *binder) finishWindows(ctx *exprCtx, wc *windowCollector) error {
 }
 
 // bindWindowCall binds f(...) OVER (...) in ctx and returns its winRef.
-func (b *binder) bindWindowCall(ctx *exprCtx, name string, f *pg_query.FuncCall) (Expr, error) {
+func (b *binder) bindWindowCall(ctx *exprCtx, name string, f *pg_query.FuncCall) (ir.Expr, error) {
 	switch {
 	case ctx.wins == nil:
 		return nil, b.errAt(f.Location, sqlerr.New(windowingError, "window functions are not allowed in %s", windowClauseName(ctx)))
@@ -148,12 +149,12 @@ func (b *binder) bindWindowCall(ctx *exprCtx, name string, f *pg_query.FuncCall)
 	case ctx.inWindow:
 		return nil, b.errAt(f.Location, sqlerr.New(windowingError, "window function calls cannot be nested"))
 	}
-	isAgg := aggregateNames[name]
+	isAgg := ir.AggregateNames[name]
 	switch {
 	case unsupportedAggregates[name]:
 		return nil, b.errAt(f.Location, sqlerr.Unsupported("aggregate function %s", name))
 	case !isAgg && !windowFunctions[name]:
-		if FunctionOverloads(name) != nil || functionAliases[name] != "" {
+		if ir.FunctionOverloads(name) != nil || functionAliases[name] != "" {
 			return nil, b.errAt(f.Location, sqlerr.New(sqlerr.WrongObjectType, "OVER specified, but %s is not a window function nor an aggregate function", name))
 		}
 		args, err := b.bindExprs(&exprCtx{scope: ctx.scope, clause: ctx.clause}, f.Args)
@@ -167,7 +168,7 @@ func (b *binder) bindWindowCall(ctx *exprCtx, name string, f *pg_query.FuncCall)
 		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.FeatureNotSupported, "aggregate ORDER BY is not implemented for window functions"))
 	case f.AggFilter != nil && !isAgg:
 		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.FeatureNotSupported, "FILTER is not implemented for non-aggregate window functions"))
-	case f.AggStar && name != AggCount:
+	case f.AggStar && name != ir.AggCount:
 		return nil, b.errAt(f.Location, sqlerr.New(sqlerr.SyntaxError, "%s(*) is not allowed", name))
 	}
 	inner := *ctx
@@ -204,12 +205,12 @@ func (b *binder) bindWindowCall(ctx *exprCtx, name string, f *pg_query.FuncCall)
 	if rec.spec, err = b.bindOver(ctx, ctx.wins, f.Over); err != nil {
 		return nil, err
 	}
-	if !IsRanking(rec.call.Func) && rec.call.Func != WinLag && rec.call.Func != WinLead {
+	if !ir.IsRanking(rec.call.Func) && rec.call.Func != ir.WinLag && rec.call.Func != ir.WinLead {
 		rec.call.Frame = rec.spec.frame
 	}
 	if b.takeNullTreatment(f.Over.Location) {
 		switch rec.call.Func {
-		case WinLag, WinLead, WinFirstValue, WinLastValue, WinNthValue:
+		case ir.WinLag, ir.WinLead, ir.WinFirstValue, ir.WinLastValue, ir.WinNthValue:
 			rec.call.IgnoreNulls = true
 		default:
 			return nil, b.errAt(f.Location, sqlerr.New(sqlerr.FeatureNotSupported,
@@ -247,23 +248,23 @@ func windowClauseName(ctx *exprCtx) string {
 
 // windowAggregates are the aggregates the window operator computes over
 // frames (first_value and last_value are window functions too).
-var windowAggregates = map[string]bool{AggCount: true, AggSum: true, AggAvg: true, AggMin: true, AggMax: true,
-	WinFirstValue: true, WinLastValue: true, AggBoolAnd: true, AggBoolOr: true, AggEvery: true,
-	AggStddev: true, AggStddevSamp: true, AggStddevPop: true, AggVariance: true, AggVarSamp: true, AggVarPop: true,
-	AggArrayAgg: true, AggStringAgg: true, AggApproxCountDistinct: true}
+var windowAggregates = map[string]bool{ir.AggCount: true, ir.AggSum: true, ir.AggAvg: true, ir.AggMin: true, ir.AggMax: true,
+	ir.WinFirstValue: true, ir.WinLastValue: true, ir.AggBoolAnd: true, ir.AggBoolOr: true, ir.AggEvery: true,
+	ir.AggStddev: true, ir.AggStddevSamp: true, ir.AggStddevPop: true, ir.AggVariance: true, ir.AggVarSamp: true, ir.AggVarPop: true,
+	ir.AggArrayAgg: true, ir.AggStringAgg: true, ir.AggApproxCountDistinct: true}
 
 // windowAggregate resolves an aggregate used as a window function.
 func (b *binder) windowAggregate(rec *windowRecord, name string, f *pg_query.FuncCall) error {
 	c := &rec.call
 	c.Func = name
 	if f.AggStar {
-		c.Func, c.T = AggCountStar, types.Int64T
+		c.Func, c.T = ir.AggCountStar, types.Int64T
 		return nil
 	}
 	if !windowAggregates[name] {
 		return b.errAt(f.Location, sqlerr.Unsupported("aggregate function %s as a window function", name))
 	}
-	if name == AggStringAgg {
+	if name == ir.AggStringAgg {
 		return b.windowStringAgg(c, f)
 	}
 	if len(c.Args) != 1 {
@@ -279,7 +280,7 @@ func (b *binder) windowAggregate(rec *windowRecord, name string, f *pg_query.Fun
 
 // windowStringAgg resolves string_agg(value, separator) over a window: text
 // values and a constant separator.
-func (b *binder) windowStringAgg(c *WindowCall, f *pg_query.FuncCall) error {
+func (b *binder) windowStringAgg(c *ir.WindowCall, f *pg_query.FuncCall) error {
 	if len(c.Args) != 2 {
 		return b.errAt(f.Location, sqlerr.New(sqlerr.UndefinedFunction, "function string_agg with %d arguments does not exist", len(c.Args)))
 	}
@@ -290,7 +291,7 @@ func (b *binder) windowStringAgg(c *WindowCall, f *pg_query.FuncCall) error {
 		}
 		c.Args[i] = a
 	}
-	if _, ok := c.Args[1].(*Const); !ok {
+	if _, ok := c.Args[1].(*ir.Const); !ok {
 		return b.errAt(f.Location, sqlerr.Unsupported("string_agg as a window function with a separator that is not a constant"))
 	}
 	c.T = types.TextT
@@ -306,7 +307,7 @@ func (b *binder) windowFunction(rec *windowRecord, name string, f *pg_query.Func
 	// intArg converts argument i to integer, as PostgreSQL's int4
 	// parameters take it (implicitly), and requires it to be constant.
 	intArg := func(i int, what string) error {
-		if _, ok := ImplicitCastCost(args[i].Type(), types.Int32T); !ok && args[i].Type().Kind != types.Unknown {
+		if _, ok := ir.ImplicitCastCost(args[i].Type(), types.Int32T); !ok && args[i].Type().Kind != types.Unknown {
 			return noFunc()
 		}
 		e, err := b.castTo(args[i], types.Int32T, rec.argLocs[i], false)
@@ -321,7 +322,7 @@ func (b *binder) windowFunction(rec *windowRecord, name string, f *pg_query.Func
 	}
 	// value resolves a polymorphic value argument.
 	value := func(ts ...int) (types.T, error) {
-		es := make([]Expr, len(ts))
+		es := make([]ir.Expr, len(ts))
 		known := false
 		for k, i := range ts {
 			es[k] = args[i]
@@ -348,7 +349,7 @@ func (b *binder) windowFunction(rec *windowRecord, name string, f *pg_query.Func
 	}
 	var err error
 	switch name {
-	case WinRowNumber, WinRank, WinDenseRank, WinPercentRank, WinCumeDist:
+	case ir.WinRowNumber, ir.WinRank, ir.WinDenseRank, ir.WinPercentRank, ir.WinCumeDist:
 		if len(args) > 0 {
 			if hypotheticalSet[name] {
 				return b.errAt(f.Location, sqlerr.New(sqlerr.WrongObjectType, "WITHIN GROUP is required for ordered-set aggregate %s", name))
@@ -356,10 +357,10 @@ func (b *binder) windowFunction(rec *windowRecord, name string, f *pg_query.Func
 			return noFunc()
 		}
 		c.T = types.Int64T
-		if name == WinPercentRank || name == WinCumeDist {
+		if name == ir.WinPercentRank || name == ir.WinCumeDist {
 			c.T = types.Float64T
 		}
-	case WinNtile:
+	case ir.WinNtile:
 		if len(args) != 1 {
 			return noFunc()
 		}
@@ -367,7 +368,7 @@ func (b *binder) windowFunction(rec *windowRecord, name string, f *pg_query.Func
 			return err
 		}
 		c.T = types.Int32T
-	case WinLag, WinLead:
+	case ir.WinLag, ir.WinLead:
 		if len(args) < 1 || len(args) > 3 {
 			return noFunc()
 		}
@@ -386,19 +387,19 @@ func (b *binder) windowFunction(rec *windowRecord, name string, f *pg_query.Func
 		// Always three arguments: value, offset, default.
 		for len(args) < 3 {
 			if len(args) == 1 {
-				args = append(args, &Const{Value: types.DInt(1), T: types.Int32T})
+				args = append(args, &ir.Const{Value: types.DInt(1), T: types.Int32T})
 			} else {
-				args = append(args, &Const{Value: types.Null, T: c.T})
+				args = append(args, &ir.Const{Value: types.Null, T: c.T})
 			}
 		}
-	case WinFirstValue, WinLastValue:
+	case ir.WinFirstValue, ir.WinLastValue:
 		if len(args) != 1 {
 			return noFunc()
 		}
 		if c.T, err = value(0); err != nil {
 			return err
 		}
-	case WinNthValue:
+	case ir.WinNthValue:
 		if len(args) != 2 {
 			return noFunc()
 		}
@@ -415,14 +416,14 @@ func (b *binder) windowFunction(rec *windowRecord, name string, f *pg_query.Func
 
 // constantExpr reports whether e has no column references: its value is
 // the same for every row.
-func constantExpr(e Expr) bool {
+func constantExpr(e ir.Expr) bool {
 	ok := true
-	Walk(e, func(x Expr) bool {
+	ir.Walk(e, func(x ir.Expr) bool {
 		switch x.(type) {
-		case *InputRef, *aggRef, *outerRef, *scalarRef, *winRef, *srfRef:
+		case *ir.InputRef, *aggRef, *outerRef, *scalarRef, *winRef, *srfRef:
 			ok = false
-		case *Call:
-			if x.(*Call).Fn == FnNow {
+		case *ir.Call:
+			if x.(*ir.Call).Fn == ir.FnNow {
 				// Constant within a statement, but a view must not
 				// freeze it.
 				ok = false
@@ -520,7 +521,7 @@ func (b *binder) bindWindowDef(ctx *exprCtx, wc *windowCollector, def *pg_query.
 			return nil, err
 		}
 		k := sortKey(0, sb)
-		spec.order = append(spec.order, WindowKey{Expr: b.defaultType(e), Desc: k.Desc, NullsFirst: k.NullsFirst})
+		spec.order = append(spec.order, ir.WindowKey{Expr: b.defaultType(e), Desc: k.Desc, NullsFirst: k.NullsFirst})
 		spec.orderLocs = append(spec.orderLocs, exprLocation(sb.Node))
 	}
 	var err error
@@ -570,62 +571,62 @@ func (b *binder) bindSessionGap(c *dialectClause, spec *windowSpec) (int64, erro
 }
 
 // bindFrame binds a window's frame clause (the default frame if none).
-func (b *binder) bindFrame(def *pg_query.WindowDef, spec *windowSpec) (WindowFrame, error) {
+func (b *binder) bindFrame(def *pg_query.WindowDef, spec *windowSpec) (ir.WindowFrame, error) {
 	opts := def.FrameOptions
 	if opts&frameOptionsClauseGiven == 0 {
-		return DefaultFrame, nil
+		return ir.DefaultFrame, nil
 	}
-	f := WindowFrame{Mode: FrameRange}
+	f := ir.WindowFrame{Mode: ir.FrameRange}
 	construct := "RANGE"
 	switch {
 	case opts&frameRows != 0:
-		f.Mode, construct = FrameRows, "ROWS"
+		f.Mode, construct = ir.FrameRows, "ROWS"
 	case opts&frameGroups != 0:
-		f.Mode, construct = FrameGroups, "GROUPS"
+		f.Mode, construct = ir.FrameGroups, "GROUPS"
 	}
 	switch {
 	case opts&frameStartUnboundedPrec != 0:
-		f.Start.Kind = BoundUnboundedPreceding
+		f.Start.Kind = ir.BoundUnboundedPreceding
 	case opts&frameStartCurrentRow != 0:
-		f.Start.Kind = BoundCurrentRow
+		f.Start.Kind = ir.BoundCurrentRow
 	case opts&frameStartOffsetPrec != 0:
-		f.Start.Kind = BoundPreceding
+		f.Start.Kind = ir.BoundPreceding
 	case opts&frameStartOffsetFoll != 0:
-		f.Start.Kind = BoundFollowing
+		f.Start.Kind = ir.BoundFollowing
 	}
 	switch {
 	case opts&frameEndUnboundedFoll != 0:
-		f.End.Kind = BoundUnboundedFollowing
+		f.End.Kind = ir.BoundUnboundedFollowing
 	case opts&frameEndOffsetPrec != 0:
-		f.End.Kind = BoundPreceding
+		f.End.Kind = ir.BoundPreceding
 	case opts&frameEndOffsetFoll != 0:
-		f.End.Kind = BoundFollowing
+		f.End.Kind = ir.BoundFollowing
 	default:
-		f.End.Kind = BoundCurrentRow
+		f.End.Kind = ir.BoundCurrentRow
 	}
 	switch {
 	case opts&frameExcludeCurrentRow != 0:
-		f.Exclude = ExcludeCurrentRow
+		f.Exclude = ir.ExcludeCurrentRow
 	case opts&frameExcludeGroup != 0:
-		f.Exclude = ExcludeGroup
+		f.Exclude = ir.ExcludeGroup
 	case opts&frameExcludeTies != 0:
-		f.Exclude = ExcludeTies
+		f.Exclude = ir.ExcludeTies
 	}
-	hasOffset := f.Start.Kind == BoundPreceding || f.Start.Kind == BoundFollowing ||
-		f.End.Kind == BoundPreceding || f.End.Kind == BoundFollowing
+	hasOffset := f.Start.Kind == ir.BoundPreceding || f.Start.Kind == ir.BoundFollowing ||
+		f.End.Kind == ir.BoundPreceding || f.End.Kind == ir.BoundFollowing
 	switch {
-	case f.Mode == FrameRange && hasOffset && len(spec.order) != 1:
+	case f.Mode == ir.FrameRange && hasOffset && len(spec.order) != 1:
 		return f, b.errAt(def.Location, sqlerr.New(windowingError, "RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column"))
-	case f.Mode == FrameGroups && len(spec.order) == 0:
+	case f.Mode == ir.FrameGroups && len(spec.order) == 0:
 		return f, b.errAt(def.Location, sqlerr.New(windowingError, "GROUPS mode requires an ORDER BY clause"))
 	}
 	var err error
-	if f.Start.Kind == BoundPreceding || f.Start.Kind == BoundFollowing {
+	if f.Start.Kind == ir.BoundPreceding || f.Start.Kind == ir.BoundFollowing {
 		if f.Start.Offset, err = b.bindFrameOffset(def.StartOffset, f.Mode, construct, spec); err != nil {
 			return f, err
 		}
 	}
-	if f.End.Kind == BoundPreceding || f.End.Kind == BoundFollowing {
+	if f.End.Kind == ir.BoundPreceding || f.End.Kind == ir.BoundFollowing {
 		if f.End.Offset, err = b.bindFrameOffset(def.EndOffset, f.Mode, construct, spec); err != nil {
 			return f, err
 		}
@@ -636,7 +637,7 @@ func (b *binder) bindFrame(def *pg_query.WindowDef, spec *windowSpec) (WindowFra
 // bindFrameOffset binds a frame offset: a bigint in ROWS and GROUPS mode, in
 // RANGE mode a value of the type PostgreSQL's in_range support functions
 // take for the ORDER BY column's type.
-func (b *binder) bindFrameOffset(n *pg_query.Node, mode FrameMode, construct string, spec *windowSpec) (Expr, error) {
+func (b *binder) bindFrameOffset(n *pg_query.Node, mode ir.FrameMode, construct string, spec *windowSpec) (ir.Expr, error) {
 	loc := exprLocation(n)
 	e, err := b.bindExpr(&exprCtx{clause: "window " + construct}, n)
 	if err != nil {
@@ -646,16 +647,16 @@ func (b *binder) bindFrameOffset(n *pg_query.Node, mode FrameMode, construct str
 		}
 		return nil, err
 	}
-	if mode != FrameRange {
+	if mode != ir.FrameRange {
 		t := e.Type()
 		if !t.IsNumeric() && t.Kind != types.Unknown {
 			return nil, b.errAt(loc, sqlerr.New(sqlerr.DatatypeMismatch, "argument of %s must be type bigint, not type %s", construct, t))
 		}
-		switch c, isConst := e.(*Const); {
+		switch c, isConst := e.(*ir.Const); {
 		case t.Kind == types.Unknown:
 			return b.castTo(e, types.Int64T, loc, false)
 		case isConst && (t.Kind == types.Int16 || t.Kind == types.Int32):
-			return &Const{Value: c.Value, T: types.Int64T}, nil
+			return &ir.Const{Value: c.Value, T: types.Int64T}, nil
 		}
 		return b.castTo(e, types.Int64T, loc, true)
 	}
@@ -672,7 +673,7 @@ func (b *binder) bindFrameOffset(n *pg_query.Node, mode FrameMode, construct str
 	var selected types.T
 	matches := 0
 	for _, c := range cands {
-		if _, ok := ImplicitCastCost(nodeT, c); !ok && nodeT.Kind != types.Unknown && nodeT.Kind != c.Kind {
+		if _, ok := ir.ImplicitCastCost(nodeT, c); !ok && nodeT.Kind != types.Unknown && nodeT.Kind != c.Kind {
 			continue
 		}
 		matches++
@@ -731,18 +732,18 @@ func (s *windowSpec) String() string {
 }
 
 // windowKeysString renders ORDER BY keys.
-func windowKeysString(keys []WindowKey) string {
+func windowKeysString(keys []ir.WindowKey) string {
 	os := make([]string, len(keys))
 	for i, k := range keys {
-		os[i] = k.Expr.String() + " " + OrderWords(k.Desc, k.NullsFirst)
+		os[i] = k.Expr.String() + " " + ir.OrderWords(k.Desc, k.NullsFirst)
 	}
 	return strings.Join(os, ", ")
 }
 
 // containsWindow reports whether e has a window function call.
-func containsWindow(e Expr) bool {
+func containsWindow(e ir.Expr) bool {
 	found := false
-	Walk(e, func(x Expr) bool {
+	ir.Walk(e, func(x ir.Expr) bool {
 		if _, ok := x.(*winRef); ok {
 			found = true
 		}
@@ -753,19 +754,19 @@ func containsWindow(e Expr) bool {
 
 // relHasWindow reports whether rel computes window functions (below any
 // node but a join's input or a subquery's).
-func relHasWindow(rel Rel) bool {
+func relHasWindow(rel ir.Rel) bool {
 	switch r := rel.(type) {
-	case *Window:
+	case *ir.Window:
 		return true
-	case *Project:
+	case *ir.Project:
 		return relHasWindow(r.Input)
-	case *Filter:
+	case *ir.Filter:
 		return relHasWindow(r.Input)
-	case *Sort:
+	case *ir.Sort:
 		return relHasWindow(r.Input)
-	case *Limit:
+	case *ir.Limit:
 		return relHasWindow(r.Input)
-	case *Aggregate:
+	case *ir.Aggregate:
 		return relHasWindow(r.Input)
 	}
 	return false
@@ -778,8 +779,8 @@ func relHasWindow(rel Rel) bool {
 // subqueries' values in. Calls sharing a PARTITION BY and ORDER BY go into
 // one Window; the Windows are stacked in the order their first calls
 // appear. The targets' winRefs become references to the call columns.
-func (b *binder) placeWindows(input Rel, wc *windowCollector, rewrite func(Expr, int32) (Expr, error), resolve func(Expr) Expr, targets []target) (Rel, error) {
-	fix := func(e Expr, loc int32) (Expr, error) {
+func (b *binder) placeWindows(input ir.Rel, wc *windowCollector, rewrite func(ir.Expr, int32) (ir.Expr, error), resolve func(ir.Expr) ir.Expr, targets []target) (ir.Rel, error) {
+	fix := func(e ir.Expr, loc int32) (ir.Expr, error) {
 		if e == nil {
 			return nil, nil
 		}
@@ -796,7 +797,7 @@ func (b *binder) placeWindows(input Rel, wc *windowCollector, rewrite func(Expr,
 	}
 	type group struct {
 		key   string
-		win   *Window
+		win   *ir.Window
 		calls []int
 	}
 	var groups []*group
@@ -804,13 +805,13 @@ func (b *binder) placeWindows(input Rel, wc *windowCollector, rewrite func(Expr,
 	for i := range wc.calls {
 		rec := &wc.calls[i]
 		spec := rec.spec
-		part := make([]Expr, len(spec.part))
+		part := make([]ir.Expr, len(spec.part))
 		for k, e := range spec.part {
 			if part[k], err = fix(e, spec.partLocs[k]); err != nil {
 				return nil, err
 			}
 		}
-		order := make([]WindowKey, len(spec.order))
+		order := make([]ir.WindowKey, len(spec.order))
 		for k, o := range spec.order {
 			order[k] = o
 			if order[k].Expr, err = fix(o.Expr, spec.orderLocs[k]); err != nil {
@@ -818,7 +819,7 @@ func (b *binder) placeWindows(input Rel, wc *windowCollector, rewrite func(Expr,
 			}
 		}
 		call := rec.call
-		call.Args = make([]Expr, len(rec.call.Args))
+		call.Args = make([]ir.Expr, len(rec.call.Args))
 		for k, a := range rec.call.Args {
 			loc := rec.loc
 			if k < len(rec.argLocs) && rec.argLocs[k] >= 0 {
@@ -839,7 +840,7 @@ func (b *binder) placeWindows(input Rel, wc *windowCollector, rewrite func(Expr,
 			}
 		}
 		if g == nil {
-			g = &group{key: key, win: &Window{PartitionBy: part, OrderBy: order, SessionGap: spec.sessionGap}}
+			g = &group{key: key, win: &ir.Window{PartitionBy: part, OrderBy: order, SessionGap: spec.sessionGap}}
 			groups = append(groups, g)
 		}
 		g.win.Calls = append(g.win.Calls, call)
@@ -850,23 +851,23 @@ func (b *binder) placeWindows(input Rel, wc *windowCollector, rewrite func(Expr,
 	for _, g := range groups {
 		w := g.win
 		w.Input = rel
-		w.Cols = append([]Column(nil), rel.Columns()...)
+		w.Cols = append([]ir.Column(nil), rel.Columns()...)
 		for k, c := range w.Calls {
 			col[g.calls[k]] = len(w.Cols)
 			name := c.Func
-			if name == AggCountStar {
-				name = AggCount
+			if name == ir.AggCountStar {
+				name = ir.AggCount
 			}
-			w.Cols = append(w.Cols, Column{Name: name, Type: c.T})
+			w.Cols = append(w.Cols, ir.Column{Name: name, Type: c.T})
 		}
 		rel = w
 	}
 	cols := rel.Columns()
 	for i := range targets {
-		targets[i].expr = Rewrite(targets[i].expr, func(x Expr) Expr {
+		targets[i].expr = ir.Rewrite(targets[i].expr, func(x ir.Expr) ir.Expr {
 			if r, ok := x.(*winRef); ok {
 				c := col[r.Index]
-				return &InputRef{Index: c, T: cols[c].Type, Name: cols[c].Name}
+				return &ir.InputRef{Index: c, T: cols[c].Type, Name: cols[c].Name}
 			}
 			return x
 		})

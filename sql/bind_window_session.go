@@ -2,6 +2,7 @@ package sql
 
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -17,7 +18,7 @@ import (
 
 const sessionUsage = "SESSION(relation, time_column, gap [, partition_column ...])"
 
-func (b *binder) bindSessionWindow(rf *pg_query.RangeFunction, f *pg_query.FuncCall) (Rel, *scope, error) {
+func (b *binder) bindSessionWindow(rf *pg_query.RangeFunction, f *pg_query.FuncCall) (ir.Rel, *scope, error) {
 	if len(f.Args) < 3 {
 		return nil, nil, b.errAt(f.Location, sqlerr.New(sqlerr.UndefinedFunction,
 			"SESSION takes at least 3 arguments: %s", sessionUsage))
@@ -38,7 +39,7 @@ func (b *binder) bindSessionWindow(rf *pg_query.RangeFunction, f *pg_query.FuncC
 	if err != nil {
 		return nil, nil, err
 	}
-	ts, ok := ref.(*InputRef)
+	ts, ok := ref.(*ir.InputRef)
 	if !ok || (ts.T.Kind != types.Timestamp && ts.T.Kind != types.TimestampTZ) {
 		return nil, nil, b.errAt(exprLocation(f.Args[1]), sqlerr.New(sqlerr.DatatypeMismatch,
 			"the time column of SESSION must be a column of type timestamp or timestamp with time zone, not %s", ref.Type()))
@@ -57,16 +58,16 @@ func (b *binder) bindSessionWindow(rf *pg_query.RangeFunction, f *pg_query.FuncC
 		if err != nil {
 			return nil, nil, err
 		}
-		col, ok := e.(*InputRef)
+		col, ok := e.(*ir.InputRef)
 		if !ok {
 			return nil, nil, b.errAt(exprLocation(a), sqlerr.Unsupported(
 				"expressions as partition columns of SESSION (partition by columns of its relation)"))
 		}
 		parts = append(parts, col.Index)
 	}
-	cols := append([]Column(nil), input.Columns()...)
-	cols = append(cols, Column{Name: "window_start", Type: ts.T}, Column{Name: "window_end", Type: ts.T})
-	rel := &SessionWindow{Input: input, TimeCol: ts.Index, Gap: gap, PartitionCols: parts, Cols: cols}
+	cols := append([]ir.Column(nil), input.Columns()...)
+	cols = append(cols, ir.Column{Name: "window_start", Type: ts.T}, ir.Column{Name: "window_end", Type: ts.T})
+	rel := &ir.SessionWindow{Input: input, TimeCol: ts.Index, Gap: gap, PartitionCols: parts, Cols: cols}
 	out, err := b.windowScope(rf, f, sc, alias, "session", ts.T)
 	if err != nil {
 		return nil, nil, err

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -70,32 +71,32 @@ func TestWindowBinding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proj := st.(*Select).Query.(*Project)
-	top, ok := proj.Input.(*Window)
+	proj := st.(*ir.Select).Query.(*ir.Project)
+	top, ok := proj.Input.(*ir.Window)
 	if !ok {
 		t.Fatalf("project over %T, want a Window", proj.Input)
 	}
-	bottom, ok := top.Input.(*Window)
+	bottom, ok := top.Input.(*ir.Window)
 	if !ok {
 		t.Fatalf("window over %T, want a Window", top.Input)
 	}
 	if len(bottom.Calls) != 3 || len(bottom.PartitionBy) != 1 || len(bottom.OrderBy) != 1 {
 		t.Fatalf("first window: %d calls, %d partition keys, %d order keys; want 3, 1, 1", len(bottom.Calls), len(bottom.PartitionBy), len(bottom.OrderBy))
 	}
-	if c := bottom.Calls[1]; c.Func != AggSum || c.Frame.Mode != FrameRows || c.Frame.Start.Kind != BoundPreceding || c.Frame.End.Kind != BoundCurrentRow {
+	if c := bottom.Calls[1]; c.Func != ir.AggSum || c.Frame.Mode != ir.FrameRows || c.Frame.Start.Kind != ir.BoundPreceding || c.Frame.End.Kind != ir.BoundCurrentRow {
 		t.Fatalf("sum call %+v, want ROWS 2 PRECEDING", c)
 	}
-	if c := bottom.Calls[2]; c.Func != WinLag || len(c.Args) != 3 || c.T.Kind != types.Text {
+	if c := bottom.Calls[2]; c.Func != ir.WinLag || len(c.Args) != 3 || c.T.Kind != types.Text {
 		t.Fatalf("lag call %+v, want three arguments of text", c)
 	}
-	if len(top.Calls) != 1 || top.Calls[0].Func != WinRank || !top.OrderBy[0].Desc || !top.OrderBy[0].NullsFirst {
+	if len(top.Calls) != 1 || top.Calls[0].Func != ir.WinRank || !top.OrderBy[0].Desc || !top.OrderBy[0].NullsFirst {
 		t.Fatalf("second window %+v, want rank() ORDER BY s DESC NULLS FIRST", top)
 	}
 	// The output: the table's four columns, then the calls in stacking
 	// order; the projection picks them in select-list order.
 	want := []int{0, 4, 5, 7, 6}
 	for i, e := range proj.Exprs {
-		if ref, ok := e.(*InputRef); !ok || ref.Index != want[i] {
+		if ref, ok := e.(*ir.InputRef); !ok || ref.Index != want[i] {
 			t.Fatalf("select list item %d is %s, want column %d", i, e, want[i])
 		}
 	}
@@ -104,15 +105,15 @@ func TestWindowBinding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rel Rel = st.(*Select).Query.(*Sort).Input.(*Project).Input
+	var rel ir.Rel = st.(*ir.Select).Query.(*ir.Sort).Input.(*ir.Project).Input
 	for {
-		w, ok := rel.(*Window)
+		w, ok := rel.(*ir.Window)
 		if !ok {
 			break
 		}
 		rel = w.Input
 	}
-	if _, ok := rel.(*Aggregate); !ok {
+	if _, ok := rel.(*ir.Aggregate); !ok {
 		t.Fatalf("windows over %T, want the aggregation", rel)
 	}
 }

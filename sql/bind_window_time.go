@@ -2,6 +2,7 @@ package sql
 
 import (
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -23,7 +24,7 @@ import (
 // isTimeWindow reports whether name is a time window table function.
 func isTimeWindow(name string) bool { return name == "tumble" || name == "hop" || name == "session" }
 
-func (b *binder) bindTimeWindow(rf *pg_query.RangeFunction, f *pg_query.FuncCall, name string) (Rel, *scope, error) {
+func (b *binder) bindTimeWindow(rf *pg_query.RangeFunction, f *pg_query.FuncCall, name string) (ir.Rel, *scope, error) {
 	if name == "session" {
 		return b.bindSessionWindow(rf, f)
 	}
@@ -50,7 +51,7 @@ func (b *binder) bindTimeWindow(rf *pg_query.RangeFunction, f *pg_query.FuncCall
 	if err != nil {
 		return nil, nil, err
 	}
-	col, ok := ref.(*InputRef)
+	col, ok := ref.(*ir.InputRef)
 	if !ok || (col.T.Kind != types.Timestamp && col.T.Kind != types.TimestampTZ) {
 		return nil, nil, b.errAt(exprLocation(f.Args[1]), sqlerr.New(sqlerr.DatatypeMismatch,
 			"the time column of %s must be a column of type timestamp or timestamp with time zone, not %s", strings.ToUpper(name), ref.Type()))
@@ -74,9 +75,9 @@ func (b *binder) bindTimeWindow(rf *pg_query.RangeFunction, f *pg_query.FuncCall
 				"the window size and slide of %s must be positive", strings.ToUpper(name)))
 		}
 	}
-	cols := append([]Column(nil), input.Columns()...)
-	cols = append(cols, Column{Name: "window_start", Type: col.T}, Column{Name: "window_end", Type: col.T})
-	var rel Rel
+	cols := append([]ir.Column(nil), input.Columns()...)
+	cols = append(cols, ir.Column{Name: "window_start", Type: col.T}, ir.Column{Name: "window_end", Type: col.T})
+	var rel ir.Rel
 	if name == "tumble" {
 		rel = tumbleProject(input, col, ivs[0], offset, cols)
 	} else {
@@ -85,7 +86,7 @@ func (b *binder) bindTimeWindow(rf *pg_query.RangeFunction, f *pg_query.FuncCall
 			return nil, nil, b.errAt(exprLocation(f.Args[3]), sqlerr.New(sqlerr.InvalidParameterValue,
 				"the window size of HOP must be a multiple of its slide"))
 		}
-		rel = &HopWindow{Input: input, TimeCol: col.Index, Slide: slide, Size: size, Offset: offset, Cols: cols}
+		rel = &ir.HopWindow{Input: input, TimeCol: col.Index, Slide: slide, Size: size, Offset: offset, Cols: cols}
 	}
 	table := alias
 	if table == "" {
@@ -117,7 +118,7 @@ func timeWindowUsage(name string) string {
 
 // timeWindowInput binds the relation argument of a time window: the name of
 // a CTE, table, source or materialized view, or a parenthesized subquery.
-func (b *binder) timeWindowInput(arg *pg_query.Node, fn, alias string) (Rel, *scope, error) {
+func (b *binder) timeWindowInput(arg *pg_query.Node, fn, alias string) (ir.Rel, *scope, error) {
 	if sl := arg.GetSubLink(); sl != nil && sl.SubLinkType == pg_query.SubLinkType_EXPR_SUBLINK {
 		sub, err := b.bindQuery(sl.Subselect.GetSelectStmt())
 		if err != nil {
@@ -155,7 +156,7 @@ func (b *binder) timeWindowInput(arg *pg_query.Node, fn, alias string) (Rel, *sc
 	if rel.Kind == catalog.View {
 		return b.expandView(rel, rv)
 	}
-	return &Scan{Relation: rel, Alias: alias}, b.tableScope(rel, alias), nil
+	return &ir.Scan{Relation: rel, Alias: alias}, b.tableScope(rel, alias), nil
 }
 
 // windowInterval binds a constant interval argument of a time window and
@@ -167,7 +168,7 @@ func (b *binder) windowInterval(n *pg_query.Node, fn string) (int64, error) {
 	}
 	var iv types.IntervalValue
 	switch c := e.(type) {
-	case *Const:
+	case *ir.Const:
 		switch {
 		case c.T.Kind == types.Interval && !c.Value.Null:
 			iv = c.Value.Ivl
@@ -180,8 +181,8 @@ func (b *binder) windowInterval(n *pg_query.Node, fn string) (int64, error) {
 		default:
 			return 0, b.notWindowInterval(n, fn)
 		}
-	case *Cast:
-		arg, ok := c.Arg.(*Const)
+	case *ir.Cast:
+		arg, ok := c.Arg.(*ir.Const)
 		if !ok || c.T.Kind != types.Interval || arg.Value.Null {
 			return 0, b.notWindowInterval(n, fn)
 		}
@@ -207,14 +208,14 @@ func (b *binder) notWindowInterval(n *pg_query.Node, fn string) error {
 }
 
 // tumbleProject is input with window_start and window_end appended.
-func tumbleProject(input Rel, ts *InputRef, size, offset int64, cols []Column) Rel {
-	p := &Project{Input: input, Cols: cols}
+func tumbleProject(input ir.Rel, ts *ir.InputRef, size, offset int64, cols []ir.Column) ir.Rel {
+	p := &ir.Project{Input: input, Cols: cols}
 	for i, c := range input.Columns() {
-		p.Exprs = append(p.Exprs, &InputRef{Index: i, T: c.Type, Name: c.Name})
+		p.Exprs = append(p.Exprs, &ir.InputRef{Index: i, T: c.Type, Name: c.Name})
 	}
-	sizeC := &Const{Value: types.DInterval(types.IntervalValue{Micros: size}), T: types.IntervalT}
-	offC := &Const{Value: types.DInterval(types.IntervalValue{Micros: offset}), T: types.IntervalT}
-	start := &Call{Fn: FnTumbleStart, Args: []Expr{ts, sizeC, offC}, T: ts.T}
-	p.Exprs = append(p.Exprs, start, &Call{Fn: FnAdd, Args: []Expr{start, sizeC}, T: ts.T})
+	sizeC := &ir.Const{Value: types.DInterval(types.IntervalValue{Micros: size}), T: types.IntervalT}
+	offC := &ir.Const{Value: types.DInterval(types.IntervalValue{Micros: offset}), T: types.IntervalT}
+	start := &ir.Call{Fn: ir.FnTumbleStart, Args: []ir.Expr{ts, sizeC, offC}, T: ts.T}
+	p.Exprs = append(p.Exprs, start, &ir.Call{Fn: ir.FnAdd, Args: []ir.Expr{start, sizeC}, T: ts.T})
 	return p
 }

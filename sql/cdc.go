@@ -4,25 +4,16 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 )
-
-// CDCFrom is the FROM clause of a table fed by a change-data-capture source:
-// CREATE TABLE t (...) FROM source TABLE 'schema.table'.
-type CDCFrom struct {
-	// Source is the source's name as written (lower-cased unless quoted).
-	Source string
-	// Table is the upstream table, schema-qualified ("public.t" if no schema
-	// was given).
-	Table string
-}
 
 // createCDCTableSyntax is a parsed CREATE TABLE ... FROM source TABLE '...'
 // awaiting binding: the statement without its FROM clause, parsed as a
 // CREATE TABLE.
 type createCDCTableSyntax struct {
 	table *pg_query.Node
-	from  CDCFrom
+	from  ir.CDCFrom
 }
 
 func (*createCDCTableSyntax) Tag() string { return "CREATE TABLE" }
@@ -30,7 +21,7 @@ func (*createCDCTableSyntax) Tag() string { return "CREATE TABLE" }
 // parseCreateCDCTable parses src, a CREATE TABLE statement, if it ends with
 // FROM source TABLE 'name' at parenthesis depth 0; ok is false otherwise (the
 // statement is then parsed as usual).
-func parseCreateCDCTable(src string) (st Statement, ok bool, err error) {
+func parseCreateCDCTable(src string) (st ir.Statement, ok bool, err error) {
 	res, err := pg_query.Scan(src)
 	if err != nil {
 		return nil, false, nil
@@ -68,7 +59,7 @@ func parseCreateCDCTable(src string) (st Statement, ok bool, err error) {
 			if len(parsed.Stmts) != 1 || parsed.Stmts[0].Stmt.GetCreateStmt() == nil {
 				return nil, true, sqlerr.New(sqlerr.SyntaxError, "malformed CREATE TABLE ... FROM")
 			}
-			return &createCDCTableSyntax{table: parsed.Stmts[0].Stmt, from: CDCFrom{Source: name, Table: upstream}}, true, nil
+			return &createCDCTableSyntax{table: parsed.Stmts[0].Stmt, from: ir.CDCFrom{Source: name, Table: upstream}}, true, nil
 		}
 	}
 	return nil, false, nil
@@ -76,12 +67,12 @@ func parseCreateCDCTable(src string) (st Statement, ok bool, err error) {
 
 // bindCreateCDCTable binds CREATE TABLE ... FROM source TABLE '...': a table
 // with a primary key, without defaults or a watermark.
-func (b *binder) bindCreateCDCTable(s *createCDCTableSyntax) (Statement, error) {
+func (b *binder) bindCreateCDCTable(s *createCDCTableSyntax) (ir.Statement, error) {
 	st, err := b.bindCreateTable(s.table.GetCreateStmt())
 	if err != nil {
 		return nil, err
 	}
-	ct := st.(*CreateTable)
+	ct := st.(*ir.CreateTable)
 	if len(ct.PrimaryKey) == 0 {
 		return nil, sqlerr.New(sqlerr.InvalidObjectDefinition, "a table fed by source %s needs a PRIMARY KEY (the upstream table's)", s.from.Source)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 )
 
@@ -34,7 +35,7 @@ var includeColumnTypes = map[string]string{
 // The INCLUDE columns are added to the column list, after the declared
 // columns in the order of their names, so that PRIMARY KEY may name them
 // (FORMAT UPSERT keys the table on INCLUDE key AS column).
-func parseCreateConnectorTable(src string) (st Statement, ok bool, err error) {
+func parseCreateConnectorTable(src string) (st ir.Statement, ok bool, err error) {
 	res, err := pg_query.Scan(src)
 	if err != nil {
 		return nil, false, nil
@@ -111,12 +112,12 @@ func firstWithOptions(toks []*pg_query.ScanToken, from int) int {
 // and the key against the format). Columns have no defaults (the connector
 // writes every column), and constraints the connector's writes would not
 // check are refused.
-func (b *binder) bindCreateConnectorTable(s *createConnectorTableSyntax) (Statement, error) {
+func (b *binder) bindCreateConnectorTable(s *createConnectorTableSyntax) (ir.Statement, error) {
 	st, err := b.bindCreateTable(s.table.GetCreateStmt())
 	if err != nil {
 		return nil, err
 	}
-	ct := st.(*CreateTable)
+	ct := st.(*ir.CreateTable)
 	for _, c := range ct.Columns {
 		if c.Default != "" || c.Serial {
 			return nil, sqlerr.Unsupported("DEFAULT and serial columns on a table with a connector (column \"%s\")", c.Name)

@@ -5,6 +5,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -38,31 +39,23 @@ const (
 // Input, whose columns are the listed ones (or every visible one), of the
 // table's column types.
 type CopyFrom struct {
-	Insert *Insert
-	Input  *CopyInput
+	Insert *ir.Insert
+	Input  *ir.CopyInput
 	Format CopyFormat
 }
 
 // CopyTo is COPY table [(columns)] | (query) TO STDOUT: Query's visible
 // columns are written.
 type CopyTo struct {
-	Query  Rel
+	Query  ir.Rel
 	Format CopyFormat
 }
 
 func (*CopyFrom) Tag() string { return "COPY" }
 func (*CopyTo) Tag() string   { return "COPY" }
 
-// CopyInput is the rows a COPY FROM STDIN receives (batch plans only): the
-// executor is given them by the statement that runs it.
-type CopyInput struct {
-	Cols []Column
-}
-
-func (r *CopyInput) Columns() []Column { return r.Cols }
-
 // bindCopy binds COPY ... FROM STDIN and COPY ... TO STDOUT.
-func (b *binder) bindCopy(s *pg_query.CopyStmt) (Statement, error) {
+func (b *binder) bindCopy(s *pg_query.CopyStmt) (ir.Statement, error) {
 	if s.Filename != "" || s.IsProgram {
 		what := "a file"
 		if s.IsProgram {
@@ -76,7 +69,7 @@ func (b *binder) bindCopy(s *pg_query.CopyStmt) (Statement, error) {
 	if s.IsFrom {
 		return b.bindCopyFrom(s)
 	}
-	var q Rel
+	var q ir.Rel
 	if s.Query != nil {
 		sel := s.Query.GetSelectStmt()
 		if sel == nil {
@@ -104,7 +97,7 @@ func (b *binder) bindCopy(s *pg_query.CopyStmt) (Statement, error) {
 		}
 		q = b.copyProjection(rel, cols)
 	}
-	f, err := b.copyFormat(s.Options, len(VisibleColumns(q)), q, false)
+	f, err := b.copyFormat(s.Options, len(ir.VisibleColumns(q)), q, false)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +106,7 @@ func (b *binder) bindCopy(s *pg_query.CopyStmt) (Statement, error) {
 
 // bindCopyFrom binds COPY table [(columns)] FROM STDIN as an INSERT of the
 // copied rows.
-func (b *binder) bindCopyFrom(s *pg_query.CopyStmt) (Statement, error) {
+func (b *binder) bindCopyFrom(s *pg_query.CopyStmt) (ir.Statement, error) {
 	table, err := b.lookup(s.Relation)
 	if err != nil {
 		return nil, err
@@ -125,9 +118,9 @@ func (b *binder) bindCopyFrom(s *pg_query.CopyStmt) (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &CopyInput{}
+	in := &ir.CopyInput{}
 	for _, c := range cols {
-		in.Cols = append(in.Cols, Column{Name: table.Columns[c].Name, Type: table.Columns[c].Type})
+		in.Cols = append(in.Cols, ir.Column{Name: table.Columns[c].Name, Type: table.Columns[c].Type})
 	}
 	b.copyInput = in
 	defer func() { b.copyInput = nil }()
@@ -144,7 +137,7 @@ func (b *binder) bindCopyFrom(s *pg_query.CopyStmt) (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CopyFrom{Insert: st.(*Insert), Input: in, Format: f}, nil
+	return &CopyFrom{Insert: st.(*ir.Insert), Input: in, Format: f}, nil
 }
 
 // copyColumns returns the indexes of the listed columns of rel, or of every
@@ -171,19 +164,19 @@ func (b *binder) copyColumns(rel *catalog.Relation, list []*pg_query.Node) ([]in
 }
 
 // copyProjection reads columns cols of rel.
-func (b *binder) copyProjection(rel *catalog.Relation, cols []int) Rel {
-	p := &Project{Input: &Scan{Relation: rel}}
+func (b *binder) copyProjection(rel *catalog.Relation, cols []int) ir.Rel {
+	p := &ir.Project{Input: &ir.Scan{Relation: rel}}
 	for _, c := range cols {
 		col := rel.Columns[c]
-		p.Exprs = append(p.Exprs, &InputRef{Index: c, T: col.Type, Name: col.Name})
-		p.Cols = append(p.Cols, Column{Name: col.Name, Type: col.Type})
+		p.Exprs = append(p.Exprs, &ir.InputRef{Index: c, T: col.Type, Name: col.Name})
+		p.Cols = append(p.Cols, ir.Column{Name: col.Name, Type: col.Type})
 	}
 	return p
 }
 
 // copyFormat reads COPY's options for n columns of rel (whose visible
 // columns they name); from says the data comes in.
-func (b *binder) copyFormat(opts []*pg_query.Node, n int, rel Rel, from bool) (CopyFormat, error) {
+func (b *binder) copyFormat(opts []*pg_query.Node, n int, rel ir.Rel, from bool) (CopyFormat, error) {
 	f := CopyFormat{Delimiter: '\t', Null: `\N`, Quote: '"', Escape: '"'}
 	seen := map[string]bool{}
 	var delim, null, quote, escape *string
@@ -289,7 +282,7 @@ func (b *binder) copyFormat(opts []*pg_query.Node, n int, rel Rel, from bool) (C
 // copyColumnFlags reads a FORCE_* option: * or a list of the copied
 // columns (of rel's visible columns, n of them). allowed says whether the
 // copy's direction takes it.
-func (b *binder) copyColumnFlags(d *pg_query.DefElem, rel Rel, n int, allowed bool, name, only string) ([]bool, error) {
+func (b *binder) copyColumnFlags(d *pg_query.DefElem, rel ir.Rel, n int, allowed bool, name, only string) ([]bool, error) {
 	if d == nil {
 		return nil, nil
 	}
@@ -303,7 +296,7 @@ func (b *binder) copyColumnFlags(d *pg_query.DefElem, rel Rel, n int, allowed bo
 		}
 		return flags, nil
 	}
-	cols, vis := rel.Columns(), VisibleColumns(rel)
+	cols, vis := rel.Columns(), ir.VisibleColumns(rel)
 	for _, item := range d.Arg.GetList().GetItems() {
 		col := item.GetString_().Sval
 		found := false

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 )
 
@@ -16,7 +17,7 @@ type DeclareCursor struct {
 	// NoScroll cursors only move forward.
 	NoScroll bool
 	// Query is the SELECT, or nil for a SUBSCRIBE (Subscribe).
-	Query     Rel
+	Query     ir.Rel
 	Subscribe *Subscribe
 }
 
@@ -73,7 +74,7 @@ const (
 	cursorOptHold        = 0x20
 )
 
-func (b *binder) bindDeclareCursor(s *pg_query.DeclareCursorStmt) (Statement, error) {
+func (b *binder) bindDeclareCursor(s *pg_query.DeclareCursorStmt) (ir.Statement, error) {
 	if s.Options&cursorOptBinary != 0 {
 		return nil, sqlerr.Unsupported("BINARY cursors")
 	}
@@ -81,7 +82,7 @@ func (b *binder) bindDeclareCursor(s *pg_query.DeclareCursorStmt) (Statement, er
 	if err != nil {
 		return nil, err
 	}
-	sel, ok := inner.(*Select)
+	sel, ok := inner.(*ir.Select)
 	if !ok {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "DECLARE CURSOR needs a SELECT or a SUBSCRIBE, not %s", inner.Tag())
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 )
 
@@ -28,7 +29,7 @@ func (*DropDatabase) Tag() string { return "DROP DATABASE" }
 // bindCreateDatabase accepts the options that change nothing for streamsql
 // (its only encoding is UTF8, its databases have no templates or owners
 // that matter) and refuses the others.
-func (b *binder) bindCreateDatabase(s *pg_query.CreatedbStmt) (Statement, error) {
+func (b *binder) bindCreateDatabase(s *pg_query.CreatedbStmt) (ir.Statement, error) {
 	for _, o := range s.Options {
 		d := o.GetDefElem()
 		switch d.Defname {
@@ -54,7 +55,7 @@ func utf8Like(opt, v string) bool {
 	return v == "c" || v == "posix" || strings.HasSuffix(v, ".utf8") || v == "c.utf8"
 }
 
-func (b *binder) bindDropDatabase(s *pg_query.DropdbStmt) (Statement, error) {
+func (b *binder) bindDropDatabase(s *pg_query.DropdbStmt) (ir.Statement, error) {
 	st := &DropDatabase{Name: s.Dbname, IfExists: s.MissingOk}
 	for _, o := range s.Options {
 		d := o.GetDefElem()

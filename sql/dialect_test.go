@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 )
 
@@ -27,7 +28,7 @@ func TestDialectClauses(t *testing.T) {
 			t.Errorf("%s: %v", tc.text, err)
 			continue
 		}
-		ct := st.(*CreateTable)
+		ct := st.(*ir.CreateTable)
 		if ct.AppendOnly != tc.appendOnly {
 			t.Errorf("%s: append only %v", tc.text, ct.AppendOnly)
 		}
@@ -89,7 +90,7 @@ func TestDialectClausesPerStatement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !st.(*CreateMaterializedView).EmitOnWindowClose {
+	if !st.(*ir.CreateMaterializedView).EmitOnWindowClose {
 		t.Fatal("EMIT ON WINDOW CLOSE lost")
 	}
 	// The same parse binds again (prepared statements).

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 )
 
 // RisingWave's spellings of composite types and map literals:
@@ -102,7 +103,7 @@ func (c *clauseCutter) mapLiteral(i int) (int, bool) {
 			depth--
 			if depth == 0 {
 				c.out[t.Start] = ')'
-				copy(c.out[c.toks[i].Start:], FnMapLiteral)
+				copy(c.out[c.toks[i].Start:], ir.FnMapLiteral)
 				c.rewrote = true
 				return i + 1, true // scan on inside: it may hold types
 			}

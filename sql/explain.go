@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 )
 
@@ -17,7 +18,7 @@ const (
 // in parentheses: the running dataflow of a view or sink, with its live
 // counters when Analyze is set.
 type ExplainView struct {
-	Name    ObjectName
+	Name    ir.ObjectName
 	Analyze bool
 	Format  string
 	// Path is the session's search path.
@@ -30,15 +31,15 @@ func (*ExplainView) Tag() string { return "EXPLAIN" }
 // in batch over the committed snapshot its rows are read from, and report
 // the rows that differ.
 type VerifyView struct {
-	Name ObjectName
+	Name ir.ObjectName
 	Path []string
 }
 
 func (*VerifyView) Tag() string { return "VERIFY" }
 
 // bindExplain binds EXPLAIN [ANALYZE] [(options)] statement.
-func (b *binder) bindExplain(s *pg_query.ExplainStmt) (Statement, error) {
-	ex := &Explain{Format: ExplainText}
+func (b *binder) bindExplain(s *pg_query.ExplainStmt) (ir.Statement, error) {
+	ex := &ir.Explain{Format: ExplainText}
 	for _, o := range s.Options {
 		d := o.GetDefElem()
 		if d == nil {
@@ -83,9 +84,9 @@ func (b *binder) bindExplain(s *pg_query.ExplainStmt) (Statement, error) {
 	}
 	ex.Stmt = inner
 	switch inner.(type) {
-	case *Select:
+	case *ir.Select:
 		return ex, nil
-	case *CreateMaterializedView, *Insert, *Update, *Delete:
+	case *ir.CreateMaterializedView, *ir.Insert, *ir.Update, *ir.Delete:
 		if ex.Analyze {
 			return nil, sqlerr.Unsupported("EXPLAIN ANALYZE %s (EXPLAIN ANALYZE MATERIALIZED VIEW name shows a running view)", inner.Tag())
 		}
@@ -108,7 +109,7 @@ func explainBool(arg string) (on, ok bool) {
 // parseExplainView recognises EXPLAIN [ANALYZE] MATERIALIZED VIEW name and
 // EXPLAIN (option [value], ...) MATERIALIZED VIEW name from the statement's
 // lower-cased tokens (words[0] is "explain"), or returns nil.
-func parseExplainView(words []string) Statement {
+func parseExplainView(words []string) ir.Statement {
 	ex := &ExplainView{Format: ExplainText}
 	rest := words[1:]
 	switch {
@@ -164,7 +165,7 @@ func parseExplainView(words []string) Statement {
 }
 
 // parseVerifyView recognises VERIFY MATERIALIZED VIEW name, or returns nil.
-func parseVerifyView(words []string) Statement {
+func parseVerifyView(words []string) ir.Statement {
 	if len(words) < 4 || words[1] != "materialized" || words[2] != "view" {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -74,7 +75,7 @@ func typeNameLast(tn *pg_query.TypeName) string {
 // bindCatalogCast binds x::regclass and the other casts to object
 // identifier types, and x::regclass::text (the object's name). ok is false
 // for other casts.
-func (b *binder) bindCatalogCast(ctx *exprCtx, tc *pg_query.TypeCast) (Expr, bool, error) {
+func (b *binder) bindCatalogCast(ctx *exprCtx, tc *pg_query.TypeCast) (ir.Expr, bool, error) {
 	target := typeNameLast(tc.TypeName)
 	if len(tc.TypeName.ArrayBounds) > 0 {
 		if !catalogCastTypes[target] {
@@ -103,9 +104,9 @@ func (b *binder) bindCatalogCast(ctx *exprCtx, tc *pg_query.TypeCast) (Expr, boo
 	if err != nil {
 		return nil, true, err
 	}
-	if c, ok := arg.(*Const); ok && (c.T.Kind == types.Unknown || c.T.Kind == types.Text) && !c.Value.Null && target != "oid" {
+	if c, ok := arg.(*ir.Const); ok && (c.T.Kind == types.Unknown || c.T.Kind == types.Text) && !c.Value.Null && target != "oid" {
 		o, err := b.lookupOID(target, c.Value.S, tc.Location)
-		return &Const{Value: types.DInt(o), T: types.Int64T}, true, err
+		return &ir.Const{Value: types.DInt(o), T: types.Int64T}, true, err
 	}
 	if arg.Type().Kind == types.Text && target != "oid" {
 		return b.nameToOID(target, arg), true, nil
@@ -116,7 +117,7 @@ func (b *binder) bindCatalogCast(ctx *exprCtx, tc *pg_query.TypeCast) (Expr, boo
 
 // bindCatalogCastArg binds the argument of a cast to text: the object's
 // name when it is a cast to an object identifier type.
-func (b *binder) bindCatalogCastArg(ctx *exprCtx, n *pg_query.Node) (Expr, error) {
+func (b *binder) bindCatalogCastArg(ctx *exprCtx, n *pg_query.Node) (ir.Expr, error) {
 	inner := n.GetTypeCast()
 	if inner == nil || len(inner.TypeName.ArrayBounds) > 0 {
 		return b.bindExpr(ctx, n)
@@ -134,7 +135,7 @@ func (b *binder) bindCatalogCastArg(ctx *exprCtx, n *pg_query.Node) (Expr, error
 
 // bindCatalogTextCast binds x::regclass::text: the cast of an object
 // identifier to text names the object. ok is false for other casts.
-func (b *binder) bindCatalogTextCast(ctx *exprCtx, tc *pg_query.TypeCast, t types.T) (Expr, bool, error) {
+func (b *binder) bindCatalogTextCast(ctx *exprCtx, tc *pg_query.TypeCast, t types.T) (ir.Expr, bool, error) {
 	inner := tc.Arg.GetTypeCast()
 	if t.Kind != types.Text || inner == nil || len(inner.TypeName.ArrayBounds) > 0 {
 		return nil, false, nil
@@ -282,39 +283,39 @@ func splitQualified(name string) (schema, rel string) {
 // oidName is the name of the object the OID o names: a CASE over the
 // objects of kind; an OID naming none prints as the number, as PostgreSQL
 // does.
-func (b *binder) oidName(kind string, o Expr) Expr {
-	var whens []When
+func (b *binder) oidName(kind string, o ir.Expr) ir.Expr {
+	var whens []ir.When
 	for _, obj := range b.objects(kind) {
-		whens = append(whens, When{Cond: eqInt(o, obj.oid), Then: textConst(obj.name)})
+		whens = append(whens, ir.When{Cond: eqInt(o, obj.oid), Then: textConst(obj.name)})
 	}
-	return &Case{Whens: whens, Else: &Cast{Arg: o, T: types.TextT}, T: types.TextT}
+	return &ir.Case{Whens: whens, Else: &ir.Cast{Arg: o, T: types.TextT}, T: types.TextT}
 }
 
 // nameToOID is the OID of the object a text value names (NULL if none).
-func (b *binder) nameToOID(kind string, name Expr) Expr {
-	var whens []When
+func (b *binder) nameToOID(kind string, name ir.Expr) ir.Expr {
+	var whens []ir.When
 	for _, obj := range b.objects(kind) {
-		whens = append(whens, When{Cond: &Call{Fn: FnEq, Args: []Expr{name, textConst(obj.name)}, T: types.BoolT}, Then: intConst(obj.oid)})
+		whens = append(whens, ir.When{Cond: &ir.Call{Fn: ir.FnEq, Args: []ir.Expr{name, textConst(obj.name)}, T: types.BoolT}, Then: intConst(obj.oid)})
 	}
-	return &Case{Whens: whens, Else: &Const{Value: types.Null, T: types.Int64T}, T: types.Int64T}
+	return &ir.Case{Whens: whens, Else: &ir.Const{Value: types.Null, T: types.Int64T}, T: types.Int64T}
 }
 
-func intConst(n int64) *Const { return &Const{Value: types.DInt(n), T: types.Int64T} }
+func intConst(n int64) *ir.Const { return &ir.Const{Value: types.DInt(n), T: types.Int64T} }
 
-func eqInt(e Expr, n int64) Expr {
-	return &Call{Fn: FnEq, Args: []Expr{e, intConst(n)}, T: types.BoolT}
+func eqInt(e ir.Expr, n int64) ir.Expr {
+	return &ir.Call{Fn: ir.FnEq, Args: []ir.Expr{e, intConst(n)}, T: types.BoolT}
 }
 
 // oidCase maps the OID e to a value of type t: values[oid], else def.
-func oidCase(e Expr, t types.T, oids []int64, values []Expr, def Expr) Expr {
-	whens := make([]When, len(oids))
+func oidCase(e ir.Expr, t types.T, oids []int64, values []ir.Expr, def ir.Expr) ir.Expr {
+	whens := make([]ir.When, len(oids))
 	for i, o := range oids {
-		whens[i] = When{Cond: eqInt(e, o), Then: values[i]}
+		whens[i] = ir.When{Cond: eqInt(e, o), Then: values[i]}
 	}
-	return &Case{Whens: whens, Else: def, T: t}
+	return &ir.Case{Whens: whens, Else: def, T: t}
 }
 
-func nullOf(t types.T) *Const { return &Const{Value: types.Null, T: t} }
+func nullOf(t types.T) *ir.Const { return &ir.Const{Value: types.Null, T: t} }
 
 // catalogFuncs are the catalog functions bindCatalogFunc binds, with the
 // numbers of arguments they take.
@@ -339,7 +340,7 @@ var catalogFuncs = map[string][]int{
 
 // bindCatalogFunc binds a call of a catalog function. ok is false for other
 // names and for numbers of arguments the function does not take.
-func (b *binder) bindCatalogFunc(name string, args []Expr, loc int32) (Expr, bool, error) {
+func (b *binder) bindCatalogFunc(name string, args []ir.Expr, loc int32) (ir.Expr, bool, error) {
 	ns, known := catalogFuncs[name]
 	if !known {
 		return nil, false, nil
@@ -351,15 +352,15 @@ func (b *binder) bindCatalogFunc(name string, args []Expr, loc int32) (Expr, boo
 	if !arity {
 		return nil, false, nil
 	}
-	oidArg := func(i int) (Expr, error) { return b.coerce(args[i], types.Int64T, loc) }
-	textArg := func(i int) (Expr, error) { return b.coerce(args[i], types.TextT, loc) }
+	oidArg := func(i int) (ir.Expr, error) { return b.coerce(args[i], types.Int64T, loc) }
+	textArg := func(i int) (ir.Expr, error) { return b.coerce(args[i], types.TextT, loc) }
 	switch name {
 	case "pg_table_is_visible", "pg_type_is_visible", "pg_function_is_visible":
 		o, err := oidArg(0)
 		if err != nil {
 			return nil, true, err
 		}
-		var list []Expr
+		var list []ir.Expr
 		switch name {
 		case "pg_table_is_visible":
 			for _, e := range PgClassEntries(b.cat) {
@@ -379,18 +380,18 @@ func (b *binder) bindCatalogFunc(name string, args []Expr, loc int32) (Expr, boo
 			}
 		}
 		if len(list) == 0 {
-			return &Case{Whens: []When{{Cond: &Call{Fn: FnIsNull, Args: []Expr{o}, T: types.BoolT}, Then: nullOf(types.BoolT)}},
-				Else: &Const{Value: types.DBool(false), T: types.BoolT}, T: types.BoolT}, true, nil
+			return &ir.Case{Whens: []ir.When{{Cond: &ir.Call{Fn: ir.FnIsNull, Args: []ir.Expr{o}, T: types.BoolT}, Then: nullOf(types.BoolT)}},
+				Else: &ir.Const{Value: types.DBool(false), T: types.BoolT}, T: types.BoolT}, true, nil
 		}
-		return &InList{Arg: o, List: list}, true, nil
+		return &ir.InList{Arg: o, List: list}, true, nil
 	case "pg_get_userbyid":
 		o, err := oidArg(0)
 		if err != nil {
 			return nil, true, err
 		}
-		unknown := &Call{Fn: FnConcatOp, Args: []Expr{&Call{Fn: FnConcatOp, Args: []Expr{textConst("unknown (OID="), &Cast{Arg: o, T: types.TextT}}, T: types.TextT}, textConst(")")}, T: types.TextT}
+		unknown := &ir.Call{Fn: ir.FnConcatOp, Args: []ir.Expr{&ir.Call{Fn: ir.FnConcatOp, Args: []ir.Expr{textConst("unknown (OID="), &ir.Cast{Arg: o, T: types.TextT}}, T: types.TextT}, textConst(")")}, T: types.TextT}
 		return oidCase(o, types.TextT, []int64{catalog.BootstrapRoleOID, catalog.DatabaseOwnerOID},
-			[]Expr{textConst(b.user()), textConst("pg_database_owner")}, unknown), true, nil
+			[]ir.Expr{textConst(b.user()), textConst("pg_database_owner")}, unknown), true, nil
 	case "format_type":
 		return b.bindFormatType(args, loc)
 	case "pg_get_expr":
@@ -398,7 +399,7 @@ func (b *binder) bindCatalogFunc(name string, args []Expr, loc int32) (Expr, boo
 		return e, true, err
 	case "pg_get_viewdef":
 		if args[0].Type().Kind == types.Text || args[0].Type().Kind == types.Unknown {
-			c, ok := args[0].(*Const)
+			c, ok := args[0].(*ir.Const)
 			if !ok || c.Value.Null {
 				return nil, true, b.errAt(loc, sqlerr.Unsupported("pg_get_viewdef of a non-constant name"))
 			}
@@ -413,7 +414,7 @@ func (b *binder) bindCatalogFunc(name string, args []Expr, loc int32) (Expr, boo
 			return nil, true, err
 		}
 		var oids []int64
-		var defs []Expr
+		var defs []ir.Expr
 		for _, e := range PgClassEntries(b.cat) {
 			if (e.Kind == "v" || e.Kind == "m") && e.Rel.Kind != catalog.SystemTable {
 				oids, defs = append(oids, e.OID), append(defs, textConst(ViewQuery(b.cat, e.Rel)))
@@ -429,7 +430,7 @@ func (b *binder) bindCatalogFunc(name string, args []Expr, loc int32) (Expr, boo
 			return b.bindIndexColumnDef(o, args[1], loc)
 		}
 		var oids []int64
-		var defs []Expr
+		var defs []ir.Expr
 		for _, e := range PgClassEntries(b.cat) {
 			switch {
 			case name == "pg_get_indexdef" && e.Kind == "i":
@@ -449,7 +450,7 @@ func (b *binder) bindCatalogFunc(name string, args []Expr, loc int32) (Expr, boo
 		if err != nil {
 			return nil, true, err
 		}
-		return &Case{Whens: []When{{Cond: &Call{Fn: FnEq, Args: []Expr{o, &Const{Value: types.DInt(6), T: types.Int32T}}, T: types.BoolT}, Then: textConst("UTF8")}},
+		return &ir.Case{Whens: []ir.When{{Cond: &ir.Call{Fn: ir.FnEq, Args: []ir.Expr{o, &ir.Const{Value: types.DInt(6), T: types.Int32T}}, T: types.BoolT}, Then: textConst("UTF8")}},
 			Else: textConst(""), T: types.TextT}, true, nil
 	case "pg_get_function_result", "pg_get_function_arguments", "pg_get_function_identity_arguments":
 		o, err := oidArg(0)
@@ -457,7 +458,7 @@ func (b *binder) bindCatalogFunc(name string, args []Expr, loc int32) (Expr, boo
 			return nil, true, err
 		}
 		var oids []int64
-		var defs []Expr
+		var defs []ir.Expr
 		for _, f := range b.cat.Functions() {
 			oids = append(oids, f.OID())
 			if name == "pg_get_function_result" {
@@ -484,7 +485,7 @@ func (b *binder) bindCatalogFunc(name string, args []Expr, loc int32) (Expr, boo
 	case "pg_get_function_sqlbody", "pg_get_statisticsobjdef":
 		return nullOf(types.TextT), true, nil
 	case "pg_relation_is_publishable", "pg_is_in_recovery":
-		return &Const{Value: types.DBool(false), T: types.BoolT}, true, nil
+		return &ir.Const{Value: types.DBool(false), T: types.BoolT}, true, nil
 	case "current_user", "current_role", "user":
 		return textConst(b.user()), true, nil
 	case "session_user":
@@ -496,7 +497,7 @@ func (b *binder) bindCatalogFunc(name string, args []Expr, loc int32) (Expr, boo
 		if b.session != nil {
 			pid = b.session.BackendPID()
 		}
-		return &Const{Value: types.DInt(int64(pid)), T: types.Int32T}, true, nil
+		return &ir.Const{Value: types.DInt(int64(pid)), T: types.Int32T}, true, nil
 	case "current_setting":
 		return b.bindCurrentSetting(args, loc)
 	case "set_config":
@@ -514,22 +515,24 @@ func (b *binder) bindCatalogFunc(name string, args []Expr, loc int32) (Expr, boo
 	}
 	// The other has_*_privilege and pg_has_role, and the has_*_privilege
 	// of privilegeFuncs where the session checks no privileges: true.
-	return &Const{Value: types.DBool(true), T: types.BoolT}, true, nil
+	return &ir.Const{Value: types.DBool(true), T: types.BoolT}, true, nil
 }
 
 // bindIndexColumnDef binds pg_get_indexdef(index, column, pretty): the
 // index's definition for column 0, else the definition of that column (its
 // name: streamsql indexes columns, not expressions).
-func (b *binder) bindIndexColumnDef(o, col Expr, loc int32) (Expr, bool, error) {
+func (b *binder) bindIndexColumnDef(o, col ir.Expr, loc int32) (ir.Expr, bool, error) {
 	col, err := b.coerce(col, types.Int32T, loc)
 	if err != nil {
 		return nil, true, err
 	}
-	i4 := func(n int) Expr { return &Const{Value: types.DInt(int64(n)), T: types.Int32T} }
-	eq4 := func(e Expr, n int) Expr { return &Call{Fn: FnEq, Args: []Expr{e, i4(n)}, T: types.BoolT} }
+	i4 := func(n int) ir.Expr { return &ir.Const{Value: types.DInt(int64(n)), T: types.Int32T} }
+	eq4 := func(e ir.Expr, n int) ir.Expr {
+		return &ir.Call{Fn: ir.FnEq, Args: []ir.Expr{e, i4(n)}, T: types.BoolT}
+	}
 	var oids []int64
-	var defs []Expr
-	var whens []When
+	var defs []ir.Expr
+	var whens []ir.When
 	for _, e := range PgClassEntries(b.cat) {
 		if e.Kind != "i" {
 			continue
@@ -540,17 +543,17 @@ func (b *binder) bindIndexColumnDef(o, col Expr, loc int32) (Expr, bool, error) 
 			cols = append(append([]int(nil), cols...), e.Index.Include...)
 		}
 		for k, c := range cols {
-			cond := &Call{Fn: FnAnd, Args: []Expr{eqInt(o, e.OID), eq4(col, k+1)}, T: types.BoolT}
-			whens = append(whens, When{Cond: cond, Then: textConst(QuoteIdent(e.Rel.Columns[c].Name))})
+			cond := &ir.Call{Fn: ir.FnAnd, Args: []ir.Expr{eqInt(o, e.OID), eq4(col, k+1)}, T: types.BoolT}
+			whens = append(whens, ir.When{Cond: cond, Then: textConst(QuoteIdent(e.Rel.Columns[c].Name))})
 		}
 	}
 	whole := oidCase(o, types.TextT, oids, defs, nullOf(types.TextT))
-	whens = append([]When{{Cond: eq4(col, 0), Then: whole}}, whens...)
-	return &Case{Whens: whens, Else: nullOf(types.TextT), T: types.TextT}, true, nil
+	whens = append([]ir.When{{Cond: eq4(col, 0), Then: whole}}, whens...)
+	return &ir.Case{Whens: whens, Else: nullOf(types.TextT), T: types.TextT}, true, nil
 }
 
 // bindFormatType binds format_type(type oid, typmod).
-func (b *binder) bindFormatType(args []Expr, loc int32) (Expr, bool, error) {
+func (b *binder) bindFormatType(args []ir.Expr, loc int32) (ir.Expr, bool, error) {
 	o, err := b.coerce(args[0], types.Int64T, loc)
 	if err != nil {
 		return nil, true, err
@@ -559,44 +562,44 @@ func (b *binder) bindFormatType(args []Expr, loc int32) (Expr, bool, error) {
 	if err != nil {
 		return nil, true, err
 	}
-	i4 := func(n int64) Expr { return &Const{Value: types.DInt(n), T: types.Int32T} }
-	call := func(fn string, t types.T, a ...Expr) Expr { return &Call{Fn: fn, Args: a, T: t} }
-	noMod := call(FnOr, types.BoolT, call(FnIsNull, types.BoolT, mod), call(FnLt, types.BoolT, mod, i4(0)))
-	str := func(e Expr) Expr { return &Cast{Arg: e, T: types.TextT} }
-	cat := func(parts ...Expr) Expr {
+	i4 := func(n int64) ir.Expr { return &ir.Const{Value: types.DInt(n), T: types.Int32T} }
+	call := func(fn string, t types.T, a ...ir.Expr) ir.Expr { return &ir.Call{Fn: fn, Args: a, T: t} }
+	noMod := call(ir.FnOr, types.BoolT, call(ir.FnIsNull, types.BoolT, mod), call(ir.FnLt, types.BoolT, mod, i4(0)))
+	str := func(e ir.Expr) ir.Expr { return &ir.Cast{Arg: e, T: types.TextT} }
+	cat := func(parts ...ir.Expr) ir.Expr {
 		e := parts[0]
 		for _, p := range parts[1:] {
-			e = call(FnConcatOp, types.TextT, e, p)
+			e = call(ir.FnConcatOp, types.TextT, e, p)
 		}
 		return e
 	}
 	var oids []int64
-	var names []Expr
+	var names []ir.Expr
 	for _, t := range PgTypes {
 		oids = append(oids, t.OID)
-		var withMod Expr
+		var withMod ir.Expr
 		switch t.OID {
 		case types.OIDVarchar, types.OIDBpchar:
-			withMod = cat(textConst(t.Display+"("), str(call(FnSub, types.Int32T, mod, i4(4))), textConst(")"))
+			withMod = cat(textConst(t.Display+"("), str(call(ir.FnSub, types.Int32T, mod, i4(4))), textConst(")"))
 		case types.OIDNumeric:
-			m := call(FnSub, types.Int32T, mod, i4(4))
-			withMod = cat(textConst("numeric("), str(call(FnDiv, types.Int32T, m, i4(65536))), textConst(","),
-				str(call(FnMod, types.Int32T, m, i4(65536))), textConst(")"))
+			m := call(ir.FnSub, types.Int32T, mod, i4(4))
+			withMod = cat(textConst("numeric("), str(call(ir.FnDiv, types.Int32T, m, i4(65536))), textConst(","),
+				str(call(ir.FnMod, types.Int32T, m, i4(65536))), textConst(")"))
 		}
 		if withMod == nil {
 			names = append(names, textConst(t.Display))
 			continue
 		}
-		names = append(names, &Case{Whens: []When{{Cond: noMod, Then: textConst(t.Display)}}, Else: withMod, T: types.TextT})
+		names = append(names, &ir.Case{Whens: []ir.When{{Cond: noMod, Then: textConst(t.Display)}}, Else: withMod, T: types.TextT})
 	}
-	unknown := &Case{Whens: []When{{Cond: call(FnIsNull, types.BoolT, o), Then: nullOf(types.TextT)}}, Else: textConst("???"), T: types.TextT}
+	unknown := &ir.Case{Whens: []ir.When{{Cond: call(ir.FnIsNull, types.BoolT, o), Then: nullOf(types.TextT)}}, Else: textConst("???"), T: types.TextT}
 	return oidCase(o, types.TextT, oids, names, unknown), true, nil
 }
 
 // bindCurrentSchemas binds current_schemas(include_implicit): the schemas
 // of the search path that exist, pg_catalog first when implicit ones count.
-func (b *binder) bindCurrentSchemas(args []Expr, loc int32) (Expr, bool, error) {
-	c, ok := args[0].(*Const)
+func (b *binder) bindCurrentSchemas(args []ir.Expr, loc int32) (ir.Expr, bool, error) {
+	c, ok := args[0].(*ir.Const)
 	if !ok {
 		return nil, true, b.errAt(loc, sqlerr.Unsupported("current_schemas of a non-constant argument"))
 	}
@@ -620,11 +623,11 @@ func (b *binder) bindCurrentSchemas(args []Expr, loc int32) (Expr, bool, error) 
 			elems = append(elems, types.DText(s))
 		}
 	}
-	return &Const{Value: types.DArray(elems), T: types.ArrayOf(types.TextT)}, true, nil
+	return &ir.Const{Value: types.DArray(elems), T: types.ArrayOf(types.TextT)}, true, nil
 }
 
-func constText(e Expr) (string, bool) {
-	c, ok := e.(*Const)
+func constText(e ir.Expr) (string, bool) {
+	c, ok := e.(*ir.Const)
 	if !ok || c.Value.Null || c.T.Kind != types.Text && c.T.Kind != types.Unknown {
 		return "", false
 	}
@@ -633,14 +636,14 @@ func constText(e Expr) (string, bool) {
 
 // bindCurrentSetting binds current_setting(name [, missing_ok]) to the
 // setting's value when the statement is bound.
-func (b *binder) bindCurrentSetting(args []Expr, loc int32) (Expr, bool, error) {
+func (b *binder) bindCurrentSetting(args []ir.Expr, loc int32) (ir.Expr, bool, error) {
 	name, ok := constText(args[0])
 	if !ok {
 		return nil, true, b.errAt(loc, sqlerr.Unsupported("current_setting of a non-constant name"))
 	}
 	missingOK := false
 	if len(args) == 2 {
-		c, ok := args[1].(*Const)
+		c, ok := args[1].(*ir.Const)
 		missingOK = ok && !c.Value.Null && (c.T.Kind == types.Bool && c.Value.Bool() || c.T.Kind == types.Unknown && strings.HasPrefix(strings.ToLower(c.Value.S), "t"))
 	}
 	if b.session == nil {
@@ -658,10 +661,10 @@ func (b *binder) bindCurrentSetting(args []Expr, loc int32) (Expr, bool, error) 
 
 // bindSetConfig binds set_config(name, value, is_local): the parameter is
 // set when the statement is bound, and the call is the new value.
-func (b *binder) bindSetConfig(args []Expr, loc int32) (Expr, bool, error) {
+func (b *binder) bindSetConfig(args []ir.Expr, loc int32) (ir.Expr, bool, error) {
 	name, ok1 := constText(args[0])
 	value, ok2 := constText(args[1])
-	local, ok3 := args[2].(*Const)
+	local, ok3 := args[2].(*ir.Const)
 	if !ok1 || !ok2 || !ok3 {
 		// Settings change when the statement is bound: a call over rows
 		// fails when it is evaluated (a query that finds no row, as
@@ -672,7 +675,7 @@ func (b *binder) bindSetConfig(args []Expr, loc int32) (Expr, bool, error) {
 				args[2], err = b.coerce(args[2], types.BoolT, loc)
 			}
 		}
-		return &Call{Fn: FnSetConfigRows, Args: args, T: types.TextT}, true, err
+		return &ir.Call{Fn: ir.FnSetConfigRows, Args: args, T: types.TextT}, true, err
 	}
 	if b.session == nil {
 		return nil, true, b.errAt(loc, sqlerr.Unsupported("set_config outside a session"))
@@ -690,7 +693,7 @@ func (b *binder) bindSetConfig(args []Expr, loc int32) (Expr, bool, error) {
 
 // bindCollate binds expr COLLATE name: streamsql compares text by bytes,
 // which is the C collation; "default", "C" and "POSIX" are accepted as it.
-func (b *binder) bindCollate(ctx *exprCtx, cc *pg_query.CollateClause) (Expr, error) {
+func (b *binder) bindCollate(ctx *exprCtx, cc *pg_query.CollateClause) (ir.Expr, error) {
 	var parts []string
 	for _, n := range cc.Collname {
 		if s, ok := n.Node.(*pg_query.Node_String_); ok {
@@ -713,18 +716,6 @@ func (b *binder) bindCollate(ctx *exprCtx, cc *pg_query.CollateClause) (Expr, er
 	return e, nil
 }
 
-// FnSizePretty is pg_size_pretty(bigint).
-const FnSizePretty = "pg_size_pretty"
-
-// FnSetConfigRows is set_config over values that are not constants, which
-// fails when evaluated.
-const FnSetConfigRows = "set_config_rows"
-
-func init() {
-	def(FnSizePretty, types.TextT, types.Int64T)
-	def(FnSetConfigRows, types.TextT, types.TextT, types.TextT, types.BoolT)
-}
-
 // LockTable is LOCK [TABLE] name [, ...] [IN mode MODE] [NOWAIT]: accepted
 // inside a transaction block, where it waits for nothing (every statement
 // reads a committed snapshot and writes do not conflict with reads).
@@ -732,7 +723,7 @@ type LockTable struct{}
 
 func (*LockTable) Tag() string { return "LOCK TABLE" }
 
-func (b *binder) bindLock(s *pg_query.LockStmt) (Statement, error) {
+func (b *binder) bindLock(s *pg_query.LockStmt) (ir.Statement, error) {
 	for _, n := range s.Relations {
 		if rv := n.GetRangeVar(); rv != nil {
 			if _, err := b.lookup(rv); err != nil {
@@ -746,7 +737,7 @@ func (b *binder) bindLock(s *pg_query.LockStmt) (Statement, error) {
 // bindOptionsToTable binds pg_options_to_table(options) in FROM: the
 // name=value entries of an options array (reloptions, ...) as rows of
 // option_name and option_value.
-func (b *binder) bindOptionsToTable(rf *pg_query.RangeFunction, f *pg_query.FuncCall) (Rel, *scope, error) {
+func (b *binder) bindOptionsToTable(rf *pg_query.RangeFunction, f *pg_query.FuncCall) (ir.Rel, *scope, error) {
 	if len(f.Args) != 1 || rf.Lateral || rf.Ordinality || rf.IsRowsfrom || len(rf.Functions) != 1 {
 		return nil, nil, sqlerr.Unsupported("this form of pg_options_to_table")
 	}
@@ -757,15 +748,15 @@ func (b *binder) bindOptionsToTable(rf *pg_query.RangeFunction, f *pg_query.Func
 	if arg, err = b.coerce(arg, types.ArrayOf(types.TextT), f.Location); err != nil {
 		return nil, nil, err
 	}
-	one := &Values{Rows: [][]Expr{{}}}
-	u := newUnnest(one, []Expr{arg}, []string{"option"}, "ordinality", false)
-	opt := &InputRef{Index: 0, T: types.TextT, Name: "option"}
-	i4 := func(n int64) Expr { return &Const{Value: types.DInt(n), T: types.Int32T} }
-	eq := &Call{Fn: FnStrpos, Args: []Expr{opt, textConst("=")}, T: types.Int32T}
-	name := &Call{Fn: FnSplitPart, Args: []Expr{opt, textConst("="), i4(1)}, T: types.TextT}
-	value := &Call{Fn: FnSubstr, Args: []Expr{opt, &Call{Fn: FnAdd, Args: []Expr{eq, i4(1)}, T: types.Int32T}}, T: types.TextT}
-	cols := []Column{{Name: "option_name", Type: types.TextT}, {Name: "option_value", Type: types.TextT}}
-	p := &Project{Input: u, Exprs: []Expr{name, value}, Cols: cols}
+	one := &ir.Values{Rows: [][]ir.Expr{{}}}
+	u := ir.NewUnnest(one, []ir.Expr{arg}, []string{"option"}, "ordinality", false)
+	opt := &ir.InputRef{Index: 0, T: types.TextT, Name: "option"}
+	i4 := func(n int64) ir.Expr { return &ir.Const{Value: types.DInt(n), T: types.Int32T} }
+	eq := &ir.Call{Fn: ir.FnStrpos, Args: []ir.Expr{opt, textConst("=")}, T: types.Int32T}
+	name := &ir.Call{Fn: ir.FnSplitPart, Args: []ir.Expr{opt, textConst("="), i4(1)}, T: types.TextT}
+	value := &ir.Call{Fn: ir.FnSubstr, Args: []ir.Expr{opt, &ir.Call{Fn: ir.FnAdd, Args: []ir.Expr{eq, i4(1)}, T: types.Int32T}}, T: types.TextT}
+	cols := []ir.Column{{Name: "option_name", Type: types.TextT}, {Name: "option_value", Type: types.TextT}}
+	p := &ir.Project{Input: u, Exprs: []ir.Expr{name, value}, Cols: cols}
 	alias := "pg_options_to_table"
 	var colAliases []*pg_query.Node
 	if rf.Alias != nil {
@@ -781,7 +772,7 @@ func (b *binder) bindOptionsToTable(rf *pg_query.RangeFunction, f *pg_query.Func
 // bindNameSubscript binds name[i] over a text value: the character at
 // 0-based position i, as PostgreSQL's name type (which streamsql's name
 // columns stand for) is subscripted. ok is false for other subscripts.
-func (b *binder) bindNameSubscript(ctx *exprCtx, e Expr, idx *pg_query.A_Indices, loc int32) (Expr, bool, error) {
+func (b *binder) bindNameSubscript(ctx *exprCtx, e ir.Expr, idx *pg_query.A_Indices, loc int32) (ir.Expr, bool, error) {
 	if e.Type().Kind != types.Text || idx.IsSlice || idx.Uidx == nil {
 		return nil, false, nil
 	}
@@ -792,13 +783,13 @@ func (b *binder) bindNameSubscript(ctx *exprCtx, e Expr, idx *pg_query.A_Indices
 	if i, err = b.coerce(i, types.Int32T, loc); err != nil {
 		return nil, true, err
 	}
-	i4 := func(n int64) Expr { return &Const{Value: types.DInt(n), T: types.Int32T} }
-	from := &Call{Fn: FnAdd, Args: []Expr{i, i4(1)}, T: types.Int32T}
-	return &Call{Fn: FnSubstr, Args: []Expr{e, from, i4(1)}, T: types.TextT}, true, nil
+	i4 := func(n int64) ir.Expr { return &ir.Const{Value: types.DInt(n), T: types.Int32T} }
+	from := &ir.Call{Fn: ir.FnAdd, Args: []ir.Expr{i, i4(1)}, T: types.Int32T}
+	return &ir.Call{Fn: ir.FnSubstr, Args: []ir.Expr{e, from, i4(1)}, T: types.TextT}, true, nil
 }
 
 // bindUserValue binds CURRENT_USER, SESSION_USER, USER and CURRENT_ROLE.
-func (b *binder) bindUserValue(op pg_query.SQLValueFunctionOp) (Expr, bool) {
+func (b *binder) bindUserValue(op pg_query.SQLValueFunctionOp) (ir.Expr, bool) {
 	switch op {
 	case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_USER, pg_query.SQLValueFunctionOp_SVFOP_USER, pg_query.SQLValueFunctionOp_SVFOP_CURRENT_ROLE:
 		return textConst(b.user()), true

@@ -2,6 +2,7 @@ package sql
 
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -13,7 +14,7 @@ const ServerVersion = "PostgreSQL 15.0 (streamsql) on x86_64-pc-linux-gnu, compi
 // statement is bound: the session's database and schema, the server's
 // version, the type of an expression. In a materialized view they keep the
 // value they had when the view was created. ok is false for other names.
-func (b *binder) bindSessionFunc(name string, args []Expr) (Expr, bool) {
+func (b *binder) bindSessionFunc(name string, args []ir.Expr) (ir.Expr, bool) {
 	switch {
 	case name == "current_database" && len(args) == 0:
 		return textConst(b.cat.DatabaseName()), true
@@ -28,7 +29,7 @@ func (b *binder) bindSessionFunc(name string, args []Expr) (Expr, bool) {
 }
 
 // bindSessionValue binds CURRENT_CATALOG and CURRENT_SCHEMA.
-func (b *binder) bindSessionValue(op pg_query.SQLValueFunctionOp) (Expr, bool) {
+func (b *binder) bindSessionValue(op pg_query.SQLValueFunctionOp) (ir.Expr, bool) {
 	switch op {
 	case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG:
 		return textConst(b.cat.DatabaseName()), true
@@ -40,11 +41,11 @@ func (b *binder) bindSessionValue(op pg_query.SQLValueFunctionOp) (Expr, bool) {
 
 // currentSchema is the first schema of the search path that exists, or
 // NULL.
-func (b *binder) currentSchema() Expr {
+func (b *binder) currentSchema() ir.Expr {
 	if s := b.cat.CreationSchema(b.path); s != "" {
 		return textConst(s)
 	}
-	return &Const{Value: types.Null, T: types.TextT}
+	return &ir.Const{Value: types.Null, T: types.TextT}
 }
 
-func textConst(s string) *Const { return &Const{Value: types.DText(s), T: types.TextT} }
+func textConst(s string) *ir.Const { return &ir.Const{Value: types.DText(s), T: types.TextT} }

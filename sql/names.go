@@ -5,27 +5,14 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
 
-// ObjectName is a possibly schema-qualified name as written in a statement;
-// Schema is "" when the name is unqualified.
-type ObjectName struct {
-	Schema string
-	Name   string
-}
-
-func (n ObjectName) String() string {
-	if n.Schema == "" {
-		return n.Name
-	}
-	return n.Schema + "." + n.Name
-}
-
 // BindIn binds p as Bind does, looking unqualified names up, and creating
 // them, in the schemas of searchPath (nil: public).
-func BindIn(cat *catalog.Catalog, searchPath []string, p *Parsed) (Statement, error) {
+func BindIn(cat *catalog.Catalog, searchPath []string, p *Parsed) (ir.Statement, error) {
 	return bind(&binder{cat: cat, path: searchPath}, p)
 }
 
@@ -33,14 +20,14 @@ func BindIn(cat *catalog.Catalog, searchPath []string, p *Parsed) (Statement, er
 // names is the one recorded in refs (catalog.Relation.Refs) when the view
 // was created. Without refs (views stored before they were recorded) names
 // are resolved in public.
-func BindStored(cat *catalog.Catalog, refs []catalog.Ref, p *Parsed) (Statement, error) {
+func BindStored(cat *catalog.Catalog, refs []catalog.Ref, p *Parsed) (ir.Statement, error) {
 	return bind(&binder{cat: cat, pins: pins(refs), funcs: funcState{stored: true}}, p)
 }
 
 // BindStoredView binds the stored defining statement of view rel as
 // BindStored does, each SQL function it calls being the one recorded in
 // rel.Functions.
-func BindStoredView(cat *catalog.Catalog, rel *catalog.Relation, p *Parsed) (Statement, error) {
+func BindStoredView(cat *catalog.Catalog, rel *catalog.Relation, p *Parsed) (ir.Statement, error) {
 	z, err := storedZone(rel.TimeZone)
 	if err != nil {
 		return nil, err
@@ -53,7 +40,7 @@ func BindStoredView(cat *catalog.Catalog, rel *catalog.Relation, p *Parsed) (Sta
 // interval keys by span (catalog.Relation.IntervalSpans): its GROUP BY,
 // DISTINCT, set operations and DISTINCT aggregates keep intervals apart by
 // spelling, as its state was built.
-func BindStoredBySpelling(cat *catalog.Catalog, refs []catalog.Ref, p *Parsed) (Statement, error) {
+func BindStoredBySpelling(cat *catalog.Catalog, refs []catalog.Ref, p *Parsed) (ir.Statement, error) {
 	return bind(&binder{cat: cat, pins: pins(refs), intervalSpelling: true}, p)
 }
 
@@ -114,20 +101,20 @@ func (b *binder) checkCatalogName(rv *pg_query.RangeVar) error {
 // creationName resolves the name of a relation to create: a qualified name
 // in its schema, an unqualified one in the first schema of the search path
 // that exists, as PostgreSQL does.
-func (b *binder) creationName(rv *pg_query.RangeVar) (ObjectName, error) {
+func (b *binder) creationName(rv *pg_query.RangeVar) (ir.ObjectName, error) {
 	if err := b.checkCatalogName(rv); err != nil {
-		return ObjectName{}, err
+		return ir.ObjectName{}, err
 	}
-	n := ObjectName{Schema: rv.Schemaname, Name: rv.Relname}
+	n := ir.ObjectName{Schema: rv.Schemaname, Name: rv.Relname}
 	if n.Schema == "" {
 		if n.Schema = b.cat.CreationSchema(b.path); n.Schema == "" {
-			return ObjectName{}, b.errAt(rv.Location, sqlerr.New(sqlerr.InvalidSchemaName, "no schema has been selected to create in"))
+			return ir.ObjectName{}, b.errAt(rv.Location, sqlerr.New(sqlerr.InvalidSchemaName, "no schema has been selected to create in"))
 		}
 	} else if b.cat.Schema(n.Schema) == nil {
-		return ObjectName{}, b.errAt(rv.Location, sqlerr.New(sqlerr.InvalidSchemaName, "schema \"%s\" does not exist", n.Schema))
+		return ir.ObjectName{}, b.errAt(rv.Location, sqlerr.New(sqlerr.InvalidSchemaName, "schema \"%s\" does not exist", n.Schema))
 	}
 	if n.Schema == catalog.PgCatalog {
-		return ObjectName{}, b.errAt(rv.Location, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied to create \"%s.%s\"", n.Schema, n.Name).
+		return ir.ObjectName{}, b.errAt(rv.Location, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied to create \"%s.%s\"", n.Schema, n.Name).
 			WithDetail("System catalog modifications are currently disallowed."))
 	}
 	return n, nil
@@ -155,7 +142,7 @@ const maxViewDepth = 64
 // expandView binds a plain view where it is read: its stored query, bound
 // on its own (it sees neither the reading query's CTEs nor its columns),
 // with the view's column names, as a subquery in FROM.
-func (b *binder) expandView(rel *catalog.Relation, rv *pg_query.RangeVar) (Rel, *scope, error) {
+func (b *binder) expandView(rel *catalog.Relation, rv *pg_query.RangeVar) (ir.Rel, *scope, error) {
 	if b.viewDepth >= maxViewDepth {
 		return nil, nil, b.errAt(rv.Location, sqlerr.New(sqlerr.InvalidObjectDefinition, "infinite recursion detected in rules for relation \"%s\"", rel.Name))
 	}
@@ -174,14 +161,14 @@ func (b *binder) expandView(rel *catalog.Relation, rv *pg_query.RangeVar) (Rel, 
 	if b.volatile == nil {
 		b.volatile = sub.volatile
 	}
-	vis := VisibleColumns(q)
+	vis := ir.VisibleColumns(q)
 	if len(vis) != len(rel.Columns) {
 		return nil, nil, b.errAt(rv.Location, sqlerr.New(sqlerr.InternalError, "view \"%s\" has %d columns, its stored query %d", rel.Name, len(rel.Columns), len(vis)))
 	}
-	cols := append([]Column(nil), q.Columns()...)
-	exprs := make([]Expr, len(cols))
+	cols := append([]ir.Column(nil), q.Columns()...)
+	exprs := make([]ir.Expr, len(cols))
 	for i, c := range cols {
-		exprs[i] = &InputRef{Index: i, T: c.Type, Name: c.Name}
+		exprs[i] = &ir.InputRef{Index: i, T: c.Type, Name: c.Name}
 	}
 	for k, i := range vis {
 		want := rel.Columns[k]
@@ -193,7 +180,7 @@ func (b *binder) expandView(rel *catalog.Relation, rv *pg_query.RangeVar) (Rel, 
 		}
 		cols[i].Name, cols[i].Type = want.Name, want.Type
 	}
-	out := Rel(&Project{Input: q, Exprs: exprs, Cols: cols})
+	out := ir.Rel(&ir.Project{Input: q, Exprs: exprs, Cols: cols})
 	alias := rel.Name
 	var colAliases []*pg_query.Node
 	if rv.Alias != nil {
@@ -222,7 +209,7 @@ func textStart(p *Parsed) int {
 
 // CreateView is CREATE [OR REPLACE] VIEW name [(columns)] AS query.
 type CreateView struct {
-	Name    ObjectName
+	Name    ir.ObjectName
 	Replace bool
 	// Columns are the view's columns: names and types of the query's
 	// visible columns.
@@ -239,7 +226,7 @@ type CreateView struct {
 
 func (*CreateView) Tag() string { return "CREATE VIEW" }
 
-func (b *binder) bindCreateView(s *pg_query.ViewStmt) (Statement, error) {
+func (b *binder) bindCreateView(s *pg_query.ViewStmt) (ir.Statement, error) {
 	if s.View.Relpersistence == "t" {
 		return nil, b.errAt(s.View.Location, sqlerr.Unsupported("temporary views"))
 	}
@@ -261,7 +248,7 @@ func (b *binder) bindCreateView(s *pg_query.ViewStmt) (Statement, error) {
 	if b.hasParams() {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "views may not be defined using bound parameters")
 	}
-	vis := VisibleColumns(q)
+	vis := ir.VisibleColumns(q)
 	if len(s.Aliases) > len(vis) {
 		return nil, b.errAt(s.View.Location, sqlerr.New(sqlerr.SyntaxError, "CREATE VIEW specifies more column names than columns"))
 	}
@@ -294,7 +281,7 @@ type CreateSchema struct {
 
 func (*CreateSchema) Tag() string { return "CREATE SCHEMA" }
 
-func (b *binder) bindCreateSchema(s *pg_query.CreateSchemaStmt) (Statement, error) {
+func (b *binder) bindCreateSchema(s *pg_query.CreateSchemaStmt) (ir.Statement, error) {
 	if s.Authrole != nil {
 		return nil, sqlerr.Unsupported("CREATE SCHEMA ... AUTHORIZATION")
 	}

@@ -1,11 +1,14 @@
 package sql
 
-import "strconv"
+import (
+	"github.com/streamsql/streamsql/ir"
+	"strconv"
+)
 
 // AlterViewParallelism is ALTER MATERIALIZED VIEW name SET PARALLELISM
 // [= | TO] n: the view's dataflow is rebuilt on n actors at a checkpoint.
 type AlterViewParallelism struct {
-	Name ObjectName
+	Name ir.ObjectName
 	// N is the number of actors; 0 means default (one per core).
 	N int
 	// Path is the session's search path.
@@ -17,7 +20,7 @@ func (s *AlterViewParallelism) Tag() string { return "ALTER MATERIALIZED VIEW" }
 // parseSetParallelism reads "set parallelism [= | to] n | default" after an
 // ALTER MATERIALIZED VIEW's name. It returns nil for other words; n out of
 // range is left to the engine, which knows the bound.
-func parseSetParallelism(name ObjectName, rest []string) Statement {
+func parseSetParallelism(name ir.ObjectName, rest []string) ir.Statement {
 	if len(rest) < 3 || rest[0] != "set" || rest[1] != "parallelism" {
 		return nil
 	}

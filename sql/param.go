@@ -5,6 +5,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -77,18 +78,18 @@ type paramState struct {
 //
 // The statement must not be executed: it is for its result columns only
 // (Params stand where the values will be).
-func Prepare(cat *catalog.Catalog, p *Parsed, declared []types.T) (st Statement, paramTypes []types.T, err error) {
+func Prepare(cat *catalog.Catalog, p *Parsed, declared []types.T) (st ir.Statement, paramTypes []types.T, err error) {
 	return PrepareIn(cat, nil, p, declared)
 }
 
 // PrepareIn is Prepare with unqualified names resolved in searchPath (see
 // BindIn).
-func PrepareIn(cat *catalog.Catalog, searchPath []string, p *Parsed, declared []types.T) (st Statement, paramTypes []types.T, err error) {
+func PrepareIn(cat *catalog.Catalog, searchPath []string, p *Parsed, declared []types.T) (st ir.Statement, paramTypes []types.T, err error) {
 	return PrepareInZone(cat, searchPath, nil, p, declared)
 }
 
 // PrepareInZone is PrepareIn for a session whose TimeZone is zone (nil: UTC).
-func PrepareInZone(cat *catalog.Catalog, searchPath []string, zone *types.Zone, p *Parsed, declared []types.T) (st Statement, paramTypes []types.T, err error) {
+func PrepareInZone(cat *catalog.Catalog, searchPath []string, zone *types.Zone, p *Parsed, declared []types.T) (st ir.Statement, paramTypes []types.T, err error) {
 	ps := &paramState{types: append([]types.T(nil), declared...)}
 	ps.referenced = make([]bool, len(ps.types))
 	if p.custom != nil {
@@ -112,26 +113,26 @@ func PrepareInZone(cat *catalog.Catalog, searchPath []string, zone *types.Zone, 
 // types Prepare returned, values holds one value of that type per parameter
 // (types.Null for NULL; text for an UnknownT parameter). Every reference to a
 // parameter becomes a Const.
-func BindParams(cat *catalog.Catalog, p *Parsed, paramTypes []types.T, values []types.Datum) (Statement, error) {
+func BindParams(cat *catalog.Catalog, p *Parsed, paramTypes []types.T, values []types.Datum) (ir.Statement, error) {
 	return BindParamsIn(cat, nil, p, paramTypes, values)
 }
 
 // BindParamsIn is BindParams with unqualified names resolved in searchPath
 // (see BindIn).
-func BindParamsIn(cat *catalog.Catalog, searchPath []string, p *Parsed, paramTypes []types.T, values []types.Datum) (Statement, error) {
+func BindParamsIn(cat *catalog.Catalog, searchPath []string, p *Parsed, paramTypes []types.T, values []types.Datum) (ir.Statement, error) {
 	return BindParamsInZone(cat, searchPath, nil, p, paramTypes, values)
 }
 
 // BindParamsInZone is BindParamsIn for a session whose TimeZone is zone
 // (nil: UTC).
-func BindParamsInZone(cat *catalog.Catalog, searchPath []string, zone *types.Zone, p *Parsed, paramTypes []types.T, values []types.Datum) (Statement, error) {
+func BindParamsInZone(cat *catalog.Catalog, searchPath []string, zone *types.Zone, p *Parsed, paramTypes []types.T, values []types.Datum) (ir.Statement, error) {
 	st, _, err := BindParamsInZoneRefs(cat, searchPath, zone, p, paramTypes, values)
 	return st, err
 }
 
 // BindParamsInZoneRefs is BindParamsInZone that also returns what the
 // statement touches, as BindInZoneRefs does.
-func BindParamsInZoneRefs(cat *catalog.Catalog, searchPath []string, zone *types.Zone, p *Parsed, paramTypes []types.T, values []types.Datum) (Statement, Access, error) {
+func BindParamsInZoneRefs(cat *catalog.Catalog, searchPath []string, zone *types.Zone, p *Parsed, paramTypes []types.T, values []types.Datum) (ir.Statement, Access, error) {
 	if len(values) != len(paramTypes) {
 		return nil, Access{}, sqlerr.New(sqlerr.InternalError, "sql: %d parameter values for %d parameters", len(values), len(paramTypes))
 	}
@@ -148,7 +149,7 @@ func BindParamsInZoneRefs(cat *catalog.Catalog, searchPath []string, zone *types
 }
 
 // bindParamRef binds a reference to a parameter.
-func (b *binder) bindParamRef(ref *pg_query.ParamRef) (Expr, error) {
+func (b *binder) bindParamRef(ref *pg_query.ParamRef) (ir.Expr, error) {
 	n := int(ref.Number)
 	ps := b.params
 	if ps == nil || n < 1 || n > maxParams || ps.exec && n > len(ps.types) {
@@ -164,12 +165,12 @@ func (b *binder) bindParamRef(ref *pg_query.ParamRef) (Expr, error) {
 	if !ps.exec {
 		return &Param{Index: i, T: t}, nil
 	}
-	c := &Const{Value: ps.values[i], T: t}
+	c := &ir.Const{Value: ps.values[i], T: t}
 	if t.Kind == types.Unknown {
 		// An untyped parameter is a string literal: errors converting it
 		// point at the parameter.
 		if b.litLoc == nil {
-			b.litLoc = map[*Const]int32{}
+			b.litLoc = map[*ir.Const]int32{}
 		}
 		b.litLoc[c] = ref.Location
 	}
@@ -181,7 +182,7 @@ func (b *binder) bindParamRef(ref *pg_query.ParamRef) (Expr, error) {
 // character varying; the assignment cast applies the limit), and returns the parameter as an
 // expression of that type. A second, different type for the same parameter
 // is error 42P08, as in PostgreSQL.
-func (b *binder) resolveParam(p *Param, t types.T, loc int32) (Expr, error) {
+func (b *binder) resolveParam(p *Param, t types.T, loc int32) (ir.Expr, error) {
 	base := types.WithoutTypmod(t)
 	ps := b.params
 	switch cur := ps.types[p.Index]; {
@@ -198,7 +199,7 @@ func (b *binder) resolveParam(p *Param, t types.T, loc int32) (Expr, error) {
 // defaultParamType gives the untyped parameter p the type text, as
 // PostgreSQL does where nothing else decides (the select list), unless
 // another reference has typed it meanwhile.
-func (b *binder) defaultParamType(p *Param) Expr {
+func (b *binder) defaultParamType(p *Param) ir.Expr {
 	ps := b.params
 	if ps.types[p.Index].Kind == types.Unknown {
 		ps.types[p.Index] = types.TextT
@@ -207,7 +208,7 @@ func (b *binder) defaultParamType(p *Param) Expr {
 }
 
 // untypedParam returns e as an untyped parameter, if it is one.
-func untypedParam(e Expr) (*Param, bool) {
+func untypedParam(e ir.Expr) (*Param, bool) {
 	p, ok := e.(*Param)
 	return p, ok && p.T.Kind == types.Unknown
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -75,9 +76,9 @@ func TestPrepareInfersParameterTypes(t *testing.T) {
 				t.Errorf("parameter types %q, want %q", got, tc.want)
 			}
 			if tc.cols != "" {
-				rel := st.(*Select).Query
+				rel := st.(*ir.Select).Query
 				var cols []types.T
-				for _, i := range VisibleColumns(rel) {
+				for _, i := range ir.VisibleColumns(rel) {
 					cols = append(cols, rel.Columns()[i].Type)
 				}
 				if got := typeList(cols); got != tc.cols {
@@ -128,7 +129,7 @@ func TestPrepareErrors(t *testing.T) {
 // their types.
 func TestBindParams(t *testing.T) {
 	cat := testCatalog()
-	bind := func(text string, values ...types.Datum) Statement {
+	bind := func(text string, values ...types.Datum) ir.Statement {
 		t.Helper()
 		p := parseOne(t, text)
 		_, pts, err := Prepare(cat, p, nil)
@@ -142,24 +143,24 @@ func TestBindParams(t *testing.T) {
 		return st
 	}
 	sel := bind("SELECT a FROM t WHERE a = $1 AND s = $2 LIMIT $3 OFFSET $4",
-		types.DInt(5), types.DText("x"), types.DInt(10), types.Null).(*Select)
-	lim, ok := sel.Query.(*Limit)
+		types.DInt(5), types.DText("x"), types.DInt(10), types.Null).(*ir.Select)
+	lim, ok := sel.Query.(*ir.Limit)
 	if !ok || lim.Count != 10 || lim.Offset != 0 {
 		t.Fatalf("limit: %#v", sel.Query)
 	}
 	if got := fmt.Sprint(sel.Query); strings.Contains(got, "$") {
 		t.Errorf("bound query still has parameters: %s", got)
 	}
-	hasParam := func(e Expr) bool {
+	hasParam := func(e ir.Expr) bool {
 		found := false
-		Walk(e, func(x Expr) bool {
+		ir.Walk(e, func(x ir.Expr) bool {
 			_, p := x.(*Param)
 			found = found || p
 			return true
 		})
 		return found
 	}
-	up := bind("UPDATE t SET v = $1 WHERE a = $2", types.DText("ab"), types.DInt(1)).(*Update)
+	up := bind("UPDATE t SET v = $1 WHERE a = $2", types.DText("ab"), types.DInt(1)).(*ir.Update)
 	if hasParam(updateWhere(up)) || hasParam(updateSet(up, 1)) {
 		t.Errorf("UPDATE keeps parameters: %v %v", updateWhere(up), updateSet(up, 1))
 	}
@@ -176,7 +177,7 @@ func TestBindParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vals := st.(*Insert).Source.(*Project).Input.(*Values)
+	vals := st.(*ir.Insert).Source.(*ir.Project).Input.(*ir.Values)
 	if c := findCast(vals.Rows[0][0]); c == nil || !c.Assignment {
 		t.Errorf("INSERT v = $1 (prepared): cast %v, want an assignment cast", c)
 	}

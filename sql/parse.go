@@ -14,6 +14,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/pganalyze/pg_query_go/v6/parser"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 )
 
@@ -24,7 +25,7 @@ type Parsed struct {
 	// node is the parse tree; nil for statements pg_query does not know, which
 	// are then in custom.
 	node   *pg_query.Node
-	custom Statement
+	custom ir.Statement
 	// base is the byte offset in the whole query string that node locations
 	// are relative to.
 	base int
@@ -188,21 +189,21 @@ func splitStatements(text string) ([]piece, error) {
 
 // parseCustom recognises the statements streamsql adds to PostgreSQL's
 // grammar from their lower-cased tokens.
-func parseCustom(words []string) Statement {
+func parseCustom(words []string) ir.Statement {
 	if st := parseShowCatalog(words); st != nil {
 		return st
 	}
 	switch {
 	case len(words) == 1 && words[0] == "flush":
-		return &Flush{}
+		return &ir.Flush{}
 	case len(words) >= 4 && words[0] == "explain":
 		return parseExplainView(words)
 	case len(words) >= 4 && words[0] == "verify":
 		return parseVerifyView(words)
 	case len(words) == 2 && words[0] == "show" && words[1] == "tables":
-		return &ShowRelations{Kind: catalog.Table}
+		return &ir.ShowRelations{Kind: catalog.Table}
 	case len(words) == 3 && words[0] == "show" && words[1] == "materialized" && words[2] == "views":
-		return &ShowRelations{Kind: catalog.MaterializedView}
+		return &ir.ShowRelations{Kind: catalog.MaterializedView}
 	case len(words) >= 5 && words[0] == "alter" && words[1] == "materialized" && words[2] == "view":
 		name, rest := customName(words[3:])
 		if len(rest) == 1 && (rest[0] == "pause" || rest[0] == "resume") {
@@ -223,15 +224,15 @@ func parseCustom(words []string) Statement {
 
 // customName reads a possibly schema-qualified name from the start of the
 // tokens of a custom statement, and returns the tokens after it.
-func customName(words []string) (ObjectName, []string) {
+func customName(words []string) (ir.ObjectName, []string) {
 	if len(words) == 0 {
-		return ObjectName{}, nil
+		return ir.ObjectName{}, nil
 	}
 	unquote := func(w string) string { return strings.ReplaceAll(strings.Trim(w, `"`), `""`, `"`) }
 	if len(words) >= 3 && words[1] == "." {
-		return ObjectName{Schema: unquote(words[0]), Name: unquote(words[2])}, words[3:]
+		return ir.ObjectName{Schema: unquote(words[0]), Name: unquote(words[2])}, words[3:]
 	}
-	return ObjectName{Name: unquote(words[0])}, words[1:]
+	return ir.ObjectName{Name: unquote(words[0])}, words[1:]
 }
 
 // syntaxError converts a pg_query error into a 42601 error positioned in the

@@ -3,6 +3,7 @@ package sql
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -56,7 +57,7 @@ func (b *binder) parsed(node *pg_query.Node) *Parsed {
 	return &Parsed{Text: b.text, node: node, base: b.base, full: b.full, start: b.textStart, end: b.textStart + len(b.text)}
 }
 
-func (b *binder) bindPrepare(s *pg_query.PrepareStmt) (Statement, error) {
+func (b *binder) bindPrepare(s *pg_query.PrepareStmt) (ir.Statement, error) {
 	p := &PrepareStmt{Name: s.Name, Stmt: b.parsed(s.Query)}
 	for _, n := range s.Argtypes {
 		tn := n.GetTypeName()
@@ -72,11 +73,11 @@ func (b *binder) bindPrepare(s *pg_query.PrepareStmt) (Statement, error) {
 	return p, nil
 }
 
-func (b *binder) bindExecute(s *pg_query.ExecuteStmt) (Statement, error) {
+func (b *binder) bindExecute(s *pg_query.ExecuteStmt) (ir.Statement, error) {
 	return &Execute{Name: s.Name, args: s.Params, at: b.parsed(nil)}, nil
 }
 
-func bindDiscard(s *pg_query.DiscardStmt) (Statement, error) {
+func bindDiscard(s *pg_query.DiscardStmt) (ir.Statement, error) {
 	switch s.Target {
 	case pg_query.DiscardMode_DISCARD_ALL:
 		return &Discard{What: "ALL"}, nil
@@ -93,10 +94,10 @@ func bindDiscard(s *pg_query.DiscardStmt) (Statement, error) {
 // BindExecuteArgs binds the arguments of EXECUTE as constant expressions of
 // the prepared statement's parameter types (assignment casts, as PostgreSQL
 // applies). The caller checks their number.
-func BindExecuteArgs(cat *catalog.Catalog, searchPath []string, zone *types.Zone, ex *Execute, paramTypes []types.T) ([]Expr, error) {
+func BindExecuteArgs(cat *catalog.Catalog, searchPath []string, zone *types.Zone, ex *Execute, paramTypes []types.T) ([]ir.Expr, error) {
 	p := ex.at
 	b := &binder{cat: cat, path: searchPath, full: p.full, base: p.base, text: p.Text, textStart: textStart(p), zone: zone}
-	out := make([]Expr, len(ex.args))
+	out := make([]ir.Expr, len(ex.args))
 	for i, n := range ex.args {
 		e, err := b.bindExpr(&exprCtx{scope: &scope{}, clause: "EXECUTE parameter"}, n)
 		if err != nil {

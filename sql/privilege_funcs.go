@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -104,7 +105,7 @@ func doesNotExist(code, kind string) func(string) *sqlerr.Error {
 // bindPrivilegeFunc binds a call of a has_*_privilege function of
 // privilegeFuncs. ok is false when the session checks no privileges (the
 // caller then answers true).
-func (b *binder) bindPrivilegeFunc(name string, args []Expr, loc int32) (Expr, bool, error) {
+func (b *binder) bindPrivilegeFunc(name string, args []ir.Expr, loc int32) (ir.Expr, bool, error) {
 	pf := privilegeFuncs[name]
 	pc, ok := b.session.(PrivilegeChecker)
 	if !ok {
@@ -147,7 +148,7 @@ func (b *binder) bindPrivilegeFunc(name string, args []Expr, loc int32) (Expr, b
 		held[i] = h
 	}
 	obj := args[0]
-	if c, isConst := obj.(*Const); isConst {
+	if c, isConst := obj.(*ir.Const); isConst {
 		e, cerr := b.privilegeOfConst(pf, pc, user, privs, c, cands, held, args[1:len(args)-1])
 		if cerr != nil {
 			return nil, true, b.errAt(loc, cerr)
@@ -159,8 +160,8 @@ func (b *binder) bindPrivilegeFunc(name string, args []Expr, loc int32) (Expr, b
 }
 
 // privilegeConst reads the constant text argument what of fn.
-func (b *binder) privilegeConst(fn, what string, e Expr, loc int32) (string, error) {
-	c, ok := e.(*Const)
+func (b *binder) privilegeConst(fn, what string, e ir.Expr, loc int32) (string, error) {
+	c, ok := e.(*ir.Const)
 	if !ok || c.Value.Null || (c.T.Kind != types.Text && c.T.Kind != types.Unknown) {
 		return "", b.errAt(loc, sqlerr.Unsupported("%s with a %s argument that is not a text constant", fn, what))
 	}
@@ -170,10 +171,10 @@ func (b *binder) privilegeConst(fn, what string, e Expr, loc int32) (string, err
 // privilegeOfConst answers for a constant object c. For has_column_privilege
 // col holds the column argument; a constant column name must exist.
 func (b *binder) privilegeOfConst(pf privilegeFunc, pc PrivilegeChecker, user string, privs catalog.Privileges,
-	c *Const, cands []privilegeCandidate, held []bool, col []Expr) (Expr, *sqlerr.Error) {
-	boolConst := func(v bool) Expr { return &Const{Value: types.DBool(v), T: types.BoolT} }
+	c *ir.Const, cands []privilegeCandidate, held []bool, col []ir.Expr) (ir.Expr, *sqlerr.Error) {
+	boolConst := func(v bool) ir.Expr { return &ir.Const{Value: types.DBool(v), T: types.BoolT} }
 	if c.Value.Null {
-		return &Const{Value: types.Null, T: types.BoolT}, nil
+		return &ir.Const{Value: types.Null, T: types.BoolT}, nil
 	}
 	byName := c.T.Kind == types.Text || c.T.Kind == types.Unknown
 	for i, cand := range cands {
@@ -181,7 +182,7 @@ func (b *binder) privilegeOfConst(pf privilegeFunc, pc PrivilegeChecker, user st
 			continue
 		}
 		if len(col) == 1 {
-			if cc, ok := col[0].(*Const); ok && (cc.T.Kind == types.Text || cc.T.Kind == types.Unknown) && !cc.Value.Null {
+			if cc, ok := col[0].(*ir.Const); ok && (cc.T.Kind == types.Text || cc.T.Kind == types.Unknown) && !cc.Value.Null {
 				if ci := cand.obj.Rel.ColumnIndex(cc.Value.S); ci < 0 || cand.obj.Rel.Columns[ci].Hidden {
 					return nil, sqlerr.New(sqlerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", cc.Value.S, cand.obj.Rel.Name)
 				}
@@ -199,16 +200,16 @@ func (b *binder) privilegeOfConst(pf privilegeFunc, pc PrivilegeChecker, user st
 	if byName {
 		return nil, pf.missing(c.Value.S)
 	}
-	return &Const{Value: types.Null, T: types.BoolT}, nil
+	return &ir.Const{Value: types.Null, T: types.BoolT}, nil
 }
 
 // privilegeOfColumn answers for an object column x, by name (text) or OID.
-func (b *binder) privilegeOfColumn(x Expr, cands []privilegeCandidate, held []bool, loc int32) (Expr, error) {
-	var yes, no []Expr
+func (b *binder) privilegeOfColumn(x ir.Expr, cands []privilegeCandidate, held []bool, loc int32) (ir.Expr, error) {
+	var yes, no []ir.Expr
 	if x.Type().Kind == types.Text {
 		for i, c := range cands {
 			for _, n := range c.names {
-				k := &Const{Value: types.DText(n), T: types.TextT}
+				k := &ir.Const{Value: types.DText(n), T: types.TextT}
 				if held[i] {
 					yes = append(yes, k)
 				} else {
@@ -222,7 +223,7 @@ func (b *binder) privilegeOfColumn(x Expr, cands []privilegeCandidate, held []bo
 			return nil, err
 		}
 		for i, c := range cands {
-			k := &Const{Value: types.DInt(c.oid), T: types.Int64T}
+			k := &ir.Const{Value: types.DInt(c.oid), T: types.Int64T}
 			if held[i] {
 				yes = append(yes, k)
 			} else {
@@ -230,12 +231,12 @@ func (b *binder) privilegeOfColumn(x Expr, cands []privilegeCandidate, held []bo
 			}
 		}
 	}
-	out := &Case{T: types.BoolT, Else: &Const{Value: types.Null, T: types.BoolT}}
+	out := &ir.Case{T: types.BoolT, Else: &ir.Const{Value: types.Null, T: types.BoolT}}
 	if len(yes) > 0 {
-		out.Whens = append(out.Whens, When{Cond: &InList{Arg: x, List: yes}, Then: &Const{Value: types.DBool(true), T: types.BoolT}})
+		out.Whens = append(out.Whens, ir.When{Cond: &ir.InList{Arg: x, List: yes}, Then: &ir.Const{Value: types.DBool(true), T: types.BoolT}})
 	}
 	if len(no) > 0 {
-		out.Whens = append(out.Whens, When{Cond: &InList{Arg: x, List: no}, Then: &Const{Value: types.DBool(false), T: types.BoolT}})
+		out.Whens = append(out.Whens, ir.When{Cond: &ir.InList{Arg: x, List: no}, Then: &ir.Const{Value: types.DBool(false), T: types.BoolT}})
 	}
 	if len(out.Whens) == 0 {
 		return out.Else, nil
@@ -360,7 +361,7 @@ func isBuiltinFunction(name string) bool {
 	}
 	name = strings.TrimPrefix(name, "pg_catalog.")
 	_, catalogFn := catalogFuncs[name]
-	return len(FunctionOverloads(name)) > 0 || IsArrayFunction(name) || catalogFn || aggregateNames[name]
+	return len(ir.FunctionOverloads(name)) > 0 || ir.IsArrayFunction(name) || catalogFn || ir.AggregateNames[name]
 }
 
 // functionCandidates are the user functions of pg_proc, by OID and by
@@ -414,14 +415,14 @@ type RoleOID struct {
 // text arguments (MEMBER, USAGE; MEMBER WITH ADMIN OPTION is held by
 // superusers only). ok is false when the session knows no roles or an
 // argument is not a text constant.
-func (b *binder) bindPgHasRole(args []Expr, loc int32) (Expr, bool, error) {
+func (b *binder) bindPgHasRole(args []ir.Expr, loc int32) (ir.Expr, bool, error) {
 	ri, ok := b.session.(RoleInfo)
 	if !ok || len(args) < 2 || len(args) > 3 {
 		return nil, false, nil
 	}
 	var texts []string
 	for _, a := range args {
-		c, isConst := a.(*Const)
+		c, isConst := a.(*ir.Const)
 		if !isConst || c.Value.Null || c.T.Kind != types.Text && c.T.Kind != types.Unknown {
 			return nil, false, nil
 		}
@@ -443,5 +444,5 @@ func (b *binder) bindPgHasRole(args []Expr, loc int32) (Expr, bool, error) {
 	if !known {
 		return nil, true, b.errAt(loc, sqlerr.New(sqlerr.UndefinedObject, "role \"%s\" does not exist", role))
 	}
-	return &Const{Value: types.DBool(held), T: types.BoolT}, true, nil
+	return &ir.Const{Value: types.DBool(held), T: types.BoolT}, true, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 )
 
@@ -79,7 +80,7 @@ func (b *binder) retainHistoryOf(opts []*pg_query.Node) (string, error) {
 
 // bindAlterRelOptions binds ALTER ... SET (options) and RESET (options):
 // retain_history is the only option.
-func (b *binder) bindAlterRelOptions(s *pg_query.AlterTableStmt, cmd *pg_query.AlterTableCmd) (Statement, error) {
+func (b *binder) bindAlterRelOptions(s *pg_query.AlterTableStmt, cmd *pg_query.AlterTableCmd) (ir.Statement, error) {
 	rel, err := b.alterTarget(s.Relation, s.Objtype)
 	if err != nil {
 		return nil, err

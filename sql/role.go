@@ -7,6 +7,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -112,7 +113,7 @@ func (g *GrantRole) Tag() string {
 
 // bindRoleStatement binds the statements of roles and privileges; ok is
 // false for any other statement.
-func (b *binder) bindRoleStatement(n *pg_query.Node) (st Statement, ok bool, err error) {
+func (b *binder) bindRoleStatement(n *pg_query.Node) (st ir.Statement, ok bool, err error) {
 	switch s := n.Node.(type) {
 	case *pg_query.Node_CreateRoleStmt:
 		st, err = b.bindCreateRole(s.CreateRoleStmt)
@@ -130,7 +131,7 @@ func (b *binder) bindRoleStatement(n *pg_query.Node) (st Statement, ok bool, err
 	return st, true, err
 }
 
-func (b *binder) bindCreateRole(s *pg_query.CreateRoleStmt) (Statement, error) {
+func (b *binder) bindCreateRole(s *pg_query.CreateRoleStmt) (ir.Statement, error) {
 	st := &CreateRole{Name: s.Role}
 	if err := b.roleOptions(s.Options, &st.Options); err != nil {
 		return nil, err
@@ -145,7 +146,7 @@ func (b *binder) bindCreateRole(s *pg_query.CreateRoleStmt) (Statement, error) {
 	return st, nil
 }
 
-func (b *binder) bindAlterRole(s *pg_query.AlterRoleStmt) (Statement, error) {
+func (b *binder) bindAlterRole(s *pg_query.AlterRoleStmt) (ir.Statement, error) {
 	st := &AlterRole{}
 	switch s.Role.Roletype {
 	case pg_query.RoleSpecType_ROLESPEC_CSTRING:
@@ -161,7 +162,7 @@ func (b *binder) bindAlterRole(s *pg_query.AlterRoleStmt) (Statement, error) {
 	return st, nil
 }
 
-func (b *binder) bindDropRole(s *pg_query.DropRoleStmt) (Statement, error) {
+func (b *binder) bindDropRole(s *pg_query.DropRoleStmt) (ir.Statement, error) {
 	st := &DropRole{IfExists: s.MissingOk}
 	for _, r := range s.Roles {
 		spec := r.GetRoleSpec()
@@ -238,7 +239,7 @@ func roleNames(n *pg_query.Node) []string {
 	return out
 }
 
-func (b *binder) bindGrant(s *pg_query.GrantStmt) (Statement, error) {
+func (b *binder) bindGrant(s *pg_query.GrantStmt) (ir.Statement, error) {
 	st := &Grant{Revoke: !s.IsGrant, GrantOption: s.GrantOption, Cascade: s.Behavior == pg_query.DropBehavior_DROP_CASCADE}
 	if s.Grantor != nil {
 		return nil, sqlerr.Unsupported("GRANTED BY")
@@ -350,7 +351,7 @@ func columnsExist(rel *catalog.Relation, cols []ColumnPrivileges) error {
 	return nil
 }
 
-func (b *binder) bindGrantRole(s *pg_query.GrantRoleStmt) (Statement, error) {
+func (b *binder) bindGrantRole(s *pg_query.GrantRoleStmt) (ir.Statement, error) {
 	st := &GrantRole{Revoke: !s.IsGrant}
 	for _, n := range s.GrantedRoles {
 		if ap := n.GetAccessPriv(); ap != nil {
@@ -367,7 +368,7 @@ func (b *binder) bindGrantRole(s *pg_query.GrantRoleStmt) (Statement, error) {
 
 // BindInZoneRefs is BindInZone that also returns what the statement
 // touches: what privileges are checked on.
-func BindInZoneRefs(cat *catalog.Catalog, searchPath []string, zone *types.Zone, p *Parsed) (Statement, Access, error) {
+func BindInZoneRefs(cat *catalog.Catalog, searchPath []string, zone *types.Zone, p *Parsed) (ir.Statement, Access, error) {
 	b := &binder{cat: cat, path: searchPath, zone: zone}
 	st, err := bind(b, p)
 	return st, b.access(), err

@@ -2,6 +2,7 @@ package sql
 
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 )
 
@@ -23,7 +24,7 @@ func (*Savepoint) Tag() string  { return "SELECT 1" }
 // bindSavepointCall recognises SELECT create_savepoint('name') and SELECT
 // drop_savepoint('name'), which act on the database rather than compute a
 // value. ok is false for every other SELECT.
-func (b *binder) bindSavepointCall(sel *pg_query.SelectStmt) (st Statement, ok bool, err error) {
+func (b *binder) bindSavepointCall(sel *pg_query.SelectStmt) (st ir.Statement, ok bool, err error) {
 	if len(sel.FromClause) > 0 || len(sel.TargetList) != 1 || sel.Op != pg_query.SetOperation_SETOP_NONE {
 		return nil, false, nil
 	}
@@ -44,7 +45,7 @@ func (b *binder) bindSavepointCall(sel *pg_query.SelectStmt) (st Statement, ok b
 // AlterViewPause is ALTER MATERIALIZED VIEW name PAUSE | RESUME: a paused
 // view keeps its state and its inputs' changes and catches up on resume.
 type AlterViewPause struct {
-	Name  ObjectName
+	Name  ir.ObjectName
 	Pause bool
 	// Path is the session's search path.
 	Path []string

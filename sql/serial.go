@@ -5,6 +5,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -65,9 +66,9 @@ func (b *binder) setDefault(col *catalog.Column, table string, expr *pg_query.No
 // columnDefault returns the value col takes when an INSERT omits it: its
 // DEFAULT bound and converted to its type, or NULL (also for a serial
 // column, whose value the table writer fills in).
-func (b *binder) columnDefault(col catalog.Column) (Expr, error) {
+func (b *binder) columnDefault(col catalog.Column) (ir.Expr, error) {
 	if col.Default == "" {
-		return &Const{Value: types.Null, T: col.Type}, nil
+		return &ir.Const{Value: types.Null, T: col.Type}, nil
 	}
 	res, err := pg_query.Parse("SELECT " + col.Default)
 	if err != nil {
@@ -91,24 +92,24 @@ func (b *binder) columnDefault(col catalog.Column) (Expr, error) {
 // lists (the first len(vis) of them receive source columns); flagCols, when
 // the source is VALUES, are the source's columns saying which targeted
 // serial columns were given DEFAULT, by target position.
-func serialFlags(table *catalog.Relation, targets []int, nvis int, flagCols map[int]int) (exprs []Expr, cols []Column) {
+func serialFlags(table *catalog.Relation, targets []int, nvis int, flagCols map[int]int) (exprs []ir.Expr, cols []ir.Column) {
 	for _, ci := range table.VisibleColumns() {
 		col := table.Columns[ci]
 		if !col.Serial {
 			continue
 		}
-		var e Expr = &Const{Value: types.DBool(true), T: types.BoolT}
+		var e ir.Expr = &ir.Const{Value: types.DBool(true), T: types.BoolT}
 		for k, ti := range targets {
 			if ti != ci || k >= nvis {
 				continue
 			}
-			e = &Const{Value: types.DBool(false), T: types.BoolT}
+			e = &ir.Const{Value: types.DBool(false), T: types.BoolT}
 			if fc, ok := flagCols[k]; ok {
-				e = &InputRef{Index: fc, T: types.BoolT}
+				e = &ir.InputRef{Index: fc, T: types.BoolT}
 			}
 		}
 		exprs = append(exprs, e)
-		cols = append(cols, Column{Name: col.Name + "$default", Type: types.BoolT})
+		cols = append(cols, ir.Column{Name: col.Name + "$default", Type: types.BoolT})
 	}
 	return exprs, cols
 }
@@ -116,7 +117,7 @@ func serialFlags(table *catalog.Relation, targets []int, nvis int, flagCols map[
 // valuesSerialFlags appends to each row of a VALUES of an INSERT one hidden
 // boolean column per targeted serial column, true where the row gives it
 // DEFAULT, and returns their positions by target position.
-func valuesSerialFlags(v *Values, table *catalog.Relation, targets []int, defaults [][]bool) map[int]int {
+func valuesSerialFlags(v *ir.Values, table *catalog.Relation, targets []int, defaults [][]bool) map[int]int {
 	flagCols := map[int]int{}
 	for k, ti := range targets {
 		col := table.Columns[ti]
@@ -124,9 +125,9 @@ func valuesSerialFlags(v *Values, table *catalog.Relation, targets []int, defaul
 			continue
 		}
 		flagCols[k] = len(v.Cols)
-		v.Cols = append(v.Cols, Column{Name: col.Name + "$default", Type: types.BoolT, Hidden: true})
+		v.Cols = append(v.Cols, ir.Column{Name: col.Name + "$default", Type: types.BoolT, Hidden: true})
 		for r := range v.Rows {
-			v.Rows[r] = append(v.Rows[r], &Const{Value: types.DBool(defaults[r][k]), T: types.BoolT})
+			v.Rows[r] = append(v.Rows[r], &ir.Const{Value: types.DBool(defaults[r][k]), T: types.BoolT})
 		}
 	}
 	return flagCols

@@ -5,13 +5,14 @@ import (
 	"strings"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 )
 
 // ShowCreate is SHOW CREATE TABLE|MATERIALIZED VIEW|VIEW|SOURCE|SINK name:
 // the statement that creates the relation (RisingWave's syntax).
 type ShowCreate struct {
 	Kind catalog.Kind
-	Name ObjectName
+	Name ir.ObjectName
 }
 
 func (*ShowCreate) Tag() string { return "SHOW" }
@@ -19,14 +20,14 @@ func (*ShowCreate) Tag() string { return "SHOW" }
 // ShowColumns is SHOW COLUMNS FROM|IN name: the relation's visible
 // columns with their types.
 type ShowColumns struct {
-	Name ObjectName
+	Name ir.ObjectName
 }
 
 func (*ShowColumns) Tag() string { return "SHOW" }
 
 // parseShowCatalog recognises SHOW CREATE ... and SHOW COLUMNS from the
 // lower-cased tokens of a custom statement; nil for others.
-func parseShowCatalog(words []string) Statement {
+func parseShowCatalog(words []string) ir.Statement {
 	if len(words) < 3 || words[0] != "show" {
 		return nil
 	}

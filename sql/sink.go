@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 )
 
@@ -14,7 +15,7 @@ import (
 // relation is SELECT * FROM relation) and what a restart needs, as for a
 // materialized view; its SQL is the CREATE SINK text.
 type CreateSink struct {
-	View *CreateMaterializedView
+	View *ir.CreateMaterializedView
 	// Options are the WITH options; a FORMAT clause adds "format" and
 	// "encode", and its options as "encode.<name>".
 	Options map[string]string
@@ -22,7 +23,7 @@ type CreateSink struct {
 
 // DropSink is DROP SINK [IF EXISTS] name [CASCADE].
 type DropSink struct {
-	Name     ObjectName
+	Name     ir.ObjectName
 	IfExists bool
 	// Path is the session's search path.
 	Path []string
@@ -51,7 +52,7 @@ func (*createSinkSyntax) Tag() string { return "CREATE SINK" }
 // parseCreateSink parses src, a CREATE SINK statement (not PostgreSQL
 // grammar): the name and the WITH and FORMAT clauses from the scanner's
 // tokens, the query with PostgreSQL's parser.
-func parseCreateSink(src string) (Statement, error) {
+func parseCreateSink(src string) (ir.Statement, error) {
 	res, err := pg_query.Scan(src)
 	if err != nil {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "%v", err)
@@ -193,7 +194,7 @@ func sinkFormat(src string, toks []*pg_query.ScanToken, i int, opts map[string]s
 }
 
 // parseDropSink parses DROP SINK [IF EXISTS] name [CASCADE | RESTRICT].
-func parseDropSink(words []string) (Statement, error) {
+func parseDropSink(words []string) (ir.Statement, error) {
 	name, ifExists, _, err := parseDropNamed(words, "SINK")
 	if err != nil {
 		return nil, err
@@ -203,7 +204,7 @@ func parseDropSink(words []string) (Statement, error) {
 
 // bindCreateSink binds a parsed CREATE SINK: its query as a materialized
 // view's of the same name.
-func (b *binder) bindCreateSink(s *createSinkSyntax) (Statement, error) {
+func (b *binder) bindCreateSink(s *createSinkSyntax) (ir.Statement, error) {
 	if s.options["connector"] == "" {
 		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "CREATE SINK needs the option connector")
 	}
@@ -216,5 +217,5 @@ func (b *binder) bindCreateSink(s *createSinkSyntax) (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CreateSink{View: st.(*CreateMaterializedView), Options: s.options}, nil
+	return &CreateSink{View: st.(*ir.CreateMaterializedView), Options: s.options}, nil
 }

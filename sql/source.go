@@ -3,6 +3,7 @@ package sql
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 )
 
@@ -23,7 +24,7 @@ type CreateSource struct {
 
 // DropSource is DROP SOURCE [IF EXISTS] name [CASCADE].
 type DropSource struct {
-	Name     ObjectName
+	Name     ir.ObjectName
 	IfExists bool
 	Cascade  bool
 	// Path is the session's search path.
@@ -48,7 +49,7 @@ func (*createSourceSyntax) Tag() string { return "CREATE SOURCE" }
 // grammar has no CREATE SOURCE and does not allow dotted option names, so the
 // WITH clause is read from the scanner's tokens and the rest is parsed as a
 // CREATE TABLE.
-func parseCreateSource(src string) (Statement, error) {
+func parseCreateSource(src string) (ir.Statement, error) {
 	res, err := pg_query.Scan(src)
 	if err != nil {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "%v", err)
@@ -121,12 +122,12 @@ func hasColumnList(toks []*pg_query.ScanToken) bool {
 
 // bindCreateSource binds a parsed CREATE SOURCE: its columns as for CREATE
 // TABLE (no keys: a source's rows are identified by their position).
-func (b *binder) bindCreateSource(s *createSourceSyntax) (Statement, error) {
+func (b *binder) bindCreateSource(s *createSourceSyntax) (ir.Statement, error) {
 	st, err := b.bindCreateTable(s.table.GetCreateStmt())
 	if err != nil {
 		return nil, err
 	}
-	ct := st.(*CreateTable)
+	ct := st.(*ir.CreateTable)
 	if len(ct.PrimaryKey) > 0 {
 		return nil, sqlerr.Unsupported("PRIMARY KEY on a source")
 	}
@@ -144,7 +145,7 @@ func (b *binder) bindCreateSource(s *createSourceSyntax) (Statement, error) {
 }
 
 // parseDropSource parses DROP SOURCE [IF EXISTS] name [CASCADE | RESTRICT].
-func parseDropSource(words []string) (Statement, error) {
+func parseDropSource(words []string) (ir.Statement, error) {
 	name, ifExists, cascade, err := parseDropNamed(words, "SOURCE")
 	if err != nil {
 		return nil, err
@@ -154,7 +155,7 @@ func parseDropSource(words []string) (Statement, error) {
 
 // parseDropNamed parses DROP what [IF EXISTS] name [CASCADE | RESTRICT],
 // whose words are given.
-func parseDropNamed(words []string, what string) (name ObjectName, ifExists, cascade bool, err error) {
+func parseDropNamed(words []string, what string) (name ir.ObjectName, ifExists, cascade bool, err error) {
 	w := words[2:]
 	if len(w) >= 2 && w[0] == "if" && w[1] == "exists" {
 		ifExists = true

@@ -7,6 +7,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 )
 
@@ -27,7 +28,7 @@ import (
 type Subscribe struct {
 	// View is the subscription's dataflow as a materialized view's
 	// definition (with no name): the query, or SELECT * FROM name.
-	View *CreateMaterializedView
+	View *ir.CreateMaterializedView
 	// Snapshot: the changes start with the query's rows as of the first
 	// epoch (default); without it, with the changes after that epoch.
 	Snapshot bool
@@ -101,7 +102,7 @@ func isSubscribe(words []string) bool {
 }
 
 // parseSubscribe parses src, a statement isSubscribe accepted.
-func parseSubscribe(src string) (Statement, error) {
+func parseSubscribe(src string) (ir.Statement, error) {
 	res, err := pg_query.Scan(src)
 	if err != nil {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "%v", err)
@@ -269,7 +270,7 @@ func (p *subParser) matching(i int) int {
 }
 
 // copy parses COPY (SUBSCRIBE ...) TO STDOUT [options].
-func (p *subParser) copy() (Statement, error) {
+func (p *subParser) copy() (ir.Statement, error) {
 	close := p.matching(1)
 	if close < 0 {
 		return nil, p.syntaxAt(len(p.toks))
@@ -297,7 +298,7 @@ func (p *subParser) copy() (Statement, error) {
 }
 
 // declare parses DECLARE name ... CURSOR ... FOR SUBSCRIBE ...
-func (p *subParser) declare() (Statement, error) {
+func (p *subParser) declare() (ir.Statement, error) {
 	k := 1
 	for ; k+1 < len(p.toks) && !(p.word(k) == "for" && p.word(k+1) == "subscribe"); k++ {
 	}
@@ -323,7 +324,7 @@ func (p *subParser) declare() (Statement, error) {
 }
 
 // fetch parses FETCH ... WITH (timeout = '...').
-func (p *subParser) fetch() (Statement, error) {
+func (p *subParser) fetch() (ir.Statement, error) {
 	with := lastWithOptions(p.toks, 1)
 	if with < 0 {
 		return nil, p.syntaxAt(1)
@@ -374,7 +375,7 @@ func parseTimeout(v string) (time.Duration, error) {
 }
 
 // bindSubscribe binds a parsed SUBSCRIBE, and the DECLARE or COPY around it.
-func (b *binder) bindSubscribe(s *subscribeSyntax) (Statement, error) {
+func (b *binder) bindSubscribe(s *subscribeSyntax) (ir.Statement, error) {
 	var from *catalog.Relation
 	if s.name != nil {
 		var err error
@@ -400,19 +401,19 @@ func (b *binder) bindSubscribe(s *subscribeSyntax) (Statement, error) {
 		return nil, err
 	}
 	sub := &Subscribe{
-		View:     &CreateMaterializedView{Query: rel, SQL: b.text, Refs: b.refs},
+		View:     &ir.CreateMaterializedView{Query: rel, SQL: b.text, Refs: b.refs},
 		Snapshot: s.snapshot,
 		Progress: s.progress,
 		AsOf:     s.asOf,
 		From:     from,
 	}
-	return b.wrapSubscribe(s, sub, len(VisibleColumns(rel)), rel)
+	return b.wrapSubscribe(s, sub, len(ir.VisibleColumns(rel)), rel)
 }
 
 // wrapSubscribe returns sub, or the DECLARE or COPY around it; n is the
 // number of its query's columns, rel its query (nil for a subscription's
 // log).
-func (b *binder) wrapSubscribe(s *subscribeSyntax, sub *Subscribe, n int, rel Rel) (Statement, error) {
+func (b *binder) wrapSubscribe(s *subscribeSyntax, sub *Subscribe, n int, rel ir.Rel) (ir.Statement, error) {
 	switch {
 	case s.declare != nil:
 		if s.declare.Options&cursorOptBinary != 0 {

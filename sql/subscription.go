@@ -7,6 +7,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 )
 
@@ -32,7 +33,7 @@ func IsSubscription(rel *catalog.Relation) bool {
 
 // DropSubscription is DROP SUBSCRIPTION [IF EXISTS] name.
 type DropSubscription struct {
-	Name     ObjectName
+	Name     ir.ObjectName
 	IfExists bool
 	Path     []string
 }
@@ -54,7 +55,7 @@ func (*DeclareSubscriptionCursor) Tag() string { return "DECLARE SUBSCRIPTION CU
 // declareSubscriptionSyntax is a parsed DECLARE ... SUBSCRIPTION CURSOR.
 type declareSubscriptionSyntax struct {
 	cursor   string
-	sub      ObjectName
+	sub      ir.ObjectName
 	since    uint64
 	hasSince bool
 }
@@ -63,7 +64,7 @@ func (*declareSubscriptionSyntax) Tag() string { return "DECLARE SUBSCRIPTION CU
 
 // parseCreateSubscription parses CREATE SUBSCRIPTION as a CREATE SINK of the
 // subscription connector.
-func parseCreateSubscription(src string) (Statement, error) {
+func parseCreateSubscription(src string) (ir.Statement, error) {
 	text := src
 	if res, err := pg_query.Scan(src); err == nil && lastWithOptions(res.Tokens, 2) < 0 {
 		text += " WITH (retention = '1h')" // after the statement: positions stay
@@ -126,7 +127,7 @@ func ParseRetention(v string) (time.Duration, error) {
 
 // parseDeclareSubscription parses DECLARE c SUBSCRIPTION CURSOR FOR s
 // [SINCE epoch] from the statement's tokens.
-func parseDeclareSubscription(words []string) (Statement, error) {
+func parseDeclareSubscription(words []string) (ir.Statement, error) {
 	// declare c subscription cursor for s ...
 	if len(words) < 6 || words[2] != "subscription" || words[3] != "cursor" || words[4] != "for" {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "syntax error: write DECLARE c SUBSCRIPTION CURSOR FOR s [SINCE epoch]")
@@ -157,7 +158,7 @@ func isSubscriptionStatement(words []string) bool {
 
 // parseSubscriptionStatement parses a statement isSubscriptionStatement
 // accepted.
-func parseSubscriptionStatement(src string, words []string) (Statement, error) {
+func parseSubscriptionStatement(src string, words []string) (ir.Statement, error) {
 	switch words[0] {
 	case "create":
 		return parseCreateSubscription(src)
@@ -172,7 +173,7 @@ func parseSubscriptionStatement(src string, words []string) (Statement, error) {
 }
 
 // bindDeclareSubscription resolves the subscription of a DECLARE.
-func (b *binder) bindDeclareSubscription(s *declareSubscriptionSyntax) (Statement, error) {
+func (b *binder) bindDeclareSubscription(s *declareSubscriptionSyntax) (ir.Statement, error) {
 	rel, err := b.lookupSubscription(s.sub)
 	if err != nil {
 		return nil, err
@@ -181,7 +182,7 @@ func (b *binder) bindDeclareSubscription(s *declareSubscriptionSyntax) (Statemen
 }
 
 // lookupSubscription returns the subscription name, or 42704.
-func (b *binder) lookupSubscription(name ObjectName) (*catalog.Relation, error) {
+func (b *binder) lookupSubscription(name ir.ObjectName) (*catalog.Relation, error) {
 	rel, err := b.lookup(&pg_query.RangeVar{Schemaname: name.Schema, Relname: name.Name, Location: -1})
 	if !IsSubscription(rel) {
 		if err == nil || sqlerr.Wrap(err).Code == sqlerr.UndefinedTable {

@@ -4,31 +4,32 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 )
 
 // bindTransaction binds BEGIN/START TRANSACTION, COMMIT, ROLLBACK and the
 // savepoints of a transaction block.
-func (b *binder) bindTransaction(s *pg_query.TransactionStmt) (Statement, error) {
+func (b *binder) bindTransaction(s *pg_query.TransactionStmt) (ir.Statement, error) {
 	switch s.Kind {
 	case pg_query.TransactionStmtKind_TRANS_STMT_BEGIN, pg_query.TransactionStmtKind_TRANS_STMT_START:
-		return &Transaction{Kind: Begin, Isolation: isolationOf(s.Options), ReadOnly: readOnlyOf(s.Options)}, nil
+		return &ir.Transaction{Kind: ir.Begin, Isolation: isolationOf(s.Options), ReadOnly: readOnlyOf(s.Options)}, nil
 	case pg_query.TransactionStmtKind_TRANS_STMT_COMMIT:
 		if s.Chain {
 			return nil, b.errAt(s.Location, sqlerr.Unsupported("COMMIT AND CHAIN"))
 		}
-		return &Transaction{Kind: Commit}, nil
+		return &ir.Transaction{Kind: ir.Commit}, nil
 	case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK:
 		if s.Chain {
 			return nil, b.errAt(s.Location, sqlerr.Unsupported("ROLLBACK AND CHAIN"))
 		}
-		return &Transaction{Kind: Rollback}, nil
+		return &ir.Transaction{Kind: ir.Rollback}, nil
 	case pg_query.TransactionStmtKind_TRANS_STMT_SAVEPOINT:
-		return &Transaction{Kind: TxSavepoint, Name: s.SavepointName}, nil
+		return &ir.Transaction{Kind: ir.TxSavepoint, Name: s.SavepointName}, nil
 	case pg_query.TransactionStmtKind_TRANS_STMT_RELEASE:
-		return &Transaction{Kind: TxRelease, Name: s.SavepointName}, nil
+		return &ir.Transaction{Kind: ir.TxRelease, Name: s.SavepointName}, nil
 	case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
-		return &Transaction{Kind: TxRollbackTo, Name: s.SavepointName}, nil
+		return &ir.Transaction{Kind: ir.TxRollbackTo, Name: s.SavepointName}, nil
 	}
 	return nil, b.errAt(s.Location, sqlerr.Unsupported("%s", strings.TrimPrefix(s.Kind.String(), "TRANS_STMT_")))
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -32,7 +32,7 @@ type arithNode struct {
 func newArithNode(fn string, t types.T, a, b node, ref scalarFn) node {
 	_, aConst := asConst(a)
 	_, bConst := asConst(b)
-	if aConst && !bConst && (fn == sql.FnAdd || fn == sql.FnMul || fn == sql.FnBitAnd || fn == sql.FnBitOr || fn == sql.FnBitXor) {
+	if aConst && !bConst && (fn == ir.FnAdd || fn == ir.FnMul || fn == ir.FnBitAnd || fn == ir.FnBitOr || fn == ir.FnBitXor) {
 		a, b = b, a // commutative: keep the constant on the right
 	}
 	return &arithNode{fn: fn, t: t, a: a, b: b, ref: ref}
@@ -124,34 +124,34 @@ func intArith[T integer](c *ectx, fn string, ac, bc arrow.Array, bk T, minv T) (
 	var bad bool
 	if bc == nil {
 		switch fn {
-		case sql.FnAdd:
+		case ir.FnAdd:
 			bad = addIC(out, a, bk)
-		case sql.FnSub:
+		case ir.FnSub:
 			bad = subIC(out, a, bk)
-		case sql.FnMul:
+		case ir.FnMul:
 			bad = mulIC(out, a, bk)
-		case sql.FnDiv:
+		case ir.FnDiv:
 			bad = divIC(out, a, bk, minv)
-		case sql.FnMod:
+		case ir.FnMod:
 			bad = modIC(out, a, bk)
-		case sql.FnBitAnd, sql.FnBitOr, sql.FnBitXor:
+		case ir.FnBitAnd, ir.FnBitOr, ir.FnBitXor:
 			bitIC(fn, out, a, bk)
 		}
 		return buf, bad
 	}
 	b := fixedVals[T](bc)
 	switch fn {
-	case sql.FnAdd:
+	case ir.FnAdd:
 		bad = addII(out, a, b)
-	case sql.FnSub:
+	case ir.FnSub:
 		bad = subII(out, a, b)
-	case sql.FnMul:
+	case ir.FnMul:
 		bad = mulII(out, a, b)
-	case sql.FnDiv:
+	case ir.FnDiv:
 		bad = divII(out, a, b, minv)
-	case sql.FnMod:
+	case ir.FnMod:
 		bad = modII(out, a, b)
-	case sql.FnBitAnd, sql.FnBitOr, sql.FnBitXor:
+	case ir.FnBitAnd, ir.FnBitOr, ir.FnBitXor:
 		bitII(fn, out, a, b)
 	}
 	return buf, bad
@@ -163,11 +163,11 @@ func bitII[T integer](fn string, o, a, b []T) {
 	b = b[:len(a)]
 	o = o[:len(a)]
 	switch fn {
-	case sql.FnBitAnd:
+	case ir.FnBitAnd:
 		for i := range a {
 			o[i] = a[i] & b[i]
 		}
-	case sql.FnBitOr:
+	case ir.FnBitOr:
 		for i := range a {
 			o[i] = a[i] | b[i]
 		}
@@ -182,11 +182,11 @@ func bitII[T integer](fn string, o, a, b []T) {
 func bitIC[T integer](fn string, o, a []T, b T) {
 	o = o[:len(a)]
 	switch fn {
-	case sql.FnBitAnd:
+	case ir.FnBitAnd:
 		for i := range a {
 			o[i] = a[i] & b
 		}
-	case sql.FnBitOr:
+	case ir.FnBitOr:
 		for i := range a {
 			o[i] = a[i] | b
 		}
@@ -379,25 +379,25 @@ func floatArithVec[T float](c *ectx, fn string, ac, bc arrow.Array, bk T) (*memo
 	if bc == nil {
 		b := bk
 		switch fn {
-		case sql.FnAdd:
+		case ir.FnAdd:
 			for i := range a {
 				r := a[i] + b
 				bad = bad || r-r != 0
 				out[i] = r
 			}
-		case sql.FnSub:
+		case ir.FnSub:
 			for i := range a {
 				r := a[i] - b
 				bad = bad || r-r != 0
 				out[i] = r
 			}
-		case sql.FnMul:
+		case ir.FnMul:
 			for i := range a {
 				r := a[i] * b
 				bad = bad || r-r != 0 || r == 0
 				out[i] = r
 			}
-		case sql.FnDiv:
+		case ir.FnDiv:
 			for i := range a {
 				r := a[i] / b
 				bad = bad || r-r != 0 || r == 0
@@ -408,25 +408,25 @@ func floatArithVec[T float](c *ectx, fn string, ac, bc arrow.Array, bk T) (*memo
 	}
 	b := fixedVals[T](bc)[:len(a)]
 	switch fn {
-	case sql.FnAdd:
+	case ir.FnAdd:
 		for i := range a {
 			r := a[i] + b[i]
 			bad = bad || r-r != 0
 			out[i] = r
 		}
-	case sql.FnSub:
+	case ir.FnSub:
 		for i := range a {
 			r := a[i] - b[i]
 			bad = bad || r-r != 0
 			out[i] = r
 		}
-	case sql.FnMul:
+	case ir.FnMul:
 		for i := range a {
 			r := a[i] * b[i]
 			bad = bad || r-r != 0 || r == 0
 			out[i] = r
 		}
-	case sql.FnDiv:
+	case ir.FnDiv:
 		for i := range a {
 			r := a[i] / b[i]
 			bad = bad || r-r != 0 || r == 0
@@ -453,15 +453,15 @@ func numArithVec(c *ectx, fn string, ac, bc arrow.Array, bk decimal128.Num) (*me
 		var r decimal128.Num
 		ok := true
 		switch fn {
-		case sql.FnAdd:
+		case ir.FnAdd:
 			r, ok = dynAdd(a[i], y)
-		case sql.FnSub:
+		case ir.FnSub:
 			r, ok = dynSub(a[i], y)
-		case sql.FnMul:
+		case ir.FnMul:
 			r, ok = dynMul(a[i], y)
-		case sql.FnDiv:
+		case ir.FnDiv:
 			r, ok = dynDiv(a[i], y)
-		case sql.FnMod:
+		case ir.FnMod:
 			r, ok = dynMod(a[i], y)
 		}
 		bad = bad || !ok
@@ -574,7 +574,7 @@ type tsIntervalNode struct {
 
 // compileTimeArith returns a fast node for date/time arithmetic, or nil.
 func compileTimeArith(fn string, rt types.T, args []node, argTypes []types.T, ref scalarFn) node {
-	if fn != sql.FnAdd && fn != sql.FnSub {
+	if fn != ir.FnAdd && fn != ir.FnSub {
 		return nil
 	}
 	if len(args) != 2 || (argTypes[0].Kind != types.Timestamp && argTypes[0].Kind != types.TimestampTZ) ||
@@ -590,7 +590,7 @@ func compileTimeArith(fn string, rt types.T, args []node, argTypes []types.T, re
 	if !ok1 || (k.d.Ivl.Micros > 0 && sum < micros) || (k.d.Ivl.Micros < 0 && sum > micros) {
 		return nil
 	}
-	if fn == sql.FnSub {
+	if fn == ir.FnSub {
 		if sum == math.MinInt64 {
 			return nil
 		}

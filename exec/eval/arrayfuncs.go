@@ -4,23 +4,23 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
 
-// Kernels of the polymorphic array functions (sql.IsArrayFunction), by
+// Kernels of the polymorphic array functions (ir.IsArrayFunction), by
 // name: the binder has typed their calls, so a maker gets the argument
 // types (the element type is that of the array argument) and needs no
 // overload. They work on datums, row by row; array values are built and
 // read element by element.
 var arrayKernels = map[string]kernelMaker{
-	sql.FnArray: func([]types.T, types.T) scalarFn {
+	ir.FnArray: func([]types.T, types.T) scalarFn {
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			return types.DArray(append([]types.Datum(nil), a...)), nil
 		}
 	},
-	sql.FnArraySubscript: func([]types.T, types.T) scalarFn {
+	ir.FnArraySubscript: func([]types.T, types.T) scalarFn {
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			arr, i := a[0].Arr, a[1].I
 			if i < 1 || i > int64(len(arr)) {
@@ -29,7 +29,7 @@ var arrayKernels = map[string]kernelMaker{
 			return arr[i-1], nil
 		}
 	},
-	sql.FnArraySlice: func([]types.T, types.T) scalarFn {
+	ir.FnArraySlice: func([]types.T, types.T) scalarFn {
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			arr := a[0].Arr
 			lo, hi := max(a[1].I, 1), min(a[2].I, int64(len(arr)))
@@ -115,7 +115,7 @@ var arrayKernels = map[string]kernelMaker{
 		}
 	},
 	"array_to_string": arrayToString,
-	sql.FnExpandArrayRows: func([]types.T, types.T) scalarFn {
+	ir.FnExpandArrayRows: func([]types.T, types.T) scalarFn {
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			out := make([]types.Datum, len(a[0].Arr))
 			for i, e := range a[0].Arr {
@@ -124,27 +124,27 @@ var arrayKernels = map[string]kernelMaker{
 			return types.DArray(out), nil
 		}
 	},
-	sql.FnArrayContains:  containsFn(func(a, b []types.Datum, et types.T) bool { return containsAll(a, b, et) }),
-	sql.FnArrayContained: containsFn(func(a, b []types.Datum, et types.T) bool { return containsAll(b, a, et) }),
-	sql.FnArrayOverlap:   containsFn(overlaps),
-	"array_eq":           compareFn(func(c int) bool { return c == 0 }),
-	"array_ne":           compareFn(func(c int) bool { return c != 0 }),
-	"array_lt":           compareFn(func(c int) bool { return c < 0 }),
-	"array_le":           compareFn(func(c int) bool { return c <= 0 }),
-	"array_gt":           compareFn(func(c int) bool { return c > 0 }),
-	"array_ge":           compareFn(func(c int) bool { return c >= 0 }),
-	"any_eq":             quantified(true, func(c int) bool { return c == 0 }),
-	"any_ne":             quantified(true, func(c int) bool { return c != 0 }),
-	"any_lt":             quantified(true, func(c int) bool { return c < 0 }),
-	"any_le":             quantified(true, func(c int) bool { return c <= 0 }),
-	"any_gt":             quantified(true, func(c int) bool { return c > 0 }),
-	"any_ge":             quantified(true, func(c int) bool { return c >= 0 }),
-	"all_eq":             quantified(false, func(c int) bool { return c == 0 }),
-	"all_ne":             quantified(false, func(c int) bool { return c != 0 }),
-	"all_lt":             quantified(false, func(c int) bool { return c < 0 }),
-	"all_le":             quantified(false, func(c int) bool { return c <= 0 }),
-	"all_gt":             quantified(false, func(c int) bool { return c > 0 }),
-	"all_ge":             quantified(false, func(c int) bool { return c >= 0 }),
+	ir.FnArrayContains:  containsFn(func(a, b []types.Datum, et types.T) bool { return containsAll(a, b, et) }),
+	ir.FnArrayContained: containsFn(func(a, b []types.Datum, et types.T) bool { return containsAll(b, a, et) }),
+	ir.FnArrayOverlap:   containsFn(overlaps),
+	"array_eq":          compareFn(func(c int) bool { return c == 0 }),
+	"array_ne":          compareFn(func(c int) bool { return c != 0 }),
+	"array_lt":          compareFn(func(c int) bool { return c < 0 }),
+	"array_le":          compareFn(func(c int) bool { return c <= 0 }),
+	"array_gt":          compareFn(func(c int) bool { return c > 0 }),
+	"array_ge":          compareFn(func(c int) bool { return c >= 0 }),
+	"any_eq":            quantified(true, func(c int) bool { return c == 0 }),
+	"any_ne":            quantified(true, func(c int) bool { return c != 0 }),
+	"any_lt":            quantified(true, func(c int) bool { return c < 0 }),
+	"any_le":            quantified(true, func(c int) bool { return c <= 0 }),
+	"any_gt":            quantified(true, func(c int) bool { return c > 0 }),
+	"any_ge":            quantified(true, func(c int) bool { return c >= 0 }),
+	"all_eq":            quantified(false, func(c int) bool { return c == 0 }),
+	"all_ne":            quantified(false, func(c int) bool { return c != 0 }),
+	"all_lt":            quantified(false, func(c int) bool { return c < 0 }),
+	"all_le":            quantified(false, func(c int) bool { return c <= 0 }),
+	"all_gt":            quantified(false, func(c int) bool { return c > 0 }),
+	"all_ge":            quantified(false, func(c int) bool { return c >= 0 }),
 }
 
 // nullSafeArrayKernel returns the kernel of the type-generic functions
@@ -159,20 +159,20 @@ func nullSafeArrayKernel(fn string, args []types.T) scalarFn {
 		return x.Null == y.Null && (x.Null || types.Compare(at, x, y) == 0)
 	}
 	switch fn {
-	case sql.FnIsNull, sql.FnIsNotNull:
-		null := fn == sql.FnIsNull
+	case ir.FnIsNull, ir.FnIsNotNull:
+		null := fn == ir.FnIsNull
 		if at.Kind == types.Struct {
 			return structNullTest(null)
 		}
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			return types.DBool(a[0].Null == null), nil
 		}
-	case sql.FnIsDistinct, sql.FnIsNotDistinct:
-		distinct := fn == sql.FnIsDistinct
+	case ir.FnIsDistinct, ir.FnIsNotDistinct:
+		distinct := fn == ir.FnIsDistinct
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			return types.DBool(same(a[0], a[1]) != distinct), nil
 		}
-	case sql.FnCoalesce:
+	case ir.FnCoalesce:
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			for _, d := range a {
 				if !d.Null {
@@ -181,7 +181,7 @@ func nullSafeArrayKernel(fn string, args []types.T) scalarFn {
 			}
 			return types.Null, nil
 		}
-	case sql.FnNullIf:
+	case ir.FnNullIf:
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			if !a[0].Null && !a[1].Null && same(a[0], a[1]) {
 				return types.Null, nil

@@ -3,13 +3,13 @@ package eval
 import (
 	"testing"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 )
 
 // TestEveryArrayFunctionHasAKernel checks that the evaluator implements
 // every polymorphic array function the binder can produce.
 func TestEveryArrayFunctionHasAKernel(t *testing.T) {
-	names := sql.ArrayFunctionNames()
+	names := ir.ArrayFunctionNames()
 	if len(names) < 30 {
 		t.Fatalf("only %d array functions", len(names))
 	}

@@ -5,13 +5,13 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
 const benchRows = 4096
 
-func benchEval(b *testing.B, e sql.Expr, filter bool) {
+func benchEval(b *testing.B, e ir.Expr, filter bool) {
 	mem := memory.NewGoAllocator()
 	rec := hotBatch(mem, benchRows)
 	defer rec.Release()
@@ -42,20 +42,20 @@ func benchEval(b *testing.B, e sql.Expr, filter bool) {
 }
 
 func BenchmarkAddColumns(b *testing.B) {
-	benchEval(b, call(sql.FnAdd, col(0, types.Int64T), col(1, types.Int64T)), false)
+	benchEval(b, call(ir.FnAdd, col(0, types.Int64T), col(1, types.Int64T)), false)
 }
 
 func BenchmarkMulGtFilter(b *testing.B) {
 	a := col(0, types.Int64T)
-	benchEval(b, call(sql.FnGt, call(sql.FnMul, a, i8(2)), i8(100)), true)
+	benchEval(b, call(ir.FnGt, call(ir.FnMul, a, i8(2)), i8(100)), true)
 }
 
 func BenchmarkCase(b *testing.B) {
 	a := col(0, types.Int64T)
-	e := &sql.Case{
-		Whens: []sql.When{
-			{Cond: call(sql.FnGt, a, i8(3000)), Then: call(sql.FnMul, a, i8(2))},
-			{Cond: call(sql.FnGt, a, i8(1000)), Then: a},
+	e := &ir.Case{
+		Whens: []ir.When{
+			{Cond: call(ir.FnGt, a, i8(3000)), Then: call(ir.FnMul, a, i8(2))},
+			{Cond: call(ir.FnGt, a, i8(1000)), Then: a},
 		},
 		Else: i8(0), T: types.Int64T,
 	}
@@ -63,12 +63,12 @@ func BenchmarkCase(b *testing.B) {
 }
 
 func BenchmarkLikeContains(b *testing.B) {
-	benchEval(b, call(sql.FnLike, col(3, types.TextT), txt("%foo%")), false)
+	benchEval(b, call(ir.FnLike, col(3, types.TextT), txt("%foo%")), false)
 }
 
 func BenchmarkNumericMulAdd(b *testing.B) {
 	n := col(4, types.NumericT)
-	benchEval(b, call(sql.FnAdd, call(sql.FnMul, n, num("1.5")), n), false)
+	benchEval(b, call(ir.FnAdd, call(ir.FnMul, n, num("1.5")), n), false)
 }
 
 func BenchmarkInList(b *testing.B) {
@@ -97,5 +97,5 @@ func BenchmarkTakeRecord(b *testing.B) {
 
 func BenchmarkMulGt(b *testing.B) {
 	a := col(0, types.Int64T)
-	benchEval(b, call(sql.FnGt, call(sql.FnMul, a, i8(2)), i8(100)), false)
+	benchEval(b, call(ir.FnGt, call(ir.FnMul, a, i8(2)), i8(100)), false)
 }

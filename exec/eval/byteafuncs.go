@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -23,74 +23,74 @@ func init() {
 	by, txt, i4, i8 := types.ByteaT, types.TextT, types.Int32T, types.Int64T
 	fn := func(name string, args []types.T, k scalarFn) { reg(name, args, fixed(k)) }
 
-	fn(sql.FnConcatOp, ts(by, by), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	fn(ir.FnConcatOp, ts(by, by), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return k.byteaResult(append(append(k.buf[:0], a[0].S...), a[1].S...)), nil
 	})
 	length := func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return types.DInt(int64(len(a[0].S))), nil
 	}
-	fn(sql.FnLength, ts(by), length)
-	fn(sql.FnOctetLen, ts(by), length)
-	fn(sql.FnBitLength, ts(by), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	fn(ir.FnLength, ts(by), length)
+	fn(ir.FnOctetLen, ts(by), length)
+	fn(ir.FnBitLength, ts(by), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return types.DInt(int64(len(a[0].S)) * 8), nil
 	})
-	fn(sql.FnSubstr, ts(by, i4), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	fn(ir.FnSubstr, ts(by, i4), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return byteaSubstr(a[0].S, a[1].I, -1, false)
 	})
-	fn(sql.FnSubstr, ts(by, i4, i4), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	fn(ir.FnSubstr, ts(by, i4, i4), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return byteaSubstr(a[0].S, a[1].I, a[2].I, true)
 	})
-	fn(sql.FnOverlay, ts(by, by, i4), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	fn(ir.FnOverlay, ts(by, by, i4), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return byteaOverlay(k, a[0].S, a[1].S, a[2].I, int64(len(a[1].S)))
 	})
-	fn(sql.FnOverlay, ts(by, by, i4, i4), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	fn(ir.FnOverlay, ts(by, by, i4, i4), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return byteaOverlay(k, a[0].S, a[1].S, a[2].I, a[3].I)
 	})
-	fn(sql.FnStrpos, ts(by, by), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	fn(ir.FnStrpos, ts(by, by), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return types.DInt(int64(strings.Index(a[0].S, a[1].S) + 1)), nil
 	})
-	for _, name := range []string{sql.FnTrim, sql.FnLTrim, sql.FnRTrim} {
-		left, right := name != sql.FnRTrim, name != sql.FnLTrim
+	for _, name := range []string{ir.FnTrim, ir.FnLTrim, ir.FnRTrim} {
+		left, right := name != ir.FnRTrim, name != ir.FnLTrim
 		fn(name, ts(by, by), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			return types.DBytes(trimBytes(a[0].S, a[1].S, left, right)), nil
 		})
 	}
-	fn(sql.FnMD5, ts(by), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	fn(ir.FnMD5, ts(by), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		sum := md5.Sum([]byte(a[0].S))
 		return k.textResult(hex.AppendEncode(k.buf[:0], sum[:])), nil
 	})
 	for name, sum := range map[string]func([]byte) []byte{
-		sql.FnSHA224: func(b []byte) []byte { s := sha256.Sum224(b); return s[:] },
-		sql.FnSHA256: func(b []byte) []byte { s := sha256.Sum256(b); return s[:] },
-		sql.FnSHA384: func(b []byte) []byte { s := sha512.Sum384(b); return s[:] },
-		sql.FnSHA512: func(b []byte) []byte { s := sha512.Sum512(b); return s[:] },
+		ir.FnSHA224: func(b []byte) []byte { s := sha256.Sum224(b); return s[:] },
+		ir.FnSHA256: func(b []byte) []byte { s := sha256.Sum256(b); return s[:] },
+		ir.FnSHA384: func(b []byte) []byte { s := sha512.Sum384(b); return s[:] },
+		ir.FnSHA512: func(b []byte) []byte { s := sha512.Sum512(b); return s[:] },
 	} {
 		fn(name, ts(by), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			return k.byteaResult(append(k.buf[:0], sum([]byte(a[0].S))...)), nil
 		})
 	}
-	fn(sql.FnEncode, ts(by, txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	fn(ir.FnEncode, ts(by, txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		b, err := encodeBytes(k.buf[:0], a[0].S, a[1].S)
 		if err != nil {
 			return types.Null, err
 		}
 		return k.textResult(b), nil
 	})
-	fn(sql.FnDecode, ts(txt, txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	fn(ir.FnDecode, ts(txt, txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		b, err := decodeBytes(k.buf[:0], a[0].S, a[1].S)
 		if err != nil {
 			return types.Null, err
 		}
 		return k.byteaResult(b), nil
 	})
-	fn(sql.FnGetByte, ts(by, i4), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	fn(ir.FnGetByte, ts(by, i4), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		s, n := a[0].S, a[1].I
 		if n < 0 || n >= int64(len(s)) {
 			return types.Null, indexRangeErr(n, int64(len(s))-1)
 		}
 		return types.DInt(int64(s[n])), nil
 	})
-	fn(sql.FnSetByte, ts(by, i4, i4), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	fn(ir.FnSetByte, ts(by, i4, i4), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		s, n := a[0].S, a[1].I
 		if n < 0 || n >= int64(len(s)) {
 			return types.Null, indexRangeErr(n, int64(len(s))-1)
@@ -99,14 +99,14 @@ func init() {
 		b[n] = byte(a[2].I)
 		return k.byteaResult(b), nil
 	})
-	fn(sql.FnGetBit, ts(by, i8), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	fn(ir.FnGetBit, ts(by, i8), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		s, n := a[0].S, a[1].I
 		if n < 0 || n/8 >= int64(len(s)) {
 			return types.Null, indexRangeErr(n, int64(len(s))*8-1)
 		}
 		return types.DInt(int64(s[n/8]>>(n%8)) & 1), nil
 	})
-	fn(sql.FnSetBit, ts(by, i8, i4), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	fn(ir.FnSetBit, ts(by, i8, i4), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		s, n, v := a[0].S, a[1].I, a[2].I
 		if n < 0 || n/8 >= int64(len(s)) {
 			return types.Null, indexRangeErr(n, int64(len(s))*8-1)
@@ -118,13 +118,13 @@ func init() {
 		b[n/8] = b[n/8]&^(1<<(n%8)) | byte(v)<<(n%8)
 		return k.byteaResult(b), nil
 	})
-	fn(sql.FnConvertTo, ts(txt, txt), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	fn(ir.FnConvertTo, ts(txt, txt), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		if err := checkUTF8Name(a[1].S, "destination"); err != nil {
 			return types.Null, err
 		}
 		return types.DBytes(a[0].S), nil
 	})
-	fn(sql.FnConvertFrom, ts(by, txt), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	fn(ir.FnConvertFrom, ts(by, txt), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		if err := checkUTF8Name(a[1].S, "source"); err != nil {
 			return types.Null, err
 		}
@@ -133,7 +133,7 @@ func init() {
 		}
 		return types.DText(a[0].S), nil
 	})
-	fn(sql.FnGenRandomUUID, nil, func(k *kctx, _ []types.Datum) (types.Datum, *sqlerr.Error) {
+	fn(ir.FnGenRandomUUID, nil, func(k *kctx, _ []types.Datum) (types.Datum, *sqlerr.Error) {
 		return k.byteaResult(types.AppendRandomUUID(k.buf[:0])), nil
 	})
 }

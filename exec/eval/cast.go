@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -22,10 +22,10 @@ func compileCast(arg node, to types.T) (node, error) {
 }
 
 // compileCastMode compiles a conversion; assign selects assignment-cast
-// semantics (sql.Cast.Assignment).
+// semantics (ir.Cast.Assignment).
 func compileCastMode(arg node, to types.T, assign bool) (node, error) {
 	from := arg.typ()
-	if !sql.CastAllowed(from, to) {
+	if !ir.CastAllowed(from, to) {
 		return nil, sqlerr.New(sqlerr.CannotCoerce, "cannot cast type %s to %s", from, to)
 	}
 	ref := castKernel(from, to, assign)

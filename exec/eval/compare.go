@@ -7,7 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -52,17 +52,17 @@ func newCmpNode(fn string, ta, tb types.T, a, b node, _ scalarFn) node {
 	}
 	n := &cmpNode{t: ta, a: a, b: b}
 	switch fn {
-	case sql.FnEq:
+	case ir.FnEq:
 		n.op = opEq
-	case sql.FnNe:
+	case ir.FnNe:
 		n.op, n.negate = opEq, true
-	case sql.FnLt:
+	case ir.FnLt:
 		n.op = opLt
-	case sql.FnGe:
+	case ir.FnGe:
 		n.op, n.negate = opLt, true
-	case sql.FnGt:
+	case ir.FnGt:
 		n.op = opGt
-	case sql.FnLe:
+	case ir.FnLe:
 		n.op, n.negate = opGt, true
 	}
 	_, aConst := asConst(a)

@@ -3,7 +3,7 @@ package eval
 import (
 	"strings"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -11,41 +11,41 @@ import (
 // numericScaled lists the functions whose numeric arguments are computed as
 // unconstrained numerics (their numeric result is types.NumericT).
 var numericScaled = map[string]bool{
-	sql.FnAdd: true, sql.FnSub: true, sql.FnMul: true, sql.FnDiv: true, sql.FnMod: true,
-	sql.FnNeg: true, sql.FnAbs: true, sql.FnRound: true, sql.FnTrunc: true, sql.FnFloor: true,
-	sql.FnCeil: true, sql.FnSign: true,
+	ir.FnAdd: true, ir.FnSub: true, ir.FnMul: true, ir.FnDiv: true, ir.FnMod: true,
+	ir.FnNeg: true, ir.FnAbs: true, ir.FnRound: true, ir.FnTrunc: true, ir.FnFloor: true,
+	ir.FnCeil: true, ir.FnSign: true,
 }
 
 // computesNumeric reports whether fn builds new numeric values at its
 // overload's result scale (rather than passing arguments through), so that a
 // call typed with another scale needs a conversion of the result.
-func computesNumeric(fn string) bool { return numericScaled[fn] || fn == sql.FnExtract }
+func computesNumeric(fn string) bool { return numericScaled[fn] || fn == ir.FnExtract }
 
 // normalize inserts the numeric rescaling casts that kernels rely on:
 // arguments of arithmetic are brought to unconstrained numeric (each value
 // keeping its scale), and the values merged
 // by COALESCE, GREATEST, LEAST and CASE to the scale of the result type.
-func normalize(e sql.Expr) sql.Expr {
-	to := func(x sql.Expr, t types.T) sql.Expr {
+func normalize(e ir.Expr) ir.Expr {
+	to := func(x ir.Expr, t types.T) ir.Expr {
 		if x.Type().Kind == types.Numeric && t.Kind == types.Numeric && !types.Identical(x.Type(), t) {
-			return &sql.Cast{Arg: x, T: t}
+			return &ir.Cast{Arg: x, T: t}
 		}
 		return x
 	}
-	return sql.Rewrite(e, func(x sql.Expr) sql.Expr {
+	return ir.Rewrite(e, func(x ir.Expr) ir.Expr {
 		switch n := x.(type) {
-		case *sql.Call:
+		case *ir.Call:
 			switch {
 			case numericScaled[n.Fn]:
 				for i, a := range n.Args {
 					n.Args[i] = to(a, types.NumericT)
 				}
-			case n.Fn == sql.FnCoalesce || n.Fn == sql.FnGreatest || n.Fn == sql.FnLeast:
+			case n.Fn == ir.FnCoalesce || n.Fn == ir.FnGreatest || n.Fn == ir.FnLeast:
 				for i, a := range n.Args {
 					n.Args[i] = to(a, n.T)
 				}
 			}
-		case *sql.Case:
+		case *ir.Case:
 			for i := range n.Whens {
 				n.Whens[i].Then = to(n.Whens[i].Then, n.T)
 			}
@@ -60,29 +60,29 @@ func normalize(e sql.Expr) sql.Expr {
 // a strict function with a NULL constant argument becomes NULL without its
 // other arguments being evaluated, and CASE arms with constant conditions are
 // resolved. Errors are left to evaluation time, row by row.
-func foldExpr(e sql.Expr) sql.Expr {
+func foldExpr(e ir.Expr) ir.Expr {
 	var k kctx
-	isConst := func(x sql.Expr) (*sql.Const, bool) {
-		c, ok := x.(*sql.Const)
+	isConst := func(x ir.Expr) (*ir.Const, bool) {
+		c, ok := x.(*ir.Const)
 		return c, ok
 	}
-	return sql.Rewrite(e, func(x sql.Expr) sql.Expr {
+	return ir.Rewrite(e, func(x ir.Expr) ir.Expr {
 		switch n := x.(type) {
-		case *sql.Cast:
-			if c, ok := isConst(n.Arg); ok && sql.CastAllowed(n.Arg.Type(), n.T) {
+		case *ir.Cast:
+			if c, ok := isConst(n.Arg); ok && ir.CastAllowed(n.Arg.Type(), n.T) {
 				if d, err := castDatumMode(&k, n.Arg.Type(), n.T, c.Value, n.Assignment); err == nil {
-					return &sql.Const{T: n.T, Value: ownText(d, n.T)}
+					return &ir.Const{T: n.T, Value: ownText(d, n.T)}
 				}
 			}
-		case *sql.Call:
-			all := n.Fn != sql.FnNow && !sql.Volatile(n.Fn)
+		case *ir.Call:
+			all := n.Fn != ir.FnNow && !ir.Volatile(n.Fn)
 			for _, a := range n.Args {
 				_, ok := isConst(a)
 				all = all && ok
 			}
 			if all {
 				if d, err := evalCall(&k, n); err == nil {
-					return &sql.Const{T: n.T, Value: d}
+					return &ir.Const{T: n.T, Value: d}
 				}
 			}
 			argTypes := make([]types.T, len(n.Args))
@@ -92,11 +92,11 @@ func foldExpr(e sql.Expr) sql.Expr {
 			if o := resolve(n.Fn, argTypes); o != nil && o.Strict {
 				for _, a := range n.Args {
 					if c, ok := isConst(a); ok && c.Value.Null {
-						return &sql.Const{T: n.T, Value: types.Null}
+						return &ir.Const{T: n.T, Value: types.Null}
 					}
 				}
 			}
-		case *sql.InList:
+		case *ir.InList:
 			all := true
 			if _, ok := isConst(n.Arg); !ok {
 				all = false
@@ -107,11 +107,11 @@ func foldExpr(e sql.Expr) sql.Expr {
 			}
 			if all {
 				if d, err := evalInList(&k, n); err == nil {
-					return &sql.Const{T: types.BoolT, Value: d}
+					return &ir.Const{T: types.BoolT, Value: d}
 				}
 			}
-		case *sql.Case:
-			var whens []sql.When
+		case *ir.Case:
+			var whens []ir.When
 			els := n.Else
 			for _, w := range n.Whens {
 				if c, ok := isConst(w.Cond); ok {
@@ -126,33 +126,33 @@ func foldExpr(e sql.Expr) sql.Expr {
 			if len(whens) == 0 {
 				return els
 			}
-			return &sql.Case{Whens: whens, Else: els, T: n.T}
+			return &ir.Case{Whens: whens, Else: els, T: n.T}
 		}
 		return x
 	})
 }
 
-func compile(e sql.Expr) (node, error) {
+func compile(e ir.Expr) (node, error) {
 	switch e := e.(type) {
-	case *sql.InputRef:
+	case *ir.InputRef:
 		n := &inputNode{idx: e.Index, t: e.T}
 		if e.T.Kind != types.Unknown {
 			n.dt = e.T.ArrowType()
 		}
 		return n, nil
-	case *sql.Const:
+	case *ir.Const:
 		return &constNode{t: e.T, d: e.Value}, nil
-	case *sql.Cast:
+	case *ir.Cast:
 		arg, err := compile(e.Arg)
 		if err != nil {
 			return nil, err
 		}
 		return compileCastMode(arg, e.T, e.Assignment)
-	case *sql.Case:
+	case *ir.Case:
 		return compileCase(e)
-	case *sql.InList:
+	case *ir.InList:
 		return compileIn(e)
-	case *sql.Call:
+	case *ir.Call:
 		return compileCall(e)
 	}
 	return nil, sqlerr.New(sqlerr.InternalError, "eval: unknown expression %T", e)
@@ -192,23 +192,23 @@ func fold(t types.T, fn scalarFn, strict bool, args []node) (node, bool) {
 
 // kernelFor returns the scalar kernel and overload of fn for argument types
 // args.
-func kernelFor(fn string, args []types.T, result types.T) (scalarFn, *sql.Overload, error) {
+func kernelFor(fn string, args []types.T, result types.T) (scalarFn, *ir.Overload, error) {
 	if k := nullSafeArrayKernel(fn, args); k != nil {
-		return k, &sql.Overload{Fn: fn, Args: args, Result: result}, nil
+		return k, &ir.Overload{Fn: fn, Args: args, Result: result}, nil
 	}
-	if sql.IsJSONBPolyFunction(fn) {
-		return jsonbPolyKernel(fn, args), &sql.Overload{Fn: fn, Args: args, Result: result, Strict: fn == sql.FnToJSONB}, nil
+	if ir.IsJSONBPolyFunction(fn) {
+		return jsonbPolyKernel(fn, args), &ir.Overload{Fn: fn, Args: args, Result: result, Strict: fn == ir.FnToJSONB}, nil
 	}
 	if k, o := structKernel(fn, args, result); k != nil {
 		return k, o, nil
 	}
-	if sql.IsArrayFunction(fn) {
+	if ir.IsArrayFunction(fn) {
 		// Typed by the binder: the call's types are the overload.
 		mk := arrayKernels[fn]
 		if mk == nil {
 			return nil, nil, sqlerr.New(sqlerr.UndefinedFunction, "function %s has no evaluator", fn)
 		}
-		o := &sql.Overload{Fn: fn, Args: args, Result: result, Strict: sql.ArrayFunctionStrict(fn, len(args))}
+		o := &ir.Overload{Fn: fn, Args: args, Result: result, Strict: ir.ArrayFunctionStrict(fn, len(args))}
 		return mk(args, result), o, nil
 	}
 	o := resolve(fn, args)
@@ -223,10 +223,10 @@ func kernelFor(fn string, args []types.T, result types.T) (scalarFn, *sql.Overlo
 }
 
 func undefinedFunction(fn string, args []types.T) error {
-	return sqlerr.New(sqlerr.UndefinedFunction, "function %s does not exist", sql.OverloadKey(fn, args))
+	return sqlerr.New(sqlerr.UndefinedFunction, "function %s does not exist", ir.OverloadKey(fn, args))
 }
 
-func compileCall(e *sql.Call) (node, error) {
+func compileCall(e *ir.Call) (node, error) {
 	args := make([]node, len(e.Args))
 	argTypes := make([]types.T, len(e.Args))
 	for i, a := range e.Args {
@@ -257,8 +257,8 @@ func compileCall(e *sql.Call) (node, error) {
 	return n, nil
 }
 
-func compileCallNode(fnName string, o *sql.Overload, fn scalarFn, args []node, argTypes []types.T, rt types.T) (node, error) {
-	if fnName != sql.FnNow && !sql.Volatile(fnName) && foldable(args) {
+func compileCallNode(fnName string, o *ir.Overload, fn scalarFn, args []node, argTypes []types.T, rt types.T) (node, error) {
+	if fnName != ir.FnNow && !ir.Volatile(fnName) && foldable(args) {
 		if n, ok := fold(rt, fn, o.Strict, args); ok {
 			return n, nil
 		}
@@ -289,41 +289,41 @@ func compileFast(fnName string, ref scalarFn, args []node, argTypes []types.T, r
 		return n // jsonb values compare by structure, not bytewise
 	}
 	switch fnName {
-	case sql.FnAdd, sql.FnSub, sql.FnMul, sql.FnDiv, sql.FnMod, sql.FnBitAnd, sql.FnBitOr, sql.FnBitXor:
+	case ir.FnAdd, ir.FnSub, ir.FnMul, ir.FnDiv, ir.FnMod, ir.FnBitAnd, ir.FnBitOr, ir.FnBitXor:
 		if argTypes[0].IsNumeric() && argTypes[0].Kind == argTypes[1].Kind {
 			return newArithNode(fnName, rt, args[0], args[1], ref)
 		}
 		if n := compileTimeArith(fnName, rt, args, argTypes, ref); n != nil {
 			return n
 		}
-	case sql.FnNeg:
+	case ir.FnNeg:
 		if argTypes[0].IsNumeric() {
 			return &negNode{t: rt, arg: args[0], ref: ref}
 		}
-	case sql.FnEq, sql.FnNe, sql.FnLt, sql.FnLe, sql.FnGt, sql.FnGe:
+	case ir.FnEq, ir.FnNe, ir.FnLt, ir.FnLe, ir.FnGt, ir.FnGe:
 		return newCmpNode(fnName, argTypes[0], argTypes[1], args[0], args[1], ref)
-	case sql.FnIsDistinct, sql.FnIsNotDistinct:
+	case ir.FnIsDistinct, ir.FnIsNotDistinct:
 		if types.IsNested(argTypes[0]) {
 			return nil // the datum kernel compares arrays and structs
 		}
-		if eq := newCmpNode(sql.FnEq, argTypes[0], argTypes[1], args[0], args[1], nil); eq != nil {
-			return &distinctNode{eq: eq.(*cmpNode), distinct: fnName == sql.FnIsDistinct}
+		if eq := newCmpNode(ir.FnEq, argTypes[0], argTypes[1], args[0], args[1], nil); eq != nil {
+			return &distinctNode{eq: eq.(*cmpNode), distinct: fnName == ir.FnIsDistinct}
 		}
-	case sql.FnAnd, sql.FnOr:
-		return &andOrNode{args: args, isOr: fnName == sql.FnOr}
-	case sql.FnNot, sql.FnIsNull, sql.FnIsNotNull, sql.FnIsTrue, sql.FnIsFalse:
+	case ir.FnAnd, ir.FnOr:
+		return &andOrNode{args: args, isOr: fnName == ir.FnOr}
+	case ir.FnNot, ir.FnIsNull, ir.FnIsNotNull, ir.FnIsTrue, ir.FnIsFalse:
 		if argTypes[0].Kind == types.Struct {
 			return nil // a struct of NULLs IS NULL too
 		}
 		return &unaryBoolNode{fn: fnName, arg: args[0]}
-	case sql.FnCoalesce:
+	case ir.FnCoalesce:
 		if types.IsNested(rt) {
 			return nil // the datum kernel builds lists and structs
 		}
 		return &coalesceNode{t: rt, args: args}
-	case sql.FnLike, sql.FnILike:
+	case ir.FnLike, ir.FnILike:
 		if k, ok := asConst(args[1]); ok && !k.d.Null {
-			m, err := compileLike(k.d.S, fnName == sql.FnILike)
+			m, err := compileLike(k.d.S, fnName == ir.FnILike)
 			if err == nil {
 				return &likeNode{arg: args[0], m: m}
 			}

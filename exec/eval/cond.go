@@ -10,7 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -249,7 +249,7 @@ type caseNode struct {
 	els   node
 }
 
-func compileCase(e *sql.Case) (node, error) {
+func compileCase(e *ir.Case) (node, error) {
 	if len(e.Whens) >= math.MaxInt16 {
 		return nil, sqlerr.Unsupported("CASE with %d arms", len(e.Whens))
 	}

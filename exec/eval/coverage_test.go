@@ -5,104 +5,104 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
 // sampleArg returns a valid argument for position i of an overload of fn.
-func sampleArg(fn string, i int, t types.T) sql.Expr {
+func sampleArg(fn string, i int, t types.T) ir.Expr {
 	switch fn {
-	case sql.FnExtract, sql.FnDatePart, sql.FnDateTrunc, sql.FnDateTrunc3, sql.FnExtractTZ, sql.FnDatePartTZ:
+	case ir.FnExtract, ir.FnDatePart, ir.FnDateTrunc, ir.FnDateTrunc3, ir.FnExtractTZ, ir.FnDatePartTZ:
 		if i == 0 {
 			return txt("day")
 		}
 		if i == 2 {
 			return txt("Europe/Berlin")
 		}
-	case sql.FnTimezone:
+	case ir.FnTimezone:
 		if i == 0 && t.Kind == types.Text {
 			return txt("Asia/Kolkata")
 		}
 		if i == 0 {
 			return ivl("-03:30")
 		}
-	case sql.FnTstzToTS, sql.FnTSToTstz, sql.FnTstzOut, sql.FnTstzIn, sql.FnTstzAdd, sql.FnTstzSub, sql.FnToCharTZ, sql.FnToTimestampTZ:
-		if i == 0 && fn == sql.FnTstzIn {
+	case ir.FnTstzToTS, ir.FnTSToTstz, ir.FnTstzOut, ir.FnTstzIn, ir.FnTstzAdd, ir.FnTstzSub, ir.FnToCharTZ, ir.FnToTimestampTZ:
+		if i == 0 && fn == ir.FnTstzIn {
 			return txt("2020-03-29 02:30")
 		}
-		if i == 1 && fn == sql.FnToCharTZ {
+		if i == 1 && fn == ir.FnToCharTZ {
 			return txt("YYYY-MM-DD HH24:MI:SS TZ OF")
 		}
-		if fn == sql.FnToTimestampTZ && i < 2 {
+		if fn == ir.FnToTimestampTZ && i < 2 {
 			return txt([]string{"2021-03-28 02:30", "YYYY-MM-DD HH24:MI"}[i])
 		}
 		if t.Kind == types.Text {
 			return txt("Europe/Berlin")
 		}
-	case sql.FnLike, sql.FnILike:
+	case ir.FnLike, ir.FnILike:
 		if i == 1 {
 			return txt("%l_o")
 		}
-	case sql.FnSplitPart:
+	case ir.FnSplitPart:
 		if i == 1 {
 			return txt("l")
 		}
 	case "regexp_match":
 		return txt([]string{"hello", "(l+)(o)", "i"}[i])
-	case sql.FnTumbleStart:
+	case ir.FnTumbleStart:
 		if i > 0 {
 			return ivl([]string{"", "00:10:00", "00:01:30"}[i])
 		}
-	case sql.FnDateBin:
+	case ir.FnDateBin:
 		if i == 0 {
 			return ivl("15 minutes")
 		}
-	case sql.FnToChar:
+	case ir.FnToChar:
 		if i == 1 && (t.Kind == types.Text) {
 			return txt("FM9990.99")
 		}
-	case sql.FnAsin, sql.FnAcos, sql.FnAsind, sql.FnAcosd, sql.FnAtanh:
+	case ir.FnAsin, ir.FnAcos, ir.FnAsind, ir.FnAcosd, ir.FnAtanh:
 		return f8(0.5)
-	case sql.FnFactorial:
+	case ir.FnFactorial:
 		return i8(5)
-	case sql.FnSetseed:
+	case ir.FnSetseed:
 		return f8(0.5)
-	case sql.FnLog10:
+	case ir.FnLog10:
 		if t.Kind == types.Numeric {
 			return num([]string{"2", "8"}[i])
 		}
-	case sql.FnRegexInstr, sql.FnRegexSubstr, sql.FnRegexCount, sql.FnRegexReplace:
+	case ir.FnRegexInstr, ir.FnRegexSubstr, ir.FnRegexCount, ir.FnRegexReplace:
 		if t.Kind == types.Int32 {
 			return i4(1)
 		}
-		if t.Kind == types.Text && i >= 3 || fn == sql.FnRegexCount && i == 3 {
+		if t.Kind == types.Text && i >= 3 || fn == ir.FnRegexCount && i == 3 {
 			return txt("i")
 		}
-	case sql.FnSimilarEscape:
+	case ir.FnSimilarEscape:
 		if i == 1 {
 			return txt("#")
 		}
-	case sql.FnRegexLike:
+	case ir.FnRegexLike:
 		if i == 2 {
 			return txt("i")
 		}
-	case sql.FnGetByte, sql.FnSetByte, sql.FnGetBit, sql.FnSetBit:
+	case ir.FnGetByte, ir.FnSetByte, ir.FnGetBit, ir.FnSetBit:
 		if i > 0 {
-			return &sql.Const{T: t, Value: types.DInt(1)}
+			return &ir.Const{T: t, Value: types.DInt(1)}
 		}
-	case sql.FnEncode, sql.FnDecode, sql.FnConvertTo, sql.FnConvertFrom:
+	case ir.FnEncode, ir.FnDecode, ir.FnConvertTo, ir.FnConvertFrom:
 		if i == 1 {
-			return txt(map[string]string{sql.FnEncode: "base64", sql.FnDecode: "hex", sql.FnConvertTo: "UTF8", sql.FnConvertFrom: "UTF8"}[fn])
+			return txt(map[string]string{ir.FnEncode: "base64", ir.FnDecode: "hex", ir.FnConvertTo: "UTF8", ir.FnConvertFrom: "UTF8"}[fn])
 		}
-		if fn == sql.FnDecode {
+		if fn == ir.FnDecode {
 			return txt("68 65")
 		}
-	case sql.FnJSONBElem, sql.FnJSONBElemText, "jsonb_array_length", sql.FnJSONBDelete,
-		sql.FnJSONBElements, sql.FnJSONBElementsText:
+	case ir.FnJSONBElem, ir.FnJSONBElemText, "jsonb_array_length", ir.FnJSONBDelete,
+		ir.FnJSONBElements, ir.FnJSONBElementsText:
 		if t.Kind == types.JSONB {
 			return lit(types.JSONBT, `[1, "x", {"a": 2}]`)
 		}
-	case "jsonb_path_exists", "jsonb_path_query_first", sql.FnJSONBPathQueryArr, sql.FnJSONBPathQuery:
+	case "jsonb_path_exists", "jsonb_path_query_first", ir.FnJSONBPathQueryArr, ir.FnJSONBPathQuery:
 		if t.Kind == types.Text {
 			return txt("$.a[*] ? (@ > 1)")
 		}
@@ -110,7 +110,7 @@ func sampleArg(fn string, i int, t types.T) sql.Expr {
 		if t.Kind == types.Array {
 			return lit(types.ArrayOf(types.TextT), "{c}")
 		}
-	case sql.FnToTimestamp, sql.FnToDate:
+	case ir.FnToTimestamp, ir.FnToDate:
 		if t.Kind == types.Text {
 			return txt([]string{"2021-03-04 05:06", "YYYY-MM-DD HH24:MI"}[i])
 		}
@@ -141,7 +141,7 @@ func sampleArg(fn string, i int, t types.T) sql.Expr {
 	case types.Interval:
 		return ivl([]string{"1 mon 2 days 03:04:05", "-1 day 12:00:00"}[i%2])
 	case types.Bytea:
-		return &sql.Const{T: t, Value: types.DBytes([]string{"hello", "lo", "x"}[i%3])}
+		return &ir.Const{T: t, Value: types.DBytes([]string{"hello", "lo", "x"}[i%3])}
 	case types.UUID:
 		return lit(t, []string{"a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "00000000-0000-0000-0000-000000000001"}[i%2])
 	case types.JSONB:
@@ -158,7 +158,7 @@ func sampleArg(fn string, i int, t types.T) sql.Expr {
 // on non-NULL and on NULL inputs, through every evaluation path; a missing
 // kernel or a disagreement between paths fails.
 func TestEveryOverloadHasAKernel(t *testing.T) {
-	overloads := sql.Overloads()
+	overloads := ir.Overloads()
 	if len(overloads) < 100 {
 		t.Fatalf("only %d overloads", len(overloads))
 	}
@@ -167,28 +167,28 @@ func TestEveryOverloadHasAKernel(t *testing.T) {
 		if o.Variadic {
 			nargs++ // exercise the repetition
 		}
-		args := make([]sql.Expr, nargs)
-		nulls := make([]sql.Expr, nargs)
+		args := make([]ir.Expr, nargs)
+		nulls := make([]ir.Expr, nargs)
 		for i := range args {
 			at := o.Args[min(i, len(o.Args)-1)]
 			args[i] = sampleArg(o.Fn, i, at)
 			nulls[i] = null(at)
 		}
-		e := &sql.Call{Fn: o.Fn, Args: args, T: o.Result}
-		if o.Fn == sql.FnSetseed {
+		e := &ir.Call{Fn: o.Fn, Args: args, T: o.Result}
+		if o.Fn == ir.FnSetseed {
 			if got, _ := evalScalarText(e, true); got != "" {
 				t.Errorf("%s = %s, want the empty string (void)", o.Key(), got)
 			}
 			continue
 		}
-		if o.Fn == sql.FnSetConfigRows {
+		if o.Fn == ir.FnSetConfigRows {
 			// set_config over a query's rows fails when evaluated, by design.
 			if got, _ := evalScalarText(e, true); !strings.HasPrefix(got, "ERROR 0A000") {
 				t.Errorf("%s = %s, want the error 0A000", o.Key(), got)
 			}
 			continue
 		}
-		if sql.Volatile(o.Fn) {
+		if ir.Volatile(o.Fn) {
 			// A new value at each call: only its range can be checked.
 			if got, _ := evalScalarText(e, true); o.Result.Kind == types.UUID && len(got) != 36 ||
 				o.Result.Kind != types.UUID && (got < "0" || got >= "1") {
@@ -202,7 +202,7 @@ func TestEveryOverloadHasAKernel(t *testing.T) {
 			continue
 		}
 		check(t, e, want)
-		ne := &sql.Call{Fn: o.Fn, Args: nulls, T: o.Result}
+		ne := &ir.Call{Fn: o.Fn, Args: nulls, T: o.Result}
 		wantNull, _ := evalScalarText(ne, true)
 		if o.Strict && nargs > 0 && wantNull != "NULL" {
 			t.Errorf("%s is strict but gives %s on NULLs", o.Key(), wantNull)
@@ -219,43 +219,43 @@ var allTypes = []types.T{
 
 // castSamples are values of t for the cast matrix, including ones that fail
 // some casts.
-func castSamples(t types.T) []sql.Expr {
+func castSamples(t types.T) []ir.Expr {
 	switch t.Kind {
 	case types.Bool:
-		return []sql.Expr{boolc(true), boolc(false)}
+		return []ir.Expr{boolc(true), boolc(false)}
 	case types.Int16:
-		return []sql.Expr{i2(0), i2(-32768), i2(123)}
+		return []ir.Expr{i2(0), i2(-32768), i2(123)}
 	case types.Int32:
-		return []sql.Expr{i4(0), i4(-7), i4(2147483647)}
+		return []ir.Expr{i4(0), i4(-7), i4(2147483647)}
 	case types.Int64:
-		return []sql.Expr{i8(5), i8(-9223372036854775808), i8(40000)}
+		return []ir.Expr{i8(5), i8(-9223372036854775808), i8(40000)}
 	case types.Numeric:
-		return []sql.Expr{lit(t, "1.5"), lit(t, "-2.5"), lit(t, "12345678.99")}
+		return []ir.Expr{lit(t, "1.5"), lit(t, "-2.5"), lit(t, "12345678.99")}
 	case types.Float32:
-		return []sql.Expr{f4(2.5), f4(-1e30), f4(0.1)}
+		return []ir.Expr{f4(2.5), f4(-1e30), f4(0.1)}
 	case types.Float64:
-		return []sql.Expr{f8(2.5), f8(1e300), f8(-0.000001)}
+		return []ir.Expr{f8(2.5), f8(1e300), f8(-0.000001)}
 	case types.Text:
-		return []sql.Expr{&sql.Const{T: t, Value: types.DText("12")}, &sql.Const{T: t, Value: types.DText("abc")}}
+		return []ir.Expr{&ir.Const{T: t, Value: types.DText("12")}, &ir.Const{T: t, Value: types.DText("abc")}}
 	case types.Date:
-		return []sql.Expr{date("2020-02-29"), date("1969-12-31")}
+		return []ir.Expr{date("2020-02-29"), date("1969-12-31")}
 	case types.Timestamp:
-		return []sql.Expr{tsc("2020-02-29 12:34:56.789"), tsc("1969-12-31 23:59:59.5")}
+		return []ir.Expr{tsc("2020-02-29 12:34:56.789"), tsc("1969-12-31 23:59:59.5")}
 	case types.TimestampTZ:
-		return []sql.Expr{tstzc("2020-02-29 12:34:56.789+00")}
+		return []ir.Expr{tstzc("2020-02-29 12:34:56.789+00")}
 	case types.Interval:
-		return []sql.Expr{ivl("1 year 2 mons 3 days 04:05:06.5"), ivl("-1 day")}
+		return []ir.Expr{ivl("1 year 2 mons 3 days 04:05:06.5"), ivl("-1 day")}
 	}
 	return nil
 }
 
-// TestCastMatrix evaluates every cast sql.CastAllowed allows, between every
+// TestCastMatrix evaluates every cast ir.CastAllowed allows, between every
 // pair of types, on sample values (and the text form of every sample into
 // every type), through every evaluation path.
 func TestCastMatrix(t *testing.T) {
 	for _, from := range append(allTypes, types.UnknownT) {
 		for _, to := range allTypes {
-			if !sql.CastAllowed(from, to) {
+			if !ir.CastAllowed(from, to) {
 				if _, err := Compile(castTo(col(0, from), to)); err == nil {
 					t.Errorf("cast %s -> %s compiles but is not allowed", from, to)
 				}
@@ -279,7 +279,7 @@ func TestCastMatrix(t *testing.T) {
 	// Text input of every type's samples parses back.
 	for _, to := range allTypes {
 		for _, v := range castSamples(to) {
-			k := v.(*sql.Const)
+			k := v.(*ir.Const)
 			text := k.Value.Text(k.T)
 			e := castTo(txt(text), to)
 			want, _ := evalScalarText(castTo(v, to), true)
@@ -289,7 +289,7 @@ func TestCastMatrix(t *testing.T) {
 }
 
 func TestCompileErrors(t *testing.T) {
-	if _, err := Compile(&sql.Call{Fn: "no_such_fn", Args: nil, T: types.Int32T}); err == nil {
+	if _, err := Compile(&ir.Call{Fn: "no_such_fn", Args: nil, T: types.Int32T}); err == nil {
 		t.Error("unknown function compiled")
 	}
 	if _, err := Compile(castTo(col(0, types.DateT), types.IntervalT)); err == nil {

@@ -3,7 +3,7 @@ package eval
 import (
 	"math"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -16,7 +16,7 @@ var (
 func init() {
 	ivl := types.IntervalT
 	for _, t := range []types.T{types.TimestampT, types.TimestampTZT} {
-		reg(sql.FnDateBin, ts(ivl, t, t), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+		reg(ir.FnDateBin, ts(ivl, t, t), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			r, err := dateBin(a[0].Ivl, a[1].I, a[2].I)
 			return types.DInt(r), err
 		}))

@@ -3,7 +3,7 @@ package eval
 import (
 	"strings"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -17,7 +17,7 @@ import (
 // operands lazily, left to right; everything else eagerly.
 // Row errors follow ctx.Strict like Eval: when lenient, the result is NULL
 // and the error is counted and logged.
-func EvalDatum(ctx *Context, e sql.Expr) (types.Datum, error) {
+func EvalDatum(ctx *Context, e ir.Expr) (types.Datum, error) {
 	k := &kctx{now: ctx.Now, rnd: ctx.Random}
 	d, err := evalScalar(k, foldExpr(normalize(e)))
 	if err != nil {
@@ -37,23 +37,23 @@ func EvalDatum(ctx *Context, e sql.Expr) (types.Datum, error) {
 // state to hang a limiter on).
 var evalDatumLog logLimiter
 
-func evalScalar(k *kctx, e sql.Expr) (types.Datum, *sqlerr.Error) {
+func evalScalar(k *kctx, e ir.Expr) (types.Datum, *sqlerr.Error) {
 	switch e := e.(type) {
-	case *sql.Const:
+	case *ir.Const:
 		return e.Value, nil
-	case *sql.InputRef:
+	case *ir.InputRef:
 		return types.Null, sqlerr.New(sqlerr.InternalError, "EvalDatum: expression refers to input column %s", e)
-	case *sql.Cast:
+	case *ir.Cast:
 		d, err := evalScalar(k, e.Arg)
 		if err != nil {
 			return d, err
 		}
-		if !sql.CastAllowed(e.Arg.Type(), e.T) {
+		if !ir.CastAllowed(e.Arg.Type(), e.T) {
 			return types.Null, sqlerr.New(sqlerr.CannotCoerce, "cannot cast type %s to %s", e.Arg.Type(), e.T)
 		}
 		d, err = castDatumMode(k, e.Arg.Type(), e.T, d, e.Assignment)
 		return ownText(d, e.T), err
-	case *sql.Case:
+	case *ir.Case:
 		for _, w := range e.Whens {
 			c, err := evalScalar(k, w.Cond)
 			if err != nil {
@@ -64,9 +64,9 @@ func evalScalar(k *kctx, e sql.Expr) (types.Datum, *sqlerr.Error) {
 			}
 		}
 		return evalScalar(k, e.Else)
-	case *sql.InList:
+	case *ir.InList:
 		return evalInList(k, e)
-	case *sql.Call:
+	case *ir.Call:
 		return evalCall(k, e)
 	}
 	return types.Null, sqlerr.New(sqlerr.InternalError, "EvalDatum: unknown expression %T", e)
@@ -80,7 +80,7 @@ func ownText(d types.Datum, t types.T) types.Datum {
 	return d
 }
 
-func evalInList(k *kctx, e *sql.InList) (types.Datum, *sqlerr.Error) {
+func evalInList(k *kctx, e *ir.InList) (types.Datum, *sqlerr.Error) {
 	// Like PostgreSQL's x = ANY(ARRAY[...]), every element is evaluated
 	// before any comparison.
 	x, err := evalScalar(k, e.Arg)
@@ -113,7 +113,7 @@ func evalInList(k *kctx, e *sql.InList) (types.Datum, *sqlerr.Error) {
 	return types.DBool(e.Negate), nil
 }
 
-func evalCall(k *kctx, e *sql.Call) (types.Datum, *sqlerr.Error) {
+func evalCall(k *kctx, e *ir.Call) (types.Datum, *sqlerr.Error) {
 	argTypes := make([]types.T, len(e.Args))
 	for i, a := range e.Args {
 		argTypes[i] = a.Type()
@@ -124,9 +124,9 @@ func evalCall(k *kctx, e *sql.Call) (types.Datum, *sqlerr.Error) {
 	}
 	args := make([]types.Datum, len(e.Args))
 	switch e.Fn {
-	case sql.FnAnd, sql.FnOr:
+	case ir.FnAnd, ir.FnOr:
 		// Left to right, stopping at the deciding value.
-		isOr := e.Fn == sql.FnOr
+		isOr := e.Fn == ir.FnOr
 		sawNull := false
 		for _, a := range e.Args {
 			d, err := evalScalar(k, a)
@@ -143,7 +143,7 @@ func evalCall(k *kctx, e *sql.Call) (types.Datum, *sqlerr.Error) {
 			return types.Null, nil
 		}
 		return types.DBool(!isOr), nil
-	case sql.FnCoalesce:
+	case ir.FnCoalesce:
 		for _, a := range e.Args {
 			d, err := evalScalar(k, a)
 			if err != nil || !d.Null {

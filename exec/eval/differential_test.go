@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -25,7 +25,7 @@ var (
 type exprGen struct {
 	rng      *rand.Rand
 	cols     []types.T
-	byResult map[types.Kind][]*sql.Overload
+	byResult map[types.Kind][]*ir.Overload
 }
 
 var genTypes = []types.T{
@@ -34,12 +34,12 @@ var genTypes = []types.T{
 }
 
 func newExprGen(rng *rand.Rand) *exprGen {
-	g := &exprGen{rng: rng, byResult: map[types.Kind][]*sql.Overload{}}
+	g := &exprGen{rng: rng, byResult: map[types.Kind][]*ir.Overload{}}
 	g.cols = append(g.cols, genTypes...)
 	g.cols = append(g.cols, genTypes...)
 	g.cols = append(g.cols, types.NumericOf(10, 2), types.T{Kind: types.Text, Width: 3})
-	for _, o := range sql.Overloads() {
-		if sql.Volatile(o.Fn) {
+	for _, o := range ir.Overloads() {
+		if ir.Volatile(o.Fn) {
 			continue // no two evaluations agree
 		}
 		g.byResult[o.Result.Kind] = append(g.byResult[o.Result.Kind], o)
@@ -130,7 +130,7 @@ func (g *exprGen) randDatum(t types.T) types.Datum {
 
 func decimal0() (z decimal128.Num) { return }
 
-func (g *exprGen) leaf(t types.T) sql.Expr {
+func (g *exprGen) leaf(t types.T) ir.Expr {
 	if g.rng.IntN(3) > 0 {
 		var cands []int
 		for i, c := range g.cols {
@@ -140,13 +140,13 @@ func (g *exprGen) leaf(t types.T) sql.Expr {
 		}
 		if len(cands) > 0 {
 			i := cands[g.rng.IntN(len(cands))]
-			return &sql.InputRef{Index: i, T: g.cols[i]}
+			return &ir.InputRef{Index: i, T: g.cols[i]}
 		}
 	}
-	return &sql.Const{T: t, Value: g.randDatum(t)}
+	return &ir.Const{T: t, Value: g.randDatum(t)}
 }
 
-func (g *exprGen) expr(t types.T, depth int) sql.Expr {
+func (g *exprGen) expr(t types.T, depth int) ir.Expr {
 	r := g.rng
 	if depth <= 0 || r.IntN(4) == 0 {
 		return g.leaf(t)
@@ -162,31 +162,31 @@ func (g *exprGen) expr(t types.T, depth int) sql.Expr {
 		if o.Variadic {
 			n += r.IntN(3)
 		}
-		args := make([]sql.Expr, n)
+		args := make([]ir.Expr, n)
 		for i := range args {
 			at := o.Args[min(i, len(o.Args)-1)]
 			switch {
-			case i == 0 && (o.Fn == sql.FnExtract || o.Fn == sql.FnDatePart):
+			case i == 0 && (o.Fn == ir.FnExtract || o.Fn == ir.FnDatePart):
 				args[i] = txt(extractUnits[r.IntN(len(extractUnits))])
-			case i == 0 && o.Fn == sql.FnDateTrunc:
+			case i == 0 && o.Fn == ir.FnDateTrunc:
 				args[i] = txt(truncUnits[r.IntN(len(truncUnits))])
-			case i == 1 && (o.Fn == sql.FnLPad || o.Fn == sql.FnRPad || o.Fn == sql.FnRepeat):
+			case i == 1 && (o.Fn == ir.FnLPad || o.Fn == ir.FnRPad || o.Fn == ir.FnRepeat):
 				// Keep results small (PostgreSQL would build them too, but
 				// slowly): short lengths, or one too large to build.
 				args[i] = i4([]int64{-1, 0, 3, 7, 40, math.MaxInt32}[r.IntN(6)])
-			case i == 1 && (o.Fn == sql.FnLike || o.Fn == sql.FnILike) && r.IntN(4) > 0:
+			case i == 1 && (o.Fn == ir.FnLike || o.Fn == ir.FnILike) && r.IntN(4) > 0:
 				args[i] = txt(likePatterns[r.IntN(len(likePatterns))])
 			default:
 				args[i] = g.expr(at, depth-1)
 			}
 		}
 		rt := o.Result
-		return &sql.Call{Fn: o.Fn, Args: args, T: rt}
+		return &ir.Call{Fn: o.Fn, Args: args, T: rt}
 	case k < 7:
 		var from types.T
 		for {
 			from = genTypes[r.IntN(len(genTypes))]
-			if sql.CastAllowed(from, t) {
+			if ir.CastAllowed(from, t) {
 				break
 			}
 		}
@@ -194,16 +194,16 @@ func (g *exprGen) expr(t types.T, depth int) sql.Expr {
 		if t.Kind == types.Text && r.IntN(3) == 0 {
 			to = types.T{Kind: types.Text, Width: int32(1 + r.IntN(4))}
 		}
-		var e sql.Expr = &sql.Cast{Arg: g.expr(from, depth-1), T: to}
+		var e ir.Expr = &ir.Cast{Arg: g.expr(from, depth-1), T: to}
 		if to != t {
-			e = &sql.Cast{Arg: e, T: t}
+			e = &ir.Cast{Arg: e, T: t}
 		}
 		return e
 	case k < 9:
 		n := 1 + r.IntN(3)
-		c := &sql.Case{T: t}
+		c := &ir.Case{T: t}
 		for i := 0; i < n; i++ {
-			c.Whens = append(c.Whens, sql.When{Cond: g.expr(types.BoolT, depth-1), Then: g.expr(t, depth-1)})
+			c.Whens = append(c.Whens, ir.When{Cond: g.expr(types.BoolT, depth-1), Then: g.expr(t, depth-1)})
 		}
 		c.Else = g.expr(t, depth-1)
 		return c
@@ -212,12 +212,12 @@ func (g *exprGen) expr(t types.T, depth int) sql.Expr {
 			return g.expr(t, depth)
 		}
 		at := genTypes[r.IntN(len(genTypes))]
-		in := &sql.InList{Arg: g.expr(at, depth-1), Negate: r.IntN(2) == 0}
+		in := &ir.InList{Arg: g.expr(at, depth-1), Negate: r.IntN(2) == 0}
 		for i, n := 0, 1+r.IntN(5); i < n; i++ {
 			if r.IntN(4) == 0 {
 				in.List = append(in.List, g.expr(at, depth-1))
 			} else {
-				in.List = append(in.List, &sql.Const{T: at, Value: g.randDatum(at)})
+				in.List = append(in.List, &ir.Const{T: at, Value: g.randDatum(at)})
 			}
 		}
 		return in
@@ -225,10 +225,10 @@ func (g *exprGen) expr(t types.T, depth int) sql.Expr {
 }
 
 // substitute replaces the InputRefs of e with row's values.
-func substitute(e sql.Expr, row []types.Datum, cols []types.T) sql.Expr {
-	return sql.Rewrite(e, func(x sql.Expr) sql.Expr {
-		if r, ok := x.(*sql.InputRef); ok {
-			return &sql.Const{T: cols[r.Index], Value: row[r.Index]}
+func substitute(e ir.Expr, row []types.Datum, cols []types.T) ir.Expr {
+	return ir.Rewrite(e, func(x ir.Expr) ir.Expr {
+		if r, ok := x.(*ir.InputRef); ok {
+			return &ir.Const{T: cols[r.Index], Value: row[r.Index]}
 		}
 		return x
 	})
@@ -318,7 +318,7 @@ func TestDifferential(t *testing.T) {
 // diffStats counts the scalar outcomes (NULL, error, value) for -v.
 var diffStats [3]int
 
-func diffRun(t *testing.T, mem memory.Allocator, ev Evaluator, e sql.Expr, rec arrow.RecordBatch, strict bool,
+func diffRun(t *testing.T, mem memory.Allocator, ev Evaluator, e ir.Expr, rec arrow.RecordBatch, strict bool,
 	want []string, codes map[string]bool, wantErrs int64) {
 	t.Helper()
 	var errs atomic.Int64

@@ -1,4 +1,4 @@
-// Package eval compiles bound scalar expressions (sql.Expr) into evaluators
+// Package eval compiles bound scalar expressions (ir.Expr) into evaluators
 // over Arrow record batches, with PostgreSQL's semantics.
 //
 // # Evaluation model
@@ -35,7 +35,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -93,7 +93,7 @@ type Evaluator interface {
 // when they evaluate without error (an error is left to happen per row).
 // Errors are *sqlerr.Error: 42883 for a function without a kernel, 42846 for a
 // cast that does not exist.
-func Compile(e sql.Expr) (Evaluator, error) {
+func Compile(e ir.Expr) (Evaluator, error) {
 	n, err := compile(normalize(e))
 	if err != nil {
 		return nil, err
@@ -104,7 +104,7 @@ func Compile(e sql.Expr) (Evaluator, error) {
 type evaluator struct {
 	root node
 	t    types.T
-	expr sql.Expr
+	expr ir.Expr
 	log  logLimiter
 }
 
@@ -219,7 +219,7 @@ func (c *ectx) rowErr(i int, err *sqlerr.Error) error {
 }
 
 // report publishes the counted row errors of a lenient evaluation.
-func (c *ectx) report(l *logLimiter, expr sql.Expr) {
+func (c *ectx) report(l *logLimiter, expr ir.Expr) {
 	n := int64(countBits(c.errRows, c.n))
 	if n == 0 {
 		return

@@ -12,7 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -54,7 +54,7 @@ func TestLenientErrorsAreCountedAndLoggedSparingly(t *testing.T) {
 	defer rec.Release()
 	a, b := col(0, types.Int64T), col(1, types.Int64T)
 	// a / b IS NULL: the failing rows must be NULL as a whole, not true.
-	e := call(sql.FnIsNull, call(sql.FnDiv, a, b))
+	e := call(ir.FnIsNull, call(ir.FnDiv, a, b))
 	ev, err := Compile(e)
 	if err != nil {
 		t.Fatal(err)
@@ -120,9 +120,9 @@ func TestConcurrentEvaluation(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	a, b := col(0, types.Int64T), col(1, types.Int64T)
-	e := &sql.Case{
-		Whens: []sql.When{{Cond: call(sql.FnNe, b, i8(0)), Then: call(sql.FnDiv, a, b)}},
-		Else:  call(sql.FnMul, a, i8(-1)), T: types.Int64T,
+	e := &ir.Case{
+		Whens: []ir.When{{Cond: call(ir.FnNe, b, i8(0)), Then: call(ir.FnDiv, a, b)}},
+		Else:  call(ir.FnMul, a, i8(-1)), T: types.Int64T,
 	}
 	ev, err := Compile(e)
 	if err != nil {
@@ -158,36 +158,36 @@ func TestConcurrentEvaluation(t *testing.T) {
 }
 
 // hotExprs are the expressions whose evaluation must not allocate per row.
-func hotExprs() map[string]sql.Expr {
+func hotExprs() map[string]ir.Expr {
 	a, b := col(0, types.Int64T), col(1, types.Int64T)
 	f, s := col(2, types.Float64T), col(3, types.TextT)
 	n, ts := col(4, types.NumericT), col(5, types.TimestampT)
-	return map[string]sql.Expr{
-		"a+b":        call(sql.FnAdd, a, b),
-		"a*2>100":    call(sql.FnGt, call(sql.FnMul, a, i8(2)), i8(100)),
-		"a/b":        call(sql.FnDiv, a, call(sql.FnAdd, b, i8(1))),
-		"case":       &sql.Case{Whens: []sql.When{{Cond: call(sql.FnGt, a, i8(10)), Then: a}}, Else: call(sql.FnNeg, a), T: types.Int64T},
-		"like":       call(sql.FnLike, s, txt("%foo%")),
-		"like_gen":   call(sql.FnLike, s, txt("a_%o")),
+	return map[string]ir.Expr{
+		"a+b":        call(ir.FnAdd, a, b),
+		"a*2>100":    call(ir.FnGt, call(ir.FnMul, a, i8(2)), i8(100)),
+		"a/b":        call(ir.FnDiv, a, call(ir.FnAdd, b, i8(1))),
+		"case":       &ir.Case{Whens: []ir.When{{Cond: call(ir.FnGt, a, i8(10)), Then: a}}, Else: call(ir.FnNeg, a), T: types.Int64T},
+		"like":       call(ir.FnLike, s, txt("%foo%")),
+		"like_gen":   call(ir.FnLike, s, txt("a_%o")),
 		"in":         inList(a, false, i8(1), i8(5), i8(9)),
 		"in_text":    inList(s, false, txt("foo"), txt("xfooy")),
-		"coalesce":   call(sql.FnCoalesce, a, b),
-		"is_null":    call(sql.FnIsNull, a),
-		"and_or":     call(sql.FnOr, call(sql.FnAnd, call(sql.FnGt, a, b), call(sql.FnLt, f, f8(3))), call(sql.FnNot, call(sql.FnIsNull, a))),
+		"coalesce":   call(ir.FnCoalesce, a, b),
+		"is_null":    call(ir.FnIsNull, a),
+		"and_or":     call(ir.FnOr, call(ir.FnAnd, call(ir.FnGt, a, b), call(ir.FnLt, f, f8(3))), call(ir.FnNot, call(ir.FnIsNull, a))),
 		"cast_f8":    castTo(a, types.Float64T),
 		"cast_i4":    castTo(f, types.Int32T),
 		"cast_num":   castTo(a, types.NumericT),
 		"num_to_i8":  castTo(n, types.Int64T),
-		"num_to_f8":  castTo(call(sql.FnMul, n, num("123456789.123")), types.Float64T),
+		"num_to_f8":  castTo(call(ir.FnMul, n, num("123456789.123")), types.Float64T),
 		"num_to_f4":  castTo(n, types.Float32T),
-		"f8_to_num":  castTo(call(sql.FnMul, f, f8(1e6)), types.NumericT),
-		"float":      call(sql.FnMul, f, f),
-		"numeric":    call(sql.FnAdd, call(sql.FnMul, n, num("1.5")), n),
-		"text_eq":    call(sql.FnEq, s, txt("foo")),
-		"ts+ivl":     call(sql.FnAdd, ts, ivl("10 seconds")),
-		"distinct":   call(sql.FnIsDistinct, a, b),
-		"substr":     call(sql.FnSubstr, s, i4(2), i4(3)),
-		"split_part": call(sql.FnSplitPart, s, txt("o"), i4(2)),
+		"f8_to_num":  castTo(call(ir.FnMul, f, f8(1e6)), types.NumericT),
+		"float":      call(ir.FnMul, f, f),
+		"numeric":    call(ir.FnAdd, call(ir.FnMul, n, num("1.5")), n),
+		"text_eq":    call(ir.FnEq, s, txt("foo")),
+		"ts+ivl":     call(ir.FnAdd, ts, ivl("10 seconds")),
+		"distinct":   call(ir.FnIsDistinct, a, b),
+		"substr":     call(ir.FnSubstr, s, i4(2), i4(3)),
+		"split_part": call(ir.FnSplitPart, s, txt("o"), i4(2)),
 	}
 }
 
@@ -240,11 +240,11 @@ func TestHotPathsDoNotAllocatePerRow(t *testing.T) {
 
 func TestEvalDatumLenient(t *testing.T) {
 	var errs atomic.Int64
-	d, err := EvalDatum(&Context{Errors: &errs}, call(sql.FnDiv, i4(1), i4(0)))
+	d, err := EvalDatum(&Context{Errors: &errs}, call(ir.FnDiv, i4(1), i4(0)))
 	if err != nil || !d.Null || errs.Load() != 1 {
 		t.Errorf("lenient EvalDatum: %v %v %d", d, err, errs.Load())
 	}
-	d, err = EvalDatum(&Context{Strict: true}, call(sql.FnConcatOp, call(sql.FnUpper, txt("a")), call(sql.FnLower, txt("B"))))
+	d, err = EvalDatum(&Context{Strict: true}, call(ir.FnConcatOp, call(ir.FnUpper, txt("a")), call(ir.FnLower, txt("B"))))
 	if err != nil || d.S != "Ab" {
 		t.Errorf("text results must not alias scratch space: %q %v", d.S, err)
 	}

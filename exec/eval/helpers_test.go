@@ -10,60 +10,60 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
 
 // Expression builders for tests.
 
-func lit(t types.T, s string) *sql.Const {
+func lit(t types.T, s string) *ir.Const {
 	d, err := types.ParseText(t, s)
 	if err != nil {
 		panic(fmt.Sprintf("lit %s %q: %v", t, s, err))
 	}
-	return &sql.Const{T: t, Value: d}
+	return &ir.Const{T: t, Value: d}
 }
 
-func null(t types.T) *sql.Const { return &sql.Const{T: t, Value: types.Null} }
+func null(t types.T) *ir.Const { return &ir.Const{T: t, Value: types.Null} }
 
-func i2(v int64) *sql.Const { return &sql.Const{T: types.Int16T, Value: types.DInt(v)} }
-func i4(v int64) *sql.Const { return &sql.Const{T: types.Int32T, Value: types.DInt(v)} }
-func i8(v int64) *sql.Const { return &sql.Const{T: types.Int64T, Value: types.DInt(v)} }
-func f4(v float64) *sql.Const {
-	return &sql.Const{T: types.Float32T, Value: types.DFloat(float64(float32(v)))}
+func i2(v int64) *ir.Const { return &ir.Const{T: types.Int16T, Value: types.DInt(v)} }
+func i4(v int64) *ir.Const { return &ir.Const{T: types.Int32T, Value: types.DInt(v)} }
+func i8(v int64) *ir.Const { return &ir.Const{T: types.Int64T, Value: types.DInt(v)} }
+func f4(v float64) *ir.Const {
+	return &ir.Const{T: types.Float32T, Value: types.DFloat(float64(float32(v)))}
 }
-func f8(v float64) *sql.Const { return &sql.Const{T: types.Float64T, Value: types.DFloat(v)} }
-func num(s string) *sql.Const { return lit(types.NumericT, s) }
-func txt(s string) *sql.Const { return &sql.Const{T: types.TextT, Value: types.DText(s)} }
-func boolc(v bool) *sql.Const { return &sql.Const{T: types.BoolT, Value: types.DBool(v)} }
-func date(s string) *sql.Const {
+func f8(v float64) *ir.Const { return &ir.Const{T: types.Float64T, Value: types.DFloat(v)} }
+func num(s string) *ir.Const { return lit(types.NumericT, s) }
+func txt(s string) *ir.Const { return &ir.Const{T: types.TextT, Value: types.DText(s)} }
+func boolc(v bool) *ir.Const { return &ir.Const{T: types.BoolT, Value: types.DBool(v)} }
+func date(s string) *ir.Const {
 	return lit(types.DateT, s)
 }
-func tsc(s string) *sql.Const   { return lit(types.TimestampT, s) }
-func tstzc(s string) *sql.Const { return lit(types.TimestampTZT, s) }
-func ivl(s string) *sql.Const   { return lit(types.IntervalT, s) }
+func tsc(s string) *ir.Const   { return lit(types.TimestampT, s) }
+func tstzc(s string) *ir.Const { return lit(types.TimestampTZT, s) }
+func ivl(s string) *ir.Const   { return lit(types.IntervalT, s) }
 
-func col(i int, t types.T) *sql.InputRef { return &sql.InputRef{Index: i, T: t} }
+func col(i int, t types.T) *ir.InputRef { return &ir.InputRef{Index: i, T: t} }
 
 // call builds a call of fn, typed by the overload its arguments select.
-func call(fn string, args ...sql.Expr) *sql.Call {
+func call(fn string, args ...ir.Expr) *ir.Call {
 	ts := make([]types.T, len(args))
 	for i, a := range args {
 		ts[i] = a.Type()
 	}
 	o := resolve(fn, ts)
 	if o == nil {
-		panic("no overload " + sql.OverloadKey(fn, ts))
+		panic("no overload " + ir.OverloadKey(fn, ts))
 	}
 	rt := o.Result
 	if !numericScaled[fn] && len(o.Args) > 0 && o.Args[0] == o.Result && len(args) > 0 && args[0].Type().Kind == rt.Kind {
 		rt = args[0].Type() // polymorphic: keep the argument's typmod
 	}
-	return &sql.Call{Fn: fn, Args: args, T: rt}
+	return &ir.Call{Fn: fn, Args: args, T: rt}
 }
 
-func castTo(e sql.Expr, t types.T) *sql.Cast { return &sql.Cast{Arg: e, T: t} }
+func castTo(e ir.Expr, t types.T) *ir.Cast { return &ir.Cast{Arg: e, T: t} }
 
 // batch builds a record with one column per type, from rows of datums.
 func batch(mem memory.Allocator, colTypes []types.T, rows [][]types.Datum, n int) arrow.RecordBatch {
@@ -86,12 +86,12 @@ func batch(mem memory.Allocator, colTypes []types.T, rows [][]types.Datum, n int
 // columnize replaces the constants selected by pick (by their order in a
 // pre-order walk) with input columns, returning the new expression, the
 // column types and the column values.
-func columnize(e sql.Expr, pick func(i int) bool) (sql.Expr, []types.T, []types.Datum) {
+func columnize(e ir.Expr, pick func(i int) bool) (ir.Expr, []types.T, []types.Datum) {
 	var colTypes []types.T
 	var vals []types.Datum
 	i := 0
-	out := rewritePre(e, func(x sql.Expr) sql.Expr {
-		k, ok := x.(*sql.Const)
+	out := rewritePre(e, func(x ir.Expr) ir.Expr {
+		k, ok := x.(*ir.Const)
 		if !ok || k.T.Kind == types.Unknown {
 			return x
 		}
@@ -101,44 +101,44 @@ func columnize(e sql.Expr, pick func(i int) bool) (sql.Expr, []types.T, []types.
 		}
 		colTypes = append(colTypes, k.T)
 		vals = append(vals, k.Value)
-		return &sql.InputRef{Index: len(colTypes) - 1, T: k.T}
+		return &ir.InputRef{Index: len(colTypes) - 1, T: k.T}
 	})
 	return out, colTypes, vals
 }
 
 // rewritePre rewrites a tree visiting nodes in pre-order (so constants are
 // numbered left to right).
-func rewritePre(e sql.Expr, fn func(sql.Expr) sql.Expr) sql.Expr {
+func rewritePre(e ir.Expr, fn func(ir.Expr) ir.Expr) ir.Expr {
 	e = fn(e)
 	switch n := e.(type) {
-	case *sql.Call:
-		args := make([]sql.Expr, len(n.Args))
+	case *ir.Call:
+		args := make([]ir.Expr, len(n.Args))
 		for i, a := range n.Args {
 			args[i] = rewritePre(a, fn)
 		}
-		return &sql.Call{Fn: n.Fn, Args: args, T: n.T}
-	case *sql.Cast:
-		return &sql.Cast{Arg: rewritePre(n.Arg, fn), T: n.T, Assignment: n.Assignment}
-	case *sql.Case:
-		whens := make([]sql.When, len(n.Whens))
+		return &ir.Call{Fn: n.Fn, Args: args, T: n.T}
+	case *ir.Cast:
+		return &ir.Cast{Arg: rewritePre(n.Arg, fn), T: n.T, Assignment: n.Assignment}
+	case *ir.Case:
+		whens := make([]ir.When, len(n.Whens))
 		for i, w := range n.Whens {
-			whens[i] = sql.When{Cond: rewritePre(w.Cond, fn), Then: rewritePre(w.Then, fn)}
+			whens[i] = ir.When{Cond: rewritePre(w.Cond, fn), Then: rewritePre(w.Then, fn)}
 		}
-		return &sql.Case{Whens: whens, Else: rewritePre(n.Else, fn), T: n.T}
-	case *sql.InList:
-		list := make([]sql.Expr, len(n.List))
+		return &ir.Case{Whens: whens, Else: rewritePre(n.Else, fn), T: n.T}
+	case *ir.InList:
+		list := make([]ir.Expr, len(n.List))
 		for i, a := range n.List {
 			list[i] = rewritePre(a, fn)
 		}
-		return &sql.InList{Arg: rewritePre(n.Arg, fn), List: list, Negate: n.Negate}
+		return &ir.InList{Arg: rewritePre(n.Arg, fn), List: list, Negate: n.Negate}
 	}
 	return e
 }
 
-func countConsts(e sql.Expr) int {
+func countConsts(e ir.Expr) int {
 	n := 0
-	sql.Walk(e, func(x sql.Expr) bool {
-		if k, ok := x.(*sql.Const); ok && k.T.Kind != types.Unknown {
+	ir.Walk(e, func(x ir.Expr) bool {
+		if k, ok := x.(*ir.Const); ok && k.T.Kind != types.Unknown {
 			n++
 		}
 		return true
@@ -162,7 +162,7 @@ func render(t types.T, d types.Datum, err error) string {
 
 // evalVector evaluates e over rec in strict mode and returns each row's
 // rendering (or the error rendering for every row).
-func evalVector(t *testing.T, mem memory.Allocator, e sql.Expr, rec arrow.RecordBatch, strict bool) ([]string, int64) {
+func evalVector(t *testing.T, mem memory.Allocator, e ir.Expr, rec arrow.RecordBatch, strict bool) ([]string, int64) {
 	t.Helper()
 	ev, err := Compile(e)
 	if err != nil {
@@ -197,7 +197,7 @@ var testNow = func() int64 {
 	return d.I
 }()
 
-func evalScalarText(e sql.Expr, strict bool) (string, int64) {
+func evalScalarText(e ir.Expr, strict bool) (string, int64) {
 	var errs atomic.Int64
 	d, err := EvalDatum(&Context{Strict: strict, Errors: &errs, Now: testNow}, e)
 	return render(e.Type(), d, err), errs.Load()
@@ -210,7 +210,7 @@ func evalScalarText(e sql.Expr, strict bool) (string, int64) {
 // column. Errors are also checked in lenient mode (NULL, counted). With all
 // constants as columns a 4th row of NULLs must agree with EvalDatum of the
 // expression with NULL constants.
-func check(t *testing.T, e sql.Expr, want string) {
+func check(t *testing.T, e ir.Expr, want string) {
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -259,8 +259,8 @@ func check(t *testing.T, e sql.Expr, want string) {
 			}
 			rec := batch(mem, colTypes, [][]types.Datum{vals, nulls}, 2)
 			got, _ := evalVector(t, mem, ce, rec, true)
-			ne := rewritePre(e, func(x sql.Expr) sql.Expr {
-				if k, ok := x.(*sql.Const); ok {
+			ne := rewritePre(e, func(x ir.Expr) ir.Expr {
+				if k, ok := x.(*ir.Const); ok {
 					return null(k.T)
 				}
 				return x

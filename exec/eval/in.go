@@ -5,7 +5,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -44,7 +44,7 @@ type constSet struct {
 
 const smallSet = 8
 
-func compileIn(e *sql.InList) (node, error) {
+func compileIn(e *ir.InList) (node, error) {
 	if e.Arg.Type().Kind == types.JSONB {
 		return compileJSONBIn(e)
 	}

@@ -1,13 +1,13 @@
 package eval
 
 import (
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
 
 func init() {
-	reg(sql.FnIntervalKey, ts(types.IntervalT), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnIntervalKey, ts(types.IntervalT), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return types.DInterval(intervalKey(a[0].Ivl)), nil
 	}))
 }

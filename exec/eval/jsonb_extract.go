@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -31,10 +31,10 @@ func compileJSONBFast(fn string, _ scalarFn, args []node, argTypes []types.T, _ 
 		return nil
 	}
 	switch fn {
-	case sql.FnJSONBField, sql.FnJSONBFieldText:
-		return &jsonbFieldNode{arg: args[0], key: k.d.S, asText: fn == sql.FnJSONBFieldText}
-	case sql.FnJSONBElem, sql.FnJSONBElemText:
-		return &jsonbFieldNode{arg: args[0], index: k.d.I, byIndex: true, asText: fn == sql.FnJSONBElemText}
+	case ir.FnJSONBField, ir.FnJSONBFieldText:
+		return &jsonbFieldNode{arg: args[0], key: k.d.S, asText: fn == ir.FnJSONBFieldText}
+	case ir.FnJSONBElem, ir.FnJSONBElemText:
+		return &jsonbFieldNode{arg: args[0], index: k.d.I, byIndex: true, asText: fn == ir.FnJSONBElemText}
 	}
 	return nil
 }
@@ -196,14 +196,14 @@ func jsonElemText(s string, idx int64) (string, bool) {
 // compileJSONBIn compiles x IN (a, b, ...) over jsonb as x = a OR x = b
 // ..., the same in three-valued logic: jsonb equality is not bytewise
 // (1.0 = 1), so the hashed constant set of other types does not apply.
-func compileJSONBIn(e *sql.InList) (node, error) {
-	eqs := make([]sql.Expr, len(e.List))
+func compileJSONBIn(e *ir.InList) (node, error) {
+	eqs := make([]ir.Expr, len(e.List))
 	for i, el := range e.List {
-		eqs[i] = &sql.Call{Fn: sql.FnEq, Args: []sql.Expr{e.Arg, el}, T: types.BoolT}
+		eqs[i] = &ir.Call{Fn: ir.FnEq, Args: []ir.Expr{e.Arg, el}, T: types.BoolT}
 	}
-	var x sql.Expr = &sql.Call{Fn: sql.FnOr, Args: eqs, T: types.BoolT}
+	var x ir.Expr = &ir.Call{Fn: ir.FnOr, Args: eqs, T: types.BoolT}
 	if e.Negate {
-		x = &sql.Call{Fn: sql.FnNot, Args: []sql.Expr{x}, T: types.BoolT}
+		x = &ir.Call{Fn: ir.FnNot, Args: []ir.Expr{x}, T: types.BoolT}
 	}
 	return compile(x)
 }

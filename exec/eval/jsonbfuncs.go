@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -97,25 +97,25 @@ func jsonbKernel(f func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error)) 
 func init() {
 	j, txt, i4, b := types.JSONBT, types.TextT, types.Int32T, types.BoolT
 	textArr := types.ArrayOf(txt)
-	reg(sql.FnJSONBField, ts(j, txt), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnJSONBField, ts(j, txt), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		if v, ok := parseJ(a[0]).Get(a[1].S); ok {
 			return jsonbDatum(v), nil
 		}
 		return types.Null, nil
 	}))
-	reg(sql.FnJSONBFieldText, ts(j, txt), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnJSONBFieldText, ts(j, txt), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		if v, ok := parseJ(a[0]).Get(a[1].S); ok {
 			return jsonbText(v), nil
 		}
 		return types.Null, nil
 	}))
-	reg(sql.FnJSONBElem, ts(j, i4), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnJSONBElem, ts(j, i4), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		if v, ok := jsonbIndex(parseJ(a[0]), a[1].I); ok {
 			return jsonbDatum(v), nil
 		}
 		return types.Null, nil
 	}))
-	reg(sql.FnJSONBElemText, ts(j, i4), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnJSONBElemText, ts(j, i4), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		if v, ok := jsonbIndex(parseJ(a[0]), a[1].I); ok {
 			return jsonbText(v), nil
 		}
@@ -133,8 +133,8 @@ func init() {
 			return jsonbDatum(v), nil
 		})
 	}
-	reg(sql.FnJSONBPath, ts(j, textArr), path(false))
-	reg(sql.FnJSONBPathText, ts(j, textArr), path(true))
+	reg(ir.FnJSONBPath, ts(j, textArr), path(false))
+	reg(ir.FnJSONBPathText, ts(j, textArr), path(true))
 	variadicPath := func(text bool) kernelMaker {
 		inner := path(text)(nil, types.T{})
 		return func(args []types.T, _ types.T) scalarFn {
@@ -145,13 +145,13 @@ func init() {
 	}
 	reg("jsonb_extract_path", ts(j, txt), variadicPath(false))
 	reg("jsonb_extract_path_text", ts(j, txt), variadicPath(true))
-	reg(sql.FnJSONBContains, ts(j, j), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnJSONBContains, ts(j, j), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return types.DBool(jsonbTopContains(parseJ(a[0]), parseJ(a[1]))), nil
 	}))
-	reg(sql.FnJSONBContained, ts(j, j), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnJSONBContained, ts(j, j), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return types.DBool(jsonbTopContains(parseJ(a[1]), parseJ(a[0]))), nil
 	}))
-	reg(sql.FnJSONBExists, ts(j, txt), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnJSONBExists, ts(j, txt), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return types.DBool(jsonbExists(parseJ(a[0]), a[1].S)), nil
 	}))
 	exists := func(all bool) kernelMaker {
@@ -168,20 +168,20 @@ func init() {
 			return types.DBool(all), nil
 		})
 	}
-	reg(sql.FnJSONBExistsAny, ts(j, textArr), exists(false))
-	reg(sql.FnJSONBExistsAll, ts(j, textArr), exists(true))
-	reg(sql.FnJSONBConcat, ts(j, j), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnJSONBExistsAny, ts(j, textArr), exists(false))
+	reg(ir.FnJSONBExistsAll, ts(j, textArr), exists(true))
+	reg(ir.FnJSONBConcat, ts(j, j), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return jsonbDatum(jsonbConcat(parseJ(a[0]), parseJ(a[1]))), nil
 	}))
-	reg(sql.FnJSONBDelete, ts(j, txt), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnJSONBDelete, ts(j, txt), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		v, err := jsonbDeleteKeys(parseJ(a[0]), []types.Datum{a[1]})
 		return jsonbDatum(v), err
 	}))
-	reg(sql.FnJSONBDelete, ts(j, textArr), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnJSONBDelete, ts(j, textArr), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		v, err := jsonbDeleteKeys(parseJ(a[0]), a[1].Arr)
 		return jsonbDatum(v), err
 	}))
-	reg(sql.FnJSONBDelete, ts(j, i4), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnJSONBDelete, ts(j, i4), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		v := parseJ(a[0])
 		switch v.Kind {
 		case types.JSONObject:
@@ -200,7 +200,7 @@ func init() {
 		elems := append(append([]types.JSON(nil), v.Elems[:i]...), v.Elems[i+1:]...)
 		return jsonbDatum(types.JSONArrayOf(elems)), nil
 	}))
-	reg(sql.FnJSONBDeletePath, ts(j, textArr), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnJSONBDeletePath, ts(j, textArr), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		v := parseJ(a[0])
 		if !v.IsContainer() {
 			return types.Null, jsonbErr("cannot delete path in scalar")
@@ -510,11 +510,11 @@ func castJSONB(to types.T, d types.Datum) (types.Datum, *sqlerr.Error) {
 // jsonb_build_array or to_jsonb for the argument types.
 func jsonbPolyKernel(fn string, args []types.T) scalarFn {
 	switch fn {
-	case sql.FnToJSONB:
+	case ir.FnToJSONB:
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			return jsonbDatum(types.ToJSON(args[0], a[0])), nil
 		}
-	case sql.FnJSONBBuildArray:
+	case ir.FnJSONBBuildArray:
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			elems := make([]types.JSON, len(a))
 			for i, d := range a {
@@ -551,7 +551,7 @@ func jsonbKey(t types.T, d types.Datum, n int) (string, *sqlerr.Error) {
 	return v.Str, nil
 }
 
-// The arrays behind the jsonb set-returning functions (sql.FnJSONBElements
+// The arrays behind the jsonb set-returning functions (ir.FnJSONBElements
 // and friends), with PostgreSQL's errors for a value of the wrong kind.
 func init() {
 	j := types.JSONBT
@@ -585,9 +585,9 @@ func init() {
 			return types.DArray(out), nil
 		})
 	}
-	reg(sql.FnJSONBElements, ts(j), elems(false))
-	reg(sql.FnJSONBElementsText, ts(j), elems(true))
-	reg(sql.FnJSONBKeys, ts(j), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnJSONBElements, ts(j), elems(false))
+	reg(ir.FnJSONBElementsText, ts(j), elems(true))
+	reg(ir.FnJSONBKeys, ts(j), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		v := parseJ(a[0])
 		if v.Kind != types.JSONObject {
 			return types.Null, kindErr(v, "call jsonb_object_keys", "")
@@ -611,9 +611,9 @@ func init() {
 			return types.DArray(out), nil
 		})
 	}
-	reg(sql.FnJSONBEachKeys, ts(j), each(func(v types.JSON, i int) types.Datum { return types.DText(v.Keys[i]) }))
-	reg(sql.FnJSONBEachValues, ts(j), each(func(v types.JSON, i int) types.Datum { return jsonbDatum(v.Elems[i]) }))
-	reg(sql.FnJSONBEachText, ts(j), each(func(v types.JSON, i int) types.Datum { return jsonbText(v.Elems[i]) }))
+	reg(ir.FnJSONBEachKeys, ts(j), each(func(v types.JSON, i int) types.Datum { return types.DText(v.Keys[i]) }))
+	reg(ir.FnJSONBEachValues, ts(j), each(func(v types.JSON, i int) types.Datum { return jsonbDatum(v.Elems[i]) }))
+	reg(ir.FnJSONBEachText, ts(j), each(func(v types.JSON, i int) types.Datum { return jsonbText(v.Elems[i]) }))
 }
 
 // The jsonpath functions (types.JSONPath: lax mode, a subset).
@@ -626,11 +626,11 @@ func init() {
 		}
 		return p.Query(parseJ(a[0])), nil
 	}
-	reg(sql.FnJSONBPathQueryArr, ts(j, txt), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnJSONBPathQueryArr, ts(j, txt), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		items, err := query(a)
 		return jsonbDatum(types.JSONArrayOf(items)), err
 	}))
-	reg(sql.FnJSONBPathQuery, ts(j, txt), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnJSONBPathQuery, ts(j, txt), jsonbKernel(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		items, err := query(a)
 		out := make([]types.Datum, len(items))
 		for i, v := range items {

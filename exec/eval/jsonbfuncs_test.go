@@ -7,7 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -48,12 +48,12 @@ func TestJSONBFieldNode(t *testing.T) {
 	rec := jsonbColumn(mem, jsonbDocs)
 	defer rec.Release()
 	doc := col(0, types.JSONBT)
-	var exprs []sql.Expr
+	var exprs []ir.Expr
 	for _, k := range []string{"a", "b", "bb", "aa", "a\"b", "c", "zz", ""} {
-		exprs = append(exprs, call(sql.FnJSONBField, doc, txt(k)), call(sql.FnJSONBFieldText, doc, txt(k)))
+		exprs = append(exprs, call(ir.FnJSONBField, doc, txt(k)), call(ir.FnJSONBFieldText, doc, txt(k)))
 	}
 	for _, i := range []int64{0, 1, 2, 4, 5, -1, -2, -5, -6} {
-		exprs = append(exprs, call(sql.FnJSONBElem, doc, i4(i)), call(sql.FnJSONBElemText, doc, i4(i)))
+		exprs = append(exprs, call(ir.FnJSONBElem, doc, i4(i)), call(ir.FnJSONBElemText, doc, i4(i)))
 	}
 	for _, e := range exprs {
 		ev, err := Compile(e)
@@ -69,10 +69,10 @@ func TestJSONBFieldNode(t *testing.T) {
 			in := types.DatumAt(types.JSONBT, rec.Column(0), i)
 			want := types.Null
 			if !in.Null {
-				c := e.(*sql.Call)
+				c := e.(*ir.Call)
 				fn, _, _ := kernelFor(c.Fn, []types.T{types.JSONBT, c.Args[1].Type()}, c.T)
 				var k kctx
-				want, _ = fn(&k, []types.Datum{in, c.Args[1].(*sql.Const).Value})
+				want, _ = fn(&k, []types.Datum{in, c.Args[1].(*ir.Const).Value})
 			}
 			g := types.DatumAt(e.Type(), got, i)
 			if g.Null != want.Null || g.S != want.S {
@@ -99,7 +99,7 @@ func BenchmarkJSONBExtract(b *testing.B) {
 	}
 	rec := jsonbColumn(mem, docs)
 	defer rec.Release()
-	benchEvalRec(b, rec, call(sql.FnJSONBFieldText, col(0, types.JSONBT), txt("user")))
+	benchEvalRec(b, rec, call(ir.FnJSONBFieldText, col(0, types.JSONBT), txt("user")))
 }
 
 // BenchmarkJSONBExtractParsed is the same extraction by parsing each value
@@ -113,10 +113,10 @@ func BenchmarkJSONBExtractParsed(b *testing.B) {
 	rec := jsonbColumn(mem, docs)
 	defer rec.Release()
 	path := lit(types.ArrayOf(types.TextT), "{user}")
-	benchEvalRec(b, rec, call(sql.FnJSONBPathText, col(0, types.JSONBT), path))
+	benchEvalRec(b, rec, call(ir.FnJSONBPathText, col(0, types.JSONBT), path))
 }
 
-func benchEvalRec(b *testing.B, rec arrow.RecordBatch, e sql.Expr) {
+func benchEvalRec(b *testing.B, rec arrow.RecordBatch, e ir.Expr) {
 	ev, err := Compile(e)
 	if err != nil {
 		b.Fatal(err)

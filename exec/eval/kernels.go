@@ -4,7 +4,7 @@ import (
 	"math"
 	"unsafe"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -44,18 +44,18 @@ type scalarFn func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error)
 // of a call (which matter for variadic functions and numeric scales).
 type kernelMaker func(args []types.T, result types.T) scalarFn
 
-// kernels maps an overload key (sql.Overload.Key) to its kernel.
+// kernels maps an overload key (ir.Overload.Key) to its kernel.
 var kernels = map[string]kernelMaker{}
 
 func reg(fn string, args []types.T, mk kernelMaker) {
-	kernels[sql.OverloadKey(fn, args)] = mk
+	kernels[ir.OverloadKey(fn, args)] = mk
 }
 
 func ts(args ...types.T) []types.T { return args }
 
 // resolve finds the overload of fn that a call with argument types args uses.
-func resolve(fn string, args []types.T) *sql.Overload {
-	for _, o := range sql.FunctionOverloads(fn) {
+func resolve(fn string, args []types.T) *ir.Overload {
+	for _, o := range ir.FunctionOverloads(fn) {
 		if o.Variadic {
 			if len(args) < len(o.Args) {
 				continue
@@ -115,18 +115,18 @@ func intBounds(k types.Kind) (lo, hi int64) {
 func init() {
 	numberTypes := []types.T{types.Int16T, types.Int32T, types.Int64T, types.NumericT, types.Float32T, types.Float64T}
 	for _, t := range numberTypes {
-		for _, fn := range []string{sql.FnAdd, sql.FnSub, sql.FnMul, sql.FnDiv, sql.FnMod} {
+		for _, fn := range []string{ir.FnAdd, ir.FnSub, ir.FnMul, ir.FnDiv, ir.FnMod} {
 			fn := fn
 			reg(fn, ts(t, t), func(args []types.T, _ types.T) scalarFn { return arithKernel(fn, args[0]) })
 		}
 		if t.IsInteger() {
-			for _, fn := range []string{sql.FnBitAnd, sql.FnBitOr, sql.FnBitXor} {
+			for _, fn := range []string{ir.FnBitAnd, ir.FnBitOr, ir.FnBitXor} {
 				fn := fn
 				reg(fn, ts(t, t), func(args []types.T, _ types.T) scalarFn { return arithKernel(fn, args[0]) })
 			}
 		}
-		reg(sql.FnNeg, ts(t), func(args []types.T, _ types.T) scalarFn { return negKernel(args[0]) })
-		reg(sql.FnAbs, ts(t), func(args []types.T, _ types.T) scalarFn { return absKernel(args[0]) })
+		reg(ir.FnNeg, ts(t), func(args []types.T, _ types.T) scalarFn { return negKernel(args[0]) })
+		reg(ir.FnAbs, ts(t), func(args []types.T, _ types.T) scalarFn { return absKernel(args[0]) })
 	}
 	comparable := []types.T{
 		types.BoolT, types.Int16T, types.Int32T, types.Int64T, types.NumericT, types.Float32T,
@@ -135,7 +135,7 @@ func init() {
 	}
 	comparable = append(comparable, types.ByteaT, types.UUIDT)
 	for _, t := range comparable {
-		for _, fn := range []string{sql.FnEq, sql.FnNe, sql.FnLt, sql.FnLe, sql.FnGt, sql.FnGe} {
+		for _, fn := range []string{ir.FnEq, ir.FnNe, ir.FnLt, ir.FnLe, ir.FnGt, ir.FnGe} {
 			fn := fn
 			reg(fn, ts(t, t), func(args []types.T, _ types.T) scalarFn {
 				test := cmpTest(fn)
@@ -145,15 +145,15 @@ func init() {
 				}
 			})
 		}
-		reg(sql.FnIsDistinct, ts(t, t), func(args []types.T, _ types.T) scalarFn { return distinctKernel(args, true) })
-		reg(sql.FnIsNotDistinct, ts(t, t), func(args []types.T, _ types.T) scalarFn { return distinctKernel(args, false) })
-		reg(sql.FnIsNull, ts(t), func([]types.T, types.T) scalarFn {
+		reg(ir.FnIsDistinct, ts(t, t), func(args []types.T, _ types.T) scalarFn { return distinctKernel(args, true) })
+		reg(ir.FnIsNotDistinct, ts(t, t), func(args []types.T, _ types.T) scalarFn { return distinctKernel(args, false) })
+		reg(ir.FnIsNull, ts(t), func([]types.T, types.T) scalarFn {
 			return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) { return types.DBool(a[0].Null), nil }
 		})
-		reg(sql.FnIsNotNull, ts(t), func([]types.T, types.T) scalarFn {
+		reg(ir.FnIsNotNull, ts(t), func([]types.T, types.T) scalarFn {
 			return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) { return types.DBool(!a[0].Null), nil }
 		})
-		reg(sql.FnCoalesce, ts(t), func([]types.T, types.T) scalarFn {
+		reg(ir.FnCoalesce, ts(t), func([]types.T, types.T) scalarFn {
 			return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 				for _, d := range a {
 					if !d.Null {
@@ -163,7 +163,7 @@ func init() {
 				return types.Null, nil
 			}
 		})
-		reg(sql.FnNullIf, ts(t, t), func(args []types.T, _ types.T) scalarFn {
+		reg(ir.FnNullIf, ts(t, t), func(args []types.T, _ types.T) scalarFn {
 			cmp := comparer(args[0], args[1])
 			return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 				if !a[0].Null && !a[1].Null && cmp(a[0], a[1]) == 0 {
@@ -172,7 +172,7 @@ func init() {
 				return a[0], nil
 			}
 		})
-		reg(sql.FnSingleRow, ts(types.Int64T, t), func([]types.T, types.T) scalarFn {
+		reg(ir.FnSingleRow, ts(types.Int64T, t), func([]types.T, types.T) scalarFn {
 			return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 				if !a[0].Null && a[0].I > 1 {
 					return types.Null, errSubqueryRows
@@ -180,21 +180,21 @@ func init() {
 				return a[1], nil
 			}
 		})
-		reg(sql.FnGreatest, ts(t), func(args []types.T, _ types.T) scalarFn { return extremeKernel(args[0], 1) })
-		reg(sql.FnLeast, ts(t), func(args []types.T, _ types.T) scalarFn { return extremeKernel(args[0], -1) })
+		reg(ir.FnGreatest, ts(t), func(args []types.T, _ types.T) scalarFn { return extremeKernel(args[0], 1) })
+		reg(ir.FnLeast, ts(t), func(args []types.T, _ types.T) scalarFn { return extremeKernel(args[0], -1) })
 	}
 	b := types.BoolT
-	reg(sql.FnAnd, ts(b), func([]types.T, types.T) scalarFn { return andOrKernel(false) })
-	reg(sql.FnOr, ts(b), func([]types.T, types.T) scalarFn { return andOrKernel(true) })
-	reg(sql.FnNot, ts(b), func([]types.T, types.T) scalarFn {
+	reg(ir.FnAnd, ts(b), func([]types.T, types.T) scalarFn { return andOrKernel(false) })
+	reg(ir.FnOr, ts(b), func([]types.T, types.T) scalarFn { return andOrKernel(true) })
+	reg(ir.FnNot, ts(b), func([]types.T, types.T) scalarFn {
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) { return types.DBool(!a[0].Bool()), nil }
 	})
-	reg(sql.FnIsTrue, ts(b), func([]types.T, types.T) scalarFn {
+	reg(ir.FnIsTrue, ts(b), func([]types.T, types.T) scalarFn {
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			return types.DBool(!a[0].Null && a[0].Bool()), nil
 		}
 	})
-	reg(sql.FnIsFalse, ts(b), func([]types.T, types.T) scalarFn {
+	reg(ir.FnIsFalse, ts(b), func([]types.T, types.T) scalarFn {
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			return types.DBool(!a[0].Null && !a[0].Bool()), nil
 		}
@@ -242,22 +242,22 @@ type intResult struct {
 // types range-check the result afterwards.
 func intOp(fn string) func(a, b int64) (intResult, *sqlerr.Error) {
 	switch fn {
-	case sql.FnAdd:
+	case ir.FnAdd:
 		return func(a, b int64) (intResult, *sqlerr.Error) {
 			r := a + b
 			return intResult{r, (a^r)&(b^r) < 0}, nil
 		}
-	case sql.FnSub:
+	case ir.FnSub:
 		return func(a, b int64) (intResult, *sqlerr.Error) {
 			r := a - b
 			return intResult{r, (a^b)&(a^r) < 0}, nil
 		}
-	case sql.FnMul:
+	case ir.FnMul:
 		return func(a, b int64) (intResult, *sqlerr.Error) {
 			r, ok := mul64(a, b)
 			return intResult{r, !ok}, nil
 		}
-	case sql.FnDiv:
+	case ir.FnDiv:
 		return func(a, b int64) (intResult, *sqlerr.Error) {
 			switch {
 			case b == 0:
@@ -267,7 +267,7 @@ func intOp(fn string) func(a, b int64) (intResult, *sqlerr.Error) {
 			}
 			return intResult{a / b, false}, nil
 		}
-	case sql.FnMod:
+	case ir.FnMod:
 		return func(a, b int64) (intResult, *sqlerr.Error) {
 			switch {
 			case b == 0:
@@ -277,11 +277,11 @@ func intOp(fn string) func(a, b int64) (intResult, *sqlerr.Error) {
 			}
 			return intResult{a % b, false}, nil
 		}
-	case sql.FnBitAnd:
+	case ir.FnBitAnd:
 		return func(a, b int64) (intResult, *sqlerr.Error) { return intResult{a & b, false}, nil }
-	case sql.FnBitOr:
+	case ir.FnBitOr:
 		return func(a, b int64) (intResult, *sqlerr.Error) { return intResult{a | b, false}, nil }
-	case sql.FnBitXor:
+	case ir.FnBitXor:
 		return func(a, b int64) (intResult, *sqlerr.Error) { return intResult{a ^ b, false}, nil }
 	}
 	return nil
@@ -306,14 +306,14 @@ func floatArith(fn string, a, b float64, f32 bool) (float64, *sqlerr.Error) {
 	var r float64
 	infOK, zeroOK := math.IsInf(a, 0) || math.IsInf(b, 0), true
 	switch fn {
-	case sql.FnAdd:
+	case ir.FnAdd:
 		r = a + b
-	case sql.FnSub:
+	case ir.FnSub:
 		r = a - b
-	case sql.FnMul:
+	case ir.FnMul:
 		r = a * b
 		zeroOK = a == 0 || b == 0
-	case sql.FnDiv:
+	case ir.FnDiv:
 		if b == 0 && !math.IsNaN(a) {
 			return 0, errDivByZero
 		}
@@ -341,18 +341,18 @@ func numArith(fn string, a, b types.Datum) (types.Datum, *sqlerr.Error) {
 	var r = a.Dec
 	var ok bool
 	switch fn {
-	case sql.FnAdd:
+	case ir.FnAdd:
 		r, ok = dynAdd(a.Dec, b.Dec)
-	case sql.FnSub:
+	case ir.FnSub:
 		r, ok = dynSub(a.Dec, b.Dec)
-	case sql.FnMul:
+	case ir.FnMul:
 		r, ok = dynMul(a.Dec, b.Dec)
-	case sql.FnDiv:
+	case ir.FnDiv:
 		if dynIsZero(b.Dec) {
 			return types.Null, errDivByZero
 		}
 		r, ok = dynDiv(a.Dec, b.Dec)
-	case sql.FnMod:
+	case ir.FnMod:
 		if dynIsZero(b.Dec) {
 			return types.Null, errDivByZero
 		}
@@ -433,17 +433,17 @@ func comparer(a, b types.T) func(x, y types.Datum) int {
 
 func cmpTest(fn string) func(c int) bool {
 	switch fn {
-	case sql.FnEq:
+	case ir.FnEq:
 		return func(c int) bool { return c == 0 }
-	case sql.FnNe:
+	case ir.FnNe:
 		return func(c int) bool { return c != 0 }
-	case sql.FnLt:
+	case ir.FnLt:
 		return func(c int) bool { return c < 0 }
-	case sql.FnLe:
+	case ir.FnLe:
 		return func(c int) bool { return c <= 0 }
-	case sql.FnGt:
+	case ir.FnGt:
 		return func(c int) bool { return c > 0 }
-	case sql.FnGe:
+	case ir.FnGe:
 		return func(c int) bool { return c >= 0 }
 	}
 	return nil

@@ -2,7 +2,7 @@ package eval
 
 import (
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -109,27 +109,27 @@ func (n *unaryBoolNode) eval(c *ectx, rec arrow.RecordBatch) (arrow.Array, error
 	defer arr.Release()
 	valid := validBitsCopy(arr, c.n)
 	var vbits []byte
-	if n.fn == sql.FnNot || n.fn == sql.FnIsTrue || n.fn == sql.FnIsFalse {
+	if n.fn == ir.FnNot || n.fn == ir.FnIsTrue || n.fn == ir.FnIsFalse {
 		vbits = boolBitsCopy(arr, c.n)
 	}
 	vals := allocBits(c.mem, c.n, false)
 	out := vals.Bytes()
 	for i := range out {
 		switch n.fn {
-		case sql.FnNot:
+		case ir.FnNot:
 			out[i] = ^vbits[i]
-		case sql.FnIsNull:
+		case ir.FnIsNull:
 			out[i] = ^valid[i]
-		case sql.FnIsNotNull:
+		case ir.FnIsNotNull:
 			out[i] = valid[i]
-		case sql.FnIsTrue:
+		case ir.FnIsTrue:
 			out[i] = valid[i] & vbits[i]
-		case sql.FnIsFalse:
+		case ir.FnIsFalse:
 			out[i] = valid[i] &^ vbits[i]
 		}
 	}
 	clearPadding(out, c.n)
-	if n.fn == sql.FnNot {
+	if n.fn == ir.FnNot {
 		vb := allocBits(c.mem, c.n, false)
 		copy(vb.Bytes(), valid)
 		return makeArray(arrow.FixedWidthTypes.Boolean, c.n, vb, vals), nil

@@ -1,7 +1,7 @@
 package eval
 
 import (
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -79,7 +79,7 @@ func projectEntries(m []types.Datum, j int) types.Datum {
 }
 
 var mapKernels = map[string]kernelMaker{
-	sql.FnMapLiteral: mapKernel(func(kt types.T, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	ir.FnMapLiteral: mapKernel(func(kt types.T, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		var ks, vs []types.Datum
 		for i, d := range a {
 			if i%2 == 0 {

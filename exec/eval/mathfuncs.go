@@ -5,7 +5,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -34,10 +34,10 @@ type float1 func(x float64) (float64, *sqlerr.Error)
 // floatUnary holds the kernels of sql's one-argument double precision math
 // functions; both the row kernels and the vectorized node use them.
 var floatUnary = map[string]float1{
-	sql.FnSin: periodic(math.Sin, false),
-	sql.FnCos: periodic(math.Cos, false),
-	sql.FnTan: periodic(math.Tan, true),
-	sql.FnCot: func(x float64) (float64, *sqlerr.Error) {
+	ir.FnSin: periodic(math.Sin, false),
+	ir.FnCos: periodic(math.Cos, false),
+	ir.FnTan: periodic(math.Tan, true),
+	ir.FnCot: func(x float64) (float64, *sqlerr.Error) {
 		if math.IsNaN(x) {
 			return x, nil
 		}
@@ -46,48 +46,48 @@ var floatUnary = map[string]float1{
 		}
 		return 1 / math.Tan(x), nil // cot(0) is Infinity, not an error
 	},
-	sql.FnAsin:  inverseTrig(math.Asin),
-	sql.FnAcos:  inverseTrig(math.Acos),
-	sql.FnAtan:  func(x float64) (float64, *sqlerr.Error) { return math.Atan(x), nil },
-	sql.FnSind:  degreeFn(sind),
-	sql.FnCosd:  degreeFn(cosd),
-	sql.FnTand:  degreeFn(tand),
-	sql.FnCotd:  degreeFn(cotd),
-	sql.FnAsind: inverseTrig(asind),
-	sql.FnAcosd: inverseTrig(acosd),
-	sql.FnAtand: func(x float64) (float64, *sqlerr.Error) {
+	ir.FnAsin:  inverseTrig(math.Asin),
+	ir.FnAcos:  inverseTrig(math.Acos),
+	ir.FnAtan:  func(x float64) (float64, *sqlerr.Error) { return math.Atan(x), nil },
+	ir.FnSind:  degreeFn(sind),
+	ir.FnCosd:  degreeFn(cosd),
+	ir.FnTand:  degreeFn(tand),
+	ir.FnCotd:  degreeFn(cotd),
+	ir.FnAsind: inverseTrig(asind),
+	ir.FnAcosd: inverseTrig(acosd),
+	ir.FnAtand: func(x float64) (float64, *sqlerr.Error) {
 		if math.IsNaN(x) {
 			return x, nil
 		}
 		return math.Atan(x) / atan1 * 45, nil
 	},
-	sql.FnSinh: func(x float64) (float64, *sqlerr.Error) { return math.Sinh(x), nil },
-	sql.FnCosh: func(x float64) (float64, *sqlerr.Error) { return math.Cosh(x), nil },
-	sql.FnTanh: func(x float64) (float64, *sqlerr.Error) { return math.Tanh(x), nil },
-	sql.FnAsinh: func(x float64) (float64, *sqlerr.Error) {
+	ir.FnSinh: func(x float64) (float64, *sqlerr.Error) { return math.Sinh(x), nil },
+	ir.FnCosh: func(x float64) (float64, *sqlerr.Error) { return math.Cosh(x), nil },
+	ir.FnTanh: func(x float64) (float64, *sqlerr.Error) { return math.Tanh(x), nil },
+	ir.FnAsinh: func(x float64) (float64, *sqlerr.Error) {
 		return math.Asinh(x), nil
 	},
-	sql.FnAcosh: func(x float64) (float64, *sqlerr.Error) {
+	ir.FnAcosh: func(x float64) (float64, *sqlerr.Error) {
 		if x < 1 {
 			return 0, errInputRange
 		}
 		return math.Acosh(x), nil
 	},
-	sql.FnAtanh: func(x float64) (float64, *sqlerr.Error) {
+	ir.FnAtanh: func(x float64) (float64, *sqlerr.Error) {
 		if x < -1 || x > 1 {
 			return 0, errInputRange
 		}
 		return math.Atanh(x), nil // ±Infinity at ±1
 	},
-	sql.FnDegrees: func(x float64) (float64, *sqlerr.Error) { return checkFloat(x/radiansPerDegree, x) },
-	sql.FnRadians: func(x float64) (float64, *sqlerr.Error) {
+	ir.FnDegrees: func(x float64) (float64, *sqlerr.Error) { return checkFloat(x/radiansPerDegree, x) },
+	ir.FnRadians: func(x float64) (float64, *sqlerr.Error) {
 		r, err := checkFloat(x*radiansPerDegree, x)
 		if err == nil && r == 0 && x != 0 {
 			return 0, errFloatUnderflow
 		}
 		return r, err
 	},
-	sql.FnCbrt: func(x float64) (float64, *sqlerr.Error) { return math.Cbrt(x), nil },
+	ir.FnCbrt: func(x float64) (float64, *sqlerr.Error) { return math.Cbrt(x), nil },
 }
 
 // radiansPerDegree is PostgreSQL's RADIANS_PER_DEGREE. It is a variable so
@@ -383,18 +383,18 @@ func init() {
 			return types.DFloat(r), err
 		}))
 	}
-	reg(sql.FnAtan2, ts(f8, f8), fixed(atan2Kernel(false)))
-	reg(sql.FnAtan2d, ts(f8, f8), fixed(atan2Kernel(true)))
-	reg(sql.FnPi, nil, fixed(func(*kctx, []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnAtan2, ts(f8, f8), fixed(atan2Kernel(false)))
+	reg(ir.FnAtan2d, ts(f8, f8), fixed(atan2Kernel(true)))
+	reg(ir.FnPi, nil, fixed(func(*kctx, []types.Datum) (types.Datum, *sqlerr.Error) {
 		return types.DFloat(math.Pi), nil
 	}))
-	reg(sql.FnRandom, nil, fixed(random))
-	reg(sql.FnSetseed, ts(f8), fixed(setseed))
+	reg(ir.FnRandom, nil, fixed(random))
+	reg(ir.FnSetseed, ts(f8), fixed(setseed))
 	for _, t := range []types.T{i4, i8} {
-		reg(sql.FnGcd, ts(t, t), func(args []types.T, _ types.T) scalarFn { return gcdKernel(args[0].Kind) })
-		reg(sql.FnLcm, ts(t, t), func(args []types.T, _ types.T) scalarFn { return lcmKernel(args[0].Kind) })
+		reg(ir.FnGcd, ts(t, t), func(args []types.T, _ types.T) scalarFn { return gcdKernel(args[0].Kind) })
+		reg(ir.FnLcm, ts(t, t), func(args []types.T, _ types.T) scalarFn { return lcmKernel(args[0].Kind) })
 	}
-	reg(sql.FnWidthBucket, ts(f8, f8, f8, i4), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnWidthBucket, ts(f8, f8, f8, i4), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		r, err := widthBucketFloat(a[0].F, a[1].F, a[2].F, a[3].I)
 		return types.DInt(r), err
 	}))

@@ -5,7 +5,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/cockroachdb/apd/v3"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -342,13 +342,13 @@ func numFactorial(n int64, scale int32) (types.Datum, *sqlerr.Error) {
 
 func init() {
 	num, i4, i8 := types.NumericT, types.Int32T, types.Int64T
-	reg(sql.FnSqrt, ts(num), numMath1(numSqrt, sqrtScale))
-	reg(sql.FnExp, ts(num), numMath1(numExp, expScale))
-	reg(sql.FnLn, ts(num), numMath1(numLn, lnScale))
-	reg(sql.FnLog10, ts(num), numMath1(numLog10, log10Scale))
-	reg(sql.FnLog10, ts(num, num), numMath2(numLogBase, logScale))
-	reg(sql.FnPower, ts(num, num), numMath2(numPower, powerScale))
-	reg(sql.FnIntDiv, ts(num, num), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnSqrt, ts(num), numMath1(numSqrt, sqrtScale))
+	reg(ir.FnExp, ts(num), numMath1(numExp, expScale))
+	reg(ir.FnLn, ts(num), numMath1(numLn, lnScale))
+	reg(ir.FnLog10, ts(num), numMath1(numLog10, log10Scale))
+	reg(ir.FnLog10, ts(num, num), numMath2(numLogBase, logScale))
+	reg(ir.FnPower, ts(num, num), numMath2(numPower, powerScale))
+	reg(ir.FnIntDiv, ts(num, num), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		x, y, _, ok := dynAlign(a[0].Dec, a[1].Dec)
 		if !ok {
 			return types.Null, errNumericOverflow
@@ -359,7 +359,7 @@ func init() {
 		}
 		return dynDatum(r.Dec, 0)
 	}))
-	reg(sql.FnGcd, ts(num, num), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnGcd, ts(num, num), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		x, y, s, ok := dynAlign(a[0].Dec, a[1].Dec)
 		if !ok {
 			return types.Null, errNumericOverflow
@@ -367,7 +367,7 @@ func init() {
 		r, _ := numGcd(x, y)
 		return dynDatum(r.Dec, s)
 	}))
-	reg(sql.FnLcm, ts(num, num), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnLcm, ts(num, num), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		x, y, s, ok := dynAlign(a[0].Dec, a[1].Dec)
 		if !ok {
 			return types.Null, errNumericOverflow
@@ -378,7 +378,7 @@ func init() {
 		}
 		return dynDatum(r.Dec, s)
 	}))
-	reg(sql.FnWidthBucket, ts(num, num, num, i4), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnWidthBucket, ts(num, num, num, i4), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		s := int32(0)
 		var ms [3]decimal128.Num
 		for i := range ms {
@@ -395,7 +395,7 @@ func init() {
 		}
 		return numWidthBucket(ms[0], ms[1], ms[2], a[3].I)
 	}))
-	reg(sql.FnFactorial, ts(i8), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnFactorial, ts(i8), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		r, err := numFactorial(a[0].I, 0)
 		if err != nil {
 			return r, err
@@ -403,7 +403,7 @@ func init() {
 		return dynDatum(r.Dec, 0)
 	}))
 	// Their arguments are unconstrained numerics.
-	for _, fn := range []string{sql.FnIntDiv, sql.FnGcd, sql.FnLcm, sql.FnWidthBucket} {
+	for _, fn := range []string{ir.FnIntDiv, ir.FnGcd, ir.FnLcm, ir.FnWidthBucket} {
 		numericScaled[fn] = true
 	}
 }

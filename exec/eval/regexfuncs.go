@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -259,7 +259,7 @@ func matchesFrom(re *regexp.Regexp, s string, off, limit int) [][]int {
 func charPos(s string, b int) int64 { return int64(utf8.RuneCountInString(s[:b])) + 1 }
 
 func regexCount(k *kctx, s, pat string, o regexArgs) (types.Datum, *sqlerr.Error) {
-	f, err := parseReFlags(o.flags, sql.FnRegexCount, false)
+	f, err := parseReFlags(o.flags, ir.FnRegexCount, false)
 	if err != nil {
 		return types.Null, err
 	}
@@ -313,7 +313,7 @@ func regexInstr(k *kctx, s, pat string, o regexArgs) (types.Datum, *sqlerr.Error
 	if o.endOpt != 0 && o.endOpt != 1 {
 		return types.Null, sqlerr.New(sqlerr.InvalidParameterValue, "invalid value for parameter \"endoption\": %d", o.endOpt)
 	}
-	m, err := nthMatch(k, sql.FnRegexInstr, s, pat, o)
+	m, err := nthMatch(k, ir.FnRegexInstr, s, pat, o)
 	if err != nil || m == nil {
 		return types.DInt(0), err
 	}
@@ -321,7 +321,7 @@ func regexInstr(k *kctx, s, pat string, o regexArgs) (types.Datum, *sqlerr.Error
 }
 
 func regexSubstr(k *kctx, s, pat string, o regexArgs) (types.Datum, *sqlerr.Error) {
-	m, err := nthMatch(k, sql.FnRegexSubstr, s, pat, o)
+	m, err := nthMatch(k, ir.FnRegexSubstr, s, pat, o)
 	if err != nil || m == nil {
 		return types.Null, err
 	}
@@ -332,7 +332,7 @@ func regexSubstr(k *kctx, s, pat string, o regexArgs) (types.Datum, *sqlerr.Erro
 // or the g flag is given) by repl, where \1..\9 are groups, \& the match and
 // \\ a backslash.
 func regexReplace(k *kctx, s, pat, repl string, o regexArgs) (types.Datum, *sqlerr.Error) {
-	f, err := parseReFlags(o.flags, sql.FnRegexReplace, true)
+	f, err := parseReFlags(o.flags, ir.FnRegexReplace, true)
 	if err != nil {
 		return types.Null, err
 	}
@@ -467,14 +467,14 @@ func init() {
 			return types.DBool(re.MatchString(a[0].S)), nil
 		}
 	}
-	strFn(sql.FnRegexMatch, ts(txt, txt), match(false))
-	strFn(sql.FnRegexIMatch, ts(txt, txt), match(true))
+	strFn(ir.FnRegexMatch, ts(txt, txt), match(false))
+	strFn(ir.FnRegexIMatch, ts(txt, txt), match(true))
 	like := func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		flags := ""
 		if len(a) > 2 {
 			flags = a[2].S
 		}
-		f, err := parseReFlags(flags, sql.FnRegexLike, false)
+		f, err := parseReFlags(flags, ir.FnRegexLike, false)
 		if err != nil {
 			return types.Null, err
 		}
@@ -484,16 +484,16 @@ func init() {
 		}
 		return types.DBool(re.MatchString(a[0].S)), nil
 	}
-	strFn(sql.FnRegexLike, ts(txt, txt), like)
-	strFn(sql.FnRegexLike, ts(txt, txt, txt), like)
-	strFn(sql.FnSimilarEscape, ts(txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnRegexLike, ts(txt, txt), like)
+	strFn(ir.FnRegexLike, ts(txt, txt, txt), like)
+	strFn(ir.FnSimilarEscape, ts(txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		buf, err := similarToRegex(k.buf[:0], a[0].S, `\`)
 		if err != nil {
 			return types.Null, err
 		}
 		return k.textResult(buf), nil
 	})
-	strFn(sql.FnSimilarEscape, ts(txt, txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnSimilarEscape, ts(txt, txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		buf, err := similarToRegex(k.buf[:0], a[0].S, a[1].S)
 		if err != nil {
 			return types.Null, err
@@ -525,7 +525,7 @@ func init() {
 		{ts(txt, txt, i4, txt), []optArg{start, flags}},
 	} {
 		setters := v.setters
-		strFn(sql.FnRegexCount, v.args, func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+		strFn(ir.FnRegexCount, v.args, func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			return regexCount(k, a[0].S, a[1].S, opts(2, a, setters, def))
 		})
 	}
@@ -538,7 +538,7 @@ func init() {
 		{ts(txt, txt, i4, i4, i4, txt, i4), []optArg{start, nth, endOpt, flags, sub}},
 	} {
 		setters := v.setters
-		strFn(sql.FnRegexInstr, v.args, func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+		strFn(ir.FnRegexInstr, v.args, func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			return regexInstr(k, a[0].S, a[1].S, opts(2, a, setters, def))
 		})
 	}
@@ -550,7 +550,7 @@ func init() {
 		{ts(txt, txt, i4, i4, txt, i4), []optArg{start, nth, flags, sub}},
 	} {
 		setters := v.setters
-		strFn(sql.FnRegexSubstr, v.args, func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+		strFn(ir.FnRegexSubstr, v.args, func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			return regexSubstr(k, a[0].S, a[1].S, opts(2, a, setters, def))
 		})
 	}
@@ -562,7 +562,7 @@ func init() {
 		{ts(txt, txt, txt, i4, i4, txt), []optArg{start, nth, flags}},
 	} {
 		setters := v.setters
-		strFn(sql.FnRegexReplace, v.args, func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+		strFn(ir.FnRegexReplace, v.args, func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			return regexReplace(k, a[0].S, a[1].S, a[2].S, opts(3, a, setters, def))
 		})
 	}

@@ -3,7 +3,7 @@ package eval
 import (
 	"strings"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -18,7 +18,7 @@ func regexSplit(args []types.T, _ types.T) scalarFn {
 		if len(a) == 3 {
 			flags = a[2].S
 		}
-		f, err := parseReFlags(flags, sql.FnRegexSplitToArray, false)
+		f, err := parseReFlags(flags, ir.FnRegexSplitToArray, false)
 		if err != nil {
 			return types.Null, err
 		}
@@ -43,8 +43,8 @@ func regexSplit(args []types.T, _ types.T) scalarFn {
 
 func init() {
 	tt := []types.T{types.TextT, types.TextT}
-	reg(sql.FnRegexSplitToArray, tt, regexSplit)
-	reg(sql.FnRegexSplitToArray, append(tt, types.TextT), regexSplit)
+	reg(ir.FnRegexSplitToArray, tt, regexSplit)
+	reg(ir.FnRegexSplitToArray, append(tt, types.TextT), regexSplit)
 }
 
 // regexMatches returns the matches of regexp_matches(s, pattern, flags):
@@ -115,7 +115,7 @@ func regexMatchNth(args []types.T, _ types.T) scalarFn {
 
 func init() {
 	tt := []types.T{types.TextT, types.TextT}
-	reg(sql.FnRegexMatchOrdinals, tt, regexMatchOrdinals)
-	reg(sql.FnRegexMatchOrdinals, append(tt, types.TextT), regexMatchOrdinals)
-	reg(sql.FnRegexMatchNth, []types.T{types.TextT, types.TextT, types.TextT, types.Int32T}, regexMatchNth)
+	reg(ir.FnRegexMatchOrdinals, tt, regexMatchOrdinals)
+	reg(ir.FnRegexMatchOrdinals, append(tt, types.TextT), regexMatchOrdinals)
+	reg(ir.FnRegexMatchNth, []types.T{types.TextT, types.TextT, types.TextT, types.Int32T}, regexMatchNth)
 }

@@ -4,12 +4,12 @@ import (
 	"math"
 	"testing"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
 type exprCase struct {
-	e    sql.Expr
+	e    ir.Expr
 	want string
 }
 
@@ -27,7 +27,7 @@ const (
 )
 
 func TestArithmeticIntegers(t *testing.T) {
-	add, sub, mul, div, mod := sql.FnAdd, sql.FnSub, sql.FnMul, sql.FnDiv, sql.FnMod
+	add, sub, mul, div, mod := ir.FnAdd, ir.FnSub, ir.FnMul, ir.FnDiv, ir.FnMod
 	runCases(t, []exprCase{
 		{call(add, i4(2), i4(3)), "5"},
 		{call(add, i4(math.MaxInt32), i4(1)), eRange},
@@ -56,16 +56,16 @@ func TestArithmeticIntegers(t *testing.T) {
 		{call(mod, i4(1), i4(0)), eDivZero},
 		{call(mod, i4(math.MinInt32), i4(-1)), "0"},
 		{call(mod, i8(math.MinInt64), i8(-1)), "0"},
-		{call(sql.FnNeg, i4(math.MinInt32)), eRange},
-		{call(sql.FnNeg, i2(5)), "-5"},
-		{call(sql.FnAbs, i2(-32768)), eRange},
-		{call(sql.FnAbs, i8(-5)), "5"},
+		{call(ir.FnNeg, i4(math.MinInt32)), eRange},
+		{call(ir.FnNeg, i2(5)), "-5"},
+		{call(ir.FnAbs, i2(-32768)), eRange},
+		{call(ir.FnAbs, i8(-5)), "5"},
 		{call(add, i4(1), null(types.Int32T)), "NULL"},
 	})
 }
 
 func TestArithmeticFloats(t *testing.T) {
-	add, sub, mul, div := sql.FnAdd, sql.FnSub, sql.FnMul, sql.FnDiv
+	add, sub, mul, div := ir.FnAdd, ir.FnSub, ir.FnMul, ir.FnDiv
 	inf, nan := math.Inf(1), math.NaN()
 	runCases(t, []exprCase{
 		{call(add, f8(0.1), f8(0.2)), "0.30000000000000004"},
@@ -83,14 +83,14 @@ func TestArithmeticFloats(t *testing.T) {
 		{call(sub, f8(inf), f8(inf)), "NaN"},
 		{call(mul, f8(inf), f8(0)), "NaN"},
 		{call(div, f8(1), f8(inf)), "0"},
-		{call(sql.FnNeg, f8(1.5)), "-1.5"},
-		{call(sql.FnAbs, f4(-2.5)), "2.5"},
+		{call(ir.FnNeg, f8(1.5)), "-1.5"},
+		{call(ir.FnAbs, f4(-2.5)), "2.5"},
 		{call(add, f8(1e308), f8(1e308)), eRange},
 	})
 }
 
 func TestArithmeticNumeric(t *testing.T) {
-	add, sub, mul, div, mod := sql.FnAdd, sql.FnSub, sql.FnMul, sql.FnDiv, sql.FnMod
+	add, sub, mul, div, mod := ir.FnAdd, ir.FnSub, ir.FnMul, ir.FnDiv, ir.FnMod
 	n102 := types.NumericOf(10, 2)
 	runCases(t, []exprCase{
 		{call(add, num("1.5"), num("2.25")), "3.75"},
@@ -126,13 +126,13 @@ func TestArithmeticNumeric(t *testing.T) {
 		{call(div, num("98765432109876543210.5"), num("12345678901234567.89")), "8000.0000729000006634"},
 		{call(add, lit(n102, "1.25"), num("1")), "2.25"},
 		{call(mul, lit(n102, "1.25"), lit(n102, "2.00")), "2.5000"},
-		{call(sql.FnNeg, num("1.5")), "-1.5"},
-		{call(sql.FnAbs, num("-1.5")), "1.5"},
+		{call(ir.FnNeg, num("1.5")), "-1.5"},
+		{call(ir.FnAbs, num("-1.5")), "1.5"},
 	})
 }
 
 func TestComparisons(t *testing.T) {
-	eq, ne, lt, le, gt, ge := sql.FnEq, sql.FnNe, sql.FnLt, sql.FnLe, sql.FnGt, sql.FnGe
+	eq, ne, lt, le, gt, ge := ir.FnEq, ir.FnNe, ir.FnLt, ir.FnLe, ir.FnGt, ir.FnGe
 	nan, inf := math.NaN(), math.Inf(1)
 	runCases(t, []exprCase{
 		{call(eq, f8(nan), f8(nan)), "t"},
@@ -164,19 +164,19 @@ func TestComparisons(t *testing.T) {
 		{call(lt, i2(-1), i2(1)), "t"},
 		{call(ne, i8(5), i8(5)), "f"},
 		{call(eq, i4(1), null(types.Int32T)), "NULL"},
-		{call(sql.FnIsDistinct, null(types.Int32T), i4(1)), "t"},
-		{call(sql.FnIsDistinct, null(types.Int32T), null(types.Int32T)), "f"},
-		{call(sql.FnIsNotDistinct, null(types.TextT), null(types.TextT)), "t"},
-		{call(sql.FnIsNotDistinct, txt("a"), txt("a")), "t"},
-		{call(sql.FnIsDistinct, f8(nan), f8(nan)), "f"},
-		{call(sql.FnIsDistinct, num("1"), lit(types.NumericOf(5, 1), "1.0")), "f"},
+		{call(ir.FnIsDistinct, null(types.Int32T), i4(1)), "t"},
+		{call(ir.FnIsDistinct, null(types.Int32T), null(types.Int32T)), "f"},
+		{call(ir.FnIsNotDistinct, null(types.TextT), null(types.TextT)), "t"},
+		{call(ir.FnIsNotDistinct, txt("a"), txt("a")), "t"},
+		{call(ir.FnIsDistinct, f8(nan), f8(nan)), "f"},
+		{call(ir.FnIsDistinct, num("1"), lit(types.NumericOf(5, 1), "1.0")), "f"},
 	})
 }
 
 func TestLogic(t *testing.T) {
-	and, or := sql.FnAnd, sql.FnOr
+	and, or := ir.FnAnd, ir.FnOr
 	nb := null(types.BoolT)
-	divZero := call(sql.FnEq, call(sql.FnDiv, i4(1), i4(0)), i4(1))
+	divZero := call(ir.FnEq, call(ir.FnDiv, i4(1), i4(0)), i4(1))
 	runCases(t, []exprCase{
 		{call(and, nb, boolc(false)), "f"},
 		{call(and, boolc(false), nb), "f"},
@@ -186,46 +186,46 @@ func TestLogic(t *testing.T) {
 		{call(or, nb, boolc(true)), "t"},
 		{call(or, nb, boolc(false)), "NULL"},
 		{call(or, boolc(false), boolc(false), boolc(true)), "t"},
-		{call(sql.FnNot, nb), "NULL"},
-		{call(sql.FnNot, boolc(true)), "f"},
-		{call(sql.FnIsTrue, nb), "f"},
-		{call(sql.FnIsFalse, boolc(false)), "t"},
-		{call(sql.FnIsFalse, nb), "f"},
-		{call(sql.FnIsNull, null(types.TextT)), "t"},
-		{call(sql.FnIsNotNull, txt("")), "t"},
-		{call(sql.FnIsNull, i4(0)), "f"},
+		{call(ir.FnNot, nb), "NULL"},
+		{call(ir.FnNot, boolc(true)), "f"},
+		{call(ir.FnIsTrue, nb), "f"},
+		{call(ir.FnIsFalse, boolc(false)), "t"},
+		{call(ir.FnIsFalse, nb), "f"},
+		{call(ir.FnIsNull, null(types.TextT)), "t"},
+		{call(ir.FnIsNotNull, txt("")), "t"},
+		{call(ir.FnIsNull, i4(0)), "f"},
 		// Left-to-right laziness, as PostgreSQL.
 		{call(and, boolc(false), divZero), "f"},
 		{call(or, boolc(true), divZero), "t"},
 		{call(and, divZero, boolc(false)), eDivZero},
-		{call(and, call(sql.FnNe, i4(0), i4(0)), call(sql.FnGt, call(sql.FnDiv, i4(1), i4(0)), i4(1))), "f"},
+		{call(and, call(ir.FnNe, i4(0), i4(0)), call(ir.FnGt, call(ir.FnDiv, i4(1), i4(0)), i4(1))), "f"},
 	})
 }
 
 func TestConditionals(t *testing.T) {
 	i4n := null(types.Int32T)
 	zero := i4(0)
-	caseDiv := &sql.Case{
-		Whens: []sql.When{{Cond: call(sql.FnNe, zero, i4(0)), Then: call(sql.FnDiv, i4(1), zero)}},
+	caseDiv := &ir.Case{
+		Whens: []ir.When{{Cond: call(ir.FnNe, zero, i4(0)), Then: call(ir.FnDiv, i4(1), zero)}},
 		Else:  i4(5), T: types.Int32T,
 	}
-	caseMulti := &sql.Case{
-		Whens: []sql.When{
-			{Cond: call(sql.FnGt, i4(3), i4(5)), Then: txt("big")},
-			{Cond: call(sql.FnGt, i4(3), i4(1)), Then: txt("mid")},
+	caseMulti := &ir.Case{
+		Whens: []ir.When{
+			{Cond: call(ir.FnGt, i4(3), i4(5)), Then: txt("big")},
+			{Cond: call(ir.FnGt, i4(3), i4(1)), Then: txt("mid")},
 		},
 		Else: txt("small"), T: types.TextT,
 	}
-	caseNull := &sql.Case{
-		Whens: []sql.When{{Cond: call(sql.FnGt, i4n, i4(1)), Then: i4(1)}},
+	caseNull := &ir.Case{
+		Whens: []ir.When{{Cond: call(ir.FnGt, i4n, i4(1)), Then: i4(1)}},
 		Else:  null(types.Int32T), T: types.Int32T,
 	}
-	caseNum := &sql.Case{
-		Whens: []sql.When{{Cond: boolc(true), Then: lit(types.NumericOf(10, 2), "1.25")}},
+	caseNum := &ir.Case{
+		Whens: []ir.When{{Cond: boolc(true), Then: lit(types.NumericOf(10, 2), "1.25")}},
 		Else:  num("2"), T: types.NumericT,
 	}
-	caseBool := &sql.Case{
-		Whens: []sql.When{{Cond: call(sql.FnLt, f8(1), f8(2)), Then: call(sql.FnIsNull, i4n)}},
+	caseBool := &ir.Case{
+		Whens: []ir.When{{Cond: call(ir.FnLt, f8(1), f8(2)), Then: call(ir.FnIsNull, i4n)}},
 		Else:  boolc(false), T: types.BoolT,
 	}
 	runCases(t, []exprCase{
@@ -234,31 +234,31 @@ func TestConditionals(t *testing.T) {
 		{caseNull, "NULL"},
 		{caseNum, "1.25"},
 		{caseBool, "t"},
-		{call(sql.FnCoalesce, i4n, i4(2), call(sql.FnDiv, i4(1), zero)), "2"},
-		{call(sql.FnCoalesce, i4n, i4n), "NULL"},
-		{call(sql.FnCoalesce, null(types.TextT), txt("x")), "x"},
-		{call(sql.FnCoalesce, null(types.IntervalT), ivl("1 day")), "1 day"},
-		{call(sql.FnCoalesce, null(types.BoolT), boolc(false)), "f"},
-		{call(sql.FnNullIf, i4(1), i4(1)), "NULL"},
-		{call(sql.FnNullIf, i4(1), i4(2)), "1"},
-		{call(sql.FnNullIf, i4n, i4(2)), "NULL"},
-		{call(sql.FnGreatest, i4(1), i4n, i4(3)), "3"},
-		{call(sql.FnLeast, i4(1), i4n, i4(3)), "1"},
-		{call(sql.FnLeast, i4n, i4n), "NULL"},
-		{call(sql.FnGreatest, f8(1), f8(math.NaN())), "NaN"},
-		{call(sql.FnGreatest, txt("a"), txt("b")), "b"},
+		{call(ir.FnCoalesce, i4n, i4(2), call(ir.FnDiv, i4(1), zero)), "2"},
+		{call(ir.FnCoalesce, i4n, i4n), "NULL"},
+		{call(ir.FnCoalesce, null(types.TextT), txt("x")), "x"},
+		{call(ir.FnCoalesce, null(types.IntervalT), ivl("1 day")), "1 day"},
+		{call(ir.FnCoalesce, null(types.BoolT), boolc(false)), "f"},
+		{call(ir.FnNullIf, i4(1), i4(1)), "NULL"},
+		{call(ir.FnNullIf, i4(1), i4(2)), "1"},
+		{call(ir.FnNullIf, i4n, i4(2)), "NULL"},
+		{call(ir.FnGreatest, i4(1), i4n, i4(3)), "3"},
+		{call(ir.FnLeast, i4(1), i4n, i4(3)), "1"},
+		{call(ir.FnLeast, i4n, i4n), "NULL"},
+		{call(ir.FnGreatest, f8(1), f8(math.NaN())), "NaN"},
+		{call(ir.FnGreatest, txt("a"), txt("b")), "b"},
 		// The value of a scalar subquery from the count of its rows and
 		// their value: several rows are an error.
-		{call(sql.FnSingleRow, i8(1), txt("x")), "x"},
-		{call(sql.FnSingleRow, i8(0), i4n), "NULL"},
-		{call(sql.FnSingleRow, i8(1), i4n), "NULL"},
-		{call(sql.FnSingleRow, i8(2), i4(7)), "ERROR 21000"},
-		{call(sql.FnSingleRow, null(types.Int64T), ivl("1 day")), "1 day"},
+		{call(ir.FnSingleRow, i8(1), txt("x")), "x"},
+		{call(ir.FnSingleRow, i8(0), i4n), "NULL"},
+		{call(ir.FnSingleRow, i8(1), i4n), "NULL"},
+		{call(ir.FnSingleRow, i8(2), i4(7)), "ERROR 21000"},
+		{call(ir.FnSingleRow, null(types.Int64T), ivl("1 day")), "1 day"},
 	})
 }
 
-func inList(x sql.Expr, negate bool, list ...sql.Expr) *sql.InList {
-	return &sql.InList{Arg: x, List: list, Negate: negate}
+func inList(x ir.Expr, negate bool, list ...ir.Expr) *ir.InList {
+	return &ir.InList{Arg: x, List: list, Negate: negate}
 }
 
 func TestInList(t *testing.T) {
@@ -286,13 +286,13 @@ func TestInList(t *testing.T) {
 		{inList(date("2020-01-01"), false, date("2020-01-01")), "t"},
 		{inList(tsc("2020-01-01"), true, tsc("2020-01-02")), "t"},
 		// Non-constant elements are compared with equality.
-		{inList(i4(3), false, call(sql.FnAdd, i4(1), i4(2))), "t"},
+		{inList(i4(3), false, call(ir.FnAdd, i4(1), i4(2))), "t"},
 	})
 }
 
 func TestLike(t *testing.T) {
-	like := func(s, p string) sql.Expr { return call(sql.FnLike, txt(s), txt(p)) }
-	ilike := func(s, p string) sql.Expr { return call(sql.FnILike, txt(s), txt(p)) }
+	like := func(s, p string) ir.Expr { return call(ir.FnLike, txt(s), txt(p)) }
+	ilike := func(s, p string) ir.Expr { return call(ir.FnILike, txt(s), txt(p)) }
 	runCases(t, []exprCase{
 		{like("abc", "a%"), "t"},
 		{like("abc", "_b_"), "t"},
@@ -317,139 +317,139 @@ func TestLike(t *testing.T) {
 		{ilike("ABC", "a%c"), "t"},
 		{ilike("ÀBC", "àb_"), "t"},
 		{ilike("abc", "%B%"), "t"},
-		{call(sql.FnLike, null(types.TextT), txt("a")), "NULL"},
+		{call(ir.FnLike, null(types.TextT), txt("a")), "NULL"},
 	})
 }
 
 func TestStringFunctions(t *testing.T) {
 	tn := null(types.TextT)
 	runCases(t, []exprCase{
-		{call(sql.FnConcatOp, txt("a"), txt("b")), "ab"},
-		{call(sql.FnConcatOp, txt("a"), tn), "NULL"},
-		{call(sql.FnLower, txt("ÀBC")), "àbc"},
-		{call(sql.FnUpper, txt("abcé")), "ABCÉ"},
-		{call(sql.FnLength, txt("héllo")), "5"},
-		{call(sql.FnOctetLen, txt("héllo")), "6"},
-		{call(sql.FnSubstr, txt("hello"), i4(2)), "ello"},
-		{call(sql.FnSubstr, txt("hello"), i4(2), i4(3)), "ell"},
-		{call(sql.FnSubstr, txt("hello"), i4(0), i4(3)), "he"},
-		{call(sql.FnSubstr, txt("hello"), i4(-1), i4(3)), "h"},
-		{call(sql.FnSubstr, txt("hello"), i4(-5), i4(3)), ""},
-		{call(sql.FnSubstr, txt("hello"), i4(2), i4(-1)), "ERROR 22011"},
-		{call(sql.FnSubstr, txt("hello"), i4(10)), ""},
-		{call(sql.FnSubstr, txt("hello"), i4(-3)), "hello"},
-		{call(sql.FnSubstr, txt("héllo"), i4(2), i4(2)), "él"},
-		{call(sql.FnSubstr, txt("hello"), i4(2), i4(math.MaxInt32)), "ello"},
-		{call(sql.FnTrim, txt("  x  ")), "x"},
-		{call(sql.FnTrim, txt("\tx ")), "\tx"},
-		{call(sql.FnLTrim, txt("xxyx"), txt("x")), "yx"},
-		{call(sql.FnRTrim, txt("xyxx"), txt("x")), "xy"},
-		{call(sql.FnTrim, txt("xyx"), txt("xy")), ""},
-		{call(sql.FnLTrim, txt("  a ")), "a "},
-		{call(sql.FnReplace, txt("abcabc"), txt("b"), txt("XY")), "aXYcaXYc"},
-		{call(sql.FnReplace, txt("abc"), txt(""), txt("X")), "abc"},
-		{call(sql.FnStrpos, txt("hello"), txt("ll")), "3"},
-		{call(sql.FnStrpos, txt("héllo"), txt("l")), "3"},
-		{call(sql.FnStrpos, txt("a"), txt("")), "1"},
-		{call(sql.FnStrpos, txt("a"), txt("b")), "0"},
-		{call(sql.FnLeft, txt("hello"), i4(2)), "he"},
-		{call(sql.FnLeft, txt("hello"), i4(-2)), "hel"},
-		{call(sql.FnLeft, txt("hi"), i4(5)), "hi"},
-		{call(sql.FnLeft, txt("hi"), i4(-5)), ""},
-		{call(sql.FnRight, txt("hello"), i4(2)), "lo"},
-		{call(sql.FnRight, txt("hello"), i4(-2)), "llo"},
-		{call(sql.FnRight, txt("hi"), i4(-5)), ""},
-		{call(sql.FnRight, txt("hi"), i4(5)), "hi"},
-		{call(sql.FnRepeat, txt("ab"), i4(3)), "ababab"},
-		{call(sql.FnRepeat, txt("ab"), i4(0)), ""},
-		{call(sql.FnRepeat, txt("ab"), i4(-1)), ""},
-		{call(sql.FnRepeat, txt("ab"), i4(math.MaxInt32)), "ERROR 54000"},
-		{call(sql.FnSplitPart, txt("a,b,c"), txt(","), i4(2)), "b"},
-		{call(sql.FnSplitPart, txt("a,b,c"), txt(","), i4(-1)), "c"},
-		{call(sql.FnSplitPart, txt("a,b,c"), txt(","), i4(-3)), "a"},
-		{call(sql.FnSplitPart, txt("a,b,c"), txt(","), i4(4)), ""},
-		{call(sql.FnSplitPart, txt("a,b,c"), txt(","), i4(-4)), ""},
-		{call(sql.FnSplitPart, txt("a,,b"), txt(","), i4(2)), ""},
-		{call(sql.FnSplitPart, txt("a<>b<>c"), txt("<>"), i4(3)), "c"},
-		{call(sql.FnSplitPart, txt("a,b"), txt(","), i4(0)), "ERROR 22023"},
-		{call(sql.FnSplitPart, txt("abc"), txt(""), i4(1)), "abc"},
-		{call(sql.FnSplitPart, txt("abc"), txt(""), i4(-1)), "abc"},
-		{call(sql.FnSplitPart, txt("abc"), txt(""), i4(2)), ""},
-		{call(sql.FnSplitPart, txt(""), txt(","), i4(1)), ""},
-		{call(sql.FnStartsWith, txt("hello"), txt("he")), "t"},
-		{call(sql.FnStartsWith, txt("hello"), txt("lo")), "f"},
-		{call(sql.FnLPad, txt("hi"), i4(5)), "   hi"},
-		{call(sql.FnLPad, txt("hi"), i4(5), txt("xy")), "xyxhi"},
-		{call(sql.FnLPad, txt("hello"), i4(2)), "he"},
-		{call(sql.FnRPad, txt("hi"), i4(5), txt("xy")), "hixyx"},
-		{call(sql.FnRPad, txt("hello"), i4(2), txt("x")), "he"},
-		{call(sql.FnLPad, txt("hi"), i4(-1)), ""},
-		{call(sql.FnLPad, txt("hi"), i4(5), txt("")), "hi"},
-		{call(sql.FnRPad, txt("é"), i4(3), txt("ü")), "éüü"},
-		{call(sql.FnLPad, txt("x"), i4(math.MaxInt32)), "ERROR 54000"},
-		{call(sql.FnConcat, txt("a"), tn, txt("b")), "ab"},
-		{call(sql.FnConcat, tn, tn), ""},
-		{call(sql.FnInitcap, txt("hello wORLD foo-bar x1y")), "Hello World Foo-Bar X1y"},
-		{call(sql.FnReverse, txt("héllo")), "olléh"},
+		{call(ir.FnConcatOp, txt("a"), txt("b")), "ab"},
+		{call(ir.FnConcatOp, txt("a"), tn), "NULL"},
+		{call(ir.FnLower, txt("ÀBC")), "àbc"},
+		{call(ir.FnUpper, txt("abcé")), "ABCÉ"},
+		{call(ir.FnLength, txt("héllo")), "5"},
+		{call(ir.FnOctetLen, txt("héllo")), "6"},
+		{call(ir.FnSubstr, txt("hello"), i4(2)), "ello"},
+		{call(ir.FnSubstr, txt("hello"), i4(2), i4(3)), "ell"},
+		{call(ir.FnSubstr, txt("hello"), i4(0), i4(3)), "he"},
+		{call(ir.FnSubstr, txt("hello"), i4(-1), i4(3)), "h"},
+		{call(ir.FnSubstr, txt("hello"), i4(-5), i4(3)), ""},
+		{call(ir.FnSubstr, txt("hello"), i4(2), i4(-1)), "ERROR 22011"},
+		{call(ir.FnSubstr, txt("hello"), i4(10)), ""},
+		{call(ir.FnSubstr, txt("hello"), i4(-3)), "hello"},
+		{call(ir.FnSubstr, txt("héllo"), i4(2), i4(2)), "él"},
+		{call(ir.FnSubstr, txt("hello"), i4(2), i4(math.MaxInt32)), "ello"},
+		{call(ir.FnTrim, txt("  x  ")), "x"},
+		{call(ir.FnTrim, txt("\tx ")), "\tx"},
+		{call(ir.FnLTrim, txt("xxyx"), txt("x")), "yx"},
+		{call(ir.FnRTrim, txt("xyxx"), txt("x")), "xy"},
+		{call(ir.FnTrim, txt("xyx"), txt("xy")), ""},
+		{call(ir.FnLTrim, txt("  a ")), "a "},
+		{call(ir.FnReplace, txt("abcabc"), txt("b"), txt("XY")), "aXYcaXYc"},
+		{call(ir.FnReplace, txt("abc"), txt(""), txt("X")), "abc"},
+		{call(ir.FnStrpos, txt("hello"), txt("ll")), "3"},
+		{call(ir.FnStrpos, txt("héllo"), txt("l")), "3"},
+		{call(ir.FnStrpos, txt("a"), txt("")), "1"},
+		{call(ir.FnStrpos, txt("a"), txt("b")), "0"},
+		{call(ir.FnLeft, txt("hello"), i4(2)), "he"},
+		{call(ir.FnLeft, txt("hello"), i4(-2)), "hel"},
+		{call(ir.FnLeft, txt("hi"), i4(5)), "hi"},
+		{call(ir.FnLeft, txt("hi"), i4(-5)), ""},
+		{call(ir.FnRight, txt("hello"), i4(2)), "lo"},
+		{call(ir.FnRight, txt("hello"), i4(-2)), "llo"},
+		{call(ir.FnRight, txt("hi"), i4(-5)), ""},
+		{call(ir.FnRight, txt("hi"), i4(5)), "hi"},
+		{call(ir.FnRepeat, txt("ab"), i4(3)), "ababab"},
+		{call(ir.FnRepeat, txt("ab"), i4(0)), ""},
+		{call(ir.FnRepeat, txt("ab"), i4(-1)), ""},
+		{call(ir.FnRepeat, txt("ab"), i4(math.MaxInt32)), "ERROR 54000"},
+		{call(ir.FnSplitPart, txt("a,b,c"), txt(","), i4(2)), "b"},
+		{call(ir.FnSplitPart, txt("a,b,c"), txt(","), i4(-1)), "c"},
+		{call(ir.FnSplitPart, txt("a,b,c"), txt(","), i4(-3)), "a"},
+		{call(ir.FnSplitPart, txt("a,b,c"), txt(","), i4(4)), ""},
+		{call(ir.FnSplitPart, txt("a,b,c"), txt(","), i4(-4)), ""},
+		{call(ir.FnSplitPart, txt("a,,b"), txt(","), i4(2)), ""},
+		{call(ir.FnSplitPart, txt("a<>b<>c"), txt("<>"), i4(3)), "c"},
+		{call(ir.FnSplitPart, txt("a,b"), txt(","), i4(0)), "ERROR 22023"},
+		{call(ir.FnSplitPart, txt("abc"), txt(""), i4(1)), "abc"},
+		{call(ir.FnSplitPart, txt("abc"), txt(""), i4(-1)), "abc"},
+		{call(ir.FnSplitPart, txt("abc"), txt(""), i4(2)), ""},
+		{call(ir.FnSplitPart, txt(""), txt(","), i4(1)), ""},
+		{call(ir.FnStartsWith, txt("hello"), txt("he")), "t"},
+		{call(ir.FnStartsWith, txt("hello"), txt("lo")), "f"},
+		{call(ir.FnLPad, txt("hi"), i4(5)), "   hi"},
+		{call(ir.FnLPad, txt("hi"), i4(5), txt("xy")), "xyxhi"},
+		{call(ir.FnLPad, txt("hello"), i4(2)), "he"},
+		{call(ir.FnRPad, txt("hi"), i4(5), txt("xy")), "hixyx"},
+		{call(ir.FnRPad, txt("hello"), i4(2), txt("x")), "he"},
+		{call(ir.FnLPad, txt("hi"), i4(-1)), ""},
+		{call(ir.FnLPad, txt("hi"), i4(5), txt("")), "hi"},
+		{call(ir.FnRPad, txt("é"), i4(3), txt("ü")), "éüü"},
+		{call(ir.FnLPad, txt("x"), i4(math.MaxInt32)), "ERROR 54000"},
+		{call(ir.FnConcat, txt("a"), tn, txt("b")), "ab"},
+		{call(ir.FnConcat, tn, tn), ""},
+		{call(ir.FnInitcap, txt("hello wORLD foo-bar x1y")), "Hello World Foo-Bar X1y"},
+		{call(ir.FnReverse, txt("héllo")), "olléh"},
 	})
 }
 
 func TestMathFunctions(t *testing.T) {
 	nan := math.NaN()
 	runCases(t, []exprCase{
-		{call(sql.FnRound, f8(2.5)), "2"},
-		{call(sql.FnRound, f8(3.5)), "4"},
-		{call(sql.FnRound, f8(-2.5)), "-2"},
-		{call(sql.FnRound, num("2.5")), "3"},
-		{call(sql.FnRound, num("-2.5")), "-3"},
-		{call(sql.FnRound, num("0.5")), "1"},
-		{call(sql.FnRound, num("1234.5678"), i4(-2)), "1200"},
-		{call(sql.FnRound, num("1250"), i4(-2)), "1300"},
-		{call(sql.FnRound, num("-1250"), i4(-2)), "-1300"},
-		{call(sql.FnRound, num("5"), i4(-1)), "10"},
-		{call(sql.FnRound, num("1.2345"), i4(2)), "1.23"},
-		{call(sql.FnRound, num("1.235"), i4(2)), "1.24"},
-		{call(sql.FnRound, num("1.235"), i4(20)), "1.23500000000000000000"},
-		{call(sql.FnRound, num("1.235"), i4(-50)), "0"},
-		{call(sql.FnTrunc, num("-1.99")), "-1"},
-		{call(sql.FnTrunc, num("1.999"), i4(2)), "1.99"},
-		{call(sql.FnTrunc, num("199"), i4(-2)), "100"},
-		{call(sql.FnTrunc, f8(-1.7)), "-1"},
-		{call(sql.FnFloor, num("-1.5")), "-2"},
-		{call(sql.FnFloor, num("1.5")), "1"},
-		{call(sql.FnFloor, num("-2")), "-2"},
-		{call(sql.FnCeil, num("-1.5")), "-1"},
-		{call(sql.FnCeil, num("1.2")), "2"},
-		{call(sql.FnFloor, f8(-1.5)), "-2"},
-		{call(sql.FnCeil, f8(1.2)), "2"},
-		{call(sql.FnSign, num("-3")), "-1"},
-		{call(sql.FnSign, num("0")), "0"},
-		{call(sql.FnSign, f8(0)), "0"},
-		{call(sql.FnSign, f8(2.5)), "1"},
-		{call(sql.FnSqrt, f8(4)), "2"},
-		{call(sql.FnSqrt, f8(-1)), "ERROR 2201F"},
-		{call(sql.FnLn, f8(0)), "ERROR 2201E"},
-		{call(sql.FnLn, f8(-1)), "ERROR 2201E"},
-		{call(sql.FnLn, f8(1)), "0"},
-		{call(sql.FnLog10, f8(100)), "2"},
-		{call(sql.FnLog10, f8(0)), "ERROR 2201E"},
-		{call(sql.FnExp, f8(0)), "1"},
-		{call(sql.FnExp, f8(1000)), eRange},
-		{call(sql.FnExp, f8(-1000)), eRange},
-		{call(sql.FnExp, f8(math.Inf(-1))), "0"},
-		{call(sql.FnPower, f8(2), f8(10)), "1024"},
-		{call(sql.FnPower, f8(0), f8(-1)), "ERROR 2201F"},
-		{call(sql.FnPower, f8(-8), f8(1.0/3)), "ERROR 2201F"},
-		{call(sql.FnPower, f8(-2), f8(3)), "-8"},
-		{call(sql.FnPower, f8(nan), f8(0)), "1"},
-		{call(sql.FnPower, f8(1), f8(nan)), "1"},
-		{call(sql.FnPower, f8(10), f8(400)), eRange},
-		{call(sql.FnPower, f8(0.5), f8(math.Inf(1))), "0"},
+		{call(ir.FnRound, f8(2.5)), "2"},
+		{call(ir.FnRound, f8(3.5)), "4"},
+		{call(ir.FnRound, f8(-2.5)), "-2"},
+		{call(ir.FnRound, num("2.5")), "3"},
+		{call(ir.FnRound, num("-2.5")), "-3"},
+		{call(ir.FnRound, num("0.5")), "1"},
+		{call(ir.FnRound, num("1234.5678"), i4(-2)), "1200"},
+		{call(ir.FnRound, num("1250"), i4(-2)), "1300"},
+		{call(ir.FnRound, num("-1250"), i4(-2)), "-1300"},
+		{call(ir.FnRound, num("5"), i4(-1)), "10"},
+		{call(ir.FnRound, num("1.2345"), i4(2)), "1.23"},
+		{call(ir.FnRound, num("1.235"), i4(2)), "1.24"},
+		{call(ir.FnRound, num("1.235"), i4(20)), "1.23500000000000000000"},
+		{call(ir.FnRound, num("1.235"), i4(-50)), "0"},
+		{call(ir.FnTrunc, num("-1.99")), "-1"},
+		{call(ir.FnTrunc, num("1.999"), i4(2)), "1.99"},
+		{call(ir.FnTrunc, num("199"), i4(-2)), "100"},
+		{call(ir.FnTrunc, f8(-1.7)), "-1"},
+		{call(ir.FnFloor, num("-1.5")), "-2"},
+		{call(ir.FnFloor, num("1.5")), "1"},
+		{call(ir.FnFloor, num("-2")), "-2"},
+		{call(ir.FnCeil, num("-1.5")), "-1"},
+		{call(ir.FnCeil, num("1.2")), "2"},
+		{call(ir.FnFloor, f8(-1.5)), "-2"},
+		{call(ir.FnCeil, f8(1.2)), "2"},
+		{call(ir.FnSign, num("-3")), "-1"},
+		{call(ir.FnSign, num("0")), "0"},
+		{call(ir.FnSign, f8(0)), "0"},
+		{call(ir.FnSign, f8(2.5)), "1"},
+		{call(ir.FnSqrt, f8(4)), "2"},
+		{call(ir.FnSqrt, f8(-1)), "ERROR 2201F"},
+		{call(ir.FnLn, f8(0)), "ERROR 2201E"},
+		{call(ir.FnLn, f8(-1)), "ERROR 2201E"},
+		{call(ir.FnLn, f8(1)), "0"},
+		{call(ir.FnLog10, f8(100)), "2"},
+		{call(ir.FnLog10, f8(0)), "ERROR 2201E"},
+		{call(ir.FnExp, f8(0)), "1"},
+		{call(ir.FnExp, f8(1000)), eRange},
+		{call(ir.FnExp, f8(-1000)), eRange},
+		{call(ir.FnExp, f8(math.Inf(-1))), "0"},
+		{call(ir.FnPower, f8(2), f8(10)), "1024"},
+		{call(ir.FnPower, f8(0), f8(-1)), "ERROR 2201F"},
+		{call(ir.FnPower, f8(-8), f8(1.0/3)), "ERROR 2201F"},
+		{call(ir.FnPower, f8(-2), f8(3)), "-8"},
+		{call(ir.FnPower, f8(nan), f8(0)), "1"},
+		{call(ir.FnPower, f8(1), f8(nan)), "1"},
+		{call(ir.FnPower, f8(10), f8(400)), eRange},
+		{call(ir.FnPower, f8(0.5), f8(math.Inf(1))), "0"},
 	})
 }
 
 func TestDateTime(t *testing.T) {
-	add, sub := sql.FnAdd, sql.FnSub
+	add, sub := ir.FnAdd, ir.FnSub
 	runCases(t, []exprCase{
 		{call(add, date("2020-01-31"), i4(1)), "2020-02-01"},
 		{call(add, i4(1), date("2020-02-28")), "2020-02-29"},
@@ -483,27 +483,27 @@ func TestDateTime(t *testing.T) {
 		{call(add, ivl("1 day"), ivl("1 hour")), "1 day 01:00:00"},
 		{call(sub, ivl("1 day"), ivl("1 hour")), "1 day -01:00:00"},
 		{call(add, ivl("2147483647 days"), ivl("1 day")), eDTRange},
-		{call(sql.FnMul, ivl("1 mon"), f8(1.5)), "1 mon 15 days"},
-		{call(sql.FnMul, f8(1.5), ivl("1 day")), "1 day 12:00:00"},
-		{call(sql.FnMul, ivl("1 hour"), f8(-0.5)), "-00:30:00"},
-		{call(sql.FnMul, ivl("1 day"), f8(1e20)), eDTRange},
-		{call(sql.FnDiv, ivl("1 hour"), f8(2)), "00:30:00"},
-		{call(sql.FnDiv, ivl("1 mon"), f8(2)), "15 days"},
-		{call(sql.FnDiv, ivl("1 mon"), f8(7)), "4 days 06:51:25.6896"},
-		{call(sql.FnDiv, ivl("1 day"), f8(0)), eDivZero},
-		{call(sql.FnNeg, ivl("1 day 01:00")), "-1 days -01:00:00"},
-		{call(sql.FnNow), "2021-06-15 12:34:56.789+00"},
-		{call(sql.FnToTimestamp, f8(0)), "1970-01-01 00:00:00+00"},
-		{call(sql.FnToTimestamp, f8(1.5)), "1970-01-01 00:00:01.5+00"},
-		{call(sql.FnToTimestamp, f8(-1)), "1969-12-31 23:59:59+00"},
-		{call(sql.FnToTimestamp, f8(math.NaN())), eDTRange},
-		{call(sql.FnToTimestamp, f8(1e20)), eDTRange},
+		{call(ir.FnMul, ivl("1 mon"), f8(1.5)), "1 mon 15 days"},
+		{call(ir.FnMul, f8(1.5), ivl("1 day")), "1 day 12:00:00"},
+		{call(ir.FnMul, ivl("1 hour"), f8(-0.5)), "-00:30:00"},
+		{call(ir.FnMul, ivl("1 day"), f8(1e20)), eDTRange},
+		{call(ir.FnDiv, ivl("1 hour"), f8(2)), "00:30:00"},
+		{call(ir.FnDiv, ivl("1 mon"), f8(2)), "15 days"},
+		{call(ir.FnDiv, ivl("1 mon"), f8(7)), "4 days 06:51:25.6896"},
+		{call(ir.FnDiv, ivl("1 day"), f8(0)), eDivZero},
+		{call(ir.FnNeg, ivl("1 day 01:00")), "-1 days -01:00:00"},
+		{call(ir.FnNow), "2021-06-15 12:34:56.789+00"},
+		{call(ir.FnToTimestamp, f8(0)), "1970-01-01 00:00:00+00"},
+		{call(ir.FnToTimestamp, f8(1.5)), "1970-01-01 00:00:01.5+00"},
+		{call(ir.FnToTimestamp, f8(-1)), "1969-12-31 23:59:59+00"},
+		{call(ir.FnToTimestamp, f8(math.NaN())), eDTRange},
+		{call(ir.FnToTimestamp, f8(1e20)), eDTRange},
 	})
 }
 
 func TestExtract(t *testing.T) {
-	ex := func(f string, src sql.Expr) sql.Expr { return call(sql.FnExtract, txt(f), src) }
-	dp := func(f string, src sql.Expr) sql.Expr { return call(sql.FnDatePart, txt(f), src) }
+	ex := func(f string, src ir.Expr) ir.Expr { return call(ir.FnExtract, txt(f), src) }
+	dp := func(f string, src ir.Expr) ir.Expr { return call(ir.FnDatePart, txt(f), src) }
 	ts := tsc("2020-02-03 04:05:06.5")
 	runCases(t, []exprCase{
 		{ex("year", ts), "2020"},
@@ -569,7 +569,7 @@ func TestExtract(t *testing.T) {
 }
 
 func TestDateTrunc(t *testing.T) {
-	dt := func(f string, src sql.Expr) sql.Expr { return call(sql.FnDateTrunc, txt(f), src) }
+	dt := func(f string, src ir.Expr) ir.Expr { return call(ir.FnDateTrunc, txt(f), src) }
 	ts := tsc("2020-05-14 10:11:12.123456")
 	runCases(t, []exprCase{
 		{dt("microseconds", ts), "2020-05-14 10:11:12.123456"},
@@ -687,12 +687,12 @@ func TestCasts(t *testing.T) {
 		{castTo(tsc("2020-01-01 23:00"), types.TimestampTZT), "2020-01-01 23:00:00+00"},
 		{castTo(null(types.UnknownT), i4t), "NULL"},
 		// Assignment casts to varchar(n) do not truncate.
-		{&sql.Cast{Arg: txt("abcdef"), T: vc3, Assignment: true}, "ERROR 22001"},
-		{&sql.Cast{Arg: txt("abc   "), T: vc3, Assignment: true}, "abc"},
-		{&sql.Cast{Arg: txt("ab"), T: vc3, Assignment: true}, "ab"},
-		{&sql.Cast{Arg: i4(12345), T: vc3, Assignment: true}, "ERROR 22001"},
-		{&sql.Cast{Arg: i4(123), T: vc3, Assignment: true}, "123"},
-		{&sql.Cast{Arg: f8(2.5), T: i4t, Assignment: true}, "2"},
+		{&ir.Cast{Arg: txt("abcdef"), T: vc3, Assignment: true}, "ERROR 22001"},
+		{&ir.Cast{Arg: txt("abc   "), T: vc3, Assignment: true}, "abc"},
+		{&ir.Cast{Arg: txt("ab"), T: vc3, Assignment: true}, "ab"},
+		{&ir.Cast{Arg: i4(12345), T: vc3, Assignment: true}, "ERROR 22001"},
+		{&ir.Cast{Arg: i4(123), T: vc3, Assignment: true}, "123"},
+		{&ir.Cast{Arg: f8(2.5), T: i4t, Assignment: true}, "2"},
 		{castTo(null(types.Int32T), types.TextT), "NULL"},
 	})
 }
@@ -701,7 +701,7 @@ func TestCasts(t *testing.T) {
 // column: too long is an error unless only spaces are cut.
 func TestAssignmentCasts(t *testing.T) {
 	vc3 := types.T{Kind: types.Text, Width: 3}
-	assign := func(e sql.Expr) *sql.Cast { return &sql.Cast{Arg: e, T: vc3, Assignment: true} }
+	assign := func(e ir.Expr) *ir.Cast { return &ir.Cast{Arg: e, T: vc3, Assignment: true} }
 	runCases(t, []exprCase{
 		{assign(txt("abc")), "abc"},
 		{assign(txt("ab")), "ab"},
@@ -718,8 +718,8 @@ func TestAssignmentCasts(t *testing.T) {
 
 func TestNumericResultTypes(t *testing.T) {
 	// A call typed numeric(p,s) by the binder gets its result converted.
-	e := &sql.Call{Fn: sql.FnAdd, Args: []sql.Expr{num("1.005"), num("1")}, T: types.NumericOf(10, 2)}
+	e := &ir.Call{Fn: ir.FnAdd, Args: []ir.Expr{num("1.005"), num("1")}, T: types.NumericOf(10, 2)}
 	check(t, e, "2.01")
-	e = &sql.Call{Fn: sql.FnExtract, Args: []sql.Expr{txt("second"), tsc("2020-01-01 00:00:01.25")}, T: types.NumericOf(10, 1)}
+	e = &ir.Call{Fn: ir.FnExtract, Args: []ir.Expr{txt("second"), tsc("2020-01-01 00:00:01.25")}, T: types.NumericOf(10, 1)}
 	check(t, e, "1.3")
 }

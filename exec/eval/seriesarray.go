@@ -1,7 +1,7 @@
 package eval
 
 import (
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -11,7 +11,7 @@ import (
 const maxSeriesArray = 1 << 24
 
 // seriesArray is series_array(start, stop, step): generate_series's values
-// as an array (sql.FnSeriesArray).
+// as an array (ir.FnSeriesArray).
 func seriesArray(args []types.T, _ types.T) scalarFn {
 	return func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		start, stop, step := a[0].I, a[1].I, a[2].I
@@ -37,6 +37,6 @@ func seriesArray(args []types.T, _ types.T) scalarFn {
 
 func init() {
 	for _, t := range []types.T{types.Int32T, types.Int64T} {
-		reg(sql.FnSeriesArray, []types.T{t, t, t}, seriesArray)
+		reg(ir.FnSeriesArray, []types.T{t, t, t}, seriesArray)
 	}
 }

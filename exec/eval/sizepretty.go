@@ -3,7 +3,7 @@ package eval
 import (
 	"strconv"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -43,8 +43,8 @@ func sizePretty(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 }
 
 func init() {
-	reg(sql.FnSizePretty, ts(types.Int64T), fixed(sizePretty))
-	reg(sql.FnSetConfigRows, ts(types.TextT, types.TextT, types.BoolT), fixed(func(*kctx, []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnSizePretty, ts(types.Int64T), fixed(sizePretty))
+	reg(ir.FnSetConfigRows, ts(types.TextT, types.TextT, types.BoolT), fixed(func(*kctx, []types.Datum) (types.Datum, *sqlerr.Error) {
 		return types.Null, sqlerr.Unsupported("set_config with arguments that are not constants")
 	}))
 }

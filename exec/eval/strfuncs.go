@@ -6,7 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -31,31 +31,31 @@ func init() {
 	txt, i4 := types.TextT, types.Int32T
 	strFn := func(fn string, args []types.T, k scalarFn) { reg(fn, args, fixed(k)) }
 
-	strFn(sql.FnLike, ts(txt, txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnLike, ts(txt, txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		m, err := k.likeFor(a[1].S, false)
 		if err != nil {
 			return types.Null, err
 		}
 		return types.DBool(m.match(a[0].S)), nil
 	})
-	strFn(sql.FnILike, ts(txt, txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnILike, ts(txt, txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		m, err := k.likeFor(a[1].S, true)
 		if err != nil {
 			return types.Null, err
 		}
 		return types.DBool(m.match(a[0].S)), nil
 	})
-	strFn(sql.FnConcatOp, ts(txt, txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnConcatOp, ts(txt, txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		buf := append(append(k.buf[:0], a[0].S...), a[1].S...)
 		return k.textResult(buf), nil
 	})
-	strFn(sql.FnLower, ts(txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnLower, ts(txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return k.textResult(appendMapped(k.buf[:0], a[0].S, unicode.ToLower)), nil
 	})
-	strFn(sql.FnUpper, ts(txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnUpper, ts(txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return k.textResult(appendMapped(k.buf[:0], a[0].S, unicode.ToUpper)), nil
 	})
-	strFn(sql.FnReverse, ts(txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnReverse, ts(txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		s := a[0].S
 		buf := k.buf[:0]
 		for i := len(s); i > 0; {
@@ -69,7 +69,7 @@ func init() {
 		}
 		return k.textResult(buf), nil
 	})
-	strFn(sql.FnInitcap, ts(txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnInitcap, ts(txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		buf := k.buf[:0]
 		inWord := false
 		for _, r := range a[0].S {
@@ -82,8 +82,8 @@ func init() {
 		}
 		return k.textResult(buf), nil
 	})
-	for _, fn := range []string{sql.FnTrim, sql.FnLTrim, sql.FnRTrim} {
-		left, right := fn != sql.FnRTrim, fn != sql.FnLTrim
+	for _, fn := range []string{ir.FnTrim, ir.FnLTrim, ir.FnRTrim} {
+		left, right := fn != ir.FnRTrim, fn != ir.FnLTrim
 		strFn(fn, ts(txt), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			return types.DText(trimChars(a[0].S, " ", left, right)), nil
 		})
@@ -91,17 +91,17 @@ func init() {
 			return types.DText(trimChars(a[0].S, a[1].S, left, right)), nil
 		})
 	}
-	strFn(sql.FnLength, ts(txt), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnLength, ts(txt), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return types.DInt(int64(utf8.RuneCountInString(a[0].S))), nil
 	})
-	reg(sql.FnOctetLen, ts(txt), octetLength)
-	strFn(sql.FnSubstr, ts(txt, i4), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnOctetLen, ts(txt), octetLength)
+	strFn(ir.FnSubstr, ts(txt, i4), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return substr(a[0].S, a[1].I, -1, false)
 	})
-	strFn(sql.FnSubstr, ts(txt, i4, i4), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnSubstr, ts(txt, i4, i4), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return substr(a[0].S, a[1].I, a[2].I, true)
 	})
-	strFn(sql.FnReplace, ts(txt, txt, txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnReplace, ts(txt, txt, txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		s, from, to := a[0].S, a[1].S, a[2].S
 		if from == "" || !strings.Contains(s, from) {
 			return types.DText(s), nil
@@ -117,14 +117,14 @@ func init() {
 		}
 		return k.textResult(append(buf, s...)), nil
 	})
-	strFn(sql.FnStrpos, ts(txt, txt), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnStrpos, ts(txt, txt), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		i := strings.Index(a[0].S, a[1].S)
 		if i < 0 {
 			return types.DInt(0), nil
 		}
 		return types.DInt(int64(utf8.RuneCountInString(a[0].S[:i])) + 1), nil
 	})
-	strFn(sql.FnLeft, ts(txt, i4), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnLeft, ts(txt, i4), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		s, n := a[0].S, a[1].I
 		if n < 0 {
 			n += int64(utf8.RuneCountInString(s))
@@ -134,7 +134,7 @@ func init() {
 		}
 		return types.DText(s[:runeOffset(s, n)]), nil
 	})
-	strFn(sql.FnRight, ts(txt, i4), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnRight, ts(txt, i4), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		s, n := a[0].S, a[1].I
 		count := int64(utf8.RuneCountInString(s))
 		skip := count - n
@@ -146,7 +146,7 @@ func init() {
 		}
 		return types.DText(s[runeOffset(s, skip):]), nil
 	})
-	strFn(sql.FnRepeat, ts(txt, i4), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnRepeat, ts(txt, i4), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		s, n := a[0].S, a[1].I
 		if n <= 0 || s == "" {
 			return types.DText(""), nil
@@ -160,14 +160,14 @@ func init() {
 		}
 		return k.textResult(buf), nil
 	})
-	strFn(sql.FnSplitPart, ts(txt, txt, i4), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnSplitPart, ts(txt, txt, i4), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return splitPart(a[0].S, a[1].S, a[2].I)
 	})
-	strFn(sql.FnStartsWith, ts(txt, txt), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnStartsWith, ts(txt, txt), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return types.DBool(strings.HasPrefix(a[0].S, a[1].S)), nil
 	})
-	for _, fn := range []string{sql.FnLPad, sql.FnRPad} {
-		left := fn == sql.FnLPad
+	for _, fn := range []string{ir.FnLPad, ir.FnRPad} {
+		left := fn == ir.FnLPad
 		strFn(fn, ts(txt, i4), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			return pad(k, a[0].S, a[1].I, " ", left)
 		})
@@ -175,7 +175,7 @@ func init() {
 			return pad(k, a[0].S, a[1].I, a[2].S, left)
 		})
 	}
-	strFn(sql.FnConcat, ts(txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnConcat, ts(txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		buf := k.buf[:0]
 		for _, d := range a {
 			if !d.Null {
@@ -360,11 +360,11 @@ func init() {
 			return types.DFloat(r), err
 		}))
 	}
-	floatFn(sql.FnRound, func(x float64) (float64, *sqlerr.Error) { return math.RoundToEven(x), nil })
-	floatFn(sql.FnTrunc, func(x float64) (float64, *sqlerr.Error) { return math.Trunc(x), nil })
-	floatFn(sql.FnFloor, func(x float64) (float64, *sqlerr.Error) { return math.Floor(x), nil })
-	floatFn(sql.FnCeil, func(x float64) (float64, *sqlerr.Error) { return math.Ceil(x), nil })
-	floatFn(sql.FnSign, func(x float64) (float64, *sqlerr.Error) {
+	floatFn(ir.FnRound, func(x float64) (float64, *sqlerr.Error) { return math.RoundToEven(x), nil })
+	floatFn(ir.FnTrunc, func(x float64) (float64, *sqlerr.Error) { return math.Trunc(x), nil })
+	floatFn(ir.FnFloor, func(x float64) (float64, *sqlerr.Error) { return math.Floor(x), nil })
+	floatFn(ir.FnCeil, func(x float64) (float64, *sqlerr.Error) { return math.Ceil(x), nil })
+	floatFn(ir.FnSign, func(x float64) (float64, *sqlerr.Error) {
 		switch {
 		case x > 0:
 			return 1, nil
@@ -373,13 +373,13 @@ func init() {
 		}
 		return 0, nil
 	})
-	floatFn(sql.FnSqrt, func(x float64) (float64, *sqlerr.Error) {
+	floatFn(ir.FnSqrt, func(x float64) (float64, *sqlerr.Error) {
 		if x < 0 {
 			return 0, sqlerr.New(codeInvalidPowerArg, "cannot take square root of a negative number")
 		}
 		return math.Sqrt(x), nil
 	})
-	floatFn(sql.FnExp, func(x float64) (float64, *sqlerr.Error) {
+	floatFn(ir.FnExp, func(x float64) (float64, *sqlerr.Error) {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			if math.IsInf(x, -1) {
 				return 0, nil
@@ -406,9 +406,9 @@ func init() {
 			return f(x), nil
 		}
 	}
-	floatFn(sql.FnLn, logFn(math.Log))
-	floatFn(sql.FnLog10, logFn(math.Log10))
-	reg(sql.FnPower, ts(f8, f8), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	floatFn(ir.FnLn, logFn(math.Log))
+	floatFn(ir.FnLog10, logFn(math.Log10))
+	reg(ir.FnPower, ts(f8, f8), fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		r, err := power(a[0].F, a[1].F)
 		return types.DFloat(r), err
 	}))
@@ -424,13 +424,13 @@ func init() {
 			}
 		})
 	}
-	numFn(sql.FnRound, roundHalfAway)
-	numFn(sql.FnTrunc, roundTrunc)
-	numFn(sql.FnFloor, roundFloor)
-	numFn(sql.FnCeil, roundCeil)
-	for _, fn := range []string{sql.FnRound, sql.FnTrunc} {
+	numFn(ir.FnRound, roundHalfAway)
+	numFn(ir.FnTrunc, roundTrunc)
+	numFn(ir.FnFloor, roundFloor)
+	numFn(ir.FnCeil, roundCeil)
+	for _, fn := range []string{ir.FnRound, ir.FnTrunc} {
 		mode := roundHalfAway
-		if fn == sql.FnTrunc {
+		if fn == ir.FnTrunc {
 			mode = roundTrunc
 		}
 		reg(fn, ts(num, i4), func(args []types.T, _ types.T) scalarFn {
@@ -443,7 +443,7 @@ func init() {
 			}
 		})
 	}
-	reg(sql.FnSign, ts(num), func(args []types.T, _ types.T) scalarFn {
+	reg(ir.FnSign, ts(num), func(args []types.T, _ types.T) scalarFn {
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			m, _ := types.UnpackNumeric(a[0].Dec)
 			return types.DNumeric(dynInt(int64(m.Sign()))), nil

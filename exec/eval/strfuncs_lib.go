@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -29,7 +29,7 @@ var (
 func init() {
 	txt, i4, i8 := types.TextT, types.Int32T, types.Int64T
 	strFn := func(fn string, args []types.T, k scalarFn) { reg(fn, args, fixed(k)) }
-	strFn(sql.FnConcatWS, ts(txt, txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnConcatWS, ts(txt, txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		if a[0].Null {
 			return types.Null, nil
 		}
@@ -45,26 +45,26 @@ func init() {
 		}
 		return k.textResult(buf), nil
 	})
-	strFn(sql.FnFormat, ts(txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnFormat, ts(txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return format(k, a[0].S, nil)
 	})
-	strFn(sql.FnFormat, ts(txt, txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnFormat, ts(txt, txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		if a[0].Null {
 			return types.Null, nil
 		}
 		return format(k, a[0].S, a[1:])
 	})
-	strFn(sql.FnTranslate, ts(txt, txt, txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnTranslate, ts(txt, txt, txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return k.textResult(translate(k.buf[:0], a[0].S, a[1].S, a[2].S)), nil
 	})
-	strFn(sql.FnASCII, ts(txt), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnASCII, ts(txt), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		r, _ := utf8.DecodeRuneInString(a[0].S)
 		if a[0].S == "" {
 			r = 0
 		}
 		return types.DInt(int64(r)), nil
 	})
-	strFn(sql.FnChr, ts(i4), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnChr, ts(i4), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		c := a[0].I
 		switch {
 		case c == 0:
@@ -78,35 +78,35 @@ func init() {
 		}
 		return k.textResult(utf8.AppendRune(k.buf[:0], rune(c))), nil
 	})
-	strFn(sql.FnQuoteIdent, ts(txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnQuoteIdent, ts(txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return k.textResult(appendIdent(k.buf[:0], a[0].S)), nil
 	})
-	strFn(sql.FnQuoteLiteral, ts(txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnQuoteLiteral, ts(txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return k.textResult(appendLiteral(k.buf[:0], a[0].S)), nil
 	})
-	strFn(sql.FnQuoteNullable, ts(txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnQuoteNullable, ts(txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		if a[0].Null {
 			return types.DText("NULL"), nil
 		}
 		return k.textResult(appendLiteral(k.buf[:0], a[0].S)), nil
 	})
-	strFn(sql.FnMD5, ts(txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnMD5, ts(txt), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		sum := md5.Sum([]byte(a[0].S))
 		return k.textResult(hex.AppendEncode(k.buf[:0], sum[:])), nil
 	})
-	strFn(sql.FnToHex, ts(i4), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnToHex, ts(i4), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return k.textResult(strconv.AppendUint(k.buf[:0], uint64(uint32(a[0].I)), 16)), nil
 	})
-	strFn(sql.FnToHex, ts(i8), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnToHex, ts(i8), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return k.textResult(strconv.AppendUint(k.buf[:0], uint64(a[0].I), 16)), nil
 	})
-	strFn(sql.FnOverlay, ts(txt, txt, i4), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnOverlay, ts(txt, txt, i4), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return overlay(k, a[0].S, a[1].S, a[2].I, int64(utf8.RuneCountInString(a[1].S)))
 	})
-	strFn(sql.FnOverlay, ts(txt, txt, i4, i4), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnOverlay, ts(txt, txt, i4, i4), func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return overlay(k, a[0].S, a[1].S, a[2].I, a[3].I)
 	})
-	strFn(sql.FnBitLength, ts(txt), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	strFn(ir.FnBitLength, ts(txt), func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return types.DInt(int64(len(a[0].S)) * 8), nil
 	})
 }

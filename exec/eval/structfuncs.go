@@ -8,14 +8,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
 
 // Structs and maps in expressions.
 //
-// The binder types the struct and map calls (sql.IsStructFunction); their
+// The binder types the struct and map calls (ir.IsStructFunction); their
 // kernels work on datums, row by row. The two hot ones are columnar: a row
 // constructor builds its Struct column from its field columns (which it
 // retains, no copy), and a field access returns the struct's child column,
@@ -23,12 +23,12 @@ import (
 
 // structKernels are the datum kernels of the struct and map calls.
 var structKernels = map[string]kernelMaker{
-	sql.FnRow: func([]types.T, types.T) scalarFn {
+	ir.FnRow: func([]types.T, types.T) scalarFn {
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			return types.DStruct(append([]types.Datum(nil), a...)), nil
 		}
 	},
-	sql.FnStructField: func([]types.T, types.T) scalarFn {
+	ir.FnStructField: func([]types.T, types.T) scalarFn {
 		return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			return a[0].Arr[a[1].I], nil
 		}
@@ -52,7 +52,7 @@ func structCmp(pred func(int) bool) kernelMaker {
 
 // structKernel returns the kernel and overload of a struct or map call, or
 // nil if fn is not one.
-func structKernel(fn string, args []types.T, result types.T) (scalarFn, *sql.Overload) {
+func structKernel(fn string, args []types.T, result types.T) (scalarFn, *ir.Overload) {
 	mk := structKernels[fn]
 	if mk == nil {
 		mk = mapKernels[fn]
@@ -60,16 +60,16 @@ func structKernel(fn string, args []types.T, result types.T) (scalarFn, *sql.Ove
 	if mk == nil {
 		return nil, nil
 	}
-	return mk(args, result), &sql.Overload{Fn: fn, Args: args, Result: result, Strict: sql.StructFunctionStrict(fn)}
+	return mk(args, result), &ir.Overload{Fn: fn, Args: args, Result: result, Strict: ir.StructFunctionStrict(fn)}
 }
 
 // compileStructNode returns the columnar node of a row constructor or a
 // field access, or nil.
 func compileStructNode(fn string, args []node, rt types.T) node {
 	switch fn {
-	case sql.FnRow:
+	case ir.FnRow:
 		return &rowConsNode{t: rt, args: args}
-	case sql.FnStructField:
+	case ir.FnStructField:
 		if k, ok := asConst(args[1]); ok && !k.d.Null {
 			return &fieldNode{t: rt, arg: args[0], idx: int(k.d.I)}
 		}

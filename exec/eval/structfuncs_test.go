@@ -5,7 +5,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -72,10 +72,10 @@ func TestStructColumnKernels(t *testing.T) {
 // TestEveryStructFunctionHasAKernel checks that the evaluator implements
 // every struct and map call the binder produces.
 func TestEveryStructFunctionHasAKernel(t *testing.T) {
-	for _, fn := range []string{sql.FnRow, sql.FnStructField, "struct_eq", "struct_lt", "map_access", "map_keys",
+	for _, fn := range []string{ir.FnRow, ir.FnStructField, "struct_eq", "struct_lt", "map_access", "map_keys",
 		"map_values", "map_entries", "map_length", "map_contains", "map_cat", "map_insert", "map_delete",
-		sql.FnMapLiteral, "map_from_key_values", "map_from_entries"} {
-		if !sql.IsStructFunction(fn) {
+		ir.FnMapLiteral, "map_from_key_values", "map_from_entries"} {
+		if !ir.IsStructFunction(fn) {
 			t.Errorf("%s is not a struct function", fn)
 		}
 		if structKernels[fn] == nil && mapKernels[fn] == nil {

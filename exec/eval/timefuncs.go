@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -36,33 +36,33 @@ func init() {
 	i4, f8, txt := types.Int32T, types.Float64T, types.TextT
 	date, ts, tstz, ivl := types.DateT, types.TimestampT, types.TimestampTZT, types.IntervalT
 
-	reg(sql.FnAdd, []types.T{date, i4}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnAdd, []types.T{date, i4}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return dateAddDays(a[0].I, a[1].I)
 	}))
-	reg(sql.FnAdd, []types.T{i4, date}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnAdd, []types.T{i4, date}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return dateAddDays(a[1].I, a[0].I)
 	}))
-	reg(sql.FnSub, []types.T{date, i4}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnSub, []types.T{date, i4}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return dateAddDays(a[0].I, -a[1].I)
 	}))
-	reg(sql.FnSub, []types.T{date, date}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnSub, []types.T{date, date}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return types.DInt(a[0].I - a[1].I), nil
 	}))
 	for _, t := range []types.T{ts, tstz} {
-		reg(sql.FnAdd, []types.T{t, ivl}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+		reg(ir.FnAdd, []types.T{t, ivl}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			return tsAddIntervalDatum(a[0].I, a[1].Ivl)
 		}))
-		reg(sql.FnAdd, []types.T{ivl, t}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+		reg(ir.FnAdd, []types.T{ivl, t}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			return tsAddIntervalDatum(a[1].I, a[0].Ivl)
 		}))
-		reg(sql.FnSub, []types.T{t, ivl}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+		reg(ir.FnSub, []types.T{t, ivl}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			iv, ok := negInterval(a[1].Ivl)
 			if !ok {
 				return types.Null, errIntervalRange
 			}
 			return tsAddIntervalDatum(a[0].I, iv)
 		}))
-		reg(sql.FnSub, []types.T{t, t}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+		reg(ir.FnSub, []types.T{t, t}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			iv, ok := tsDiff(a[0].I, a[1].I)
 			if !ok {
 				return types.Null, errIntervalRange
@@ -70,27 +70,27 @@ func init() {
 			return types.DInterval(iv), nil
 		}))
 	}
-	reg(sql.FnAdd, []types.T{date, ivl}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnAdd, []types.T{date, ivl}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return tsAddIntervalDatum(a[0].I*microsPerDay, a[1].Ivl)
 	}))
-	reg(sql.FnAdd, []types.T{ivl, date}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnAdd, []types.T{ivl, date}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return tsAddIntervalDatum(a[1].I*microsPerDay, a[0].Ivl)
 	}))
-	reg(sql.FnSub, []types.T{date, ivl}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnSub, []types.T{date, ivl}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		iv, ok := negInterval(a[1].Ivl)
 		if !ok {
 			return types.Null, errIntervalRange
 		}
 		return tsAddIntervalDatum(a[0].I*microsPerDay, iv)
 	}))
-	reg(sql.FnAdd, []types.T{ivl, ivl}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnAdd, []types.T{ivl, ivl}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		iv, ok := addInterval(a[0].Ivl, a[1].Ivl)
 		if !ok {
 			return types.Null, errIntervalRange
 		}
 		return types.DInterval(iv), nil
 	}))
-	reg(sql.FnSub, []types.T{ivl, ivl}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnSub, []types.T{ivl, ivl}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		n, ok := negInterval(a[1].Ivl)
 		if ok {
 			var r types.IntervalValue
@@ -100,19 +100,19 @@ func init() {
 		}
 		return types.Null, errIntervalRange
 	}))
-	reg(sql.FnMul, []types.T{ivl, f8}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnMul, []types.T{ivl, f8}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return mulInterval(a[0].Ivl, a[1].F)
 	}))
-	reg(sql.FnMul, []types.T{f8, ivl}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnMul, []types.T{f8, ivl}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return mulInterval(a[1].Ivl, a[0].F)
 	}))
-	reg(sql.FnDiv, []types.T{ivl, f8}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnDiv, []types.T{ivl, f8}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return divInterval(a[0].Ivl, a[1].F)
 	}))
-	reg(sql.FnNeg, []types.T{ivl}, func(args []types.T, _ types.T) scalarFn { return negKernel(args[0]) })
+	reg(ir.FnNeg, []types.T{ivl}, func(args []types.T, _ types.T) scalarFn { return negKernel(args[0]) })
 
 	for _, t := range []types.T{date, ts, tstz, ivl} {
-		reg(sql.FnExtract, []types.T{txt, t}, func(args []types.T, _ types.T) scalarFn {
+		reg(ir.FnExtract, []types.T{txt, t}, func(args []types.T, _ types.T) scalarFn {
 			src := args[1]
 			return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 				n, err := extract(a[0].S, src, a[1], true)
@@ -122,7 +122,7 @@ func init() {
 				return types.DNumeric(n), nil
 			}
 		})
-		reg(sql.FnDatePart, []types.T{txt, t}, func(args []types.T, _ types.T) scalarFn {
+		reg(ir.FnDatePart, []types.T{txt, t}, func(args []types.T, _ types.T) scalarFn {
 			src := args[1]
 			return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 				if src.Kind == types.Interval {
@@ -140,7 +140,7 @@ func init() {
 		})
 	}
 	for _, t := range []types.T{ts, tstz} {
-		reg(sql.FnDateTrunc, []types.T{txt, t}, func(args []types.T, _ types.T) scalarFn {
+		reg(ir.FnDateTrunc, []types.T{txt, t}, func(args []types.T, _ types.T) scalarFn {
 			src := args[1]
 			return func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 				unit, err := truncUnit(a[0].S, src)
@@ -155,17 +155,17 @@ func init() {
 			}
 		})
 	}
-	reg(sql.FnDateTrunc, []types.T{txt, ivl}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnDateTrunc, []types.T{txt, ivl}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		iv, err := truncInterval(a[0].S, a[1].Ivl)
 		if err != nil {
 			return types.Null, err
 		}
 		return types.DInterval(iv), nil
 	}))
-	reg(sql.FnNow, nil, fixed(func(k *kctx, _ []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnNow, nil, fixed(func(k *kctx, _ []types.Datum) (types.Datum, *sqlerr.Error) {
 		return types.DInt(k.now), nil
 	}))
-	reg(sql.FnToTimestamp, []types.T{f8}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnToTimestamp, []types.T{f8}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		return toTimestamp(a[0].F)
 	}))
 }

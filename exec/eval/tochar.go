@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -571,7 +571,7 @@ func init() {
 	txt := types.TextT
 	for _, t := range []types.T{types.TimestampT, types.TimestampTZT} {
 		tz := t.Kind == types.TimestampTZ
-		reg(sql.FnToChar, ts(t, txt), fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+		reg(ir.FnToChar, ts(t, txt), fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			tm := timestampTM(a[0].I, tz)
 			buf, err := dchToChar(k.buf[:0], k.dchFormat(a[1].S), &tm)
 			if err != nil {
@@ -580,7 +580,7 @@ func init() {
 			return formatResult(k, a[1].S, buf), nil
 		}))
 	}
-	reg(sql.FnToChar, ts(types.IntervalT, txt), fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnToChar, ts(types.IntervalT, txt), fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		tm := intervalTM(a[0].Ivl)
 		buf, err := dchToChar(k.buf[:0], k.dchFormat(a[1].S), &tm)
 		if err != nil {

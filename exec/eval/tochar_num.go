@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -490,9 +490,9 @@ func init() {
 		}
 		return v < 0, s
 	}
-	reg(sql.FnToChar, ts(types.Int32T, txt), numKernel(intDigits))
-	reg(sql.FnToChar, ts(types.Int64T, txt), numKernel(intDigits))
-	reg(sql.FnToChar, ts(types.NumericT, txt), func(args []types.T, _ types.T) scalarFn {
+	reg(ir.FnToChar, ts(types.Int32T, txt), numKernel(intDigits))
+	reg(ir.FnToChar, ts(types.Int64T, txt), numKernel(intDigits))
+	reg(ir.FnToChar, ts(types.NumericT, txt), func(args []types.T, _ types.T) scalarFn {
 		t := args[0]
 		return numKernel(func(a types.Datum, post int) (bool, string) {
 			n, scale := types.NumericParts(t, a.Dec)
@@ -516,6 +516,6 @@ func init() {
 			return neg, strings.TrimPrefix(s, "-")
 		}
 	}
-	reg(sql.FnToChar, ts(types.Float32T, txt), numKernel(floatDigits(6)))
-	reg(sql.FnToChar, ts(types.Float64T, txt), numKernel(floatDigits(15)))
+	reg(ir.FnToChar, ts(types.Float32T, txt), numKernel(floatDigits(6)))
+	reg(ir.FnToChar, ts(types.Float64T, txt), numKernel(floatDigits(15)))
 }

@@ -3,7 +3,7 @@ package eval
 import (
 	"strings"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -350,7 +350,7 @@ func (p *parsedTime) micros(input string) (int64, *sqlerr.Error) {
 
 func init() {
 	txt := types.TextT
-	reg(sql.FnToTimestamp, ts(txt, txt), fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnToTimestamp, ts(txt, txt), fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		p, err := fromChar(a[0].S, k.dchFormat(a[1].S))
 		if err != nil {
 			return types.Null, err
@@ -358,7 +358,7 @@ func init() {
 		us, err := p.micros(a[0].S)
 		return types.DInt(us), err
 	}))
-	reg(sql.FnToDate, ts(txt, txt), fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnToDate, ts(txt, txt), fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		p, err := fromChar(a[0].S, k.dchFormat(a[1].S))
 		if err != nil {
 			return types.Null, err

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -64,28 +64,28 @@ func init() {
 	txt, ts, tstz, ivl := types.TextT, types.TimestampT, types.TimestampTZT, types.IntervalT
 
 	// AT TIME ZONE: timezone(zone, value), the zone first.
-	reg(sql.FnTimezone, []types.T{txt, tstz}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnTimezone, []types.T{txt, tstz}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		z, err := k.zone(a[0].S, true)
 		if err != nil {
 			return types.Null, err
 		}
 		return tsDatum(z.ToLocal(a[1].I))
 	}))
-	reg(sql.FnTimezone, []types.T{txt, ts}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnTimezone, []types.T{txt, ts}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		z, err := k.zone(a[0].S, true)
 		if err != nil {
 			return types.Null, err
 		}
 		return tsDatum(z.FromLocal(a[1].I))
 	}))
-	reg(sql.FnTimezone, []types.T{ivl, tstz}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnTimezone, []types.T{ivl, tstz}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		off, err := intervalZone(a[0].Ivl)
 		if err != nil {
 			return types.Null, err
 		}
 		return tsDatum(a[1].I + off)
 	}))
-	reg(sql.FnTimezone, []types.T{ivl, ts}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnTimezone, []types.T{ivl, ts}, fixed(func(_ *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		off, err := intervalZone(a[0].Ivl)
 		if err != nil {
 			return types.Null, err
@@ -94,28 +94,28 @@ func init() {
 	}))
 
 	// The session zone's conversions: the zone last.
-	reg(sql.FnTstzToTS, []types.T{tstz, txt}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnTstzToTS, []types.T{tstz, txt}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		z, err := k.zone(a[1].S, false)
 		if err != nil {
 			return types.Null, err
 		}
 		return tsDatum(z.ToLocal(a[0].I))
 	}))
-	reg(sql.FnTSToTstz, []types.T{ts, txt}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnTSToTstz, []types.T{ts, txt}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		z, err := k.zone(a[1].S, false)
 		if err != nil {
 			return types.Null, err
 		}
 		return tsDatum(z.FromLocal(a[0].I))
 	}))
-	reg(sql.FnTstzOut, []types.T{tstz, txt}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnTstzOut, []types.T{tstz, txt}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		z, err := k.zone(a[1].S, false)
 		if err != nil {
 			return types.Null, err
 		}
 		return k.textResult(types.AppendTimestampTZ(k.buf[:0], a[0].I, z)), nil
 	}))
-	reg(sql.FnTstzIn, []types.T{txt, txt}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnTstzIn, []types.T{txt, txt}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		z, err := k.zone(a[1].S, false)
 		if err != nil {
 			return types.Null, err
@@ -126,14 +126,14 @@ func init() {
 		}
 		return types.DInt(v), nil
 	}))
-	reg(sql.FnTstzAdd, []types.T{tstz, ivl, txt}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnTstzAdd, []types.T{tstz, ivl, txt}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		z, err := k.zone(a[2].S, false)
 		if err != nil {
 			return types.Null, err
 		}
 		return tstzAddInterval(z, a[0].I, a[1].Ivl)
 	}))
-	reg(sql.FnTstzSub, []types.T{tstz, ivl, txt}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnTstzSub, []types.T{tstz, ivl, txt}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		z, err := k.zone(a[2].S, false)
 		if err != nil {
 			return types.Null, err
@@ -145,9 +145,9 @@ func init() {
 		return tstzAddInterval(z, a[0].I, iv)
 	}))
 	for _, at := range []bool{false, true} {
-		fn := sql.FnDateTrunc3
+		fn := ir.FnDateTrunc3
 		if at {
-			fn = sql.FnDateTrunc // date_trunc(field, timestamptz, zone), as users write it
+			fn = ir.FnDateTrunc // date_trunc(field, timestamptz, zone), as users write it
 		}
 		reg(fn, []types.T{txt, tstz, txt}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 			z, err := k.zone(a[2].S, at)
@@ -157,7 +157,7 @@ func init() {
 			return truncTimestampTZ(z, a[0].S, a[1].I)
 		}))
 	}
-	reg(sql.FnExtractTZ, []types.T{txt, tstz, txt}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnExtractTZ, []types.T{txt, tstz, txt}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		z, err := k.zone(a[2].S, false)
 		if err != nil {
 			return types.Null, err
@@ -168,7 +168,7 @@ func init() {
 		}
 		return types.DNumeric(n), nil
 	}))
-	reg(sql.FnDatePartTZ, []types.T{txt, tstz, txt}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnDatePartTZ, []types.T{txt, tstz, txt}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		z, err := k.zone(a[2].S, false)
 		if err != nil {
 			return types.Null, err
@@ -180,7 +180,7 @@ func init() {
 		m, scale := types.UnpackNumeric(n)
 		return types.DFloat(numToFloat(m, scale)), nil
 	}))
-	reg(sql.FnToTimestampTZ, []types.T{txt, txt, txt}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnToTimestampTZ, []types.T{txt, txt, txt}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		z, err := k.zone(a[2].S, false)
 		if err != nil {
 			return types.Null, err
@@ -195,7 +195,7 @@ func init() {
 		}
 		return tsDatum(z.FromLocal(us))
 	}))
-	reg(sql.FnToCharTZ, []types.T{tstz, txt, txt}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
+	reg(ir.FnToCharTZ, []types.T{tstz, txt, txt}, fixed(func(k *kctx, a []types.Datum) (types.Datum, *sqlerr.Error) {
 		z, err := k.zone(a[2].S, false)
 		if err != nil {
 			return types.Null, err

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -33,5 +33,5 @@ func vectorSubscript([]types.T, types.T) scalarFn {
 }
 
 func init() {
-	reg(sql.FnVectorSubscript, ts(types.TextT, types.Int32T), vectorSubscript)
+	reg(ir.FnVectorSubscript, ts(types.TextT, types.Int32T), vectorSubscript)
 }

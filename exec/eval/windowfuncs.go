@@ -1,7 +1,7 @@
 package eval
 
 import (
-	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/types"
 )
@@ -21,8 +21,8 @@ func init() {
 			}
 			return tumbleStart(a[0].I, a[1].Ivl, offset)
 		})
-		reg(sql.FnTumbleStart, []types.T{t, ivl}, tumble)
-		reg(sql.FnTumbleStart, []types.T{t, ivl, ivl}, tumble)
+		reg(ir.FnTumbleStart, []types.T{t, ivl}, tumble)
+		reg(ir.FnTumbleStart, []types.T{t, ivl, ivl}, tumble)
 	}
 }
 

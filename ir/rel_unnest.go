@@ -1,4 +1,4 @@
-package sql
+package ir
 
 import "github.com/streamsql/streamsql/types"
 
@@ -24,9 +24,9 @@ type Unnest struct {
 
 func (r *Unnest) Columns() []Column { return r.Cols }
 
-// newUnnest returns the Unnest of arrays over input, naming the element
+// NewUnnest returns the Unnest of arrays over input, naming the element
 // columns names (and the ordinal ordName).
-func newUnnest(input Rel, arrays []Expr, names []string, ordName string, ordinality bool) *Unnest {
+func NewUnnest(input Rel, arrays []Expr, names []string, ordName string, ordinality bool) *Unnest {
 	u := &Unnest{Input: input, Arrays: arrays}
 	u.Cols = append(u.Cols, input.Columns()...)
 	for i, a := range arrays {

@@ -1,4 +1,4 @@
-package sql
+package ir
 
 // JoinType is the kind of a Join.
 type JoinType uint8

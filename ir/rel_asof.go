@@ -1,4 +1,4 @@
-package sql
+package ir
 
 // AsofJoin is `Left ASOF [LEFT] JOIN Right ON keys AND LeftTime Op
 // RightTime`: each left row joined with the one right row of equal keys

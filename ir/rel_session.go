@@ -1,4 +1,4 @@
-package sql
+package ir
 
 // SessionWindow is SESSION(input, ts, gap [, partition_col ...]) in FROM:
 // every input row with window_start and window_end of the session that holds

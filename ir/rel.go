@@ -1,4 +1,4 @@
-package sql
+package ir
 
 import (
 	"github.com/streamsql/streamsql/catalog"
