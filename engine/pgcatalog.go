@@ -502,7 +502,11 @@ func (v *pgView) authidRows() [][]types.Datum {
 // descriptionRows holds the one comment PostgreSQL's clients expect: that
 // of the public schema.
 func (v *pgView) descriptionRows() [][]types.Datum {
-	return [][]types.Datum{{oid(catalog.PublicOID), oid(2615), i64(0), txt("standard public schema")}}
+	var rows [][]types.Datum
+	for _, d := range sql.Descriptions(v.cat) {
+		rows = append(rows, []types.Datum{oid(d.OID), oid(d.ClassOID), i64(int(d.SubID)), txt(d.Text)})
+	}
+	return rows
 }
 
 func (v *pgView) userRows() [][]types.Datum {

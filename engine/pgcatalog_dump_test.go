@@ -44,6 +44,9 @@ func TestPgDumpReplay(t *testing.T) {
 		"-c", `CREATE MATERIALIZED VIEW onjoined AS SELECT a, count(*) AS n FROM joined GROUP BY a`,
 		"-c", `CREATE TABLE people (name varchar(20) PRIMARY KEY, email text UNIQUE)`,
 		"-c", `CREATE MATERIALIZED VIEW emails AS SELECT email FROM people`,
+		"-c", `COMMENT ON TABLE bids IS 'every bid'`,
+		"-c", `COMMENT ON COLUMN bids.who IS 'the bidder'`,
+		"-c", `COMMENT ON MATERIALIZED VIEW totals IS 'per bidder'`,
 	); err != nil {
 		t.Fatalf("setup: %v\n%s", err, out)
 	}
@@ -57,6 +60,8 @@ func TestPgDumpReplay(t *testing.T) {
 		"CREATE VIEW public.cheap AS\n SELECT b.id FROM public.bids b JOIN public.totals t ON t.who = b.who WHERE b.price < 10;",
 		"CREATE INDEX bids_who ON public.bids USING btree (who DESC);",
 		"ADD CONSTRAINT bids_pkey PRIMARY KEY (id);",
+		"COMMENT ON TABLE public.bids IS 'every bid';",
+		"COMMENT ON COLUMN public.bids.who IS 'the bidder';",
 	} {
 		if !strings.Contains(dump, want) {
 			t.Errorf("the dump lacks %q:\n%s", want, dump)
@@ -94,6 +99,7 @@ func TestPgDumpReplay(t *testing.T) {
 		}
 	}
 	keep := func(s string) string { return s }
+	same(`SELECT string_agg(c.relname || ' ' || d.objsubid || ' ' || d.description, E'\n' ORDER BY c.relname, d.objsubid) FROM pg_description d JOIN pg_class c ON c.oid = d.objoid`, keep)
 	same(`SELECT string_agg(c.relname || ' ' || conname || ' ' || contype || ' ' || pg_get_constraintdef(k.oid), E'\n' ORDER BY conname) FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid`, keep)
 	same(`SELECT string_agg(indexdef, E'\n' ORDER BY indexname) FROM pg_indexes WHERE schemaname = 'public'`, keep)
 	check(`SELECT string_agg(conname, ',' ORDER BY conname) FROM pg_constraint WHERE contype = 'p'`, "bids_pkey,pairs_pkey,people_pkey")

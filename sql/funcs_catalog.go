@@ -440,10 +440,13 @@ func (b *binder) bindCatalogFunc(name string, args []ir.Expr, loc int32) (ir.Exp
 			}
 		}
 		return oidCase(o, types.TextT, oids, defs, nullOf(types.TextT)), true, nil
-	case "obj_description", "col_description", "shobj_description", "pg_get_statisticsobjdef_columns",
+	case "obj_description", "col_description":
+		return b.bindDescription(name, args, loc)
+	case "shobj_description", "pg_get_statisticsobjdef_columns",
 		"pg_get_ruledef", "pg_get_triggerdef", "pg_get_serial_sequence", "pg_get_partkeydef":
-		// streamsql stores no comments, rules, triggers, statistics objects,
-		// sequences of their own or partitioning.
+		// streamsql stores no comments on shared objects, no rules,
+		// triggers, statistics objects, sequences of their own or
+		// partitioning.
 		return nullOf(types.TextT), true, nil
 	case "pg_encoding_to_char":
 		o, err := b.coerce(args[0], types.Int32T, loc)
@@ -797,4 +800,36 @@ func (b *binder) bindUserValue(op pg_query.SQLValueFunctionOp) (ir.Expr, bool) {
 		return textConst(b.sessionUser()), true
 	}
 	return nil, false
+}
+
+// bindDescription binds obj_description(oid [, catalog]) and
+// col_description(oid, attnum) over the comments of the catalog
+// (Descriptions): a CASE on the object (and column number). The catalog
+// name of obj_description is not checked: relation and schema OIDs differ.
+func (b *binder) bindDescription(name string, args []ir.Expr, loc int32) (ir.Expr, bool, error) {
+	o, err := b.coerce(args[0], types.Int64T, loc)
+	if err != nil {
+		return nil, true, err
+	}
+	var sub ir.Expr
+	if name == "col_description" {
+		if sub, err = b.coerce(args[1], types.Int64T, loc); err != nil {
+			return nil, true, err
+		}
+	}
+	var whens []ir.When
+	for _, d := range Descriptions(b.cat) {
+		if (sub == nil) != (d.SubID == 0) {
+			continue
+		}
+		cond := eqInt(o, d.OID)
+		if sub != nil {
+			cond = &ir.Call{Fn: ir.FnAnd, Args: []ir.Expr{cond, eqInt(sub, d.SubID)}, T: types.BoolT}
+		}
+		whens = append(whens, ir.When{Cond: cond, Then: textConst(d.Text)})
+	}
+	if len(whens) == 0 {
+		return nullOf(types.TextT), true, nil
+	}
+	return &ir.Case{Whens: whens, Else: nullOf(types.TextT), T: types.TextT}, true, nil
 }

@@ -334,3 +334,39 @@ func PgNamespaceOID(cat *catalog.Catalog, name string) int64 {
 	}
 	return 0
 }
+
+// pgClassOID and pgNamespaceCatalogOID are the OIDs of pg_class and
+// pg_namespace, the classoid of pg_description's rows on relations and
+// schemas.
+const (
+	pgClassOID            = 1259
+	pgNamespaceCatalogOID = 2615
+)
+
+// Description is a row of pg_description: the comment Text on object OID
+// of catalog ClassOID, on its column SubID (0: the object itself).
+type Description struct {
+	OID, ClassOID, SubID int64
+	Text                 string
+}
+
+// Descriptions lists the comments of database cat (COMMENT ON): the
+// relations' and their visible columns' (numbered as pg_attribute's
+// attnum), and the public schema's, as pg_description shows them.
+func Descriptions(cat *catalog.Catalog) []Description {
+	out := []Description{{OID: catalog.PublicOID, ClassOID: pgNamespaceCatalogOID, Text: "standard public schema"}}
+	for _, e := range PgClassEntries(cat) {
+		if e.Kind == "i" {
+			continue
+		}
+		if e.Rel.Comment != "" {
+			out = append(out, Description{OID: e.OID, ClassOID: pgClassOID, Text: e.Rel.Comment})
+		}
+		for n, i := range e.Rel.VisibleColumns() {
+			if c := e.Rel.Columns[i].Comment; c != "" {
+				out = append(out, Description{OID: e.OID, ClassOID: pgClassOID, SubID: int64(n + 1), Text: c})
+			}
+		}
+	}
+	return out
+}
