@@ -61,6 +61,10 @@ func (e *Engine) replaceRelation(cat *catalog.Catalog, changed *catalog.Relation
 	e.mu.Lock()
 	tw := e.tables[changed.ID]
 	e.mu.Unlock()
+	var grants []catalog.Grant
+	if old := cat.ByID(changed.ID); old != nil {
+		grants = e.columnGrantChanges(old, changed)
+	}
 	var catErr error
 	epoch := e.coord.Schedule(barrier.Change{
 		AfterInject: func(uint64) {
@@ -69,7 +73,9 @@ func (e *Engine) replaceRelation(cat *catalog.Catalog, changed *catalog.Relation
 				tw.rel = changed
 				tw.mu.Unlock()
 			}
-			catErr = e.catSrc.put(changed)
+			if catErr = e.catSrc.put(changed); catErr == nil {
+				catErr = e.putGrantChanges(grants)
+			}
 		},
 	})
 	if err := e.awaitCommit(e.ctx, epoch+1); err != nil {
@@ -78,6 +84,7 @@ func (e *Engine) replaceRelation(cat *catalog.Catalog, changed *catalog.Relation
 	if catErr != nil {
 		return catErr
 	}
+	e.applyGrantChanges(grants)
 	cat.Add(changed)
 	e.setViewRelation(changed)
 	return nil
@@ -266,6 +273,7 @@ func (e *Engine) rewriteTable(ctx context.Context, cat *catalog.Catalog, st *sql
 	if err := e.awaitCommit(e.ctx, epoch+1); err != nil {
 		return err
 	}
+	e.applyGrantChanges(rw.grants)
 	cat.Add(rw.rel)
 	return nil
 }
@@ -277,6 +285,9 @@ type plannedRewrite struct {
 	rel    *catalog.Relation
 	root   planner.Node
 	colMap []int
+	// grants are the changes to column grants the rewrite commits
+	// (columnGrantChanges), set by applyRewrite.
+	grants []catalog.Grant
 }
 
 // planRewrite makes rel's new catalog entry for st, with new state tables,
@@ -330,7 +341,11 @@ func (e *Engine) applyRewrite(ctx context.Context, rel *catalog.Relation, rw *pl
 	}
 	e.stopHistory(rel.ID, tw.disp)
 	e.startHistory(rw.rel, tw.disp)
-	return e.catSrc.put(rw.rel)
+	if err := e.catSrc.put(rw.rel); err != nil {
+		return err
+	}
+	rw.grants = e.columnGrantChanges(rel, rw.rel)
+	return e.putGrantChanges(rw.grants)
 }
 
 // dropped names the column a DROP COLUMN rewrite leaves out.
