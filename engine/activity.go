@@ -10,11 +10,52 @@ import (
 )
 
 // runningQueries are the statements sessions are running, for the
-// dashboard. It is safe for concurrent use.
+// dashboard, and what pg_stat_activity shows of every session. It is safe
+// for concurrent use.
 type runningQueries struct {
-	mu   sync.Mutex
-	next uint64
-	m    map[uint64]RunningQuery
+	mu       sync.Mutex
+	next     uint64
+	m        map[uint64]RunningQuery
+	sessions map[*session]*sessionActivity
+}
+
+// sessionActivity is a session's row of pg_stat_activity.
+type sessionActivity struct {
+	pid                               int32
+	user, database, app               string
+	backendStart, queryStart, stateAt time.Time
+	state, query                      string
+}
+
+// opened records session s, connected now, as idle.
+func (q *runningQueries) opened(s *session) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.sessions == nil {
+		q.sessions = map[*session]*sessionActivity{}
+	}
+	now := time.Now()
+	q.sessions[s] = &sessionActivity{pid: s.BackendPID(), user: s.user, database: s.cat.DatabaseName(),
+		app: s.params["application_name"], backendStart: now, stateAt: now, state: "idle"}
+}
+
+// closed forgets session s.
+func (q *runningQueries) closed(s *session) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delete(q.sessions, s)
+}
+
+// activity returns a copy of every session's row, by pid.
+func (q *runningQueries) activity() []sessionActivity {
+	q.mu.Lock()
+	out := make([]sessionActivity, 0, len(q.sessions))
+	for _, a := range q.sessions {
+		out = append(out, *a)
+	}
+	q.mu.Unlock()
+	sort.Slice(out, func(a, b int) bool { return out[a].pid < out[b].pid })
+	return out
 }
 
 // RunningQuery is a statement under way.
@@ -39,11 +80,26 @@ func (q *runningQueries) start(s *session, text string) func() {
 	if s.cat != nil {
 		db = s.cat.DatabaseName()
 	}
-	q.m[id] = RunningQuery{ID: id, User: s.SessionUser(), Database: db, Query: text, Started: time.Now()}
+	now := time.Now()
+	q.m[id] = RunningQuery{ID: id, User: s.SessionUser(), Database: db, Query: text, Started: now}
+	if a := q.sessions[s]; a != nil {
+		a.state, a.query, a.queryStart, a.stateAt = "active", text, now, now
+	}
 	return func() {
+		// On the session's goroutine: its transaction state is its own.
+		state := "idle"
+		switch s.txStatus() {
+		case 'T':
+			state = "idle in transaction"
+		case 'E':
+			state = "idle in transaction (aborted)"
+		}
 		q.mu.Lock()
 		defer q.mu.Unlock()
 		delete(q.m, id)
+		if a := q.sessions[s]; a != nil {
+			a.state, a.stateAt = state, time.Now()
+		}
 	}
 }
 

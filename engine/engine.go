@@ -374,6 +374,7 @@ func (e *Engine) Connect(ctx context.Context, params map[string]string) (pgwire.
 		return nil, err
 	}
 	e.sessionOpened(params["database"])
+	e.queries.opened(s)
 	return s, nil
 }
 

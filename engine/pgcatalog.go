@@ -194,7 +194,7 @@ var pgCatalogTables = []systemTable{
 	pgTable(catalog.PgCatalog, "pg_stat_activity", "datid oid, datname name, pid int4, usesysid oid, usename name, "+
 		"application_name text, client_addr text, backend_start timestamptz, xact_start timestamptz, "+
 		"query_start timestamptz, state_change timestamptz, wait_event_type text, wait_event text, state text, "+
-		"backend_xid xid, backend_xmin xid, query text, backend_type text", none),
+		"backend_xid xid, backend_xmin xid, query text, backend_type text", (*pgView).activityRows),
 	// What pg_dump reads of the objects streamsql does not have.
 	pgTable(catalog.PgCatalog, "pg_init_privs", "objoid oid, classoid oid, objsubid int4, privtype char, initprivs aclitem[]", none),
 	pgTable(catalog.PgCatalog, "pg_language", "oid oid, lanname name, lanowner oid, lanispl bool, lanpltrusted bool, "+

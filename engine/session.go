@@ -181,6 +181,7 @@ func (s *session) Close() {
 	}
 	s.closeCursors(func(*cursor) bool { return true })
 	s.e.sessionClosed(s.cat.DatabaseName())
+	s.e.queries.closed(s)
 }
 
 // Query runs each statement of text in order.
