@@ -89,11 +89,16 @@ func rekeyWrites(ctx context.Context, srv *testserver.Server, stop <-chan struct
 // either no key or the new one, every view equals its query, and the
 // writes go on; an ALTER that returned is never lost.
 func TestAlterTableAddPrimaryKeyKill(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	srv := testserver.Start(t, testserver.Options{Crashable: true, BarrierInterval: 5 * time.Millisecond, BackfillChunkRows: 2000, StreamingParallelism: 2})
 	conn := connect(ctx, t, srv)
-	const rounds = 9
+	// Every third round kills at the same point; under the race detector
+	// one round of each kind.
+	rounds := 9
+	if raceEnabled {
+		rounds = 3
+	}
 	keyedRounds := 0
 	for round := 0; round < rounds; round++ {
 		mustExec(ctx, t, conn,

@@ -61,7 +61,7 @@ go vet ./...
 # without the race detector, which would make them take many times as long;
 # everything else runs with it.
 echo "== go test -race"
-go test -race -count=1 -timeout 20m -skip TestSQLiteCorpus ./... "$@"
+go test -race -count=1 -timeout 45m -skip TestSQLiteCorpus ./... "$@"
 
 # A short fuzzing run over the protocol (startup, authentication, messages),
 # beyond the seed corpus that the run above replays.
