@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -353,18 +352,4 @@ func resetPeakRSS() {
 
 // peakRSS is the process's peak resident set size (VmHWM), in bytes, or 0
 // where /proc is not there.
-func peakRSS() int64 {
-	fh, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer fh.Close()
-	sc := bufio.NewScanner(fh)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
+func peakRSS() int64 { return procStatusBytes("VmHWM:") }

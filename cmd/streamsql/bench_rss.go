@@ -95,7 +95,11 @@ func median(v []int64) int64 {
 
 // currentRSS is the process's resident set size now (VmRSS), in bytes, or
 // 0 where /proc is not there.
-func currentRSS() int64 {
+func currentRSS() int64 { return procStatusBytes("VmRSS:") }
+
+// procStatusBytes reads the field of /proc/self/status named field (a size
+// in kB) in bytes, or 0 where /proc is not there.
+func procStatusBytes(field string) int64 {
 	fh, err := os.Open("/proc/self/status")
 	if err != nil {
 		return 0
@@ -103,7 +107,7 @@ func currentRSS() int64 {
 	defer fh.Close()
 	sc := bufio.NewScanner(fh)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), field); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			return kb << 10
 		}
