@@ -28,10 +28,17 @@ var windowViews = []struct{ name, def, explain string }{
 	{"wijoin", "SELECT a.id AS aid, b.id AS bid, a.k, a.v + b.v AS v FROM wa a JOIN wb b " +
 		"ON a.k = b.k AND b.ts BETWEEN a.ts AND a.ts + INTERVAL '3 seconds'",
 		"over HashJoin, exchanges in: HashShard(k) from fragment 0, HashShard(k) from fragment 0"},
+	{"wtopn", "SELECT window_start, k, id, v FROM (SELECT window_start, k, id, v, " +
+		"row_number() OVER (PARTITION BY window_start, k ORDER BY v DESC, id) AS rn " +
+		"FROM TUMBLE(wa, ts, INTERVAL '5 seconds')) s WHERE rn <= 2",
+		"TopN, exchanges in: HashShard(window_start, k) from fragment 0"},
+	{"wsess", "SELECT k, id, window_start, window_end FROM SESSION(wa, ts, INTERVAL '2 seconds', k)",
+		"SessionWindow, exchanges in: HashShard(k) from fragment 0"},
 }
 
 // TestParallelWindowsAndIntervalJoin runs windowed aggregations (TUMBLE,
-// HOP, EMIT ON WINDOW CLOSE) and an interval join on four actors, which
+// HOP, EMIT ON WINDOW CLOSE), an interval join, a TopN per window and
+// session windows on four actors, which
 // clean their state by watermark per virtual node, next to the same views
 // on one actor, under inserts whose time moves forwards, late rows
 // included, across simulated kill -9s and a rescale: the two always hold

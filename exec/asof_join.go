@@ -30,8 +30,9 @@ type AsofJoinSpec struct {
 	// StreamKeys identify the rows of each input; nil (batch queries): rows
 	// are told apart by a sequence number.
 	StreamKeys [2][]int
-	// Tables hold each input's rows keyed by join key, time, stream key; the
-	// value is the row.
+	// Tables hold each input's rows keyed by the virtual node of the join
+	// key (state.SetVNode), join key, time, stream key; the value is the
+	// row. Every access is within one join key.
 	Tables [2]*state.Table
 }
 
@@ -72,12 +73,13 @@ func NewAsofJoin(mem memory.Allocator, spec AsofJoinSpec) *AsofJoin {
 // time (>= and >).
 func (j *AsofJoin) backward() bool { return j.spec.Op == ir.FnGe || j.spec.Op == ir.FnGt }
 
-// rowKey encodes row i of input s's state key: join key, time, stream key.
-// It returns the key, the length of its join key part and whether the row
+// rowKey encodes row i of input s's state key: virtual node, join key,
+// time, stream key. It returns the key, the length of its virtual node and
+// join key part and whether the row
 // can match anything (no NULL key or time). The key is valid until the
 // next call.
 func (j *AsofJoin) rowKey(s int, rec arrow.RecordBatch, i int) ([]byte, int, bool) {
-	j.keyBuf = j.keyBuf[:0]
+	j.keyBuf = state.AppendVNode(j.keyBuf[:0], 0)
 	ok := true
 	for k, c := range j.spec.Keys[s] {
 		col := rec.Column(c)
@@ -85,6 +87,7 @@ func (j *AsofJoin) rowKey(s int, rec arrow.RecordBatch, i int) ([]byte, int, boo
 		j.keyBuf = state.AppendKey(j.keyBuf, j.spec.KeyTypes[k], col, i)
 	}
 	jk := len(j.keyBuf)
+	state.SetVNode(j.keyBuf, jk)
 	t := rec.Column(j.spec.Time[s])
 	ok = ok && t.IsValid(i)
 	j.keyBuf = state.AppendKey(j.keyBuf, j.spec.TimeType, t, i)
@@ -297,9 +300,13 @@ func (j *AsofJoin) closestOf(left []match) ([]match, error) {
 	return out, it.Error()
 }
 
-// joinKeyLen returns the length of the join key part of a state key.
+// joinKeyLen returns the length of the virtual node and join key part of a
+// state key.
 func (j *AsofJoin) joinKeyLen(key []byte) int {
-	rest := key
+	if len(key) < state.VNodePrefixLen {
+		return len(key)
+	}
+	rest := key[state.VNodePrefixLen:]
 	for _, t := range j.spec.KeyTypes {
 		var err error
 		if _, rest, err = state.DecodeKeyDatum(rest, t); err != nil {

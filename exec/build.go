@@ -222,7 +222,7 @@ func operator(env Env, n planner.Node) (Operator, error) {
 		if n.Table < 0 {
 			return NewWindowBatch(env.Mem, env.Eval, n)
 		}
-		return NewOverWindow(env.Mem, env.Eval, n, env.Table(n.Table))
+		return NewOverWindow(env.Mem, env.Eval, n, env.Table(n.Table), env.VNodes)
 	case *planner.Sort:
 		return NewSort(env.Mem, n.Keys, planner.Types(n.Columns())), nil
 	case *planner.Limit:

@@ -22,9 +22,11 @@ import (
 // inserts, updates and deletes. Its output is every input row with the
 // results of the calls after its columns; its stream key is the input's.
 //
-// State: one table holding every input row, keyed by the partition key, the
-// ORDER BY key (see appendOrderKey) and the input's stream key, so a
-// partition is a key range in window order. A row's value holds its input
+// State: one table holding every input row, keyed by the virtual node of
+// the partition key (state.SetVNode), the partition key, the ORDER BY key
+// (see appendOrderKey) and the input's stream key, so a partition is a key
+// range in window order and the partitions of the virtual nodes an actor
+// owns (vnodes) are one key range. A row's value holds its input
 // columns, the results last emitted for it and the state carried after it
 // by the running and ranking calls (see winEval.appendCarry):
 //
@@ -62,12 +64,13 @@ type OverWindow struct {
 	held          heldWatermarks
 	clean         owCleaner
 
-	mem   memory.Allocator
-	ectx  *eval.Context
-	spec  *winSpec
-	ev    *winEval
-	table *state.Table
-	reach winReach
+	mem    memory.Allocator
+	ectx   *eval.Context
+	spec   *winSpec
+	ev     *winEval
+	table  *state.Table
+	vnodes state.VNodes
+	reach  winReach
 
 	inKey      []int
 	inKeyTypes []types.T
@@ -192,9 +195,13 @@ func widen(mode ir.FrameMode, off int64, rng *rangeBound, rows, groups *int64, r
 	}
 }
 
-// NewOverWindow returns the streaming operator of n, keeping its rows in
+// NewOverWindow returns the streaming operator of n, keeping the rows of
+// the partitions of virtual nodes vnodes (the zero value: all of them) in
 // table. ectx evaluates the constant arguments and counts row errors.
-func NewOverWindow(mem memory.Allocator, ectx *eval.Context, n *planner.Window, table *state.Table) (*OverWindow, error) {
+func NewOverWindow(mem memory.Allocator, ectx *eval.Context, n *planner.Window, table *state.Table, vnodes state.VNodes) (*OverWindow, error) {
+	if vnodes.Hi == 0 {
+		vnodes = state.AllVNodes
+	}
 	spec, err := compileWindow(ectx, n)
 	if err != nil {
 		return nil, err
@@ -208,7 +215,7 @@ func NewOverWindow(mem memory.Allocator, ectx *eval.Context, n *planner.Window, 
 	}
 	outTypes := append(append([]types.T(nil), spec.inTypes...), spec.outTypes...)
 	o := &OverWindow{
-		mem: mem, ectx: ectx, spec: spec, ev: ev, table: table, reach: reachOf(spec),
+		mem: mem, ectx: ectx, spec: spec, ev: ev, table: table, vnodes: vnodes, reach: reachOf(spec),
 		inKey: n.InputKey, inKeyTypes: n.InputKeyTypes,
 		inCodec: state.NewRowCodec(spec.inTypes), outCodec: state.NewRowCodec(spec.outTypes),
 		nIn: len(spec.inTypes), index: map[string]int{},
@@ -231,11 +238,12 @@ func (o *OverWindow) OnBatch(_ context.Context, b *Batch, _ Output) error {
 	rec := b.Rec
 	cols := rec.Columns()
 	for i := 0; i < b.Len(); i++ {
-		k := o.keyBuf[:0]
+		k := state.AppendVNode(o.keyBuf[:0], 0)
 		for j, c := range o.spec.partCols {
 			k = appendPartKey(k, o.spec.partTypes[j], cols[c], i)
 		}
 		partLen := len(k)
+		state.SetVNode(k, partLen)
 		for _, ord := range o.spec.order {
 			k = appendOrderKey(k, ord.T, cols[ord.Col], i, ord.Desc, ord.NullsFirst)
 		}

@@ -29,7 +29,8 @@ type owCleaner struct {
 	on      bool
 	wm      int64
 	wmValid bool
-	// unclean are the partition keys that may hold rows to delete; all is
+	// unclean are the partition keys (after their virtual node) that may
+	// hold rows to delete; all is
 	// set until the first cleaning after a start, which scans every
 	// partition.
 	unclean map[string]struct{}
@@ -82,9 +83,10 @@ func (o *OverWindow) cleanState() error {
 	return nil
 }
 
-// collectPartitions marks every stored partition unclean.
+// collectPartitions marks every stored partition of the operator's virtual
+// nodes unclean.
 func (o *OverWindow) collectPartitions() error {
-	it, err := o.table.NewIter(nil, nil)
+	it, err := o.table.NewIter(o.vnodes.Bounds())
 	if err != nil {
 		return err
 	}
@@ -98,10 +100,11 @@ func (o *OverWindow) collectPartitions() error {
 		have = true
 		input, _ := splitWindowValue(it.Value())
 		vals := o.src.decodeInput(input)
-		part = part[:0]
+		part = state.AppendVNode(part[:0], 0)
 		for j, col := range o.spec.partCols {
 			part = appendPartKeyDatum(part, o.spec.partTypes[j], vals[col])
 		}
+		state.SetVNode(part, len(part))
 		o.clean.unclean[string(part)] = struct{}{}
 	}
 	return it.Error()

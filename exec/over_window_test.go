@@ -336,7 +336,7 @@ func (r *winRun) start() {
 		r.op.Close()
 	}
 	var err error
-	if r.op, err = NewOverWindow(r.mem, r.ectx, r.w, r.store.Table(1)); err != nil {
+	if r.op, err = NewOverWindow(r.mem, r.ectx, r.w, r.store.Table(1), state.VNodes{}); err != nil {
 		r.t.Fatal(err)
 	}
 }
@@ -481,7 +481,7 @@ func TestOverWindowBoundedReads(t *testing.T) {
 			defer store.Close()
 			w := *tc.w
 			w.Table = 1
-			op, err := NewOverWindow(mem, ectx, &w, store.Table(1))
+			op, err := NewOverWindow(mem, ectx, &w, store.Table(1), state.VNodes{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -545,7 +545,7 @@ func BenchmarkOverWindowAppend(b *testing.B) {
 		},
 	})
 	w.Table = 1
-	op, err := NewOverWindow(mem, ectx, w, store.Table(1))
+	op, err := NewOverWindow(mem, ectx, w, store.Table(1), state.VNodes{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -37,14 +37,19 @@ type SessionWindowSpec struct {
 	// insert-only (a batch query) and rows are told apart by arrival.
 	InputKey []int
 	Sequence bool
-	// Table holds the input rows with a time: key = partition key, time,
-	// input stream key (or arrival number); value = the row (RowCodec).
+	// Table holds the input rows with a time: key = virtual node of the
+	// partition key, partition key, time, input stream key (or arrival
+	// number); value = the row (RowCodec).
 	Table *state.Table
 	// Index and Watermark are set when the time column carries a
-	// watermark: Index holds one key per session, window_end then
-	// partition key, so that the sessions the watermark makes final are a
-	// prefix; Watermark holds the watermark reached.
+	// watermark: Index holds one key per session, virtual node, window_end
+	// then partition key, so that the sessions the watermark makes final
+	// are a prefix of each virtual node; Watermark holds the watermark
+	// reached.
 	Index, Watermark *state.Table
+	// VNodes are the virtual nodes whose partitions the operator holds (the
+	// zero value: all of them); dropping final sessions scans only theirs.
+	VNodes state.VNodes
 	// LateRows counts the rows dropped behind the watermark; Errors the
 	// window ends beyond the timestamp range (in a view, NULL). Either may
 	// be nil.
@@ -146,9 +151,14 @@ type SessionWindow struct {
 	pointVals          []byte
 	cols               []arrow.Array
 	keyBuf, seekBuf    []byte
+	vnodeBuf           []byte
+	// partTypes are the types of the partition columns, parts the batch's
+	// partition columns.
+	partTypes []types.T
+	parts     []arrow.Array
 }
 
-// sessionChange is one logged change: key arena[off:off+keyLen] (partition
+// sessionChange is one logged change: key arena[off:off+keyLen] (virtual node and partition
 // key of length partLen, time, stream key), row after it, of valLen bytes.
 type sessionChange struct {
 	off            int
@@ -179,10 +189,16 @@ type sessionSpan struct{ start, last int64 }
 // NewSessionWindow returns a SessionWindow; it restores the watermark the
 // state has reached.
 func NewSessionWindow(mem memory.Allocator, spec SessionWindowSpec) (*SessionWindow, error) {
+	if spec.VNodes.Hi == 0 {
+		spec.VNodes = state.AllVNodes
+	}
 	t := spec.Types[spec.TimeCol]
 	out := append(append([]types.T(nil), spec.Types...), t, t)
 	s := &SessionWindow{mem: mem, spec: spec, codec: state.NewRowCodec(spec.Types), outTypes: out,
 		schema: SchemaOf(out), width: len(spec.Types)}
+	for _, c := range spec.PartitionCols {
+		s.partTypes = append(s.partTypes, spec.Types[c])
+	}
 	if spec.Watermark != nil {
 		if err := loadVarint(spec.Watermark, watermarkKey, &s.wm, &s.wmValid); err != nil {
 			return nil, err
@@ -198,6 +214,10 @@ func NewSessionWindow(mem memory.Allocator, spec SessionWindowSpec) (*SessionWin
 func (s *SessionWindow) OnBatch(_ context.Context, b *Batch, _ Output) error {
 	defer b.Release()
 	s.cols = append(s.cols[:0], b.Rec.Columns()...)
+	s.parts = s.parts[:0]
+	for _, c := range s.spec.PartitionCols {
+		s.parts = append(s.parts, s.cols[c])
+	}
 	ts := s.cols[s.spec.TimeCol].(*array.Timestamp)
 	vals := ts.Values()
 	late := 0
@@ -214,6 +234,9 @@ func (s *SessionWindow) OnBatch(_ context.Context, b *Batch, _ Output) error {
 			continue
 		}
 		c := sessionChange{off: len(s.arena), null: null, insert: op.IsInsert()}
+		var v uint16
+		v, s.vnodeBuf = partitionVNode(s.vnodeBuf, s.partTypes, s.parts, i)
+		s.arena = state.AppendVNode(s.arena, v)
 		for _, p := range s.spec.PartitionCols {
 			// NULLs first, and equal intervals ('1 mon', '30 days') in one
 			// partition, as in PARTITION BY.
@@ -684,13 +707,15 @@ func (s *SessionWindow) end(sp sessionSpan) (int64, bool) {
 // tsEndMicros is the first timestamp beyond the supported range.
 const tsEndMicros = math.MaxInt64 / (24 * 3600 * 1_000_000) * (24 * 3600 * 1_000_000)
 
-// indexKey builds the Index key of a session of partition part.
+// indexKey builds the Index key of a session of partition part (virtual
+// node, partition key): the virtual node, window_end, the partition key.
 func (s *SessionWindow) indexKey(part []byte, sp sessionSpan) []byte {
 	end, ok := s.end(sp)
 	if !ok {
 		end = math.MaxInt64
 	}
-	s.keyBuf = append(s.appendTimeKey(s.keyBuf[:0], end), part...)
+	s.keyBuf = s.appendTimeKey(append(s.keyBuf[:0], part[:state.VNodePrefixLen]...), end)
+	s.keyBuf = append(s.keyBuf, part[state.VNodePrefixLen:]...)
 	return s.keyBuf
 }
 
@@ -713,7 +738,7 @@ func (s *SessionWindow) updateIndex(part []byte) {
 func (s *SessionWindow) dropFinal() error {
 	upper := s.appendTimeKey(nil, s.wm)
 	upper = state.AppendPrefixEnd(nil, upper) // every window_end <= wm
-	it, err := s.spec.Index.NewIter(nil, upper)
+	it, err := s.spec.Index.NewIter(nil, nil)
 	if err != nil {
 		return err
 	}
@@ -722,15 +747,23 @@ func (s *SessionWindow) dropFinal() error {
 		start, last int64
 	}
 	var finals []final
-	for ok := it.First(); ok; ok = it.Next() {
-		key, val := it.Key(), it.Value()
-		if len(key) < 9 || key[0] != 0x01 || len(val) != 8 {
-			it.Close()
-			return errCorruptState
+	var lo, hi []byte
+	const p = state.VNodePrefixLen
+	for v := s.spec.VNodes.Lo; v < s.spec.VNodes.Hi; v++ {
+		lo = state.AppendVNode(lo[:0], v)
+		hi = append(state.AppendVNode(hi[:0], v), upper...)
+		it.SetBounds(lo, hi)
+		for ok := it.First(); ok; ok = it.Next() {
+			key, val := it.Key(), it.Value()
+			if len(key) < p+9 || key[p] != 0x01 || len(val) != 8 {
+				it.Close()
+				return errCorruptState
+			}
+			end := int64(binary.BigEndian.Uint64(key[p+1:p+9]) ^ (1 << 63))
+			part := string(key[:p]) + string(key[p+9:])
+			finals = append(finals, final{part: part, start: int64(binary.BigEndian.Uint64(val)), last: end - s.spec.Gap})
+			s.spec.Index.Delete(key)
 		}
-		end := int64(binary.BigEndian.Uint64(key[1:9]) ^ (1 << 63))
-		finals = append(finals, final{part: string(key[9:]), start: int64(binary.BigEndian.Uint64(val)), last: end - s.spec.Gap})
-		s.spec.Index.Delete(key)
 	}
 	err = it.Error()
 	it.Close()
@@ -864,7 +897,7 @@ func newSessionWindowOperator(env Env, n *planner.SessionWindow) (*SessionWindow
 		Types: planner.Types(n.Input.Columns()), TimeCol: n.TimeCol, Gap: n.Gap,
 		PartitionCols: n.PartitionCols, KeepNulls: n.KeepNulls,
 		InputKey: n.Key, Sequence: n.Key == nil,
-		Table: env.Table(n.Table), LateRows: env.LateRows,
+		Table: env.Table(n.Table), LateRows: env.LateRows, VNodes: env.VNodes,
 	}
 	if env.Eval != nil {
 		spec.Errors = env.Eval.Errors

@@ -39,10 +39,15 @@ type TopNSpec struct {
 	Kind          ir.RankKind
 	// RankCol appends the row's number in its group as a bigint column.
 	RankCol bool
-	// Table holds every input row: key = group key, order key, input stream
-	// key (or arrival number); value = the order key's length (uvarint) and
-	// the row (RowCodec).
+	// Table holds every input row: key = virtual node of the group key
+	// (state.SetVNode), group key, order key, input stream key (or arrival
+	// number); value = the order key's length (uvarint) and the row
+	// (RowCodec).
 	Table *state.Table
+	// VNodes are the virtual nodes whose groups this TopN holds (the zero
+	// value: all of them). Dropping final groups by watermark deletes and
+	// scans within VNodes only.
+	VNodes state.VNodes
 	// CacheGroups bounds the groups kept in memory across barriers (0:
 	// DefaultAggCacheGroups).
 	CacheGroups int
@@ -108,10 +113,14 @@ type TopN struct {
 
 	keyBuf, valBuf  []byte
 	lowBuf, highBuf []byte
+	vnodeBuf        []byte
 	cols            []arrow.Array
-	cur             []topNOut
-	dels, pairs     []topNOut
-	ins             []topNOut
+	// groupCols are the batch's group columns, of types groupTypes.
+	groupCols   []arrow.Array
+	groupTypes  []types.T
+	cur         []topNOut
+	dels, pairs []topNOut
+	ins         []topNOut
 
 	// wm is the watermark of the first group column (nil without
 	// spec.Watermark).
@@ -127,8 +136,14 @@ func NewTopN(mem memory.Allocator, spec TopNSpec) *TopN {
 	if spec.CacheGroups <= 0 {
 		spec.CacheGroups = DefaultAggCacheGroups
 	}
+	if spec.VNodes.Hi == 0 {
+		spec.VNodes = state.AllVNodes
+	}
 	t := &TopN{mem: mem, spec: spec, codec: state.NewRowCodec(spec.Types), groups: map[string]*topNGroup{}, charges: newCacheCharges(spec.CachePool)}
 	t.out = spec.Types
+	for _, c := range spec.GroupCols {
+		t.groupTypes = append(t.groupTypes, spec.Types[c])
+	}
 	if spec.RankCol {
 		t.out = append(append([]types.T(nil), spec.Types...), types.Int64T)
 	}
@@ -143,10 +158,13 @@ func NewTopN(mem memory.Allocator, spec TopNSpec) *TopN {
 	return t
 }
 
-// encode builds row i's state key in keyBuf: the group key (its length is
-// returned), the order key (its length too) and the tiebreak.
+// encode builds row i's state key in keyBuf: the virtual node and the
+// group key (their length is returned), the order key (its length too) and
+// the tiebreak.
 func (t *TopN) encode(i int) (group, ord int) {
-	buf := t.keyBuf[:0]
+	var v uint16
+	v, t.vnodeBuf = partitionVNode(t.vnodeBuf, t.groupTypes, t.groupCols, i)
+	buf := state.AppendVNode(t.keyBuf[:0], v)
 	for _, c := range t.spec.GroupCols {
 		// Ascending with NULLs first: the state key encoding, but equal
 		// intervals ('1 mon', '30 days') in one group.
@@ -205,6 +223,10 @@ func (t *TopN) OnBatch(_ context.Context, b *Batch, _ Output) error {
 	}
 	defer b.Release()
 	t.cols = append(t.cols[:0], b.Rec.Columns()...)
+	t.groupCols = t.groupCols[:0]
+	for _, c := range t.spec.GroupCols {
+		t.groupCols = append(t.groupCols, t.cols[c])
+	}
 	for i, op := range b.Ops {
 		if t.spec.Sequence && !op.IsInsert() {
 			return sqlerr.New(sqlerr.InternalError, "exec: TopN without a stream key got a retraction")
@@ -475,6 +497,7 @@ func newTopNOperator(env Env, n *planner.TopN) (*TopN, error) {
 		CachePool:   env.CachePool,
 		AppendOnly:  !n.Sequence && planner.AppendOnly(n.Input),
 		LateRows:    env.LateRows,
+		VNodes:      env.VNodes,
 	}
 	if n.WatermarkTable >= 0 {
 		spec.Watermark, spec.EmitOnWindowClose = env.Table(n.WatermarkTable), n.EmitOnWindowClose

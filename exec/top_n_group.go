@@ -38,6 +38,8 @@ type topNOut struct {
 // state table, in key order; complete means they are all of them. An empty
 // cache that is not complete is one that was not read yet.
 type topNGroup struct {
+	// key is the group's state key prefix: its virtual node, then the
+	// group key.
 	key      []byte
 	rows     []topNRow
 	complete bool

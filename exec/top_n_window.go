@@ -17,7 +17,8 @@ import (
 // of such groups (and, emitting on window close, rows whose group column is
 // NULL); at each barrier, after emitting the epoch's changes, it deletes the
 // final groups' state (a prefix of its state table, keyed by group key
-// first) and forwards the watermark on that column. Emitting on window
+// first after the virtual node: a key range of each virtual node the TopN
+// owns) and forwards the watermark on that column. Emitting on window
 // close, it emits nothing while groups change and, at each barrier, the
 // window of each group that became final as Inserts: the output is
 // append-only. The watermark reached is kept in the Watermark table
@@ -54,9 +55,9 @@ func (t *TopN) closeGroups(ctx context.Context, out Output) error {
 				return err
 			}
 		}
-		t.spec.Table.DeleteRange(lower, upper)
+		t.spec.Table.DeleteRangeVNodes(t.spec.VNodes, lower, upper)
 		for key, g := range t.groups {
-			if key >= string(lower) && key < string(upper) {
+			if gk := key[state.VNodePrefixLen:]; gk >= string(lower) && gk < string(upper) {
 				t.drop(g)
 			}
 		}
@@ -65,22 +66,28 @@ func (t *TopN) closeGroups(ctx context.Context, out Output) error {
 	return out.Emit(ctx, t.wm.message(t.spec.GroupCols[0]))
 }
 
-// emitFinal emits the window of every group in [lower, upper) of the state
-// table as Inserts.
+// emitFinal emits the window of every group whose group key is in [lower,
+// upper) as Inserts, virtual node by virtual node.
 func (t *TopN) emitFinal(ctx context.Context, lower, upper []byte, out Output) error {
-	it, err := t.spec.Table.NewIter(lower, upper)
+	it, err := t.spec.Table.NewIter(nil, nil)
 	if err != nil {
 		return err
 	}
 	var groups [][]byte
-	for ok := it.First(); ok; ok = it.Next() {
-		n, err := t.groupKeyLen(it.Key())
-		if err != nil {
-			it.Close()
-			return err
-		}
-		if len(groups) == 0 || !bytes.Equal(groups[len(groups)-1], it.Key()[:n]) {
-			groups = append(groups, append([]byte(nil), it.Key()[:n]...))
+	var lo, hi []byte
+	for v := t.spec.VNodes.Lo; v < t.spec.VNodes.Hi; v++ {
+		lo = append(state.AppendVNode(lo[:0], v), lower...)
+		hi = append(state.AppendVNode(hi[:0], v), upper...)
+		it.SetBounds(lo, hi)
+		for ok := it.First(); ok; ok = it.Next() {
+			n, err := t.groupKeyLen(it.Key())
+			if err != nil {
+				it.Close()
+				return err
+			}
+			if len(groups) == 0 || !bytes.Equal(groups[len(groups)-1], it.Key()[:n]) {
+				groups = append(groups, append([]byte(nil), it.Key()[:n]...))
+			}
 		}
 	}
 	err = it.Error()
@@ -99,11 +106,14 @@ func (t *TopN) emitFinal(ctx context.Context, lower, upper []byte, out Output) e
 	return err
 }
 
-// groupKeyLen returns the length of the group key at the start of a state
-// key (see encode: the state key encoding of each group column, intervals
-// cut to their span).
+// groupKeyLen returns the length of the virtual node and group key at the
+// start of a state key (see encode: the state key encoding of each group
+// column, intervals cut to their span).
 func (t *TopN) groupKeyLen(key []byte) (int, error) {
-	rest := key
+	if len(key) < state.VNodePrefixLen {
+		return 0, errCorruptState
+	}
+	rest := key[state.VNodePrefixLen:]
 	for _, c := range t.spec.GroupCols {
 		typ := t.spec.Types[c]
 		if typ.Kind == types.Interval && len(rest) > 0 && rest[0] == 0x01 {

@@ -20,7 +20,7 @@ import (
 // N actors of fragment To, by the virtual node of the key columns Keys.
 //
 // A plan is cut before every partitioned operator (a grouped aggregation,
-// an equi-join) whose input is not already partitioned by the operator's
+// an equi-join, a TopN per group, window functions with PARTITION BY) whose input is not already partitioned by the operator's
 // key, and before the Materialize when the last fragment is not
 // partitioned by columns of the view's key, so that two actors never
 // change the same view row.
@@ -82,8 +82,8 @@ type fragmenter struct {
 // one: it has no partitioned operator, or a part that reads several
 // actors' rows is not one the runtime can split (an operator whose state
 // is not confined to one partition key above a partitioned one: global
-// aggregates, TopN, window functions; a union of
-// partitioned and unpartitioned inputs).
+// aggregates, TopN without groups, window functions without PARTITION BY;
+// a union of partitioned and unpartitioned inputs).
 func CutFragments(p *StreamPlan) *Fragments {
 	fr := &fragmenter{f: &Fragments{Frags: []*Fragment{{Out: -1}}}}
 	d, ok := fr.visit(p.Root.Input)
@@ -313,6 +313,33 @@ func partitionKey(n Node) (keys [][]int, ts []types.T, ok bool) {
 			return nil, nil, false
 		}
 		return [][]int{x.LeftKeys, x.RightKeys}, x.KeyTypes, true
+	case *TopN:
+		// A TopN per group keeps each group's rows under its group key;
+		// dropping final groups by watermark is per virtual node.
+		if len(x.GroupCols) == 0 || x.Sequence {
+			return nil, nil, false
+		}
+		return [][]int{x.GroupCols}, x.GroupTypes(), true
+	case *Window:
+		// Window functions read and write one partition at a time; cleaning
+		// by watermark walks the actor's own partitions.
+		if len(x.PartitionCols) == 0 || x.Table < 0 {
+			return nil, nil, false
+		}
+		return [][]int{x.PartitionCols}, x.PartitionTypes, true
+	case *SessionWindow:
+		// Sessions are per partition; dropping final sessions walks the
+		// actor's virtual nodes of its index.
+		if len(x.PartitionCols) == 0 || x.Key == nil {
+			return nil, nil, false
+		}
+		return [][]int{x.PartitionCols}, x.PartitionTypes(), true
+	case *AsofJoin:
+		// Every state access is within one join key.
+		if len(x.LeftKeys) == 0 || x.Left == x.Right {
+			return nil, nil, false
+		}
+		return [][]int{x.LeftKeys, x.RightKeys}, x.KeyTypes, true
 	}
 	return nil, nil, false
 }
@@ -337,6 +364,26 @@ func outputKeys(n Node, keys [][]int) [][]int {
 			return [][]int{right}
 		}
 		return [][]int{x.LeftKeys}
+	case *TopN:
+		// Its output rows are input rows (and a rank after them).
+		return [][]int{x.GroupCols}
+	case *Window:
+		// Input columns, then the calls' results.
+		return [][]int{x.PartitionCols}
+	case *SessionWindow:
+		// Input columns, then window_start and window_end.
+		return [][]int{x.PartitionCols}
+	case *AsofJoin:
+		// Left columns, then right ones, NULL-padded in an outer join.
+		if x.Outer {
+			return [][]int{x.LeftKeys}
+		}
+		nl := len(x.Left.Columns())
+		right := make([]int, len(x.RightKeys))
+		for i, k := range x.RightKeys {
+			right[i] = nl + k
+		}
+		return [][]int{x.LeftKeys, right}
 	}
 	return nil
 }
@@ -428,6 +475,10 @@ func nodeName(n Node) string {
 		return "HashAgg"
 	case *Join:
 		return "HashJoin"
+	case *AsofJoin:
+		return "AsofJoin"
+	case *Window:
+		return "OverWindow"
 	case *Project:
 		return "Project over " + nodeName(x.Input)
 	case *Filter:

@@ -36,8 +36,9 @@ var (
 // refuses a store written with another version. Version 2: unconstrained
 // numeric values carry their display scale (keys ignore trailing zeros,
 // rows and aggregate states keep the scale). Version 3: operator state is
-// keyed by virtual node first (see VNodePrefixLen).
-const FormatVersion = 3
+// keyed by virtual node first (see VNodePrefixLen). Version 4: so is the
+// state of TopN per group, OVER windows, session windows and ASOF joins.
+const FormatVersion = 4
 
 // MemoryDir is the directory name that makes Open use an in-memory filesystem.
 const MemoryDir = ":memory:"
