@@ -47,7 +47,7 @@ func (e *Engine) executeAlter(ctx context.Context, cat *catalog.Catalog, st ir.S
 // DELETE without WHERE does: views see the deletes.
 func (e *Engine) truncate(ctx context.Context, st *sql.Truncate, q batchQuery) error {
 	for _, t := range st.Tables {
-		if _, err := e.modify(ctx, t, &ir.Scan{Relation: t}, false, q); err != nil {
+		if _, err := e.modify(ctx, &ir.Delete{Table: t, Rows: &ir.Scan{Relation: t}}, q); err != nil {
 			return err
 		}
 	}

@@ -54,6 +54,17 @@ func (e *Engine) explainStatement(ctx context.Context, st *ir.Explain, q batchQu
 			lines = append(lines, fmt.Sprintf("Execution Time: %.3f ms (%d rows)", float64(elapsed.Nanoseconds())/1e6, rows))
 		}
 		return lines, nil
+	case *ir.Insert, *ir.Update, *ir.Delete:
+		if st.Analyze {
+			return nil, sqlerr.Unsupported("EXPLAIN ANALYZE %s", st.Stmt.Tag())
+		}
+		snap := e.store.Snapshot()
+		defer snap.Release()
+		plan, err := planWrite(inner, snap)
+		if err != nil {
+			return nil, err
+		}
+		return planner.ExplainBatchWith(plan, opts), nil
 	case *ir.CreateMaterializedView:
 		if !opts.JSON {
 			return e.explain(inner, parallelism)

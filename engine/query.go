@@ -187,24 +187,14 @@ func (e *Engine) explain(st ir.Statement, parallelism int) ([]string, error) {
 		}
 		name := func(slot int) string { return fmt.Sprintf("#%d", slot+1) }
 		return explainParallel(planner.ExplainStream(plan, "#0", name), plan, parallelism), nil
-	case *ir.Insert:
-		return e.explainWrite("Insert", st.Table, st.Source)
-	case *ir.Update:
-		return e.explainWrite("Update", st.Table, st.Rows)
-	case *ir.Delete:
-		return e.explainWrite("Delete", st.Table, st.Rows)
+	case *ir.Insert, *ir.Update, *ir.Delete:
+		snap := e.store.Snapshot()
+		defer snap.Release()
+		plan, err := planWrite(st, snap)
+		if err != nil {
+			return nil, err
+		}
+		return planner.ExplainBatch(plan), nil
 	}
 	return nil, fmt.Errorf("engine: cannot explain %s", st.Tag())
-}
-
-// explainWrite renders the plan of a write into table of the rows of rel,
-// planned as the statement plans it.
-func (e *Engine) explainWrite(op string, table *catalog.Relation, rel ir.Rel) ([]string, error) {
-	snap := e.store.Snapshot()
-	defer snap.Release()
-	root, _, err := planner.PlanBatchWith(rel, planner.BatchOptions{Rows: rowCounts(snap)})
-	if err != nil {
-		return nil, err
-	}
-	return planner.ExplainWrite(op, table.Name, root), nil
 }

@@ -39,17 +39,13 @@ func (e *Engine) executeReturning(ctx context.Context, st ir.Statement, q batchQ
 	switch st := st.(type) {
 	case *ir.Insert:
 		tag = insertTag
-		if st.OnConflict != nil {
-			n, err = e.upsert(ctx, st, q, written)
-		} else {
-			n, err = e.insertRows(ctx, st, q, written)
-		}
+		n, err = e.insertRows(ctx, st, q, written)
 	case *ir.Update:
 		tag = func(n int64) string { return fmt.Sprintf("UPDATE %d", n) }
-		n, err = e.modifyRows(ctx, st.Table, st.Rows, true, q, written)
+		n, err = e.modifyRows(ctx, st, q, written)
 	case *ir.Delete:
 		tag = func(n int64) string { return fmt.Sprintf("DELETE %d", n) }
-		n, err = e.modifyRows(ctx, st.Table, st.Rows, false, q, written)
+		n, err = e.modifyRows(ctx, st, q, written)
 	}
 	if err != nil {
 		return true, err

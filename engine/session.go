@@ -271,13 +271,13 @@ func (s *session) execute(ctx context.Context, st ir.Statement, w pgwire.ResultW
 		}
 		return w.Complete(insertTag(n))
 	case *ir.Update:
-		n, err := e.modify(ctx, st.Table, st.Rows, true, q)
+		n, err := e.modify(ctx, st, q)
 		if err != nil {
 			return err
 		}
 		return w.Complete(fmt.Sprintf("UPDATE %d", n))
 	case *ir.Delete:
-		n, err := e.modify(ctx, st.Table, st.Rows, false, q)
+		n, err := e.modify(ctx, st, q)
 		if err != nil {
 			return err
 		}

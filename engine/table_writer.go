@@ -395,15 +395,15 @@ func (w *tableWriter) insertFull(full []arrow.RecordBatch, written func(arrow.Re
 	return w.sealed + 1, n, nil
 }
 
-// modify runs UPDATE (update set) or DELETE over the rows root selects: a
-// batch plan of the table's columns and, for UPDATE, their new values after
-// them (ir.Update.Rows). The plan reads this table's merged view, the
-// writes of statements whose epoch is not yet committed included, and other
-// relations from the last committed snapshot. Like insert, the statement is
-// all or nothing: every change is computed and checked before anything is
-// written. written, if set, is given the new rows of an UPDATE or the
-// deleted rows of a DELETE, every column, which it must retain to keep.
-func (w *tableWriter) modify(ctx context.Context, root planner.Node, update bool, q batchQuery, written func(arrow.RecordBatch)) (epoch uint64, n int64, err error) {
+// modify runs UPDATE or DELETE: plan, whose input selects the rows and,
+// for UPDATE, computes their new values after them (ir.Update.Rows). The
+// plan reads this table's merged view, the writes of statements whose epoch
+// is not yet committed included, and other relations from the last
+// committed snapshot. Like insert, the statement is all or nothing: every
+// change is computed and checked before anything is written. written, if
+// set, is given the new rows of an UPDATE or the deleted rows of a DELETE,
+// every column, which it must retain to keep.
+func (w *tableWriter) modify(ctx context.Context, plan *planner.Write, q batchQuery, written func(arrow.RecordBatch)) (epoch uint64, n int64, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.checkLive(); err != nil {
@@ -412,66 +412,65 @@ func (w *tableWriter) modify(ctx context.Context, root planner.Node, update bool
 	env, release := w.e.batchEnv(q)
 	defer release()
 	env.Local = w.localTable
+	env.Write = func(ctx context.Context, p *planner.Write, rows []arrow.RecordBatch, out exec.Output) error {
+		return w.writeModified(ctx, p.Op == planner.WriteUpdate, rows, q.owner, out)
+	}
 	snap := w.e.store.Snapshot()
 	defer snap.Release()
-	// Collect the matching rows (old) and their new versions.
+	if err := exec.RunBatch(ctx, env, snap, plan, writtenRows(&n, written)); err != nil {
+		return 0, 0, err
+	}
+	return w.sealed + 1, n, nil
+}
+
+// writeModified writes the rows of an UPDATE (update set) or DELETE: rows
+// are the stored rows' columns, then for UPDATE their new values (the input
+// of the statement's Write). It emits the new rows of an UPDATE, the deleted
+// rows of a DELETE, to out. The caller holds mu.
+func (w *tableWriter) writeModified(ctx context.Context, update bool, rows []arrow.RecordBatch, owner *lockOwner, out exec.Output) error {
 	var olds, news []arrow.RecordBatch
 	defer func() {
-		for _, r := range append(olds, news...) {
-			r.Release()
-		}
+		releaseAll(olds)
+		releaseAll(news)
 	}()
 	width := len(w.types)
 	schema := exec.SchemaOf(w.types)
-	collect := exec.OutputFunc(func(_ context.Context, m exec.Message) error {
-		if m.Batch == nil {
-			return nil
-		}
-		defer m.Batch.Release()
-		rec := m.Batch.Rec
-		if rec.NumRows() == 0 {
-			return nil
-		}
+	for _, rec := range rows {
 		cols := rec.Columns()
 		olds = append(olds, array.NewRecordBatch(schema, cols[:width], rec.NumRows()))
 		if update {
 			news = append(news, array.NewRecordBatch(schema, cols[width:2*width], rec.NumRows()))
 		}
-		return nil
-	})
-	if err := exec.RunBatch(ctx, env, snap, root, collect); err != nil {
-		return 0, 0, err
 	}
 	if err := w.dropRepeats(olds, news); err != nil {
-		return 0, 0, err
+		return err
 	}
-	for _, r := range olds {
-		n += r.NumRows()
+	if len(olds) == 0 {
+		return nil
 	}
-	if n == 0 {
-		return w.sealed + 1, 0, nil
+	if err := w.lockedError(owner, w.recKeys(olds, news)); err != nil {
+		return err
 	}
-	if err := w.lockedError(q.owner, w.recKeys(olds, news)); err != nil {
-		return 0, 0, err
-	}
+	var err error
 	if update {
 		_, err = w.op().Update(w.e.ctx, olds, news, w.changes)
 	} else {
 		_, err = w.op().Delete(w.e.ctx, olds, w.changes)
 	}
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
-	if written != nil {
-		rows := olds
-		if update {
-			rows = news
-		}
-		for _, r := range rows {
-			written(r)
+	wrote := olds
+	if update {
+		wrote = news
+	}
+	for _, r := range wrote {
+		r.Retain()
+		if err := out.Emit(ctx, exec.Message{Batch: exec.NewBatch(r, nil)}); err != nil {
+			return err
 		}
 	}
-	return w.sealed + 1, n, nil
+	return nil
 }
 
 // updatePairs interleaves old and new rows into UpdateDelete/UpdateInsert

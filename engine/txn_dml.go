@@ -12,6 +12,7 @@ import (
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/ir"
+	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sqlerr"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
@@ -29,37 +30,57 @@ func releaseAll(recs []arrow.RecordBatch) {
 	}
 }
 
+// runWrite runs the plan of st, an INSERT, UPDATE or DELETE, in the
+// transaction: the plan reads the statement's snapshot under the
+// transaction's writes, and write writes its rows into the overlays. It
+// returns the rows written.
+func (tx *txn) runWrite(ctx context.Context, st ir.Statement, q batchQuery, write exec.WriteFunc) (int64, error) {
+	e := tx.e
+	if err := e.checkViews(writeRows(st)); err != nil {
+		return 0, err
+	}
+	plan, err := planWrite(st, tx.snap)
+	if err != nil {
+		return 0, err
+	}
+	env, release := e.batchEnv(q)
+	defer release()
+	env.Local = tx.local
+	env.Write = write
+	var n int64
+	if err := exec.RunBatch(ctx, env, tx.snap, plan, writtenRows(&n, nil)); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
 // insert runs INSERT (and COPY FROM) in the transaction.
 func (tx *txn) insert(ctx context.Context, st *ir.Insert, q batchQuery) (int64, error) {
 	w, err := tx.e.writer(st.Table)
 	if err != nil {
 		return 0, err
 	}
-	var recs []arrow.RecordBatch
-	defer func() { releaseAll(recs) }()
-	err = tx.runQuery(ctx, st.Source, q, exec.OutputFunc(func(_ context.Context, m exec.Message) error {
-		if m.Batch != nil {
-			recs = append(recs, m.Batch.Rec)
-			m.Batch.Rec = nil
-		}
-		return nil
-	}))
-	if err != nil {
-		return 0, err
-	}
+	return tx.runWrite(ctx, st, q, func(ctx context.Context, _ *planner.Write, recs []arrow.RecordBatch, out exec.Output) error {
+		return tx.writeInserted(ctx, q, w, recs, out)
+	})
+}
+
+// writeInserted writes the rows of an INSERT (records of the table's
+// visible columns) into the transaction's overlay of w's table and emits
+// them, every column, to out.
+func (tx *txn) writeInserted(ctx context.Context, q batchQuery, w *tableWriter, recs []arrow.RecordBatch, out exec.Output) error {
 	tt := tx.table(w)
 	full, err := w.txnRows(recs)
 	defer releaseAll(full)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	if err := tt.checkNewKeys(full); err != nil {
-		return 0, err
+		return err
 	}
 	if err := tx.lockNewKeys(ctx, q, tt, full, nil); err != nil {
-		return 0, err
+		return err
 	}
-	var n int64
 	for _, rec := range full {
 		cols := rec.Columns()
 		for i := range int(rec.NumRows()) {
@@ -69,9 +90,20 @@ func (tx *txn) insert(ctx context.Context, st *ir.Insert, q batchQuery) (int64, 
 		for _, x := range tt.indexes {
 			x.PutAll(rec)
 		}
-		n += rec.NumRows()
 	}
-	return n, nil
+	return emitRecords(ctx, full, out)
+}
+
+// emitRecords emits every record of recs to out, as inserts; the caller
+// keeps its references.
+func emitRecords(ctx context.Context, recs []arrow.RecordBatch, out exec.Output) error {
+	for _, r := range recs {
+		r.Retain()
+		if err := out.Emit(ctx, exec.Message{Batch: exec.NewBatch(r, nil)}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // txnRows returns the table's full rows for records of its visible columns:
@@ -144,58 +176,53 @@ func (tt *txnTable) checkNewKeys(full []arrow.RecordBatch) error {
 	return nil
 }
 
-// modify runs UPDATE (update set) or DELETE in the transaction: rows is the
-// statement's row selection, as for Engine.modify.
-func (tx *txn) modify(ctx context.Context, table *catalog.Relation, rows ir.Rel, update bool, q batchQuery) (int64, error) {
-	w, err := tx.e.writer(table)
+// modify runs UPDATE or DELETE (st) in the transaction.
+func (tx *txn) modify(ctx context.Context, st ir.Statement, q batchQuery) (int64, error) {
+	w, err := tx.e.writer(writeTable(st))
 	if err != nil {
 		return 0, err
 	}
+	return tx.runWrite(ctx, st, q, func(ctx context.Context, p *planner.Write, recs []arrow.RecordBatch, out exec.Output) error {
+		return tx.writeModified(ctx, q, w, writeRows(st), p.Op == planner.WriteUpdate, recs, out)
+	})
+}
+
+// writeModified writes the rows of an UPDATE (update set) or DELETE into
+// the transaction's overlay of w's table: recs are the stored rows'
+// columns, then for UPDATE their new values, selected by rows (which
+// lockModified re-evaluates for rows changed since the statement's
+// snapshot). It emits the new rows of an UPDATE, the deleted rows of a
+// DELETE, to out.
+func (tx *txn) writeModified(ctx context.Context, q batchQuery, w *tableWriter, rows ir.Rel, update bool, recs []arrow.RecordBatch, out exec.Output) error {
 	tt := tx.table(w)
 	var olds, news []arrow.RecordBatch
 	defer func() { releaseAll(olds); releaseAll(news) }()
 	width := len(w.types)
 	schema := exec.SchemaOf(w.types)
-	err = tx.runQuery(ctx, rows, q, exec.OutputFunc(func(_ context.Context, m exec.Message) error {
-		if m.Batch == nil {
-			return nil
-		}
-		defer m.Batch.Release()
-		rec := m.Batch.Rec
-		if rec.NumRows() == 0 {
-			return nil
-		}
+	for _, rec := range recs {
 		cols := rec.Columns()
 		olds = append(olds, array.NewRecordBatch(schema, cols[:width], rec.NumRows()))
 		if update {
 			news = append(news, array.NewRecordBatch(schema, cols[width:2*width], rec.NumRows()))
 		}
-		return nil
-	}))
-	if err != nil {
-		return 0, err
 	}
 	olds, news, changed, err := tx.lockModified(ctx, q, tt, rows, update, olds, news)
 	if err != nil {
-		return 0, err
-	}
-	var n int64
-	for _, r := range olds {
-		n += r.NumRows()
+		return err
 	}
 	if update {
 		if err := tt.checkUpdate(olds, news); err != nil {
-			return 0, err
+			return err
 		}
 		if err := tx.lockNewKeys(ctx, q, tt, news, olds); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	// Deletions first, so that keys moving between rows stay correct.
 	for _, r := range olds {
 		for i := range int(r.NumRows()) {
 			if err := tt.del(tt.key(r, i)); err != nil {
-				return 0, err
+				return err
 			}
 		}
 		for _, x := range tt.indexes {
@@ -207,7 +234,7 @@ func (tx *txn) modify(ctx context.Context, table *catalog.Relation, rows ir.Rel,
 		for i := range int(r.NumRows()) {
 			tx.valBuf = w.codec.Append(tx.valBuf[:0], cols, i)
 			if err := tt.put(tt.key(r, i), tx.valBuf); err != nil {
-				return 0, err
+				return err
 			}
 		}
 		for _, x := range tt.indexes {
@@ -215,7 +242,10 @@ func (tx *txn) modify(ctx context.Context, table *catalog.Relation, rows ir.Rel,
 		}
 	}
 	tt.noteLatest(changed)
-	return n, nil
+	if update {
+		return emitRecords(ctx, news, out)
+	}
+	return emitRecords(ctx, olds, out)
 }
 
 // checkUpdate checks the new versions of an UPDATE's rows: NOT NULL, and for

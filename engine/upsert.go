@@ -8,51 +8,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/exec/eval"
-	"github.com/streamsql/streamsql/ir"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sqlerr"
 )
-
-// upsert runs INSERT ... ON CONFLICT: like insert, the source query is
-// evaluated first, then its rows are written as one statement.
-func (e *Engine) upsert(ctx context.Context, st *ir.Insert, q batchQuery, written func(arrow.RecordBatch)) (int64, error) {
-	w, err := e.writer(st.Table)
-	if err != nil {
-		return 0, err
-	}
-	var set planner.Node
-	if st.OnConflict.Update {
-		if set, _, err = planner.PlanBatchWith(st.OnConflict.Set, planner.BatchOptions{}); err != nil {
-			return 0, err
-		}
-	}
-	var recs []arrow.RecordBatch
-	defer func() {
-		for _, r := range recs {
-			r.Release()
-		}
-	}()
-	err = e.runQuery(ctx, st.Source, q, exec.OutputFunc(func(_ context.Context, m exec.Message) error {
-		if m.Batch != nil {
-			recs = append(recs, m.Batch.Rec)
-			m.Batch.Rec = nil
-		}
-		return nil
-	}))
-	if err != nil {
-		return 0, err
-	}
-	var epoch uint64
-	var n int64
-	err = e.retryLocked(ctx, &q, func() (err error) {
-		epoch, n, err = w.upsert(ctx, recs, set, q, written)
-		return err
-	})
-	if err != nil || n == 0 {
-		return 0, err
-	}
-	return n, e.awaitWrite(epoch)
-}
 
 // conflict is a proposed row (row of record rec of the statement's rows)
 // whose key a stored row holds (value, its encoding).

@@ -48,6 +48,9 @@ type Env struct {
 	// CopyInput emits the rows of a COPY FROM STDIN as inserts (the plan's
 	// planner.CopyInput leaf), in batches of the leaf's columns.
 	CopyInput func(ctx context.Context, out Output) error
+	// Write performs the write of a plan rooted at a planner.Write (DML);
+	// nil in plans that write no table.
+	Write WriteFunc
 	// Snapshot is the committed snapshot a batch run reads (RunBatch): its
 	// lookup joins read it.
 	Snapshot *state.Snapshot
@@ -223,6 +226,11 @@ func operator(env Env, n planner.Node) (Operator, error) {
 			return NewWindowBatch(env.Mem, env.Eval, n)
 		}
 		return NewOverWindow(env.Mem, env.Eval, n, env.Table(n.Table), env.VNodes)
+	case *planner.Write:
+		if env.Write == nil {
+			return nil, fmt.Errorf("exec: a plan writes %s outside a statement that writes it", n.Table.Name)
+		}
+		return NewStatementWrite(n, env.Write), nil
 	case *planner.Sort:
 		return NewSort(env.Mem, n.Keys, planner.Types(n.Columns())), nil
 	case *planner.Limit:

@@ -156,6 +156,8 @@ func (e *explainer) node(depth int, n Node) {
 	case *Window:
 		e.window(depth, n)
 		e.node(depth+1, n.Input)
+	case *Write:
+		e.write(depth, n)
 	case *Sort:
 		e.line(depth, "Sort", "keys: %s", sortKeyList(n.Columns(), n.Keys))
 		e.node(depth+1, n.Input)

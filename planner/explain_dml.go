@@ -1,13 +1,16 @@
 package planner
 
-import "fmt"
-
-// ExplainWrite renders the batch plan of an INSERT, UPDATE or DELETE: the
-// write (op: "Insert", "Update" or "Delete") into table, over the plan of
-// the rows it writes.
-func ExplainWrite(op, table string, root Node) []string {
-	e := &explainer{name: func(slot int) string { return fmt.Sprintf("temp%d", slot) }}
-	e.line(0, op, "table: %s", table)
-	e.node(1, root)
-	return e.lines
+// write renders a Write: the write into its table, what ON CONFLICT does,
+// then the plan of the rows written.
+func (e *explainer) write(depth int, n *Write) {
+	e.line(depth, n.Op.String(), "table: %s", n.Table.Name)
+	if c := n.Conflict; c != nil {
+		if c.Set == nil {
+			e.line(depth+1, "OnConflict", "action: do nothing")
+		} else {
+			e.line(depth+1, "OnConflict", "action: do update")
+			e.node(depth+2, c.Set)
+		}
+	}
+	e.node(depth+1, n.Input)
 }
