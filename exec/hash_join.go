@@ -1,10 +1,8 @@
 package exec
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -123,6 +121,9 @@ type HashJoin struct {
 	keyBuf []byte
 	endBuf []byte  // the upper bound of a probe
 	probes []probe // the rows of a batch with a join key, to probe
+	hasKey []bool  // whether each row of a batch has a join key without NULLs
+	// inRows and otherRows are pairRecord's scratch.
+	inRows, otherRows []int32
 	// cands and sorted hold a batch's candidates (byRow swaps them);
 	// rowStarts is byRow's scratch.
 	cands, sorted []candidate
@@ -170,9 +171,12 @@ func (j *HashJoin) OutputTypes() []types.T { return j.outTypes }
 
 // candidate is a stored row of the other side with the input row's join key.
 type candidate struct {
-	row   int // input row
+	row   int   // input row
+	other int32 // the stored row's index in the batch's decoded rows
+	// key and value are the stored row's key and row (without match count
+	// and flags), kept only when the other side is preserved.
 	key   []byte
-	value []byte // the stored row, without match count and flags
+	value []byte
 	// deg and flags are the stored match count and flags, as of phase 1
 	// (the other side's state changes only after phase 3).
 	deg   int64
@@ -249,90 +253,19 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 	}
 
 	// Phase 1: the candidates of every input row, from the other side's state.
-	pairBs := newBuilders(j.mem, j.pairTypes)
-	defer releaseBuilders(pairBs)
-	cands := j.cands[:0]
-	j.arena = j.arena[:0] // the last batch's row keys and candidates are dead
-	hasKey := make([]bool, n)
-	j.rowKeys = j.rowKeys[:0]
-	j.probes = j.probes[:0]
-	for i := 0; i < n; i++ {
-		j.keyBuf = state.AppendVNode(j.keyBuf[:0], 0)
-		hasKey[i] = true
-		for k, c := range spec.Keys[s] {
-			col := rec.Column(c)
-			if col.IsNull(i) {
-				hasKey[i] = false
-			}
-			j.keyBuf = state.AppendKey(j.keyBuf, spec.KeyTypes[k], col, i)
-		}
-		jkLen := len(j.keyBuf)
-		state.SetVNode(j.keyBuf, jkLen)
-		for _, c := range spec.StreamKeys[s] {
-			j.keyBuf = state.AppendKey(j.keyBuf, spec.Types[s][c], rec.Column(c), i)
-		}
-		if spec.Sequence[s] {
-			j.seq++
-			j.keyBuf = binary.BigEndian.AppendUint64(j.keyBuf, j.seq)
-		}
-		k0 := len(j.arena)
-		j.arena = append(j.arena, j.keyBuf...)
-		j.rowKeys = append(j.rowKeys, j.arena[k0:len(j.arena):len(j.arena)])
-		if hasKey[i] {
-			j.probes = append(j.probes, probe{row: i, key: j.rowKeys[i][:jkLen]})
-		}
+	cands, otherRec, err := j.findCandidates(s, rec, n)
+	if err != nil {
+		return err
 	}
-	// Probe in join key order, which walks the other side's state forwards,
-	// through one iterator: that state does not change until phase 3.
-	slices.SortStableFunc(j.probes, func(a, b probe) int { return bytes.Compare(a.key, b.key) })
-	if len(j.probes) > 0 {
-		it, err := spec.Tables[o].NewIter(nil, nil)
-		if err != nil {
-			return err
-		}
-		for _, pr := range j.probes {
-			j.endBuf = state.AppendPrefixEnd(j.endBuf[:0], pr.key)
-			it.SetBounds(pr.key, j.endBuf)
-			for ok := it.First(); ok; ok = it.Next() {
-				deg, flags, row, err := decodeStored(it.Value())
-				if err != nil {
-					it.Close()
-					return err
-				}
-				// Copies into the batch's arena: the iterator reuses its
-				// buffers. (Growing the arena leaves earlier copies intact.)
-				k0 := len(j.arena)
-				j.arena = append(append(j.arena, it.Key()...), row...)
-				kv := j.arena[k0:len(j.arena):len(j.arena)]
-				klen := len(it.Key())
-				cands = append(cands, candidate{row: pr.row, key: kv[:klen:klen], value: kv[klen:], deg: deg, flags: flags})
-				if len(cands)%budgetStride == 0 {
-					if err := j.checkBudget(cands); err != nil {
-						it.Close()
-						return err
-					}
-				}
-			}
-		}
-		if err := errors.Join(it.Error(), it.Close()); err != nil {
-			return err
-		}
-		cands = j.byRow(cands, n)
-		for q, c := range cands {
-			if err := j.appendPair(pairBs, s, rec, c.row, c.value); err != nil {
-				return err
-			}
-			if (q+1)%budgetStride == 0 {
-				if err := j.checkBudget(cands); err != nil {
-					return err
-				}
-			}
-		}
+	defer otherRec.Release()
+	hasKey := j.hasKey
+	pairRec, err := j.pairRecord(s, rec, otherRec, cands)
+	if err != nil {
+		return err
 	}
+	defer pairRec.Release()
 
 	// Phase 2: the non-equi condition over all candidate pairs at once.
-	pairRec := buildRecord(SchemaOf(j.pairTypes), pairBs, len(cands))
-	defer pairRec.Release()
 	pass := make([]bool, len(cands))
 	if spec.Cond != nil && len(cands) > 0 {
 		res, err := spec.Cond.Eval(j.ectx, pairRec)
@@ -455,9 +388,8 @@ func (j *HashJoin) OnBatch(ctx context.Context, s int, b *Batch, out Output) err
 		if s == 0 && spec.RightFirst {
 			// No right row comes after it.
 		} else if ins {
-			j.valBuf = j.valBuf[:0]
-			rowBytes := j.codecs[s].Append(nil, rec.Columns(), i)
-			j.valBuf = appendStored(j.valBuf, deg, flags, rowBytes)
+			j.valBuf = appendStored(j.valBuf[:0], deg, flags, nil)
+			j.valBuf = j.codecs[s].Append(j.valBuf, rec.Columns(), i)
 			spec.Tables[s].Put(j.rowKeys[i], j.valBuf)
 		} else {
 			spec.Tables[s].Delete(j.rowKeys[i])
@@ -514,20 +446,6 @@ func (j *HashJoin) checkBudget(cands []candidate) error {
 		return nil
 	}
 	return j.spec.Budget.Check(int64(cap(j.arena)) + int64(cap(cands))*int64(unsafe.Sizeof(candidate{})))
-}
-
-// appendPair appends the pair (input row i of side s, stored row of the other
-// side) to the pair builders, left columns first.
-func (j *HashJoin) appendPair(bs []array.Builder, s int, rec arrow.RecordBatch, i int, stored []byte) error {
-	nl := len(j.spec.Types[0])
-	inB, otherB := bs[:nl], bs[nl:]
-	if s == 1 {
-		inB, otherB = bs[nl:], bs[:nl]
-	}
-	for c, app := range j.appenders[s] {
-		app(inB[c], rec.Column(c), i)
-	}
-	return j.codecs[1-s].Decode(stored, otherB)
 }
 
 // nullAwareVisible says whether a left row is emitted by NOT IN.
@@ -615,6 +533,9 @@ func (j *HashJoin) refreshNullAware() ([]outEntry, error) {
 // buildOutput assembles the output batch from entries.
 func (j *HashJoin) buildOutput(entries []outEntry, pairRec, in arrow.RecordBatch, s int) (arrow.RecordBatch, []Op, error) {
 	ops := make([]Op, len(entries))
+	if rec, ok, err := j.takePairs(entries, pairRec, ops); ok || err != nil {
+		return rec, ops, err
+	}
 	bs := newBuilders(j.mem, j.outTypes)
 	defer releaseBuilders(bs)
 	nl := len(j.spec.Types[0])
@@ -655,6 +576,25 @@ func (j *HashJoin) buildOutput(entries []outEntry, pairRec, in arrow.RecordBatch
 		}
 	}
 	return buildRecord(SchemaOf(j.outTypes), bs, len(entries)), ops, nil
+}
+
+// takePairs builds the output batch column by column when every entry is
+// a pair (as in an inner join), setting ops; ok is false otherwise.
+func (j *HashJoin) takePairs(entries []outEntry, pairRec arrow.RecordBatch, ops []Op) (rec arrow.RecordBatch, ok bool, err error) {
+	rows := slices.Grow(j.inRows[:0], len(entries))[:len(entries)]
+	for k, e := range entries {
+		if e.pair < 0 {
+			return nil, false, nil
+		}
+		rows[k], ops[k] = int32(e.pair), e.op
+	}
+	j.inRows = rows
+	if isIdentity(rows, int(pairRec.NumRows())) {
+		pairRec.Retain()
+		return pairRec, true, nil
+	}
+	rec, err = eval.TakeRecord(j.mem, pairRec, rows)
+	return rec, true, err
 }
 
 // OnBarrier seals both sides' state.
