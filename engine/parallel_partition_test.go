@@ -15,7 +15,7 @@ import (
 // partitionViews are views of operators partitioned by a PARTITION BY or
 // ASOF join key, each created at parallelism 1 (name1) and 4 (name4), with
 // the fragment EXPLAIN shows at 4.
-var partitionViews = []struct{ name, def, explain string }{
+var partitionViews = []parallelPair{
 	{"ptop", "SELECT id, g, v, rn FROM (SELECT id, g, v, row_number() OVER (PARTITION BY g ORDER BY v DESC, id) AS rn FROM qt) s WHERE rn <= 3",
 		"TopN, exchanges in: HashShard(g) from fragment 0"},
 	{"prank", "SELECT id, g, v FROM (SELECT id, g, v, rank() OVER (PARTITION BY g ORDER BY v) AS r FROM qt) s WHERE r <= 2",
@@ -50,16 +50,7 @@ func TestParallelPartitionedOperators(t *testing.T) {
 	}
 	exec("CREATE TABLE qt (id int PRIMARY KEY, g int NOT NULL, v int NOT NULL, ts timestamp NOT NULL)")
 	exec("CREATE TABLE qb (id int PRIMARY KEY, g int NOT NULL, v int NOT NULL, ts timestamp NOT NULL)")
-	for _, p := range []int{1, 4} {
-		exec(fmt.Sprintf("SET streaming_parallelism = %d", p))
-		for _, v := range partitionViews {
-			plan := strings.Join(rowsOf(t, ctx, conn, fmt.Sprintf("EXPLAIN CREATE MATERIALIZED VIEW %s%d AS %s", v.name, p, v.def)), "\n")
-			if shown := strings.Contains(plan, v.explain); shown != (p > 1) {
-				t.Fatalf("EXPLAIN of %s at parallelism %d shows %q: %v\n%s", v.name, p, v.explain, shown, plan)
-			}
-			exec(fmt.Sprintf("CREATE MATERIALIZED VIEW %s%d AS %s", v.name, p, v.def))
-		}
-	}
+	createAtParallelism1And4(ctx, t, conn, partitionViews)
 	defer func() { conn.Close(ctx) }()
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	r := rand.New(rand.NewPCG(5, 17))

@@ -9,13 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/streamsql/streamsql/internal/testserver"
 )
 
 // windowViews are event-time views that clean their state by watermark,
 // each created at parallelism 1 (name1) and 4 (name4), with the batch query
 // that recomputes what a view holds once its windows are final.
-var windowViews = []struct{ name, def, explain string }{
+var windowViews = []parallelPair{
 	{"wtumble", "SELECT window_start, k, count(*) AS n, sum(v) AS s, min(v) AS lo, max(v) AS hi " +
 		"FROM TUMBLE(wa, ts, INTERVAL '5 seconds') GROUP BY window_start, k",
 		"over HashAgg, exchanges in: HashShard(window_start, k) from fragment 0"},
@@ -62,29 +63,7 @@ func TestParallelWindowsAndIntervalJoin(t *testing.T) {
 		"WATERMARK FOR ts AS ts - INTERVAL '4 seconds')")
 	exec("CREATE TABLE wb (id bigint NOT NULL, k int NOT NULL, v bigint NOT NULL, ts timestamp NOT NULL, PRIMARY KEY (k, id), " +
 		"WATERMARK FOR ts AS ts - INTERVAL '4 seconds')")
-	for _, p := range []int{1, 4} {
-		exec(fmt.Sprintf("SET streaming_parallelism = %d", p))
-		for _, v := range windowViews {
-			var plan []string
-			rows, err := conn.Query(ctx, fmt.Sprintf("EXPLAIN CREATE MATERIALIZED VIEW %s%d AS %s", v.name, p, v.def))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for rows.Next() {
-				var line string
-				if err := rows.Scan(&line); err != nil {
-					t.Fatal(err)
-				}
-				plan = append(plan, line)
-			}
-			rows.Close()
-			shown := strings.Contains(strings.Join(plan, "\n"), v.explain)
-			if shown != (p > 1) {
-				t.Fatalf("EXPLAIN of %s at parallelism %d shows the exchange %q: %v\n%s", v.name, p, v.explain, shown, strings.Join(plan, "\n"))
-			}
-			exec(fmt.Sprintf("CREATE MATERIALIZED VIEW %s%d AS %s", v.name, p, v.def))
-		}
-	}
+	createAtParallelism1And4(ctx, t, conn, windowViews)
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	r := rand.New(rand.NewPCG(3, 11))
 	var id int64
@@ -239,5 +218,25 @@ func TestRescaleMovesVirtualNodes(t *testing.T) {
 		exec("UPDATE rt SET v = v + 1")
 		exec("FLUSH")
 		same(fmt.Sprint("after an update at parallelism ", n))
+	}
+}
+
+// parallelPair is a view created twice, at parallelism 1 (name1) and 4
+// (name4), whose EXPLAIN at 4, and only at 4, contains explain.
+type parallelPair struct{ name, def, explain string }
+
+// createAtParallelism1And4 creates each view at parallelism 1 and 4,
+// checking first that EXPLAIN shows the view's exchange at 4 only.
+func createAtParallelism1And4(ctx context.Context, t *testing.T, conn *pgx.Conn, views []parallelPair) {
+	t.Helper()
+	for _, p := range []int{1, 4} {
+		mustExec(ctx, t, conn, fmt.Sprintf("SET streaming_parallelism = %d", p))
+		for _, v := range views {
+			plan := strings.Join(rowsOf(t, ctx, conn, fmt.Sprintf("EXPLAIN CREATE MATERIALIZED VIEW %s%d AS %s", v.name, p, v.def)), "\n")
+			if shown := strings.Contains(plan, v.explain); shown != (p > 1) {
+				t.Fatalf("EXPLAIN of %s at parallelism %d shows %q: %v\n%s", v.name, p, v.explain, shown, plan)
+			}
+			mustExec(ctx, t, conn, fmt.Sprintf("CREATE MATERIALIZED VIEW %s%d AS %s", v.name, p, v.def))
+		}
 	}
 }
