@@ -191,7 +191,7 @@ func (r *sourceReader) progress() (rows, left int64) {
 	defer r.mu.Unlock()
 	for s, n := range r.next {
 		rows += n
-		if total := r.gen.SplitRows(s); total < 0 || left < 0 {
+		if total := r.gen.SplitRows(r.splits[s]); total < 0 || left < 0 {
 			left = -1
 		} else {
 			left += max(total-n, 0)

@@ -208,14 +208,35 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 				gauge(descBackfillTotal, float64(total), name)
 			}
 		}
+		// A source read by several of the view's readers (split among its
+		// actors) is one series: the sums over them.
+		type progress struct{ rows, left int64 }
+		var sources []string
+		bySource := map[string]*progress{}
 		for _, r := range v.readers {
 			if r == nil {
 				continue
 			}
 			rows, left := r.progress()
-			counter(descSourceRows, float64(rows), r.source().Name, name)
-			if left >= 0 {
-				gauge(descSourceLag, float64(left), r.source().Name, name)
+			src := r.source().Name
+			p := bySource[src]
+			if p == nil {
+				p = &progress{}
+				bySource[src] = p
+				sources = append(sources, src)
+			}
+			p.rows += rows
+			if left < 0 || p.left < 0 {
+				p.left = -1
+			} else {
+				p.left += left
+			}
+		}
+		for _, src := range sources {
+			p := bySource[src]
+			counter(descSourceRows, float64(p.rows), src, name)
+			if p.left >= 0 {
+				gauge(descSourceLag, float64(p.left), src, name)
 			}
 		}
 	}

@@ -70,7 +70,7 @@ func (e *Engine) parallelPlan(rel *catalog.Relation, plan *planner.StreamPlan, v
 	if n <= 1 || !parallelSink(rel) {
 		return nil
 	}
-	frags := planner.CutFragments(plan)
+	frags := cutFragments(plan, n)
 	if frags == nil || (rel.AtLeastOnce && !frags.SingleProducer()) {
 		// Unaligned merges of several producers would mix epochs, and with
 		// them the order of a key's changes: such views run as one actor.
@@ -90,6 +90,36 @@ func (e *Engine) parallelPlan(rel *catalog.Relation, plan *planner.StreamPlan, v
 		Log:  e.log.With("view", rel.Name),
 		// OnError: set by wireParallel, as the view's actor's.
 	}
+}
+
+// cutFragments cuts plan into fragments at parallelism n: with its sources'
+// splits shared among sourceReaders(plan, n) reader actors when its part
+// reading them is stateless, else with one reader (planner.CutFragments).
+func cutFragments(plan *planner.StreamPlan, n int) *planner.Fragments {
+	if r := sourceReaders(plan, n); r > 1 {
+		if f := planner.CutSourceFragments(plan, r); f != nil {
+			return f
+		}
+	}
+	return planner.CutFragments(plan)
+}
+
+// sourceReaders is the number of actors that can share the reading of
+// plan's sources at parallelism n: n, or fewer if a source has fewer
+// splits, when every upstream is a generated source (datagen, nexmark)
+// with several splits; else 1.
+func sourceReaders(plan *planner.StreamPlan, n int) int {
+	if n <= 1 || len(plan.Upstreams) == 0 {
+		return 1
+	}
+	r := n
+	for _, up := range plan.Upstreams {
+		if up.Kind != catalog.Source {
+			return 1
+		}
+		r = min(r, rowSourceSplits(up))
+	}
+	return max(r, 1)
 }
 
 // shardStorage returns the storage handles of shard i of a view.
@@ -116,12 +146,13 @@ func (e *Engine) buildParallel(env exec.Env, rel *catalog.Relation, plan *planne
 	return exec.BuildParallelStream(env, plan, storage, *par, v.disp)
 }
 
-// wireParallel makes a, the view's actor, the reader of a parallel
-// dataflow's leaves: an epoch is acknowledged with ack once its barrier has
-// passed every actor and a has sealed its own tables of it with seal
-// (exec.Dataflow.WireAcks).
-func wireParallel(a *exec.Actor, df *exec.Dataflow, seal, ack func(b *barrier.Barrier), onError func(error)) {
-	df.WireAcks(a, seal, ack)
+// wireParallel makes readers (the view's actor first, then the other
+// reader actors, if its sources' splits are shared among several) the
+// readers of a parallel dataflow's leaves: an epoch is acknowledged with
+// ack once its barrier has passed every actor and each reader r has sealed
+// its own tables of it with seals[r] (exec.Dataflow.WireReaderAcks).
+func wireParallel(readers []*exec.Actor, df *exec.Dataflow, seals []func(b *barrier.Barrier), ack func(b *barrier.Barrier), onError func(error)) {
+	df.WireReaderAcks(readers, func(r int, b *barrier.Barrier) { seals[r](b) }, ack)
 	for _, pa := range append(df.Actors[:len(df.Actors):len(df.Actors)], df.Gather) {
 		pa.OnError = onError
 	}
@@ -152,7 +183,7 @@ func explainParallel(lines []string, plan *planner.StreamPlan, n int) []string {
 	// (An at_least_once view whose fragments merge several producers runs
 	// as one actor; EXPLAIN CREATE shows the plan at the session's mode
 	// default, exactly once.)
-	if f := planner.CutFragments(plan); f != nil {
+	if f := cutFragments(plan, n); f != nil {
 		lines = append(lines, f.Describe(n)...)
 	}
 	return lines
@@ -199,6 +230,9 @@ func (e *Engine) alterViewParallelism(ctx context.Context, cat *catalog.Catalog,
 	}
 	changed := *rel
 	changed.Parallelism = n
+	if old.readerActors > 1 || e.readerActors(&changed, old.plan) > 1 {
+		return e.rescaleReaders(old, &changed, cat)
+	}
 	var catErr error
 	epoch := e.coord.Schedule(barrier.Change{
 		Mutations:   []barrier.Mutation{&exec.StopActor{Actor: rel.ID}},
@@ -245,4 +279,82 @@ func (e *Engine) alterViewParallelism(ctx context.Context, cat *catalog.Catalog,
 // SUBSCRIBE's subscriber are one per sink, so such sinks run as one actor.
 func parallelSink(rel *catalog.Relation) bool {
 	return rel.Kind != catalog.Sink || rel.Options["connector"] == "blackhole"
+}
+
+// readerActors is the number of actors that read rel's sources when its
+// dataflow runs with plan at rel's parallelism.
+func (e *Engine) readerActors(rel *catalog.Relation, plan *planner.StreamPlan) int {
+	if par := e.parallelPlan(rel, plan, nil); par != nil {
+		return max(par.Frags.Readers, 1)
+	}
+	return 1
+}
+
+// rescaleReaders rescales a view whose sources' splits are shared among
+// several reader actors (before or after; see sourceReaders) to
+// changed.Parallelism. A barrier stops its dataflow and its readers: each
+// reader records the position of each of its splits with it, and the view
+// acknowledges nothing after it. Once that epoch is committed, the
+// dataflow is rebuilt on the new number of actors with new readers, which
+// share the splits anew and resume each at its committed position; it
+// acknowledges the epochs after the barrier that starts them. What the old
+// readers generated after the first barrier is dropped, and generated
+// again by the new ones.
+func (e *Engine) rescaleReaders(old *view, changed *catalog.Relation, cat *catalog.Catalog) error {
+	id := changed.ID
+	var catErr error
+	epoch := e.coord.Schedule(barrier.Change{
+		Mutations:    []barrier.Mutation{&exec.StopActor{Actor: id}},
+		RemoveActors: []uint32{id},
+		AfterInject: func(uint64) {
+			catErr = e.catSrc.put(changed)
+			for _, r := range old.readers {
+				if r != nil {
+					e.coord.RemoveSource(r)
+				}
+			}
+		},
+	})
+	select {
+	case <-old.done:
+	case <-e.ctx.Done():
+		return e.ctx.Err()
+	}
+	if err := e.awaitCommit(e.ctx, epoch); err != nil {
+		return err
+	}
+	old.closeReaders()
+	if catErr != nil {
+		return catErr
+	}
+	nv := &view{rel: changed, plan: old.plan, disp: old.disp, done: make(chan struct{})}
+	nv, a, _, err := e.buildViewOn(nv)
+	if err == nil {
+		err = e.openReaders(nv)
+	}
+	if err != nil {
+		err = fmt.Errorf("rebuilding materialized view %s: %w", changed.Name, err)
+		old.failed.Store(&err)
+		return err
+	}
+	e.mu.Lock()
+	e.views[id] = nv
+	e.mu.Unlock()
+	started := e.coord.Schedule(barrier.Change{
+		AddActors: []uint32{id},
+		AfterInject: func(uint64) {
+			for _, r := range nv.readers {
+				if r != nil {
+					e.coord.AddSource(r)
+					go r.run()
+				}
+			}
+		},
+	})
+	e.runActor(nv, a)
+	if err := e.awaitCommit(e.ctx, started+1); err != nil {
+		return err
+	}
+	cat.Add(changed)
+	return nil
 }

@@ -76,14 +76,16 @@ func (e *Engine) dropSource(ctx context.Context, rel *catalog.Relation) error {
 	return e.awaitCommit(e.ctx, epoch+1)
 }
 
-// sourceReader is one view's reader of a source: it generates the source's
-// rows into the view's input channel and is a barrier source of the
-// coordinator. It reads every split of the source, a batch at a time in
-// turn. Generating a batch and injecting a barrier both hold mu, so the
-// position recorded with each barrier is exactly the number of rows of each
-// split sent before it; after a restart the reader resumes there, and
-// because the generator is deterministic the view sees every row exactly
-// once.
+// sourceReader is one of a view's readers of a source: it generates the
+// rows of its splits into its actor's input channel and is a barrier source
+// of the coordinator. Reader i of a view's n readers of a source (one per
+// actor of the view's source fragment) reads the splits s with s mod n = i,
+// a batch of each in turn. Generating a batch and injecting a barrier both
+// hold mu, so the position recorded with each barrier is exactly the number
+// of rows of each split sent before it; it is kept per split, so that after
+// a restart, or a rescale that gives the splits to other readers, each
+// split resumes there, and because the generator is deterministic the view
+// sees every row exactly once.
 type sourceReader struct {
 	e      *Engine
 	rel    *catalog.Relation
@@ -92,9 +94,14 @@ type sourceReader struct {
 	out    chan<- exec.Message
 	offset *state.Table
 
+	// splits are the splits this reader reads, in order.
+	splits []int
+	// share is the fraction of the source's rows in splits, for pacing.
+	share float64
+
 	mu     sync.Mutex
-	next   []int64 // per split, the next row to generate
-	cursor int     // the split to read next
+	next   []int64 // per split of splits, the next row to generate
+	cursor int     // the index in splits of the split to read next
 	paused bool    // the view is paused: generate nothing
 	// wms generate the source's watermark (sources with WATERMARK FOR), one
 	// per split: the source's is the least over the splits that have rows
@@ -107,41 +114,43 @@ type sourceReader struct {
 	done   chan struct{}
 }
 
-// offsetKey is the key of the reader's position in its offset table: the
-// next row of each split, then (with several splits) the split to read
-// next, as varints.
+// offsetKey is the key of the position of a view's reader of a source in
+// its offset table as it was kept before readers were split: the next row
+// of each split, then (with several splits) the split to read next, as
+// varints. It is read when a split has no key of its own (splitOffsetKey).
 var offsetKey = []byte("offset")
 
-func newSourceReader(e *Engine, rel, view *catalog.Relation, table *state.Table, out chan<- exec.Message) (*sourceReader, error) {
+// splitOffsetKey is the key of split s's position (its next row, a varint)
+// in the offset table of a view's readers of a source.
+func splitOffsetKey(s int) []byte {
+	return binary.AppendUvarint([]byte("split"), uint64(s))
+}
+
+// readerPart is which of a view's readers of a source a reader is: reader
+// index of count.
+type readerPart struct{ index, count int }
+
+func newSourceReader(e *Engine, rel, view *catalog.Relation, table *state.Table, out chan<- exec.Message, part readerPart) (*sourceReader, error) {
 	gen, err := newRowSource(rel)
 	if err != nil {
 		return nil, err
 	}
 	r := &sourceReader{e: e, rel: rel, view: view.ID, paused: view.Paused, gen: gen, out: out, offset: table,
-		next: make([]int64, gen.Splits()), stop: make(chan struct{}), done: make(chan struct{})}
-	v, ok, err := table.Get(offsetKey)
-	if err != nil {
-		return nil, err
+		stop: make(chan struct{}), done: make(chan struct{})}
+	for s := part.index; s < gen.Splits(); s += part.count {
+		r.splits = append(r.splits, s)
 	}
-	// The position is the next row of each split, then the cursor.
-	for s := 0; ok && len(v) > 0 && s <= len(r.next); s++ {
-		n, k := binary.Varint(v)
-		if k <= 0 || (s == len(r.next) && (n < 0 || n >= int64(len(r.next)))) {
-			return nil, fmt.Errorf("engine: corrupt position of a reader of source %s", rel.Name)
-		}
-		if s == len(r.next) {
-			r.cursor = int(n)
-		} else {
-			r.next[s] = n
-		}
-		v = v[k:]
+	r.share = float64(len(r.splits)) / float64(gen.Splits())
+	r.next = make([]int64, len(r.splits))
+	if err := r.loadPositions(); err != nil {
+		return nil, err
 	}
 	if rel.Watermark != nil {
 		expr, err := sql.BindWatermark(rel)
 		if err != nil {
 			return nil, err
 		}
-		for s := range r.next {
+		for _, s := range r.splits {
 			g, err := exec.NewWatermarkGen(rel.Watermark.Column, expr)
 			if err != nil {
 				return nil, err
@@ -159,6 +168,43 @@ func newSourceReader(e *Engine, rel, view *catalog.Relation, table *state.Table,
 	return r, nil
 }
 
+// loadPositions reads the committed position of each of the reader's
+// splits: its own key, or else its entry in the key of the time readers
+// were not split.
+func (r *sourceReader) loadPositions() error {
+	legacy, hasLegacy, err := r.offset.Get(offsetKey)
+	if err != nil {
+		return err
+	}
+	var old []int64
+	for s := 0; hasLegacy && len(legacy) > 0 && s < r.gen.Splits(); s++ {
+		n, k := binary.Varint(legacy)
+		if k <= 0 || n < 0 {
+			return fmt.Errorf("engine: corrupt position of a reader of source %s", r.rel.Name)
+		}
+		old = append(old, n)
+		legacy = legacy[k:]
+	}
+	for j, s := range r.splits {
+		v, ok, err := r.offset.Get(splitOffsetKey(s))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if s < len(old) {
+				r.next[j] = old[s]
+			}
+			continue
+		}
+		n, k := binary.Varint(v)
+		if k <= 0 || n < 0 {
+			return fmt.Errorf("engine: corrupt position of split %d of a reader of source %s", s, r.rel.Name)
+		}
+		r.next[j] = n
+	}
+	return nil
+}
+
 // splitWatermarkKey is the key of split s's watermark position in the
 // reader's offset table.
 func splitWatermarkKey(s int) []byte {
@@ -173,9 +219,9 @@ func splitWatermarkKey(s int) []byte {
 // that has rows left has produced none. (Called with mu held.)
 func (r *sourceReader) watermark() (*barrier.Watermark, bool) {
 	var least, greatest *barrier.Watermark
-	for s, g := range r.wms {
+	for j, g := range r.wms {
 		wm, ok := g.Current()
-		if rows := r.gen.SplitRows(s); rows >= 0 && r.next[s] >= rows {
+		if rows := r.gen.SplitRows(r.splits[j]); rows >= 0 && r.next[j] >= rows {
 			if ok && (greatest == nil || wm.Value > greatest.Value) {
 				greatest = wm
 			}
@@ -199,16 +245,13 @@ func (r *sourceReader) Inject(ctx context.Context, b *barrier.Barrier) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var pos []byte
-	for _, n := range r.next {
-		pos = binary.AppendVarint(pos, n)
+	for j, s := range r.splits {
+		pos = binary.AppendVarint(pos[:0], r.next[j])
+		r.offset.Put(splitOffsetKey(s), pos)
 	}
-	if len(r.next) > 1 {
-		pos = binary.AppendVarint(pos, int64(r.cursor))
-	}
-	r.offset.Put(offsetKey, pos)
-	for s, g := range r.wms {
+	for j, g := range r.wms {
 		if _, ok := g.Current(); ok {
-			r.offset.Put(splitWatermarkKey(s), g.AppendState(nil))
+			r.offset.Put(splitWatermarkKey(r.splits[j]), g.AppendState(nil))
 		}
 	}
 	wm, _ := r.watermark()
@@ -238,7 +281,7 @@ func (r *sourceReader) run() {
 		chunk = max(1, (chunk+k-1)/k)
 	}
 	perTick := chunk
-	rate := r.gen.RowsPerSecond()
+	rate := r.gen.RowsPerSecond() * r.share
 	if rate > 0 {
 		perTick = max(1, int64(rate*tick.Seconds()))
 	}
@@ -251,16 +294,16 @@ func (r *sourceReader) run() {
 				return
 			}
 			r.mu.Lock()
-			s, ok := r.nextSplit()
+			j, ok := r.nextSplit()
 			ended = !ok
 			if r.paused || !ok {
 				r.mu.Unlock()
 				break
 			}
-			rec := r.gen.Batch(r.e.mem, s, r.next[s], min(left, chunk))
-			r.next[s] += rec.NumRows()
+			rec := r.gen.Batch(r.e.mem, r.splits[j], r.next[j], min(left, chunk))
+			r.next[j] += rec.NumRows()
 			left -= max(rec.NumRows(), 1)
-			err := r.sendBatch(s, exec.NewBatch(rec, nil))
+			err := r.sendBatch(j, exec.NewBatch(rec, nil))
 			r.mu.Unlock()
 			if err != nil {
 				return
@@ -287,16 +330,16 @@ func (r *sourceReader) run() {
 	}
 }
 
-// nextSplit returns the next split, in turn, that has rows left, and moves
-// the cursor past it; false if every split has ended. (Called with mu
-// held.)
+// nextSplit returns the index in splits of the next split, in turn, that
+// has rows left, and moves the cursor past it; false if every split has
+// ended. (Called with mu held.)
 func (r *sourceReader) nextSplit() (int, bool) {
 	k := len(r.next)
 	for i := 0; i < k; i++ {
-		s := (r.cursor + i) % k
-		if rows := r.gen.SplitRows(s); rows < 0 || r.next[s] < rows {
-			r.cursor = (s + 1) % k
-			return s, true
+		j := (r.cursor + i) % k
+		if rows := r.gen.SplitRows(r.splits[j]); rows < 0 || r.next[j] < rows {
+			r.cursor = (j + 1) % k
+			return j, true
 		}
 	}
 	return 0, false
@@ -306,23 +349,23 @@ func (r *sourceReader) nextSplit() (int, bool) {
 func (r *sourceReader) exhausted() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for s, next := range r.next {
-		if rows := r.gen.SplitRows(s); rows < 0 || next < rows {
+	for j, next := range r.next {
+		if rows := r.gen.SplitRows(r.splits[j]); rows < 0 || next < rows {
 			return false
 		}
 	}
 	return true
 }
 
-// sendBatch sends a generated batch of split s, and then the source's watermark if
+// sendBatch sends a generated batch of split splits[j], and then the source's watermark if
 // the batch moved it: a fast source keeps the operators that clean their
 // state by watermark from holding a whole epoch of rows. (Called with mu
 // held, so the watermarks' positions in the stream replay exactly.)
-func (r *sourceReader) sendBatch(s int, b *exec.Batch) error {
+func (r *sourceReader) sendBatch(j int, b *exec.Batch) error {
 	if r.wms == nil {
 		return r.send(exec.Message{Batch: b})
 	}
-	if err := r.wms[s].Observe(r.e.mem, b); err != nil {
+	if err := r.wms[j].Observe(r.e.mem, b); err != nil {
 		b.Release()
 		return err
 	}

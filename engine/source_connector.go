@@ -85,17 +85,37 @@ func defaultSourceColumns(opts map[string]string) ([]catalog.Column, error) {
 	return cols, nil
 }
 
-// datagenSource is a datagen generator as a one-split row source.
+// datagenSource is a datagen generator as a row source: split s has rows
+// s, s+K, ... of its K splits (datagen.split.num).
 type datagenSource struct{ g *datagen.Generator }
 
-func (d datagenSource) Splits() int { return 1 }
+func (d datagenSource) Splits() int { return d.g.Splits }
 
-func (d datagenSource) SplitRows(int) int64 { return d.g.Total }
+func (d datagenSource) SplitRows(s int) int64 { return d.g.SplitRows(s) }
 
-func (d datagenSource) Batch(mem memory.Allocator, _ int, first, n int64) arrow.RecordBatch {
-	return d.g.Batch(mem, first, n)
+func (d datagenSource) Batch(mem memory.Allocator, s int, first, n int64) arrow.RecordBatch {
+	if d.g.Splits == 1 {
+		return d.g.Batch(mem, first, n)
+	}
+	return d.g.SplitBatch(mem, s, first, n)
 }
 
 func (d datagenSource) RowsPerSecond() float64 { return d.g.Rate }
 
 func (d datagenSource) ChunkSize() int { return exec.BatchSize }
+
+// rowSourceSplits returns the number of splits of source rel if it is a
+// row source (datagen, nexmark), whose readers can be split among several
+// actors; 0 otherwise.
+func rowSourceSplits(rel *catalog.Relation) int {
+	switch rel.Options["connector"] {
+	case "datagen", "nexmark":
+	default:
+		return 0
+	}
+	g, err := newRowSource(rel)
+	if err != nil {
+		return 0
+	}
+	return g.Splits()
+}

@@ -40,14 +40,16 @@ type viewSourceReader interface {
 
 // newViewSourceReader opens a view's reader of source rel at its committed
 // position in table. fail fails the view.
-func newViewSourceReader(e *Engine, rel, view *catalog.Relation, table *state.Table, out chan<- exec.Message, fail func(error)) (viewSourceReader, error) {
+// part is which of the view's readers of rel this one is: a Kafka or
+// posix_fs source has one (part {0, 1}).
+func newViewSourceReader(e *Engine, rel, view *catalog.Relation, table *state.Table, out chan<- exec.Message, fail func(error), part readerPart) (viewSourceReader, error) {
 	switch rel.Options["connector"] {
 	case "kafka":
 		return newKafkaReader(e, rel, view, table, out, fail)
 	case posixfsConnector:
 		return newFSReader(e, rel, view, table, out, fail)
 	}
-	return newSourceReader(e, rel, view, table, out)
+	return newSourceReader(e, rel, view, table, out, part)
 }
 
 // viewPausedAfter returns whether the view is paused after barrier b, given

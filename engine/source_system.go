@@ -72,9 +72,9 @@ func (e *Engine) viewReaders(fn func(view *view, source *catalog.Relation, r vie
 	}
 	e.mu.Unlock()
 	for _, v := range views {
-		for i, r := range v.readers {
+		for _, r := range v.readers {
 			if r != nil {
-				fn(v, v.plan.Upstreams[i], r)
+				fn(v, r.source(), r)
 			}
 		}
 	}

@@ -27,14 +27,18 @@ type view struct {
 	rel  *catalog.Relation
 	plan *planner.StreamPlan
 	// inputs are the channels of the view's upstream streams, one per scan
-	// of its plan (plan.Upstreams).
+	// of its plan (plan.Upstreams), per reader actor: reader actor r's
+	// input i is inputs[r*len(plan.Upstreams)+i].
 	inputs []chan exec.Message
 	// readers are the view's own readers of the sources it reads (nil for
-	// inputs that are tables or views).
+	// inputs that are tables or views), laid out as inputs.
 	readers []viewSourceReader
-	disp    *exec.Dispatcher
-	tables  []*state.Table
-	done    chan struct{}
+	// readerActors is the number of actors reading the view's sources (more
+	// than one when its sources' splits are shared among them).
+	readerActors int
+	disp         *exec.Dispatcher
+	tables       []*state.Table
+	done         chan struct{}
 	// exprErrors counts rows whose expressions failed (and yielded NULL);
 	// lateRows those dropped for arriving behind a watermark.
 	exprErrors atomic.Int64
@@ -104,19 +108,14 @@ func (e *Engine) buildViewOn(v *view) (*view, *exec.Actor, *backfillJob, error) 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	inputs := make([]<-chan exec.Message, len(plan.Upstreams))
-	heads := make([]exec.Output, len(plan.Upstreams))
-	for i := range plan.Upstreams {
-		if i == len(v.inputs) {
-			v.inputs = append(v.inputs, make(chan exec.Message, inputBuffer))
-		}
-		inputs[i] = v.inputs[i]
-		gate, err := exec.NewPauseGate(e.mem, rel.ID, i, df.Heads[i], pauseTable, planner.Types(plan.Leaves[i].Cols), rel.Paused)
-		if err != nil {
-			df.Close()
-			return nil, nil, nil, err
-		}
-		heads[i] = gate
+	v.readerActors = 1 + len(df.Readers)
+	for len(v.inputs) < v.readerActors*len(plan.Upstreams) {
+		v.inputs = append(v.inputs, make(chan exec.Message, inputBuffer))
+	}
+	inputs, heads, err := e.readerHeads(v, df.Heads, 0, pauseTable)
+	if err != nil {
+		df.Close()
+		return nil, nil, nil, err
 	}
 	var job *backfillJob
 	var backfillTable *state.Table
@@ -159,10 +158,53 @@ func (e *Engine) buildViewOn(v *view) (*view, *exec.Actor, *backfillJob, error) 
 		Log:     log,
 	}
 	if df.Gather != nil {
-		wireParallel(a, df, seal, func(b *barrier.Barrier) { e.coord.Ack(rel.ID, b.Epoch) }, onError)
-		v.parallel = append(df.Actors, df.Gather)
+		readers := []*exec.Actor{a}
+		seals := []func(*barrier.Barrier){seal}
+		for r, rd := range df.Readers {
+			ra, rseal, err := e.readerActor(v, rd, r+1, onError)
+			if err != nil {
+				df.Close()
+				return nil, nil, nil, err
+			}
+			readers, seals = append(readers, ra), append(seals, rseal)
+		}
+		wireParallel(readers, df, seals, func(b *barrier.Barrier) { e.coord.Ack(rel.ID, b.Epoch) }, onError)
+		v.parallel = append(append(df.Actors, df.Gather), readers[1:]...)
 	}
 	return v, a, job, nil
+}
+
+// readerHeads returns reader actor r's inputs (its share of v.inputs) and
+// their heads: a pause gate per input, over pause, in front of heads.
+func (e *Engine) readerHeads(v *view, heads []exec.Output, r int, pause *state.Table) ([]<-chan exec.Message, []exec.Output, error) {
+	u := len(v.plan.Upstreams)
+	inputs := make([]<-chan exec.Message, u)
+	gates := make([]exec.Output, u)
+	for i := range u {
+		inputs[i] = v.inputs[r*u+i]
+		gate, err := exec.NewPauseGate(e.mem, v.rel.ID, i, heads[i], pause, planner.Types(v.plan.Leaves[i].Cols), v.rel.Paused)
+		if err != nil {
+			return nil, nil, err
+		}
+		gates[i] = gate
+	}
+	return inputs, gates, nil
+}
+
+// readerActor returns the actor of reader r (> 0) of a view whose sources
+// are split among several reader actors: it drives rd, its copy of the
+// fragment reading the sources, from its share of the view's inputs. Its
+// pause gates keep their changes in shard r of the view's pause table,
+// which it seals with seal.
+func (e *Engine) readerActor(v *view, rd *exec.Dataflow, r int, onError func(error)) (*exec.Actor, func(*barrier.Barrier), error) {
+	pause := e.store.TableShard(state.TableID(v.rel.PauseTable), r)
+	inputs, heads, err := e.readerHeads(v, rd.Heads, r, pause)
+	if err != nil {
+		return nil, nil, err
+	}
+	a := &exec.Actor{ID: v.rel.ID, Inputs: inputs, Heads: heads, Ops: rd.Closers, Mode: alignmentMode(v.rel),
+		OnError: onError, Log: e.log.With("view", v.rel.Name, "reader", r)}
+	return a, func(b *barrier.Barrier) { pause.Seal(b.Epoch) }, nil
 }
 
 func (e *Engine) runActor(v *view, a *exec.Actor) {
@@ -228,10 +270,14 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 		return err
 	}
 	e.startHistory(rel, v.disp)
+	for _, r := range v.readers {
+		if r != nil {
+			e.coord.AddSource(r)
+			go r.run()
+		}
+	}
 	for i, upRel := range plan.Upstreams {
 		if upRel.Kind == catalog.Source {
-			e.coord.AddSource(v.readers[i])
-			go v.readers[i].run()
 			continue
 		}
 		up, err := e.upstreamDispatcher(upRel.ID)
@@ -489,17 +535,29 @@ func dependencies(ups []*catalog.Relation) []uint32 {
 
 // openReaders creates the view's readers of the sources it reads, at their
 // committed positions.
+// With several reader actors, reader r of each source reads its share of
+// the splits (readerPart) and keeps their positions in shard r of the
+// offset table.
 func (e *Engine) openReaders(v *view) error {
-	v.readers = make([]viewSourceReader, len(v.plan.Upstreams))
-	for i, up := range v.plan.Upstreams {
-		if up.Kind != catalog.Source {
-			continue
+	u := len(v.plan.Upstreams)
+	n := max(v.readerActors, 1)
+	v.readers = make([]viewSourceReader, n*u)
+	for r := range n {
+		for i, up := range v.plan.Upstreams {
+			if up.Kind != catalog.Source {
+				continue
+			}
+			slot := v.plan.Leaves[i].OffsetTable
+			table := v.tables[slot]
+			if r > 0 {
+				table = e.store.TableShard(state.TableID(v.rel.OperatorTables[slot]), r)
+			}
+			rd, err := newViewSourceReader(e, up, v.rel, table, v.inputs[r*u+i], v.fail, readerPart{index: r, count: n})
+			if err != nil {
+				return err
+			}
+			v.readers[r*u+i] = rd
 		}
-		r, err := newViewSourceReader(e, up, v.rel, v.tables[v.plan.Leaves[i].OffsetTable], v.inputs[i], v.fail)
-		if err != nil {
-			return err
-		}
-		v.readers[i] = r
 	}
 	return nil
 }

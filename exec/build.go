@@ -88,6 +88,13 @@ type Dataflow struct {
 	Exchanges []*Exchange
 	Actors    []*Actor
 	Gather    *Actor
+	// Readers are, when fragment 0 runs on several actors (its sources
+	// split among them: planner.Fragments.Readers), the dataflows of
+	// fragment 0 for readers 1 and up, each with its Heads, Exchanges and
+	// Closers; this Dataflow's own are reader 0's. The caller drives each
+	// one's Heads on an actor of its own whose Downstream are its
+	// Exchanges (see WireAcks).
+	Readers []*Dataflow
 
 	// cut, while building a fragment, maps the nodes where building stops
 	// to an index of cutHeads, which gets the Output they would emit into.

@@ -32,7 +32,9 @@ type Parallel struct {
 
 // BuildParallelStream builds a view's dataflow on the fragments of
 // par.Frags: fragment 0, which reads the plan's leaves (the dataflow's
-// Heads, driven by the view's actor) and ends in the Exchanges from it;
+// Heads, driven by the view's actor) and ends in the Exchanges from it,
+// once more per further reader actor if its sources are split among
+// several (Dataflow.Readers);
 // par.N actors per other fragment (Dataflow.Actors), actor i of each over
 // shard i of every state table, those of the last fragment ending each in
 // its own Materialize over its shard of the view's storage (view.Shard);
@@ -98,11 +100,12 @@ func buildParallel(env Env, p *planner.StreamPlan, par Parallel, tail func(Env, 
 			d.closeAll()
 		}
 	}()
+	readers := max(f.Readers, 1)
 	chans := make([]exchangeChannels, len(f.Exchanges))
 	for i, x := range f.Exchanges {
 		producers := n
 		if x.From == 0 {
-			producers = 1
+			producers = readers
 		}
 		chans[i] = newExchangeChannels(producers, n)
 	}
@@ -166,24 +169,46 @@ func buildParallel(env Env, p *planner.StreamPlan, par Parallel, tail func(Env, 
 		return slices.Index(p.Leaves, sc)
 	}
 	slices.SortStableFunc(from0, func(a, b int) int { return leafIndex(a) - leafIndex(b) })
+	if err := buildReader(env, p, f, d, from0, chans, 0); err != nil {
+		return nil, err
+	}
+	for r := 1; r < readers; r++ {
+		rd := &Dataflow{}
+		d.Readers = append(d.Readers, rd)
+		// Each reader's operators have their own evaluation context (they
+		// may set Now), as the partitioned actors'.
+		renv := env
+		ec := *env.Eval
+		renv.Eval = &ec
+		if err := buildReader(renv, p, f, rd, from0, chans, r); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// buildReader builds into d reader r's copy of fragment 0: the exchanges
+// from0 out of it, in order, over producer r's channels, and below them the
+// plan's leaves in order.
+func buildReader(env Env, p *planner.StreamPlan, f *planner.Fragments, d *Dataflow, from0 []int, chans []exchangeChannels, r int) error {
 	for _, i := range from0 {
 		x := f.Exchanges[i]
-		ex := NewExchange(env.Mem, x.Keys, x.KeyTypes, chans[i][0])
+		ex := NewExchange(env.Mem, x.Keys, x.KeyTypes, chans[i][r])
 		d.Exchanges = append(d.Exchanges, ex)
 		d.Closers = append(d.Closers, ex)
 		if err := d.build(env, x.Input, ex); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for i, l := range d.Leaves {
 		if _, ok := l.(*planner.Scan); !ok {
-			return nil, fmt.Errorf("exec: a view's dataflow reads %T, not a scan", l)
+			return fmt.Errorf("exec: a view's dataflow reads %T, not a scan", l)
 		}
 		if i >= len(p.Leaves) || l != planner.Node(p.Leaves[i]) {
-			return nil, fmt.Errorf("exec: fragment 0 reads the plan's scans out of order")
+			return fmt.Errorf("exec: fragment 0 reads the plan's scans out of order")
 		}
 	}
-	return d, nil
+	return nil
 }
 
 // buildShard builds actor i of fragment fi: the plan from the fragment's
@@ -243,6 +268,9 @@ func buildShard(env Env, par Parallel, fi, i int, chans []exchangeChannels, end 
 // closeAll closes every operator of a dataflow that will not run.
 func (d *Dataflow) closeAll() {
 	d.Close()
+	for _, rd := range d.Readers {
+		rd.Close()
+	}
 	for _, a := range d.Actors {
 		for _, op := range a.Ops {
 			op.Close()

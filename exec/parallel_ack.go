@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/streamsql/streamsql/barrier"
@@ -22,14 +23,21 @@ import (
 // a paused view) an epoch behind the view's rows: after the restart the
 // backfill read the last chunk again and the view counted its rows twice.
 //
-// Sealed is called by the view's actor, Gathered by the gather actor, each
-// with its barriers in epoch order; ack is called with the gather's
-// barriers in epoch order, on whichever goroutine completes one.
+// When fragment 0 runs on several reader actors, each seals its own tables
+// and an epoch waits for all of them (SealedBy).
+//
+// Sealed and SealedBy are called by the view's (reader) actors, Gathered by
+// the gather actor, each with its barriers in epoch order; ack is called
+// with the gather's barriers in epoch order, on whichever goroutine
+// completes one.
 type ParallelAck struct {
 	ack func(*barrier.Barrier)
 
-	mu     sync.Mutex
-	sealed uint64 // the last epoch the view's actor sealed
+	mu sync.Mutex
+	// bySealer is the last epoch each reader actor sealed; sealed the
+	// least of them.
+	bySealer []uint64
+	sealed   uint64
 	// gathered are the barriers the gather has aligned and that wait for
 	// the view's actor.
 	gathered []*barrier.Barrier
@@ -37,15 +45,26 @@ type ParallelAck struct {
 
 // NewParallelAck returns a ParallelAck that acknowledges with ack.
 func NewParallelAck(ack func(*barrier.Barrier)) *ParallelAck {
-	return &ParallelAck{ack: ack}
+	return NewReadersAck(1, ack)
+}
+
+// NewReadersAck returns a ParallelAck for a dataflow whose fragment 0 runs
+// on readers actors.
+func NewReadersAck(readers int, ack func(*barrier.Barrier)) *ParallelAck {
+	return &ParallelAck{ack: ack, bySealer: make([]uint64, readers)}
 }
 
 // Sealed records that the view's actor has sealed its tables of b's epoch
 // (and of every earlier one).
-func (p *ParallelAck) Sealed(b *barrier.Barrier) {
+func (p *ParallelAck) Sealed(b *barrier.Barrier) { p.SealedBy(0, b) }
+
+// SealedBy records that reader actor r has sealed its tables of b's epoch
+// (and of every earlier one).
+func (p *ParallelAck) SealedBy(r int, b *barrier.Barrier) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.sealed = max(p.sealed, b.Epoch)
+	p.bySealer[r] = max(p.bySealer[r], b.Epoch)
+	p.sealed = slices.Min(p.bySealer)
 	p.flush()
 }
 
@@ -76,11 +95,26 @@ func (p *ParallelAck) flush() {
 // acknowledged with ack once, in addition, the gather actor has aligned it
 // (ParallelAck). It also makes view's barriers go on to the exchanges.
 func (d *Dataflow) WireAcks(view *Actor, seal, ack func(*barrier.Barrier)) {
-	acks := NewParallelAck(ack)
-	view.Ack = func(b *barrier.Barrier) {
-		seal(b)
-		acks.Sealed(b)
+	d.WireReaderAcks([]*Actor{view}, func(_ int, b *barrier.Barrier) { seal(b) }, ack)
+}
+
+// WireReaderAcks is WireAcks for a dataflow whose fragment 0 runs on
+// several reader actors: readers[0] drives the dataflow's Heads,
+// readers[r] those of Readers[r-1]. Each seals its own tables of an epoch
+// with seal(r, b), and the epoch is acknowledged once all have and the
+// gather has aligned it.
+func (d *Dataflow) WireReaderAcks(readers []*Actor, seal func(r int, b *barrier.Barrier), ack func(*barrier.Barrier)) {
+	acks := NewReadersAck(len(readers), ack)
+	for r, a := range readers {
+		a.Ack = func(b *barrier.Barrier) {
+			seal(r, b)
+			acks.SealedBy(r, b)
+		}
+		if r == 0 {
+			a.Downstream = d.Exchanges
+		} else {
+			a.Downstream = d.Readers[r-1].Exchanges
+		}
 	}
-	view.Downstream = d.Exchanges
 	d.Gather.Ack = acks.Gathered
 }

@@ -12,7 +12,10 @@ import (
 // Fragments is how a view's dataflow runs on several actors: its plan cut
 // into fragments at hash exchanges. Fragment 0 reads the plan's leaves and
 // runs as one actor (the view's actor: scans, backfills, pause gates and
-// whatever stays unpartitioned above them). Every other fragment runs as N
+// whatever stays unpartitioned above them), or, when its leaves are all
+// sources split among Readers readers (CutSourceFragments), as Readers
+// actors, each reading its share of the splits through the same stateless
+// chain. Every other fragment runs as N
 // actors, actor i owning the virtual nodes state.VNodeRange(i, N) of its
 // partition key; the last one ends in the view's Materialize (each actor
 // writes the view rows of its virtual nodes). An Exchange repartitions the
@@ -34,6 +37,8 @@ type Fragments struct {
 	// row belongs to the actor its values hash to.
 	ViewKeys     []int
 	ViewKeyTypes []types.T
+	// Readers is the number of actors of fragment 0 (at least 1).
+	Readers int
 }
 
 // Fragment is a part of the plan that runs on one set of actors.
@@ -85,12 +90,39 @@ type fragmenter struct {
 // aggregates, TopN without groups, window functions without PARTITION BY;
 // a union of partitioned and unpartitioned inputs).
 func CutFragments(p *StreamPlan) *Fragments {
-	fr := &fragmenter{f: &Fragments{Frags: []*Fragment{{Out: -1}}}}
+	return cut(p, 1)
+}
+
+// CutSourceFragments is CutFragments for a plan whose every leaf is a scan
+// of a source that readers actors read a share of each: fragment 0 runs as
+// readers actors, so it must hold only stateless operators (scans, filters,
+// projections), and a plan with no partitioned operator is cut before its
+// Materialize, by the view's key. It returns nil if fragment 0 would hold
+// anything else.
+func CutSourceFragments(p *StreamPlan, readers int) *Fragments {
+	if readers <= 1 {
+		return CutFragments(p)
+	}
+	return cut(p, readers)
+}
+
+func cut(p *StreamPlan, readers int) *Fragments {
+	fr := &fragmenter{f: &Fragments{Frags: []*Fragment{{Out: -1}}, Readers: readers}}
 	d, ok := fr.visit(p.Root.Input)
-	if !ok || d.frag == 0 {
+	if !ok || (d.frag == 0 && readers == 1) {
 		return nil
 	}
 	m := p.Root
+	if readers > 1 {
+		if d.frag == 0 && !stateless(m.Input) {
+			return nil
+		}
+		for _, x := range fr.f.Exchanges {
+			if x.From == 0 && !stateless(x.Input) {
+				return nil
+			}
+		}
+	}
 	top := d.frag
 	fr.f.ViewKeys, fr.f.ViewKeyTypes = nil, nil
 	for _, k := range d.keys {
@@ -100,7 +132,8 @@ func CutFragments(p *StreamPlan) *Fragments {
 		}
 	}
 	if fr.f.ViewKeys == nil {
-		// Repartition by the view's key before the Materialize.
+		// Repartition by the view's key before the Materialize (also the
+		// rows of several readers of a stateless plan).
 		ts := make([]types.T, len(m.Key))
 		for i, k := range m.Key {
 			ts[i] = m.Cols[k].Type
@@ -111,6 +144,18 @@ func CutFragments(p *StreamPlan) *Fragments {
 	fr.f.Frags[top].Root = m.Input
 	fr.compact(top)
 	return fr.f
+}
+
+// stateless reports whether n and the nodes below it are scans, filters and
+// projections only, which keep no state and can run on every reader.
+func stateless(n Node) bool {
+	switch n.(type) {
+	case *Scan:
+		return true
+	case *Filter, *Project:
+		return stateless(n.Inputs()[0])
+	}
+	return false
 }
 
 // compact drops the fragments merged into others and renumbers the rest,
@@ -430,6 +475,8 @@ func (f *Fragments) Describe(n int) []string {
 			}
 		}
 		switch {
+		case i == 0 && f.Readers > 1:
+			out = append(out, fmt.Sprintf("  Fragment 0 { actors: %d, reads: sources, splits shared among %d readers }", f.Readers, f.Readers))
 		case i == 0:
 			out = append(out, "  Fragment 0 { actors: 1, reads: sources and upstreams }")
 		case i == len(f.Frags)-1:
@@ -441,9 +488,12 @@ func (f *Fragments) Describe(n int) []string {
 	return out
 }
 
-// SingleProducer reports whether every exchange reads from fragment 0 (one
-// actor): no actor merges the streams of several producers.
+// SingleProducer reports whether every exchange reads from fragment 0 run
+// as one actor: no actor merges the streams of several producers.
 func (f *Fragments) SingleProducer() bool {
+	if f.Readers > 1 {
+		return false
+	}
 	for _, x := range f.Exchanges {
 		if x.From != 0 {
 			return false

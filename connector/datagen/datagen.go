@@ -8,6 +8,8 @@
 //	datagen.seed = N                 seed of the random fields (default 0)
 //	datagen.rows.per.second = N      pacing (default 1000; 0: as fast as the consumer takes them)
 //	datagen.total.rows = N           stop after N rows (default: unbounded)
+//	datagen.split.num = K            splits (default 1): split i has rows i, i+K, ..., so the
+//	                                 rows do not depend on K, only how readers share them
 //	fields.<col>.kind = sequence|random   (default random)
 //	fields.<col>.start / .end        sequence range (numbers; dates and timestamps as text):
 //	                                 the sequence ends the source when it passes end
@@ -48,6 +50,8 @@ type Generator struct {
 	// rows, or -1 for unbounded.
 	Rate  float64
 	Total int64
+	// Splits is the number of splits: split s has rows s, s+Splits, ...
+	Splits int
 }
 
 type field struct {
@@ -65,7 +69,7 @@ type field struct {
 // New validates opts against the columns and returns the generator. Errors
 // are 22023 (invalid_parameter_value) naming the option.
 func New(cols []Column, opts map[string]string) (*Generator, error) {
-	g := &Generator{cols: cols, Rate: 1000, Total: -1}
+	g := &Generator{cols: cols, Rate: 1000, Total: -1, Splits: 1}
 	known := map[string]bool{"connector": true}
 	num := func(key string, def float64) (float64, error) {
 		v, ok := opts[key]
@@ -95,6 +99,14 @@ func New(cols []Column, opts map[string]string) (*Generator, error) {
 		return nil, err
 	}
 	g.Total = int64(total)
+	splits, err := num("datagen.split.num", 1)
+	if err != nil {
+		return nil, err
+	}
+	if splits < 1 || splits > 1<<16 || splits != math.Trunc(splits) {
+		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "option datagen.split.num must be a whole number from 1 to %d", 1<<16)
+	}
+	g.Splits = int(splits)
 	for i, c := range cols {
 		p := "fields." + c.Name + "."
 		f := field{salt: mix(uint64(i)+0x9e3779b97f4a7c15, g.seed)}
@@ -250,14 +262,39 @@ func (g *Generator) Batch(mem memory.Allocator, first, n int64) arrow.RecordBatc
 	if g.Total >= 0 && first+n > g.Total {
 		n = max(g.Total-first, 0)
 	}
+	return g.rows(mem, first, 1, n)
+}
+
+// SplitRows returns the number of rows of split s, or -1 if unbounded.
+func (g *Generator) SplitRows(s int) int64 {
+	if g.Total < 0 {
+		return -1
+	}
+	k := int64(g.Splits)
+	return max(g.Total-int64(s)+k-1, 0) / k
+}
+
+// SplitBatch returns rows [first, first+n) of split s (fewer at its end):
+// the source's rows s+first*K, s+(first+1)*K, ... of K splits, each
+// followed by its row number. The caller releases it.
+func (g *Generator) SplitBatch(mem memory.Allocator, s int, first, n int64) arrow.RecordBatch {
+	if total := g.SplitRows(s); total >= 0 && first+n > total {
+		n = max(total-first, 0)
+	}
+	k := int64(g.Splits)
+	return g.rows(mem, int64(s)+first*k, k, n)
+}
+
+// rows returns the n rows start, start+stride, ...
+func (g *Generator) rows(mem memory.Allocator, start, stride, n int64) arrow.RecordBatch {
 	cols := make([]arrow.Array, 0, len(g.cols)+1)
 	for i, c := range g.cols {
-		cols = append(cols, g.column(mem, i, c.Type, first, n))
+		cols = append(cols, g.column(mem, i, c.Type, start, stride, n))
 	}
 	ids := array.NewInt64Builder(mem)
 	ids.Reserve(int(n))
-	for r := first; r < first+n; r++ {
-		ids.UnsafeAppend(r)
+	for j := int64(0); j < n; j++ {
+		ids.UnsafeAppend(start + j*stride)
 	}
 	cols = append(cols, ids.NewArray())
 	ids.Release()
@@ -268,13 +305,13 @@ func (g *Generator) Batch(mem memory.Allocator, first, n int64) arrow.RecordBatc
 	return rec
 }
 
-func (g *Generator) column(mem memory.Allocator, i int, t types.T, first, n int64) arrow.Array {
+func (g *Generator) column(mem memory.Allocator, i int, t types.T, start, stride, n int64) arrow.Array {
 	f := &g.fields[i]
 	b := array.NewBuilder(mem, t.ArrowType())
 	defer b.Release()
 	b.Reserve(int(n))
 	var buf []byte
-	for r := first; r < first+n; r++ {
+	for r := start; r < start+n*stride; r += stride {
 		if f.nullRate > 0 && f.unit(r, 1) < f.nullRate {
 			b.AppendNull()
 			continue
