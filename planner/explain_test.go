@@ -113,6 +113,12 @@ func TestExplain(t *testing.T) {
 					return "error: " + err.Error()
 				}
 				f := CutFragments(p)
+				if d.HasArg("readers") {
+					// The leaves' splits shared among that many readers.
+					var readers int
+					d.ScanArgs(t, "readers", &readers)
+					f = CutSourceFragments(p, readers)
+				}
 				if f == nil {
 					return "one actor"
 				}

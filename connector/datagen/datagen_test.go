@@ -128,3 +128,44 @@ func BenchmarkGenerate(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)*1024/b.Elapsed().Seconds(), "rows/s")
 }
+
+// TestSplits checks that the splits of a source hold its rows, each once:
+// row s+j*k is row j of split s, whatever the chunks read.
+func TestSplits(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	opts := map[string]string{"datagen.total.rows": "103", "datagen.split.num": "4", "fields.id.kind": "sequence"}
+	g, err := New(testCols, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := g.Batch(mem, 0, 200)
+	want := rowsText(all)
+	all.Release()
+	got := make([]string, len(want))
+	var n int64
+	for s := 0; s < g.Splits; s++ {
+		rows := g.SplitRows(s)
+		n += rows
+		for first := int64(0); first < rows+5; first += 7 {
+			rec := g.SplitBatch(mem, s, first, 7)
+			for j, row := range rowsText(rec) {
+				got[int64(s)+(first+int64(j))*4] = row
+			}
+			rec.Release()
+		}
+	}
+	if n != 103 {
+		t.Fatalf("splits hold %d rows, want 103", n)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("row %d: split gives %q, want %q", i, got[i], want[i])
+		}
+	}
+	for _, bad := range []string{"0", "1.5", "x", "70000"} {
+		if _, err := New(testCols, map[string]string{"datagen.split.num": bad}); err == nil {
+			t.Errorf("datagen.split.num = %s accepted", bad)
+		}
+	}
+}
