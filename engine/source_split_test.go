@@ -32,7 +32,8 @@ var splitViews = []struct{ name, def, check string }{
 // TestSplitSourceReaders reads a nexmark and a datagen source of four
 // splits into views at parallelism 1 and 4 (whose readers share the
 // splits), kills the server (kill -9) while they read, rescales the views
-// at parallelism 4 to 2 and then 3, with another kill in between, and
+// at parallelism 4 to 2 and then 3, with another kill in between (one of
+// them paused until the second rescale), and
 // checks that every view then holds exactly the rows of its query over the
 // same rows generated into tables: each split resumes at its checkpointed
 // position whatever reader reads it.
@@ -67,6 +68,9 @@ func TestSplitSourceReaders(t *testing.T) {
 	if !strings.Contains(explain, "Fragment 0 { actors: 4, reads: sources, splits shared among 4 readers }") {
 		t.Fatalf("EXPLAIN of a view over a source of 4 splits at parallelism 4:\n%s\n(%s)", explain, plan)
 	}
+	// dg4 is paused across the first kill and rescale: its readers stop at
+	// the pausing barrier and start from there after the resume.
+	mustExec(ctx, t, conn, "ALTER MATERIALIZED VIEW dg4 PAUSE")
 	conn.Close(ctx)
 	for _, p := range []int{2, 3} {
 		time.Sleep(400 * time.Millisecond)
@@ -79,6 +83,9 @@ func TestSplitSourceReaders(t *testing.T) {
 		}
 		for _, v := range splitViews {
 			mustExec(ctx, t, conn, fmt.Sprintf("ALTER MATERIALIZED VIEW %s4 SET PARALLELISM %d", v.name, p))
+		}
+		if p == 3 {
+			mustExec(ctx, t, conn, "ALTER MATERIALIZED VIEW dg4 RESUME")
 		}
 		conn.Close(ctx)
 	}
