@@ -48,6 +48,32 @@ func TestParallelAckWaitsForTheViewActor(t *testing.T) {
 	}
 }
 
+// TestParallelAckWaitsForEveryReader acknowledges an epoch of a dataflow
+// whose sources are read by three reader actors only once every reader has
+// sealed it and the gather has aligned it.
+func TestParallelAckWaitsForEveryReader(t *testing.T) {
+	var acked []uint64
+	p := NewReadersAck(3, func(b *barrier.Barrier) { acked = append(acked, b.Epoch) })
+	b := func(e uint64) *barrier.Barrier { return &barrier.Barrier{Epoch: e} }
+	check := func(when string, want ...uint64) {
+		t.Helper()
+		if !slices.Equal(acked, want) {
+			t.Fatalf("%s: acknowledged %v, want %v", when, acked, want)
+		}
+	}
+	p.Gathered(b(1))
+	p.SealedBy(0, b(1))
+	p.SealedBy(2, b(1))
+	check("readers 0 and 2 sealed 1")
+	p.SealedBy(1, b(2)) // reader 1 is ahead
+	check("reader 1 sealed 2", 1)
+	p.Gathered(b(2))
+	check("gathered 2", 1)
+	p.SealedBy(0, b(2))
+	p.SealedBy(2, b(3))
+	check("every reader sealed 2", 1, 2)
+}
+
 // TestParallelAckAfterViewActorSeals runs a parallel dataflow's actors (the
 // view's actor, two partitioned actors, the gather) and holds the view's
 // actor in its sealing of each epoch until the gather has passed the
