@@ -534,8 +534,7 @@ func dependencies(ups []*catalog.Relation) []uint32 {
 }
 
 // openReaders creates the view's readers of the sources it reads, at their
-// committed positions.
-// With several reader actors, reader r of each source reads its share of
+// committed positions. With several reader actors, reader r of each source reads its share of
 // the splits (readerPart) and keeps their positions in shard r of the
 // offset table.
 func (e *Engine) openReaders(v *view) error {
