@@ -79,6 +79,10 @@ type CheckpointRecord struct {
 	// Started is when the barrier's injection began, Finished when the epoch
 	// committed (zero while in progress).
 	Started, Finished time.Time
+	// Injected is when the barrier had reached every source, Aligned when
+	// every actor had also acknowledged it (its dataflows had processed the
+	// epoch and written their state); zero until then.
+	Injected, Aligned time.Time
 	Status            string
 	// Error is the last commit error of a failed attempt.
 	Error string
@@ -370,6 +374,9 @@ func (c *Coordinator) Ack(actor uint32, epoch uint64) {
 		return
 	}
 	delete(st.waiting, actor)
+	if len(st.waiting) == 0 && st.injected {
+		c.update(epoch, func(r *CheckpointRecord) { r.Aligned = time.Now() })
+	}
 	// Earlier epochs the actor never acknowledged were abandoned by its
 	// alignment: they are subsumed by this one.
 	for e, old := range c.epochs {
@@ -493,6 +500,13 @@ func (c *Coordinator) injectNext() bool {
 	c.mu.Lock()
 	st.injected = true
 	c.injected = e
+	injected := time.Now()
+	c.update(e, func(r *CheckpointRecord) {
+		r.Injected = injected
+		if len(st.waiting) == 0 {
+			r.Aligned = injected
+		}
+	})
 	c.signalLocked()
 	if len(st.waiting) == 0 {
 		c.poke(c.commitWake)

@@ -267,3 +267,34 @@ func TestCoordinatorFatalCommit(t *testing.T) {
 		t.Fatalf("Err %v, status %q", c.Err(), statusOf(c, e))
 	}
 }
+
+// TestCheckpointStageTimes checks that a committed checkpoint's record holds
+// its injection and alignment times in order, the alignment taken at the
+// last actor's acknowledgement, after the injection.
+func TestCheckpointStageTimes(t *testing.T) {
+	log := &commitLog{}
+	c, src := newTestCoordinator(t, log, Options{})
+	c.AddRunningActor(7)
+	e := c.Checkpoint()
+	<-src.injected
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.WaitInjected(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	c.Ack(7, e)
+	wait(t, c, e)
+	var r CheckpointRecord
+	for _, x := range c.History() {
+		if x.Epoch == e {
+			r = x
+		}
+	}
+	if r.Injected.IsZero() || r.Aligned.IsZero() {
+		t.Fatalf("record %+v lacks its injection or alignment time", r)
+	}
+	if r.Injected.Before(r.Started) || r.Aligned.Before(r.Injected) || r.Finished.Before(r.Aligned) {
+		t.Fatalf("stage times out of order: started %v injected %v aligned %v finished %v",
+			r.Started, r.Injected, r.Aligned, r.Finished)
+	}
+}

@@ -43,6 +43,16 @@ type checkpointEntry struct {
 	StateSize int64  `json:"state_size,omitempty"`
 	MaxAlign  int64  `json:"max_align,omitempty"` // -1: no view aligned
 	Commit    int64  `json:"commit,omitempty"`
+	// The stages of Duration (-1: unknown, as in entries persisted before
+	// they were recorded): Inject from the start of the barrier's injection
+	// until every source had it; Dataflow from then until every view had
+	// acknowledged it (processed the epoch's changes and written its
+	// state); Flush and Sync the parts of Commit building the store's batch
+	// and committing it with an fsync.
+	Inject   int64 `json:"inject"`
+	Dataflow int64 `json:"dataflow"`
+	Flush    int64 `json:"flush"`
+	Sync     int64 `json:"sync"`
 }
 
 // historySource persists the checkpoint history: at every barrier it
@@ -101,15 +111,23 @@ func (h *historySource) Inject(_ context.Context, b *barrier.Barrier) error {
 // checkpointEntry describes checkpoint r with its commit statistics.
 func (e *Engine) checkpointEntry(r barrier.CheckpointRecord) checkpointEntry {
 	stats, align := e.stats.get(r.Epoch)
-	ent := checkpointEntry{Epoch: r.Epoch, Started: r.Started.UnixMicro(), Status: r.Status, MaxAlign: -1, Duration: -1}
+	ent := checkpointEntry{Epoch: r.Epoch, Started: r.Started.UnixMicro(), Status: r.Status, MaxAlign: -1, Duration: -1,
+		Inject: -1, Dataflow: -1, Flush: -1, Sync: -1}
 	if !r.Finished.IsZero() {
 		ent.Duration = r.Finished.Sub(r.Started).Microseconds()
+	}
+	if !r.Injected.IsZero() {
+		ent.Inject = r.Injected.Sub(r.Started).Microseconds()
+		if !r.Aligned.IsZero() {
+			ent.Dataflow = r.Aligned.Sub(r.Injected).Microseconds()
+		}
 	}
 	for _, d := range align {
 		ent.MaxAlign = max(ent.MaxAlign, d.Microseconds())
 	}
 	if r.Status == barrier.StatusCompleted {
 		ent.Keys, ent.Bytes, ent.StateSize, ent.Commit = stats.Keys, stats.Bytes, stats.StateSize, stats.Duration.Microseconds()
+		ent.Flush, ent.Sync = stats.Flush.Microseconds(), stats.Sync.Microseconds()
 	}
 	return ent
 }
@@ -128,7 +146,7 @@ func (e *Engine) checkpointHistory(limit int) ([]checkpointEntry, []barrier.Chec
 	var persisted []checkpointEntry
 	var last uint64
 	for ok := it.Last(); ok && (limit <= 0 || len(persisted) < limit); ok = it.Prev() {
-		var ent checkpointEntry
+		ent := checkpointEntry{Inject: -1, Dataflow: -1, Flush: -1, Sync: -1}
 		if err := json.Unmarshal(it.Value(), &ent); err != nil {
 			return nil, nil, err
 		}
@@ -173,6 +191,7 @@ func (e *Engine) checkpointHistoryRows() ([][]types.Datum, error) {
 		rows = append(rows, []types.Datum{
 			types.DInt(int64(ent.Epoch)), types.DInt(ent.Started), micros(ent.Duration), keys, bytes, size, micros(ent.MaxAlign),
 			types.DText(ent.Status), errDatum, commit,
+			micros(ent.Inject), micros(ent.Dataflow), micros(ent.Flush), micros(ent.Sync),
 		})
 	}
 	for _, ent := range persisted {

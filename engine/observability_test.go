@@ -133,6 +133,16 @@ func TestMetricsScrape(t *testing.T) {
 			t.Errorf("%s = %v (%v), want some", name, v, ok)
 		}
 	}
+	for _, stage := range []string{"inject", "dataflow", "flush", "sync"} {
+		if v, ok := metricValue(fams, "streamsql_checkpoint_stage_seconds", map[string]string{"stage": stage}); !ok || v == 0 {
+			t.Errorf("checkpoint stage %s observed %v times (%v), want some", stage, v, ok)
+		}
+	}
+	for _, name := range []string{"streamsql_checkpoint_commit_keys", "streamsql_checkpoint_commit_bytes"} {
+		if v, ok := metricValue(fams, name, nil); !ok || v == 0 {
+			t.Errorf("%s observed %v times (%v), want some", name, v, ok)
+		}
+	}
 	for _, name := range []string{"streamsql_view_state_bytes", "streamsql_view_expression_errors_total", "streamsql_view_late_rows_total"} {
 		if _, ok := metricValue(fams, name, view); !ok {
 			t.Errorf("no %s for mv", name)

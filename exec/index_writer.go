@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"context"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -23,6 +24,7 @@ type IndexWriter struct {
 	incl  *state.RowCodec
 
 	keyBuf, valBuf []byte
+	cmpBuf         []byte // sameEntry's copy of an old entry
 	inclCols       []arrow.Array
 }
 
@@ -76,6 +78,19 @@ func (x *IndexWriter) Build(ctx context.Context, mem memory.Allocator, rows *sta
 		return err
 	}
 	return nil
+}
+
+// sameEntry reports whether row i has the same entry (key and value) in old
+// and new.
+func (x *IndexWriter) sameEntry(old, new arrow.RecordBatch, i int) bool {
+	k := append(x.cmpBuf[:0], x.entryKey(old, i)...)
+	split := len(k)
+	k = append(k, x.entryValue(old, i)...)
+	x.cmpBuf = k
+	if !bytes.Equal(k[:split], x.entryKey(new, i)) {
+		return false
+	}
+	return bytes.Equal(k[split:], x.entryValue(new, i))
 }
 
 func (x *IndexWriter) entryKey(rec arrow.RecordBatch, i int) []byte {

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -138,6 +139,88 @@ func (w *KeyedRows) DeleteAll(rec arrow.RecordBatch) {
 	}
 	for _, x := range w.Indexes {
 		x.DeleteAll(rec)
+	}
+}
+
+// Replacement pairs stored rows with their new versions (row i of New
+// replaces row i of Old, records of every column) and records which rows
+// and index entries the replacement leaves as they are: those are not
+// written again, so an UPDATE writes only what it changes (an index whose
+// columns it does not set costs nothing, a row set to its own value
+// nothing at all). Build it with Compare.
+type Replacement struct {
+	Old, New arrow.RecordBatch
+	// same[i]: row i is unchanged, and so is every index entry of it;
+	// sameEntry[x][i]: the entry of row i in index x is unchanged.
+	same      []bool
+	sameEntry [][]bool
+}
+
+// Compare compares the rows of old with their new versions in new (the
+// same length). Equal encodings of every column mean an unchanged row, and
+// so an unchanged key.
+func (w *KeyedRows) Compare(old, new arrow.RecordBatch) *Replacement {
+	n := int(old.NumRows())
+	r := &Replacement{Old: old, New: new, same: make([]bool, n), sameEntry: make([][]bool, len(w.Indexes))}
+	oc, nc := old.Columns(), new.Columns()
+	for i := range n {
+		w.valBuf = w.codec.Append(w.valBuf[:0], oc, i)
+		split := len(w.valBuf)
+		w.valBuf = w.codec.Append(w.valBuf, nc, i)
+		r.same[i] = bytes.Equal(w.valBuf[:split], w.valBuf[split:])
+	}
+	for x, ix := range w.Indexes {
+		r.sameEntry[x] = make([]bool, n)
+		for i := range n {
+			r.sameEntry[x][i] = r.same[i] || ix.sameEntry(old, new, i)
+		}
+	}
+	return r
+}
+
+// DeleteReplaced deletes the old rows of r and their index entries that the
+// replacement changes. A statement's replacements delete, every one of
+// them, before any is put (PutReplacements), so that a key moving from one
+// row to another ends up written.
+func (w *KeyedRows) DeleteReplaced(r *Replacement) {
+	if r.Old.NumRows() == 0 {
+		return
+	}
+	w.EncodeKeys(r.Old)
+	for i, same := range r.same {
+		if !same {
+			w.Table.Delete(w.RowKey(i))
+		}
+	}
+	for x, ix := range w.Indexes {
+		for i, same := range r.sameEntry[x] {
+			if !same {
+				ix.Delete(r.Old, i)
+			}
+		}
+	}
+}
+
+// PutReplacements writes the new rows of r and their index entries that the
+// replacement changes.
+func (w *KeyedRows) PutReplacements(r *Replacement) {
+	if r.New.NumRows() == 0 {
+		return
+	}
+	w.EncodeKeys(r.New)
+	cols := r.New.Columns()
+	for i, same := range r.same {
+		if !same {
+			w.valBuf = w.codec.Append(w.valBuf[:0], cols, i)
+			w.Table.Put(w.RowKey(i), w.valBuf)
+		}
+	}
+	for x, ix := range w.Indexes {
+		for i, same := range r.sameEntry[x] {
+			if !same {
+				ix.Put(r.New, i)
+			}
+		}
 	}
 }
 

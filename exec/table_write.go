@@ -109,14 +109,17 @@ func (w *TableWrite) Update(ctx context.Context, olds, news []arrow.RecordBatch,
 	if err := w.CheckUnique(news, olds); err != nil {
 		return 0, err
 	}
-	// Deletions first, so that keys moving between rows stay correct.
+	// Deletions first, so that keys moving between rows stay correct. Rows
+	// and index entries the statement leaves as they were are not written.
 	var n int64
-	for _, r := range olds {
-		w.rows.DeleteAll(r)
+	reps := make([]*Replacement, len(olds))
+	for k, r := range olds {
+		reps[k] = w.rows.Compare(r, news[k])
+		w.rows.DeleteReplaced(reps[k])
 		n += r.NumRows()
 	}
-	for _, r := range news {
-		w.rows.PutAll(r)
+	for _, r := range reps {
+		w.rows.PutReplacements(r)
 	}
 	for k, old := range olds {
 		b, err := UpdatePairs(w.mem, old, news[k])

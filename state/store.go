@@ -352,6 +352,10 @@ type CommitStats struct {
 	Bytes int64
 	// Duration is the wall time of the Commit, including the sync.
 	Duration time.Duration
+	// Flush is the part of Duration spent building the batch from the
+	// sealed layers, Sync the part spent in Pebble's commit of it (the WAL
+	// write and fsync).
+	Flush, Sync time.Duration
 	// StateSize is the store's size on disk after the commit (every table,
 	// live sstables and WAL), in bytes.
 	StateSize int64
@@ -432,7 +436,11 @@ func (s *Store) Commit(epoch uint64) (CommitStats, error) {
 	}
 	_ = b.Set(sysEpochKey, binary.BigEndian.AppendUint64(nil, epoch), nil)
 	stats.Bytes = int64(b.Len())
-	if err := s.commitBatch(b, epoch); err != nil {
+	synced := time.Now()
+	stats.Flush = synced.Sub(start)
+	err := s.commitBatch(b, epoch)
+	stats.Sync = time.Since(synced)
+	if err != nil {
 		stats.Duration = time.Since(start)
 		return stats, err
 	}
