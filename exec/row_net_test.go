@@ -4,6 +4,7 @@ package exec
 
 import (
 	"context"
+	"hash/maphash"
 	"slices"
 	"strings"
 	"testing"
@@ -111,5 +112,37 @@ func TestConsolidateNets(t *testing.T) {
 	want := []string{"+ 1 1", "+ 1 1", "+ 3 3"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestRowNetHashChain makes two rows share a hash chain, as colliding
+// hashes would: each is still found as itself.
+func TestRowNetHashChain(t *testing.T) {
+	r := newRowNet([]types.T{types.Int64T})
+	a, b := []byte("row a"), []byte("row b")
+	if j, fresh := r.find(a); j != 0 || !fresh {
+		t.Fatalf("find(a) = %d, %v", j, fresh)
+	}
+	// b's hash leads to a's row, which heads the chain b must walk.
+	r.heads[maphash.Bytes(r.seed, b)] = 0
+	if j, fresh := r.find(b); j != 1 || !fresh {
+		t.Fatalf("find(b) = %d, %v; want a new row 1", j, fresh)
+	}
+	// a's hash now leads to b's row first: a is the chain's second row.
+	r.heads[maphash.Bytes(r.seed, a)] = 1
+	for _, c := range []struct {
+		k    []byte
+		want int32
+	}{{a, 0}, {b, 1}} {
+		if j, fresh := r.find(c.k); j != c.want || fresh {
+			t.Errorf("find(%s) = %d, %v; want %d, seen", c.k, j, fresh, c.want)
+		}
+		if got := r.row(int(c.want)); string(got) != string(c.k) {
+			t.Errorf("row %d = %q, want %q", c.want, got, c.k)
+		}
+	}
+	r.reset()
+	if j, fresh := r.find(b); j != 0 || !fresh || r.len() != 1 {
+		t.Fatalf("after reset: find(b) = %d, %v, %d rows", j, fresh, r.len())
 	}
 }
