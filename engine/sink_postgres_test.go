@@ -238,3 +238,38 @@ func TestPostgresSinkTypes(t *testing.T) {
 	q.WriteString(" FROM ty ORDER BY k")
 	pgSinkAwait(t, ctx, conn, target, []pgSinkQuery{{q.String(), q.String()}})
 }
+
+// TestPostgresSinkTargetError drops the target table while the sink runs:
+// an error that retrying cannot fix by itself (42P01) is retried, shown in
+// streamsql_sinks with its reason while the changes wait in the outbox, and
+// once the table is back the sink catches up. DROP SINK leaves the sink's
+// progress row in the target database.
+func TestPostgresSinkTargetError(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, target, with := pgSinkTarget(t)
+	srv := testserver.Start(t, testserver.Options{BarrierInterval: 10 * time.Millisecond})
+	conn := connect(ctx, t, srv)
+	kexec(t, ctx, conn,
+		"CREATE TABLE t (k int PRIMARY KEY, g int, n bigint, s text)",
+		"CREATE SINK ups FROM t WITH ("+with+", table = 'ups', type = 'upsert')",
+		"INSERT INTO t VALUES (1, 1, 1, 'a')",
+	)
+	pgSinkAwait(t, ctx, conn, target, pgSinkQueries[1:2])
+	cdcExec(t, target, "DROP TABLE ups")
+	kexec(t, ctx, conn, "INSERT INTO t VALUES (2, 2, 2, 'b')", "UPDATE t SET n = 10 WHERE k = 1")
+	kwaitFor(t, ctx, "sink status", func() (string, bool) {
+		var status string
+		if err := conn.QueryRow(ctx, "SELECT status FROM streamsql_sinks WHERE name = 'ups'").Scan(&status); err != nil {
+			return err.Error(), false
+		}
+		return status, strings.HasPrefix(status, "retrying: ") && strings.Contains(status, "does not exist")
+	})
+	cdcExec(t, target, "CREATE TABLE ups (k int PRIMARY KEY, g int, n bigint, s varchar)")
+	pgSinkAwait(t, ctx, conn, target, pgSinkQueries[1:2])
+	kexec(t, ctx, conn, "DROP SINK ups")
+	var rows int
+	if err := target.QueryRow(ctx, "SELECT count(*) FROM streamsql_sink_progress").Scan(&rows); err != nil || rows != 1 {
+		t.Errorf("progress rows after DROP SINK: %d, %v; want 1 (kept)", rows, err)
+	}
+}

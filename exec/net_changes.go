@@ -5,7 +5,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/streamsql/streamsql/barrier"
-	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -26,37 +25,21 @@ import (
 // delays them to the barrier; the watermarks wait with them, so that no row
 // arrives behind a watermark sent before it.
 type NetChanges struct {
-	mem    memory.Allocator
-	types  []types.T
-	codec  *state.RowCodec
-	counts map[string]int64
-	order  []string // the distinct rows, in order of first change
-	buf    []byte
-	wms    []barrier.Watermark // the last of each column, in order of first arrival
+	mem   memory.Allocator
+	types []types.T
+	net   rowNet
+	wms   []barrier.Watermark // the last of each column, in order of first arrival
 }
 
 // NewNetChanges returns a NetChanges over rows of the given types.
 func NewNetChanges(mem memory.Allocator, ts []types.T) *NetChanges {
-	return &NetChanges{mem: mem, types: ts, codec: state.NewRowCodec(ts), counts: map[string]int64{}}
+	return &NetChanges{mem: mem, types: ts, net: newRowNet(ts)}
 }
 
 // OnBatch counts b's rows.
 func (c *NetChanges) OnBatch(_ context.Context, b *Batch, _ Output) error {
 	defer b.Release()
-	cols := b.Rec.Columns()
-	for i, op := range b.Ops {
-		c.buf = c.codec.Append(c.buf[:0], cols, i)
-		n, seen := c.counts[string(c.buf)]
-		if !seen {
-			c.order = append(c.order, string(c.buf))
-		}
-		if op.IsInsert() {
-			n++
-		} else {
-			n--
-		}
-		c.counts[string(c.buf)] = n
-	}
+	c.net.add(b.Rec.Columns(), b.Ops)
 	return nil
 }
 
@@ -74,14 +57,13 @@ func (c *NetChanges) OnWatermark(_ context.Context, w *barrier.Watermark, _ Outp
 
 // OnBarrier emits the epoch's net changes and watermarks.
 func (c *NetChanges) OnBarrier(ctx context.Context, _ *barrier.Barrier, out Output) error {
-	if err := c.emit(ctx, Delete, out); err != nil {
+	if err := c.net.emit(ctx, c.mem, c.types, -1, Delete, true, out); err != nil {
 		return err
 	}
-	if err := c.emit(ctx, Insert, out); err != nil {
+	if err := c.net.emit(ctx, c.mem, c.types, +1, Insert, true, out); err != nil {
 		return err
 	}
-	clear(c.counts)
-	c.order = c.order[:0]
+	c.net.reset()
 	for _, w := range c.wms {
 		if err := out.Emit(ctx, Message{Watermark: &barrier.Watermark{Column: w.Column, Value: w.Value}}); err != nil {
 			return err
@@ -91,46 +73,7 @@ func (c *NetChanges) OnBarrier(ctx context.Context, _ *barrier.Barrier, out Outp
 	return nil
 }
 
-// emit sends the rows whose count went down (op Delete) or up (Insert),
-// each as many times as it changed.
-func (c *NetChanges) emit(ctx context.Context, op Op, out Output) error {
-	bs := newBuilders(c.mem, c.types)
-	defer releaseBuilders(bs)
-	schema := SchemaOf(c.types)
-	rows := 0
-	flush := func() error {
-		ops := make([]Op, rows)
-		for i := range ops {
-			ops[i] = op
-		}
-		b := NewBatch(buildRecord(schema, bs, rows), ops)
-		rows = 0
-		return out.Emit(ctx, Message{Batch: b})
-	}
-	for _, k := range c.order {
-		n := c.counts[k]
-		if op == Delete {
-			n = -n
-		}
-		for ; n > 0; n-- {
-			if err := c.codec.Decode([]byte(k), bs); err != nil {
-				return err
-			}
-			rows++
-			if rows == BatchSize {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	if rows > 0 {
-		return flush()
-	}
-	return nil
-}
-
 // Close drops what an unfinished epoch held.
 func (c *NetChanges) Close() {
-	c.counts, c.order = nil, nil
+	c.net.drop()
 }

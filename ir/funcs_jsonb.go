@@ -25,16 +25,16 @@ const (
 	FnJSONBPathQueryArr = "jsonb_path_query_array"
 )
 
-// JsonbPolyFunctions take arguments of any type (PostgreSQL's "any" and
+// JSONBPolyFunctions take arguments of any type (PostgreSQL's "any" and
 // anyelement): the binder types their calls (bindJSONBPolyCall) and the
 // evaluator's kernel for them is made from the argument types.
-var JsonbPolyFunctions = map[string]bool{
+var JSONBPolyFunctions = map[string]bool{
 	FnJSONBBuildObject: true, FnJSONBBuildArray: true, FnToJSONB: true,
 }
 
 // IsJSONBPolyFunction reports whether fn is typed by the binder from its
 // arguments rather than by the overload table.
-func IsJSONBPolyFunction(fn string) bool { return JsonbPolyFunctions[fn] }
+func IsJSONBPolyFunction(fn string) bool { return JSONBPolyFunctions[fn] }
 
 func init() {
 	j, txt, i4, b := types.JSONBT, types.TextT, types.Int32T, types.BoolT

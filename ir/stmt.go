@@ -53,7 +53,7 @@ type CreateMaterializedView struct {
 	// Refs are the relations the query names (see catalog.Relation.Refs).
 	Refs []catalog.Ref
 	// TimeZone is the zone the query was bound in ("": UTC), which a
-	// restart binds it in again (see bind_timezone.go).
+	// restart binds it in again (see sql/bind_timezone.go).
 	TimeZone string
 	// Functions, CallsFunctions and ReadsThrough are the SQL functions the
 	// query calls (see catalog.Relation.Functions).

@@ -14,7 +14,7 @@ var jsonbOperators = map[string]string{
 // JSONBPolyFunctionNames returns the names IsJSONBPolyFunction accepts.
 func JSONBPolyFunctionNames() []string {
 	var names []string
-	for n := range ir.JsonbPolyFunctions {
+	for n := range ir.JSONBPolyFunctions {
 		names = append(names, n)
 	}
 	return names

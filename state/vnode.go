@@ -88,7 +88,19 @@ func KeyVNode(key []byte) uint16 { return uint16(key[0])<<8 | uint16(key[1]) }
 
 // vnodeSpans returns, for each virtual node v of r, the span [v+lower,
 // v+upper); a nil lower is the start of v's keys, a nil upper their end.
+//
+// Virtual node v's span ends where v+1's starts only if it runs to the end
+// of v (upper nil) and v+1's from its start (lower empty): the whole of
+// every virtual node of r, returned as the one span [Lo, Hi). Any other
+// bounds leave, between v+upper and v+1+lower, keys of v (or of v+1) that
+// are kept, so the spans stay one per virtual node.
 func vnodeSpans(a *arena, r VNodes, lower, upper []byte) []span {
+	if len(lower) == 0 && upper == nil {
+		start, end := a.alloc(VNodePrefixLen), a.alloc(VNodePrefixLen)
+		start[0], start[1] = byte(r.Lo>>8), byte(r.Lo)
+		end[0], end[1] = byte(r.Hi>>8), byte(r.Hi)
+		return []span{{start: start, end: end}}
+	}
 	spans := make([]span, 0, int(r.Hi)-int(r.Lo))
 	for v := r.Lo; v < r.Hi; v++ {
 		start := a.alloc(VNodePrefixLen + len(lower))

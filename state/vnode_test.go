@@ -170,3 +170,36 @@ func TestVNodeKeys(t *testing.T) {
 		t.Fatalf("bounds of all %x %x", lo, hi)
 	}
 }
+
+// TestVNodeSpansCoalesce counts the spans DeleteRangeVNodes issues: one for
+// the whole of every owned virtual node (their spans touch), one per virtual
+// node when a bound leaves keys of each virtual node between them.
+func TestVNodeSpansCoalesce(t *testing.T) {
+	owned := OwnedVNodes(1, 2)
+	n := int(owned.Hi - owned.Lo)
+	for _, tc := range []struct {
+		name         string
+		lower, upper []byte
+		want         int
+	}{
+		{"whole", nil, nil, 1},
+		{"whole, empty lower", []byte{}, nil, 1},
+		{"below upper", nil, []byte("m"), n},
+		{"from lower", []byte("m"), nil, n},
+		{"between", []byte("c"), []byte("m"), n},
+	} {
+		var a arena
+		sps := vnodeSpans(&a, owned, tc.lower, tc.upper)
+		if len(sps) != tc.want {
+			t.Errorf("%s: %d spans, want %d", tc.name, len(sps), tc.want)
+		}
+	}
+	var a arena
+	sp := vnodeSpans(&a, owned, nil, nil)[0]
+	if want := AppendVNode(nil, owned.Lo); string(sp.start) != string(want) {
+		t.Errorf("start %x, want %x", sp.start, want)
+	}
+	if want := AppendVNode(nil, owned.Hi); string(sp.end) != string(want) {
+		t.Errorf("end %x, want %x", sp.end, want)
+	}
+}

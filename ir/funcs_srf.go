@@ -6,7 +6,7 @@ import (
 
 // Set-returning functions that are unnest over an array function: each
 // call binds as unnest(array call), in FROM and in the select list
-// (bind_unnest.go), and takes the function's name as its column name.
+// (sql/bind_unnest.go), and takes the function's name as its column name.
 //
 //	regexp_split_to_table(s, pattern [, flags]) = unnest(regexp_split_to_array(...))
 //
