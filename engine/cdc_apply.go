@@ -90,27 +90,23 @@ type cdcChunk struct {
 	w       *tableWriter
 	op      *exec.TableWrite
 	changes *exec.Changes
-	// written holds, by key, the rows the chunk wrote since its last flush:
-	// a span of arena, or a deletion (off < 0).
-	written map[string]cdcSpan
-	arena   []byte
+	// written holds, by key, the rows the chunk wrote since its last flush
+	// (the changes' own rows, kept as they are), nil for a deleted row.
+	written map[string][]types.Datum
 	oldRow  []types.Datum
 	keyBuf  []byte
 }
 
-// cdcSpan is a row's encoding at arena[off:end] of a cdcChunk, or a
-// deleted row (off < 0).
-type cdcSpan struct{ off, end int }
-
 func newCDCChunk(w *tableWriter) *cdcChunk {
 	op := w.op()
 	return &cdcChunk{w: w, op: op, changes: op.NewChanges(),
-		written: map[string]cdcSpan{}, oldRow: make([]types.Datum, len(w.types))}
+		written: map[string][]types.Datum{}, oldRow: make([]types.Datum, len(w.types))}
 }
 
 func (c *cdcChunk) release() { c.changes.Release() }
 
-// add resolves ch. It may fill ch's row id and unchanged columns.
+// add resolves ch. It may fill ch's row id and unchanged columns; the chunk
+// keeps ch.new until its next flush.
 func (c *cdcChunk) add(ch *cdcChange) error {
 	w := c.w
 	switch ch.kind {
@@ -137,30 +133,21 @@ func (c *cdcChunk) add(ch *cdcChange) error {
 				return err
 			}
 		}
-		v, had, err := c.get(oldKey)
+		old, had, err := c.take(oldKey, exec.UpdateDelete)
 		if err != nil {
 			return err
 		}
 		op := exec.Insert
 		if had {
-			if err := c.changes.AppendValue(v, exec.UpdateDelete); err != nil {
-				return err
-			}
-			if err := w.codec.DecodeDatums(v, c.oldRow); err != nil {
-				return err
-			}
 			for i, u := range ch.unchanged {
 				if u {
-					ch.new[i] = c.oldRow[i]
+					ch.new[i] = old[i]
 				}
 			}
-			c.written[oldKey] = cdcSpan{off: -1}
 			op = exec.UpdateInsert
 		}
 		c.changes.AppendDatums(ch.new, op)
-		off := len(c.arena)
-		c.arena = w.codec.AppendDatums(c.arena, ch.new)
-		c.written[newKey] = cdcSpan{off: off, end: len(c.arena)}
+		c.written[newKey] = ch.new
 	}
 	return nil
 }
@@ -174,28 +161,39 @@ func (c *cdcChunk) key(row []types.Datum) string {
 	return string(c.keyBuf)
 }
 
-// get returns the row at key as of the chunk's changes so far.
-func (c *cdcChunk) get(key string) ([]byte, bool, error) {
-	if s, ok := c.written[key]; ok {
-		if s.off < 0 {
+// take removes the row at key, as of the chunk's changes so far, if there
+// is one: it appends it to the changes with op and, for an UpdateDelete,
+// returns it (valid until the next take).
+func (c *cdcChunk) take(key string, op exec.Op) ([]types.Datum, bool, error) {
+	row, ok := c.written[key]
+	if ok {
+		if row == nil {
 			return nil, false, nil
 		}
-		return c.arena[s.off:s.end], true, nil
+		c.changes.AppendDatums(row, op)
+	} else {
+		v, stored, err := c.w.table.Get([]byte(key))
+		if err != nil || !stored {
+			return nil, false, err
+		}
+		if err := c.changes.AppendValue(v, op); err != nil {
+			return nil, false, err
+		}
+		if op == exec.UpdateDelete { // the update reads the old row
+			if err := c.w.codec.DecodeDatums(v, c.oldRow); err != nil {
+				return nil, false, err
+			}
+			row = c.oldRow
+		}
 	}
-	return c.w.table.Get([]byte(key))
+	c.written[key] = nil
+	return row, true, nil
 }
 
 // delete deletes the row at key, if any.
 func (c *cdcChunk) delete(key string) error {
-	v, ok, err := c.get(key)
-	if err != nil || !ok {
-		return err
-	}
-	if err := c.changes.AppendValue(v, exec.Delete); err != nil {
-		return err
-	}
-	c.written[key] = cdcSpan{off: -1}
-	return nil
+	_, _, err := c.take(key, exec.Delete)
+	return err
 }
 
 // flush writes and emits the changes resolved since the last flush.
@@ -204,7 +202,6 @@ func (c *cdcChunk) flush() error {
 		return nil
 	}
 	clear(c.written)
-	c.arena = c.arena[:0]
 	return c.op.ApplyBatch(c.w.e.ctx, c.changes.Batch(), c.w.changes)
 }
 
