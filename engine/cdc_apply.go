@@ -95,6 +95,7 @@ type cdcChunk struct {
 	written map[string][]types.Datum
 	oldRow  []types.Datum
 	keyBuf  []byte
+	getBuf  []byte
 }
 
 func newCDCChunk(w *tableWriter) *cdcChunk {
@@ -172,7 +173,8 @@ func (c *cdcChunk) take(key string, op exec.Op) ([]types.Datum, bool, error) {
 		}
 		c.changes.AppendDatums(row, op)
 	} else {
-		v, stored, err := c.w.table.Get([]byte(key))
+		c.getBuf = append(c.getBuf[:0], key...)
+		v, stored, err := c.w.table.Get(c.getBuf)
 		if err != nil || !stored {
 			return nil, false, err
 		}
