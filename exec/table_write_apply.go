@@ -3,7 +3,6 @@ package exec
 import (
 	"context"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
@@ -13,24 +12,13 @@ import (
 // resolved and checked: a transaction's COMMIT (its overlay, checked by
 // its statements and for conflicts), and the connectors that mirror an
 // upstream table (CDC, Kafka tables), whose changes need no constraint
-// checks. They write the table's state and indexes and emit the change
+// checks, and the update pairs of INSERT ... ON CONFLICT DO UPDATE, which
+// its owner checked. They write the table's state and indexes and emit the change
 // stream exactly as Insert, Update and Delete do, a batch at a time.
 
-// Apply writes the changes rec (every column of the table), row i an insert
-// when ops is nil or ops[i] is an insert and a delete (of the row with row
-// i's key) otherwise, in order, then emits them to out as one batch. rec is
-// owned by the caller; the emitted batch takes its own reference. ops is
-// kept by the emitted batch: the caller must not modify it afterwards.
-func (w *TableWrite) Apply(ctx context.Context, rec arrow.RecordBatch, ops []Op, out Output) error {
-	if rec.NumRows() == 0 {
-		return nil
-	}
-	w.rows.Apply(rec, ops)
-	rec.Retain()
-	return out.Emit(ctx, Message{Batch: NewBatch(rec, ops)})
-}
-
-// ApplyBatch is Apply of b, which out takes.
+// ApplyBatch writes the changes b (every column of the table), row i an
+// insert when b.Ops[i] is an insert and a delete (of the row with row i's
+// key) otherwise, in order, then emits b to out, which takes it.
 func (w *TableWrite) ApplyBatch(ctx context.Context, b *Batch, out Output) error {
 	if b.Rec.NumRows() == 0 {
 		b.Release()

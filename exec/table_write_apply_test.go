@@ -10,7 +10,7 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// TestTableWriteApply writes resolved changes through Apply, ApplyBatch and
+// TestTableWriteApply writes resolved changes through ApplyBatch and
 // Truncate: the rows stored, the index entries kept with them, and the
 // change stream, in the order of the changes.
 func TestTableWriteApply(t *testing.T) {
@@ -50,10 +50,9 @@ func TestTableWriteApply(t *testing.T) {
 	datums := func(id, u, v int64) []types.Datum { return []types.Datum{types.DInt(id), types.DInt(u), types.DInt(v)} }
 
 	rec := writeRows(mem, row3(1, 10, 100), row3(2, 20, 200), row3(3, 30, 300))
-	if err := w.Apply(ctx, rec, nil, out); err != nil {
+	if err := w.ApplyBatch(ctx, NewBatch(rec, nil), out); err != nil {
 		t.Fatal(err)
 	}
-	rec.Release()
 
 	// One batch: update 1 (from its stored value), delete 2, insert 4, and
 	// 4 again, replaced in the same batch.
