@@ -3,8 +3,6 @@ package engine
 import (
 	"encoding/binary"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
@@ -59,143 +57,154 @@ func (w *tableWriter) applyCDC(changes []cdcChange, lsn uint64) (uint64, error) 
 // are applied in order; an insert over an existing key replaces the row (a
 // table without a primary key appends it, with a new row id) and a delete
 // of a missing key does nothing.
+//
+// The changes are resolved against the table's rows (cdcChunk) into one
+// batch, which the table's write operator writes and emits
+// (exec.TableWrite.ApplyBatch); a truncate ends the batch before it and
+// goes as exec.TableWrite.Truncate.
 func (w *tableWriter) applyChanges(changes []cdcChange, record func(offset *state.Table)) (uint64, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.checkLive(); err != nil {
 		return 0, err
 	}
-	bs := make([]array.Builder, len(w.types))
-	for i, t := range w.types {
-		bs[i] = array.NewBuilder(w.e.mem, t.ArrowType())
-	}
-	defer func() {
-		for _, b := range bs {
-			b.Release()
-		}
-	}()
-	var ops []exec.Op
-	oldRow := make([]types.Datum, len(w.types))
-	for _, ch := range changes {
-		switch ch.kind {
-		case 'T':
-			it, err := w.table.NewIter(nil, nil)
-			if err != nil {
-				return 0, err
-			}
-			for ok := it.First(); ok; ok = it.Next() {
-				if err := w.codec.Decode(it.Value(), bs); err != nil {
-					it.Close()
-					return 0, err
-				}
-				ops = append(ops, exec.Delete)
-			}
-			err = it.Error()
-			it.Close()
-			if err != nil {
-				return 0, err
-			}
-			w.table.Clear()
-		case 'D':
-			if err := w.deleteCDCRow(w.datumKey(ch.old), bs, &ops); err != nil {
-				return 0, err
-			}
-		case 'I', 'U':
-			if w.rowID >= 0 {
-				ch.new[w.rowID] = types.DInt(w.nextRowID)
-				w.nextRowID++
-			}
-			newKey := w.datumKey(ch.new)
-			oldKey := newKey
-			if ch.old != nil {
-				oldKey = w.datumKey(ch.old)
-			}
-			if string(oldKey) != string(newKey) {
-				// A key change onto a key that is held: that row goes first.
-				if err := w.deleteCDCRow(newKey, bs, &ops); err != nil {
-					return 0, err
-				}
-			}
-			v, had, err := w.table.Get(oldKey)
-			if err != nil {
-				return 0, err
-			}
-			if had {
-				if err := w.codec.Decode(v, bs); err != nil {
-					return 0, err
-				}
-				ops = append(ops, exec.UpdateDelete)
-				if err := w.codec.DecodeDatums(v, oldRow); err != nil {
-					return 0, err
-				}
-				for i, u := range ch.unchanged {
-					if u {
-						ch.new[i] = oldRow[i]
-					}
-				}
-				w.table.Delete(oldKey)
-			}
-			for i, d := range ch.new {
-				types.AppendDatum(bs[i], w.types[i], d)
-			}
-			if had {
-				ops = append(ops, exec.UpdateInsert)
-			} else {
-				ops = append(ops, exec.Insert)
-			}
-			w.valBuf = w.codec.AppendDatums(w.valBuf[:0], ch.new)
-			w.table.Put(newKey, w.valBuf)
-		}
-	}
-	record(w.cdcOffset)
-	if len(ops) > 0 {
-		arrs := make([]arrow.Array, len(bs))
-		for i, b := range bs {
-			arrs[i] = b.NewArray()
-		}
-		rec := array.NewRecordBatch(exec.SchemaOf(w.types), arrs, int64(len(ops)))
-		for _, a := range arrs {
-			a.Release()
-		}
-		// The rows' index entries, in the order of the changes.
-		for _, x := range w.indexes {
-			for i, op := range ops {
-				if op == exec.Delete || op == exec.UpdateDelete {
-					x.Delete(rec, i)
-				} else {
-					x.Put(rec, i)
-				}
-			}
-		}
-		if err := w.disp.Emit(w.e.ctx, exec.Message{Batch: exec.NewBatch(rec, ops)}); err != nil {
+	c := newCDCChunk(w)
+	defer c.release()
+	for i := range changes {
+		if err := c.add(&changes[i]); err != nil {
 			return 0, err
 		}
 	}
+	if err := c.flush(); err != nil {
+		return 0, err
+	}
+	record(w.cdcOffset)
 	return w.sealed + 1, nil
 }
 
-// datumKey encodes the primary key of row into the writer's key buffer.
-func (w *tableWriter) datumKey(row []types.Datum) []byte {
-	w.keyBuf = w.keyBuf[:0]
-	for _, k := range w.rel.Key {
-		w.keyBuf = state.AppendKeyDatum(w.keyBuf, w.types[k], row[k])
-	}
-	return append([]byte(nil), w.keyBuf...)
+// cdcChunk resolves a chunk of connector changes into a batch of changes
+// to the table's rows: each change reads the row it replaces or deletes
+// from the table, or from the chunk's earlier changes, which are not
+// written until flush. The caller holds w.mu.
+type cdcChunk struct {
+	w       *tableWriter
+	op      *exec.TableWrite
+	changes *exec.Changes
+	// written holds, by key, the rows the chunk wrote since its last flush
+	// (the changes' own rows, kept as they are), nil for a deleted row.
+	written map[string][]types.Datum
+	oldRow  []types.Datum
+	keyBuf  []byte
+	getBuf  []byte
 }
 
-// deleteCDCRow deletes the row at key, if any, appending it to bs as a
-// Delete.
-func (w *tableWriter) deleteCDCRow(key []byte, bs []array.Builder, ops *[]exec.Op) error {
-	v, ok, err := w.table.Get(key)
-	if err != nil || !ok {
-		return err
+func newCDCChunk(w *tableWriter) *cdcChunk {
+	op := w.op()
+	return &cdcChunk{w: w, op: op, changes: op.NewChanges(),
+		written: map[string][]types.Datum{}, oldRow: make([]types.Datum, len(w.types))}
+}
+
+func (c *cdcChunk) release() { c.changes.Release() }
+
+// add resolves ch. It may fill ch's row id and unchanged columns; the chunk
+// keeps ch.new until its next flush.
+func (c *cdcChunk) add(ch *cdcChange) error {
+	w := c.w
+	switch ch.kind {
+	case 'T':
+		if err := c.flush(); err != nil {
+			return err
+		}
+		return c.op.Truncate(w.e.ctx, w.changes)
+	case 'D':
+		return c.delete(c.key(ch.old))
+	case 'I', 'U':
+		if w.rowID >= 0 {
+			ch.new[w.rowID] = types.DInt(w.nextRowID)
+			w.nextRowID++
+		}
+		newKey := c.key(ch.new)
+		oldKey := newKey
+		if ch.old != nil {
+			oldKey = c.key(ch.old)
+		}
+		if oldKey != newKey {
+			// A key change onto a key that is held: that row goes first.
+			if err := c.delete(newKey); err != nil {
+				return err
+			}
+		}
+		old, had, err := c.take(oldKey, exec.UpdateDelete)
+		if err != nil {
+			return err
+		}
+		op := exec.Insert
+		if had {
+			for i, u := range ch.unchanged {
+				if u {
+					ch.new[i] = old[i]
+				}
+			}
+			op = exec.UpdateInsert
+		}
+		c.changes.AppendDatums(ch.new, op)
+		c.written[newKey] = ch.new
 	}
-	if err := w.codec.Decode(v, bs); err != nil {
-		return err
-	}
-	*ops = append(*ops, exec.Delete)
-	w.table.Delete(key)
 	return nil
+}
+
+// key encodes the primary key (or row id) of row.
+func (c *cdcChunk) key(row []types.Datum) string {
+	c.keyBuf = c.keyBuf[:0]
+	for _, k := range c.w.rel.Key {
+		c.keyBuf = state.AppendKeyDatum(c.keyBuf, c.w.types[k], row[k])
+	}
+	return string(c.keyBuf)
+}
+
+// take removes the row at key, as of the chunk's changes so far, if there
+// is one: it appends it to the changes with op and, for an UpdateDelete,
+// returns it (valid until the next take).
+func (c *cdcChunk) take(key string, op exec.Op) ([]types.Datum, bool, error) {
+	row, ok := c.written[key]
+	if ok {
+		if row == nil {
+			return nil, false, nil
+		}
+		c.changes.AppendDatums(row, op)
+	} else {
+		c.getBuf = append(c.getBuf[:0], key...)
+		v, stored, err := c.w.table.Get(c.getBuf)
+		if err != nil || !stored {
+			return nil, false, err
+		}
+		if err := c.changes.AppendValue(v, op); err != nil {
+			return nil, false, err
+		}
+		if op == exec.UpdateDelete { // the update reads the old row
+			if err := c.w.codec.DecodeDatums(v, c.oldRow); err != nil {
+				return nil, false, err
+			}
+			row = c.oldRow
+		}
+	}
+	c.written[key] = nil
+	return row, true, nil
+}
+
+// delete deletes the row at key, if any.
+func (c *cdcChunk) delete(key string) error {
+	_, _, err := c.take(key, exec.Delete)
+	return err
+}
+
+// flush writes and emits the changes resolved since the last flush.
+func (c *cdcChunk) flush() error {
+	if c.changes.Len() == 0 {
+		return nil
+	}
+	clear(c.written)
+	return c.op.ApplyBatch(c.w.e.ctx, c.changes.Batch(), c.w.changes)
 }
 
 // isDropped reports whether the table has been dropped (for the CDC reader,

@@ -145,6 +145,16 @@ func TestCDCSource(t *testing.T) {
 
 	cdcExec(t, upc, `TRUNCATE t`, `INSERT INTO t VALUES (1, 'a', 1), (2, 'b', 2)`)
 	cdcAwaitSame(t, upc, ssc)
+
+	// One upstream transaction is applied as one batch: its changes of the
+	// same key see each other, and a truncate inside it comes in its place.
+	cdcExec(t, upc, `BEGIN`, `INSERT INTO t VALUES (3, 'c', 3)`, `UPDATE t SET v = 30 WHERE id = 3`,
+		`UPDATE t SET id = 4 WHERE id = 3`, `INSERT INTO t VALUES (3, 'd', 5)`, `UPDATE t SET id = 2 WHERE id = 2`,
+		`DELETE FROM t WHERE id = 1`, `INSERT INTO t VALUES (1, 'e', 6)`, `UPDATE t SET id = 5 WHERE id = 4`, `COMMIT`)
+	cdcAwaitSame(t, upc, ssc)
+	cdcExec(t, upc, `BEGIN`, `INSERT INTO t VALUES (6, 'f', 6)`, `TRUNCATE t`, `INSERT INTO t VALUES (6, 'g', 7), (7, 'h', 8)`,
+		`UPDATE t SET v = v + 1`, `DELETE FROM t WHERE id = 7`, `COMMIT`)
+	cdcAwaitSame(t, upc, ssc)
 }
 
 // cdcAwaitConfirmed waits until the upstream slot's confirmed LSN is the one

@@ -93,20 +93,6 @@ func (w *tableWriter) openIndex(def catalog.Index) *exec.IndexWriter {
 	return exec.NewIndexWriter(w.e.store.Table(state.TableID(def.StateTable)), def, w.types, w.rel.Key)
 }
 
-// putIndexes writes the index entries of every row of rec.
-func (w *tableWriter) putIndexes(rec arrow.RecordBatch) {
-	for _, x := range w.indexes {
-		x.PutAll(rec)
-	}
-}
-
-// deleteIndexes deletes the index entries of every row of rec.
-func (w *tableWriter) deleteIndexes(rec arrow.RecordBatch) {
-	for _, x := range w.indexes {
-		x.DeleteAll(rec)
-	}
-}
-
 // addIndex builds index def over the table's rows and maintains it from
 // now on; rel is the table's catalog entry with the index. On error nothing
 // is kept. The caller holds mu.
@@ -471,12 +457,6 @@ func (w *tableWriter) writeModified(ctx context.Context, update bool, rows []arr
 		}
 	}
 	return nil
-}
-
-// updatePairs interleaves old and new rows into UpdateDelete/UpdateInsert
-// pairs (exec.UpdatePairs).
-func updatePairs(e *Engine, old, new arrow.RecordBatch) (*exec.Batch, error) {
-	return exec.UpdatePairs(e.mem, old, new)
 }
 
 // localTable returns the table or index state modify reads state table id

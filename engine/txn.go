@@ -28,7 +28,8 @@ import (
 // COMMIT locks every table written (in relation id order), checks that no
 // key the transaction wrote was changed by anyone since the transaction
 // first read it (else 40001: the first committer wins), and applies the
-// overlays through the tables' write path while holding every lock, so all
+// overlays through the tables' write operators (exec.TableWrite, the
+// write path of every statement) while holding every lock, so all
 // of the transaction's changes land in one epoch: they commit together in
 // one checkpoint, and every view sees them together or, after a crash, not
 // at all. ROLLBACK drops the overlays.

@@ -399,100 +399,38 @@ func keyText(rel *catalog.Relation, ts []types.T, key []byte) (string, bool) {
 	return "(" + strings.Join(names, ", ") + ")=(" + strings.Join(vals, ", ") + ")", true
 }
 
-// applyTxn writes the transaction's changes of tt to the table, its indexes
-// and its change stream, as deletes, update pairs and inserts. The caller
-// holds w.mu.
+// applyTxn writes the transaction's changes of tt through the table's
+// write operator (exec.TableWrite.ApplyBatch): its state, its indexes and
+// its change stream, as one batch of deletes, one of update pairs and one
+// of inserts, built from the overlay in one pass. The statements checked
+// the rows and checkConflicts the keys, so nothing is checked again. The
+// caller holds w.mu.
 func (w *tableWriter) applyTxn(tt *txnTable) error {
-	// 0: inserted rows, 1: deleted rows, 2 and 3: old and new of updates.
-	var bs [4][]array.Builder
-	var ns [4]int
-	for g := range bs {
-		bs[g] = make([]array.Builder, len(w.types))
-		for i, t := range w.types {
-			bs[g][i] = array.NewBuilder(w.e.mem, t.ArrowType())
-		}
-		defer func(g int) {
-			for _, b := range bs[g] {
-				b.Release()
-			}
-		}(g)
-	}
-	decode := func(g int, v []byte) error {
-		ns[g]++
-		return w.codec.Decode(v, bs[g])
-	}
+	op := w.op()
+	dels, upds, ins := op.NewChanges(), op.NewChanges(), op.NewChanges()
+	defer func() { dels.Release(); upds.Release(); ins.Release() }()
 	var err error
 	tt.rows.Writes(func(key, val []byte, deleted bool) bool {
 		was, had, _ := tt.before.Written(key)
 		switch {
 		case !deleted && !had:
-			err = decode(0, val)
-			w.table.Put(key, val)
+			err = ins.AppendValue(val, exec.Insert)
 		case deleted && had:
-			err = decode(1, was)
-			w.table.Delete(key)
+			err = dels.AppendValue(was, exec.Delete)
 		case !deleted && had && !bytes.Equal(was, val):
-			if err = decode(2, was); err == nil {
-				err = decode(3, val)
+			if err = upds.AppendValue(was, exec.UpdateDelete); err == nil {
+				err = upds.AppendValue(val, exec.UpdateInsert)
 			}
-			w.table.Put(key, val)
 		}
 		return err == nil
 	})
 	if err != nil {
 		return err
 	}
-	schema := exec.SchemaOf(w.types)
-	var recs [4]arrow.RecordBatch
-	for g := range bs {
-		cols := make([]arrow.Array, len(bs[g]))
-		for i, b := range bs[g] {
-			cols[i] = b.NewArray()
-		}
-		recs[g] = array.NewRecordBatch(schema, cols, int64(ns[g]))
-		for _, c := range cols {
-			c.Release()
-		}
-		defer recs[g].Release()
-	}
-	w.deleteIndexes(recs[1])
-	w.deleteIndexes(recs[2])
-	w.putIndexes(recs[3])
-	w.putIndexes(recs[0])
-	if ns[1] > 0 {
-		recs[1].Retain()
-		ops := make([]exec.Op, ns[1])
-		for i := range ops {
-			ops[i] = exec.Delete
-		}
-		if err := w.disp.Emit(w.e.ctx, exec.Message{Batch: exec.NewBatch(recs[1], ops)}); err != nil {
-			return err
-		}
-	}
-	if ns[2] > 0 {
-		b, err := updatePairs(w.e, recs[2], recs[3])
-		if err != nil {
-			return err
-		}
-		if err := w.emitObserved(b); err != nil {
-			return err
-		}
-	}
-	if ns[0] > 0 {
-		recs[0].Retain()
-		if err := w.emitObserved(exec.NewBatch(recs[0], nil)); err != nil {
+	for _, c := range []*exec.Changes{dels, upds, ins} {
+		if err := op.ApplyBatch(w.e.ctx, c.Batch(), w.changes); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// emitObserved advances the watermark over b and sends it down the table's
-// change stream, which takes it.
-func (w *tableWriter) emitObserved(b *exec.Batch) error {
-	if err := w.observe(b); err != nil {
-		b.Release()
-		return err
-	}
-	return w.disp.Emit(w.e.ctx, exec.Message{Batch: b})
 }

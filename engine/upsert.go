@@ -113,27 +113,18 @@ func (w *tableWriter) upsert(ctx context.Context, recs []arrow.RecordBatch, set 
 			return 0, 0, err
 		}
 	}
+	// The updates, checked above, as pairs through the table's write
+	// operator: each replaces the stored row by its new version.
 	for k, old := range olds {
 		nw := news[k]
-		cols := nw.Columns()
-		for i := range int(nw.NumRows()) {
-			w.valBuf = w.codec.Append(w.valBuf[:0], cols, i)
-			w.table.Put(w.key(nw, i), w.valBuf)
-		}
-		w.deleteIndexes(old)
-		w.putIndexes(nw)
 		if written != nil {
 			written(nw)
 		}
-		b, err := updatePairs(w.e, old, nw)
+		b, err := exec.UpdatePairs(w.e.mem, old, nw)
 		if err != nil {
 			return 0, 0, err
 		}
-		if err := w.observe(b); err != nil {
-			b.Release()
-			return 0, 0, err
-		}
-		if err := w.disp.Emit(w.e.ctx, exec.Message{Batch: b}); err != nil {
+		if err := w.op().ApplyBatch(w.e.ctx, b, w.changes); err != nil {
 			return 0, 0, err
 		}
 		n += nw.NumRows()
