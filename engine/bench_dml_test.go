@@ -72,11 +72,17 @@ func BenchmarkKeyRangeDML(b *testing.B) {
 // into a table feeding a grouped aggregate view, as the side-by-side
 // benchmark's group-agg workload does: INSERT ... SELECT from
 // generate_series in statements of 100,000 rows, each waiting for its
-// commit. It reports rows/s.
+// commit. It reports rows/s. STREAMSQL_BENCH_MEMORY_LIMIT (bytes) sets the
+// server's --memory-limit, which sizes Pebble's cache and memtables (default:
+// half the machine's memory).
 func BenchmarkLoadGroupAgg(b *testing.B) {
 	rows := 1_000_000
 	if s := os.Getenv("STREAMSQL_BENCH_ROWS"); s != "" {
 		rows, _ = strconv.Atoi(s)
+	}
+	var memoryLimit int64
+	if s := os.Getenv("STREAMSQL_BENCH_MEMORY_LIMIT"); s != "" {
+		memoryLimit, _ = strconv.ParseInt(s, 10, 64)
 	}
 	const batch = 100_000
 	ctx := context.Background()
@@ -84,7 +90,7 @@ func BenchmarkLoadGroupAgg(b *testing.B) {
 		b.StopTimer()
 		// The engine's own allocator, as the server runs (the checked
 		// allocator of tests would be measured too).
-		srv := testserver.Start(b, testserver.Options{Mem: memory.DefaultAllocator})
+		srv := testserver.Start(b, testserver.Options{Mem: memory.DefaultAllocator, MemoryLimit: memoryLimit})
 		conn, err := srv.Conn(ctx)
 		if err != nil {
 			b.Fatal(err)

@@ -697,7 +697,11 @@ type minMaxAgg struct {
 	// max): without a value set the first value seen, with one the largest
 	// in key order, which tells apart intervals of equal span by months,
 	// then days.
-	exact      bool
+	exact bool
+	// readsSet is set when the value set is another min or max's over the
+	// same values (see shareValueSets): that one writes it, this one only
+	// rescans it.
+	readsSet   bool
 	vBuf, wBuf []byte
 	sBuf       [1]byte
 
@@ -723,14 +727,7 @@ func (a *minMaxAgg) update(col arrow.Array, slots []int32, signs []int8) error {
 		}
 		slot := slots[i]
 		if a.set != nil {
-			a.keyBuf = append(a.keyBuf[:0], a.groupKey(slot)...)
-			a.keyBuf = state.AppendKey(a.keyBuf, a.t, col, i)
-			a.keyBuf = append(a.keyBuf, a.rowKey(i)...)
-			if s > 0 {
-				a.set.Put(a.keyBuf, a.entryValue(col, i))
-			} else {
-				a.set.Delete(a.keyBuf)
-			}
+			a.write(col, i, slot, s)
 		} else if s < 0 {
 			return fmt.Errorf("exec: retraction in an insert-only %s", map[bool]string{true: "max", false: "min"}[a.max])
 		}
@@ -752,6 +749,22 @@ func (a *minMaxAgg) update(col arrow.Array, slots []int32, signs []int8) error {
 		}
 	}
 	return nil
+}
+
+// write adds row i to (s > 0) or removes it from the group's value set,
+// unless the set is another's (readsSet), which writes it.
+func (a *minMaxAgg) write(col arrow.Array, i int, slot int32, s int8) {
+	if a.readsSet {
+		return
+	}
+	a.keyBuf = append(a.keyBuf[:0], a.groupKey(slot)...)
+	a.keyBuf = state.AppendKey(a.keyBuf, a.t, col, i)
+	a.keyBuf = append(a.keyBuf, a.rowKey(i)...)
+	if s > 0 {
+		a.set.Put(a.keyBuf, a.entryValue(col, i))
+	} else {
+		a.set.Delete(a.keyBuf)
+	}
 }
 
 // better reports whether v should replace cur.

@@ -147,6 +147,7 @@ func NewHashAgg(mem memory.Allocator, ectx *eval.Context, spec HashAggSpec) (*Ha
 		}
 		a.aggs = append(a.aggs, agg)
 	}
+	a.shareValueSets()
 	for j, t := range spec.GroupTypes {
 		if t.DynamicNumeric() {
 			gs := &groupScaleAgg{col: j}
@@ -168,6 +169,33 @@ func NewHashAgg(mem memory.Allocator, ectx *eval.Context, spec HashAggSpec) (*Ha
 		}
 	}
 	return a, nil
+}
+
+// shareValueSets makes each min or max whose values (argument, type and
+// FILTER) are those of an earlier min or max read that one's value set
+// instead of keeping its own: both hold the same entries, so min(v) and
+// max(v) together cost one write per row, not two. The later call's own
+// table stays empty.
+func (a *HashAgg) shareValueSets() {
+	for j := range a.spec.Calls {
+		mj, ok := a.aggs[j].(*minMaxAgg)
+		if !ok || mj.set == nil || mj.exact {
+			continue
+		}
+		for i := range j {
+			mi, ok := a.aggs[i].(*minMaxAgg)
+			if ok && mi.set != nil && !mi.exact && !mi.readsSet && a.sameValues(i, j) {
+				mj.set, mj.readsSet = mi.set, true
+				break
+			}
+		}
+	}
+}
+
+// sameValues reports whether calls i and j aggregate the same values.
+func (a *HashAgg) sameValues(i, j int) bool {
+	s := a.spec
+	return s.ArgCols[i] == s.ArgCols[j] && s.FilterCols[i] == s.FilterCols[j] && s.ArgTypes[i] == s.ArgTypes[j]
 }
 
 func callTypes(calls []ir.AggCall) []types.T {

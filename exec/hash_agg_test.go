@@ -204,4 +204,15 @@ func runAggEviction(t *testing.T, seed int64) {
 			t.Fatalf("seed %d epoch %d: output\n%s\nwant\n%s", seed, epoch, strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	}
+	// max(v) reads min(v)'s value set: its own stays empty.
+	for _, in := range instances {
+		it, err := in.spec.ValueSets[3].NewIter(nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if it.First() {
+			t.Errorf("seed %d: max(v) wrote its own value set (key %x)", seed, it.Key())
+		}
+		it.Close()
+	}
 }

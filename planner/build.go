@@ -357,6 +357,7 @@ func (b *builder) aggregate(r *ir.Aggregate) (Node, error) {
 		}
 		n.Input = in
 	} else {
+		shareMinMaxArgs(n, r.Aggs)
 		cols := make([]ir.Column, len(exprs))
 		for i, e := range exprs {
 			cols[i] = ir.Column{Name: fmt.Sprintf("$expr%d", i), Type: e.Type()}
@@ -392,6 +393,34 @@ func (b *builder) aggregate(r *ir.Aggregate) (Node, error) {
 		return b.watermarkGroup(n), nil
 	}
 	return n, nil
+}
+
+// shareMinMaxArgs points each min or max over the same input column as an
+// earlier one, neither with a FILTER, at that one's projected column, so
+// that the operator sees they aggregate the same values and the two share
+// one value set (exec.HashAgg.shareValueSets). The duplicate projected
+// column stays, unread.
+func shareMinMaxArgs(n *HashAgg, aggs []ir.AggCall) {
+	minMaxRef := func(i int) (int, bool) {
+		c := aggs[i]
+		ref, ok := c.Arg.(*ir.InputRef)
+		if !ok || c.Filter != nil || c.Func != ir.AggMin && c.Func != ir.AggMax {
+			return 0, false
+		}
+		return ref.Index, true
+	}
+	for j := range aggs {
+		rj, ok := minMaxRef(j)
+		if !ok {
+			continue
+		}
+		for i := range j {
+			if ri, ok := minMaxRef(i); ok && ri == rj {
+				n.ArgCols[j] = n.ArgCols[i]
+				break
+			}
+		}
+	}
 }
 
 // watermarkGroup makes the first group column whose input carries a

@@ -38,7 +38,8 @@ var (
 // rows and aggregate states keep the scale). Version 3: operator state is
 // keyed by virtual node first (see VNodePrefixLen). Version 4: so is the
 // state of TopN per group, OVER windows, session windows and ASOF joins.
-const FormatVersion = 4
+// Version 5: a min and a max over the same values share one value set.
+const FormatVersion = 5
 
 // MemoryDir is the directory name that makes Open use an in-memory filesystem.
 const MemoryDir = ":memory:"
