@@ -28,12 +28,15 @@ import (
 //
 // A writer that meets a lock another transaction holds waits until it is
 // released, the wait's lock_timeout passes (55P03), or its statement is
-// cancelled (57014, statement_timeout included). Locks are exclusive (there
-// is no FOR SHARE), so each waiter waits for one holder, and the wait-for
-// graph is a set of chains: a writer about to wait follows the chain from
-// the holder and fails with 40P01 if it leads back to itself. Every edge is
-// added by such a check, under the manager's mutex, so every cycle is
-// found by the writer that closes it, and only that one fails.
+// cancelled (57014, statement_timeout included). A cancel wins over the
+// lock: a statement cancelled before it takes a lock (before it waits,
+// while it waits, or as the holder releases it) fails, as a PostgreSQL
+// backend fails at its next interrupt check. Locks are exclusive (there is
+// no FOR SHARE), so each waiter waits for one holder, and the wait-for graph
+// is a set of chains: a writer about to wait follows the chain from the
+// holder and fails with 40P01 if it leads back to itself. Every edge is
+// added by such a check, under the manager's mutex, so every cycle is found
+// by the writer that closes it, and only that one fails.
 //
 // Waiters are not queued: when a lock is released every waiter wakes and
 // tries again; one gets it, the others wait for the new holder.
@@ -44,6 +47,9 @@ type lockManager struct {
 	mu sync.Mutex
 	// tables maps a relation id to its locked keys.
 	tables map[uint32]map[string]*rowLock
+	// testHookFreed, if set, runs in a waiter woken by the release of the
+	// lock it waited for, before it tries to take it.
+	testHookFreed func()
 }
 
 // rowLock is a held lock on one row.
@@ -87,7 +93,9 @@ var errCanceled = sqlerr.New(sqlerr.QueryCanceled, "canceling statement due to u
 
 // lock takes the lock on (table, key) for o, waiting while another owner
 // holds it (timeout bounds the wait, 0: none). It reports whether it
-// waited. On error o does not hold the lock; the locks it held it keeps.
+// waited. It fails with the statement's cancel error once ctx is done, even
+// if the lock is free. On error o does not hold the lock; the locks it held
+// it keeps.
 func (m *lockManager) lock(ctx context.Context, o *lockOwner, table uint32, key []byte, timeout time.Duration) (waited bool, err error) {
 	var expired <-chan time.Time
 	if timeout > 0 {
@@ -96,6 +104,11 @@ func (m *lockManager) lock(ctx context.Context, o *lockOwner, table uint32, key 
 		expired = t.C
 	}
 	for {
+		// A cancel that came before the lock is taken wins, whether it came
+		// before the wait, during it or as the holder let go.
+		if err := canceled(ctx); err != nil {
+			return waited, err
+		}
 		free, err := m.tryLock(o, table, key)
 		var d *deadlockError
 		if errors.As(err, &d) {
@@ -107,13 +120,12 @@ func (m *lockManager) lock(ctx context.Context, o *lockOwner, table uint32, key 
 		waited = true
 		select {
 		case <-free:
+			if h := m.testHookFreed; h != nil {
+				h()
+			}
 			continue
 		case <-ctx.Done():
-			err = context.Cause(ctx)
-			var serr *sqlerr.Error
-			if !errors.As(err, &serr) {
-				err = errCanceled
-			}
+			err = canceled(ctx)
 		case <-expired:
 			err = errLockTimeout
 		}
@@ -122,6 +134,21 @@ func (m *lockManager) lock(ctx context.Context, o *lockOwner, table uint32, key 
 		m.mu.Unlock()
 		return waited, err
 	}
+}
+
+// canceled returns the error of a statement whose context ctx is done: its
+// cause if that is an *sqlerr.Error (statement_timeout), else 57014; nil if
+// ctx is not done.
+func canceled(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	err := context.Cause(ctx)
+	var serr *sqlerr.Error
+	if !errors.As(err, &serr) {
+		err = errCanceled
+	}
+	return err
 }
 
 // tryLock takes the lock on (table, key) for o if it is free (returning
@@ -279,6 +306,11 @@ func (e *Engine) retryLocked(ctx context.Context, q *batchQuery, write func() er
 		q.owner = nil
 	}()
 	for {
+		// Checked before each run: a cancel that came while the statement
+		// computed its rows or took a lock keeps it out of the table.
+		if err := canceled(ctx); err != nil {
+			return err
+		}
 		err := write()
 		var le *rowLockedError
 		if !errors.As(err, &le) {

@@ -271,19 +271,50 @@ func TestRowLockTimeouts(t *testing.T) {
 			mustExec(ctx, t, c2, "RESET ALL")
 		}
 	}
-	// A cancel from the client.
-	cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-	_, err := c2.Exec(cctx, "UPDATE t SET v = 2 WHERE k = 1")
-	cancel()
-	if err == nil {
-		t.Fatal("cancelled wait succeeded")
+	// A cancel from the client (a CancelRequest) while the UPDATE runs: it
+	// fails with 57014 and never takes effect, even once the lock is free.
+	for _, q := range []string{"UPDATE t SET v = 2 WHERE k = 1", "BEGIN; UPDATE t SET v = 2 WHERE k = 1"} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := c2.Exec(ctx, q)
+			done <- err
+		}()
+		awaitActive(ctx, t, c0, "UPDATE t SET v = 2 WHERE k = 1")
+		if err := c2.PgConn().CancelRequest(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; pgCode(err) != "57014" {
+			t.Fatalf("cancelled %s: %v, want 57014", q, err)
+		}
+		mustExec(ctx, t, c2, "ROLLBACK")
 	}
-	c2 = connect(ctx, t, srv)
+	// A cancel while no statement runs is ignored (CancelRequest returns
+	// once the server has handled it).
+	if err := c2.PgConn().CancelRequest(ctx); err != nil {
+		t.Fatal(err)
+	}
 	mustExec(ctx, t, c1, "COMMIT")
 	mustExec(ctx, t, c2, "UPDATE t SET v = v + 1 WHERE k = 1")
 	var v int
 	if err := c0.QueryRow(ctx, "SELECT v FROM t WHERE k = 1").Scan(&v); err != nil || v != 2 {
 		t.Fatalf("v = %d %v, want 2", v, err)
+	}
+}
+
+// awaitActive waits until some session runs a statement whose text ends
+// with query, as pg_stat_activity shows it to conn.
+func awaitActive(ctx context.Context, t *testing.T, conn *pgx.Conn, query string) {
+	t.Helper()
+	for {
+		var n int
+		err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1", "%"+query).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 

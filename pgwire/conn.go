@@ -106,6 +106,11 @@ type conn struct {
 	mu sync.Mutex
 	// queryCancel cancels the running query's context; nil between queries.
 	queryCancel context.CancelCauseFunc
+	// busy is set while the connection goroutine handles a message it has
+	// read, and cancelPending by a CancelRequest that came then with no
+	// query running yet: the next query of the message starts cancelled.
+	// Both are cleared when the goroutine goes back to reading.
+	busy, cancelPending bool
 	// draining is set by Server.Close: the connection ends after its query.
 	draining atomic.Bool
 }
@@ -147,10 +152,26 @@ func (c *conn) drain() {
 func (c *conn) cancelQuery() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.queryCancel != nil {
+	switch {
+	case c.queryCancel != nil:
 		c.log.Debug("pgwire: query canceled by cancel request")
 		c.queryCancel(errQueryCanceled)
+	case c.busy:
+		c.cancelPending = true
 	}
+}
+
+// setBusy records whether the connection goroutine handles a message
+// (busy) or waits for the next one. A cancel still pending when it goes
+// back to waiting is dropped: as in PostgreSQL, a cancel that finds no
+// statement to run is ignored.
+func (c *conn) setBusy(busy bool) {
+	c.mu.Lock()
+	c.busy = busy
+	if !busy {
+		c.cancelPending = false
+	}
+	c.mu.Unlock()
 }
 
 // serve runs the connection to its end and releases everything it holds.
@@ -392,6 +413,7 @@ func (c *conn) run() {
 		if c.draining.Load() {
 			return
 		}
+		c.setBusy(false)
 		stopIdle := c.idleTimer()
 		typ, n, err := c.readHeader()
 		stopIdle()
@@ -399,6 +421,7 @@ func (c *conn) run() {
 			c.readFailed("message", err)
 			return
 		}
+		c.setBusy(true)
 		if c.skipToSync && typ != 'S' && typ != 'X' {
 			// Discarded after an error in the extended protocol, simple
 			// queries included, as PostgreSQL does.
@@ -470,6 +493,9 @@ func (c *conn) runQuery(body []byte) bool {
 		return c.ready()
 	}
 
+	if h := c.srv.testHookQueryRead; h != nil {
+		h()
+	}
 	reported, canceled, err := c.cancelable(c.rw.start, func(ctx context.Context) error {
 		return c.session.Query(ctx, text, &c.rw)
 	})
@@ -688,11 +714,16 @@ func (c *conn) writeFailed(err error) {
 // cancelable runs a statement (or a message's statements) with a context a
 // CancelRequest cancels: start prepares the result writer with it, run runs.
 // It reports whether the writer reported a result and whether a
-// CancelRequest canceled the run.
+// CancelRequest canceled the run. A CancelRequest that came after the
+// message was read, before the run, cancels it at once.
 func (c *conn) cancelable(start func(context.Context), run func(context.Context) error) (reported, canceled bool, err error) {
 	qctx, qcancel := context.WithCancelCause(c.ctx)
 	c.mu.Lock()
 	c.queryCancel = qcancel
+	if c.cancelPending {
+		c.cancelPending = false
+		qcancel(errQueryCanceled)
+	}
 	c.mu.Unlock()
 	start(qctx)
 

@@ -73,6 +73,9 @@ type Server struct {
 	// testHookWaitInput, if set, is called by a connection goroutine when it
 	// may be about to block waiting for client input.
 	testHookWaitInput func()
+	// testHookQueryRead, if set, is called by a connection goroutine when it
+	// has read a Query message, before the query is cancellable.
+	testHookQueryRead func()
 }
 
 // NewServer returns a server for e.

@@ -9,6 +9,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -424,6 +425,63 @@ func TestCancelRequest(t *testing.T) {
 	if err := conn.QueryRow(ctx, "select 4").Scan(&v); err != nil || v != 4 {
 		t.Fatalf("after cancel: %v %v", v, err)
 	}
+}
+
+// TestCancelRequestBeforeQueryRuns: a CancelRequest that comes after the
+// server read a query but before the query runs cancels it; one that comes
+// between queries is ignored.
+func TestCancelRequestBeforeQueryRuns(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	e := newFakeEngine(mem)
+	srv := NewServer(e, Options{})
+	// The hook sends the cancel, once armed, in the window; CancelRequest
+	// returns once the server has handled it.
+	var armed atomic.Pointer[pgconn.PgConn]
+	srv.testHookQueryRead = func() {
+		if pc := armed.Swap(nil); pc != nil {
+			if err := pc.CancelRequest(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := &testServer{Server: srv, addr: ln.Addr().String(), e: e, done: make(chan error, 1)}
+	go func() { ts.done <- ts.Serve(ln) }()
+	defer ts.close(t)
+	conn := connectPgx(t, ts, "")
+	ctx := context.Background()
+
+	armed.Store(conn.PgConn())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := conn.Exec(ctx, "wait")
+		errc <- err
+	}()
+	if qctx := <-e.blocked; qctx.Err() == nil {
+		e.release <- struct{}{}
+		t.Fatalf("a cancel that came before the query ran was lost: %v", <-errc)
+	}
+	if cause := <-e.unblocked; cause != errQueryCanceled {
+		t.Errorf("query context cause %v", cause)
+	}
+	var pe *pgconn.PgError
+	if err := <-errc; !errors.As(err, &pe) || pe.Code != sqlerr.QueryCanceled {
+		t.Fatalf("canceled query returned %v", err)
+	}
+
+	// Between queries: ignored, the next query runs.
+	if err := conn.PgConn().CancelRequest(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var v int32
+	if err := conn.QueryRow(ctx, "select 4").Scan(&v); err != nil || v != 4 {
+		t.Fatalf("after an idle cancel: %v %v", v, err)
+	}
+	conn.Close(ctx)
 }
 
 func TestClientDisconnectMidQuery(t *testing.T) {
