@@ -87,7 +87,7 @@ func (j *AsofJoin) rowKey(s int, rec arrow.RecordBatch, i int) ([]byte, int, boo
 		j.keyBuf = state.AppendKey(j.keyBuf, j.spec.KeyTypes[k], col, i)
 	}
 	jk := len(j.keyBuf)
-	state.SetVNode(j.keyBuf, jk)
+	j.keyBuf = setPartitionVNode(j.keyBuf, j.spec.KeyTypes, rec, j.spec.Keys[s], i)
 	t := rec.Column(j.spec.Time[s])
 	ok = ok && t.IsValid(i)
 	j.keyBuf = state.AppendKey(j.keyBuf, j.spec.TimeType, t, i)

@@ -340,7 +340,7 @@ func (a *HashAgg) OnBatch(ctx context.Context, b *Batch, out Output) error {
 		for j, col := range keyCols {
 			a.keyBuf = state.AppendKey(a.keyBuf, a.spec.GroupTypes[j], col, i)
 		}
-		state.SetVNode(a.keyBuf, len(a.keyBuf))
+		a.keyBuf = setPartitionVNode(a.keyBuf, a.spec.GroupTypes, rec, a.spec.GroupCols, i)
 		slot, err := a.slotFor(a.keyBuf)
 		if err != nil {
 			return err

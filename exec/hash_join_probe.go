@@ -122,7 +122,7 @@ func (j *HashJoin) encodeRowKeys(s int, rec arrow.RecordBatch, n int) {
 			j.keyBuf = state.AppendKey(j.keyBuf, spec.KeyTypes[k], col, i)
 		}
 		jkLen := len(j.keyBuf)
-		state.SetVNode(j.keyBuf, jkLen)
+		j.keyBuf = setPartitionVNode(j.keyBuf, spec.KeyTypes, rec, spec.Keys[s], i)
 		for _, c := range spec.StreamKeys[s] {
 			j.keyBuf = state.AppendKey(j.keyBuf, spec.Types[s][c], rec.Column(c), i)
 		}
