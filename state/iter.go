@@ -175,7 +175,7 @@ func (it *Iter) Key() []byte { return it.srcs[it.cur].key }
 func (it *Iter) Value() []byte {
 	s := &it.srcs[it.cur]
 	if s.tree != nil {
-		return s.e.value
+		return s.e.value()
 	}
 	v, err := s.pi.ValueAndErr()
 	if err != nil && it.err == nil {
@@ -467,7 +467,7 @@ func (s *iterSource) prev(it *Iter) bool {
 func (s *iterSource) setForward(it *Iter, ok bool) bool {
 	if ok {
 		s.e = s.bi.Item()
-		ok = it.upper == nil || bytes.Compare(s.e.key, it.upper) < 0
+		ok = it.upper == nil || bytes.Compare(s.e.key(), it.upper) < 0
 	}
 	return s.set(ok)
 }
@@ -475,7 +475,7 @@ func (s *iterSource) setForward(it *Iter, ok bool) bool {
 func (s *iterSource) setReverse(it *Iter, ok bool) bool {
 	if ok {
 		s.e = s.bi.Item()
-		ok = it.lower == nil || bytes.Compare(s.e.key, it.lower) >= 0
+		ok = it.lower == nil || bytes.Compare(s.e.key(), it.lower) >= 0
 	}
 	return s.set(ok)
 }
@@ -483,7 +483,7 @@ func (s *iterSource) setReverse(it *Iter, ok bool) bool {
 func (s *iterSource) set(ok bool) bool {
 	s.valid = ok
 	if ok {
-		s.key = s.e.key
+		s.key = s.e.key()
 	} else {
 		s.key = nil
 	}

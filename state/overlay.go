@@ -51,7 +51,7 @@ func (t *Table) Writes(fn func(key, value []byte, deleted bool) bool) {
 	if t.cur == nil {
 		return
 	}
-	t.cur.points.Scan(func(e entry) bool { return fn(e.key, e.value, e.del) })
+	t.cur.points.Scan(func(e entry) bool { return fn(e.key(), e.value(), e.del) })
 }
 
 // Written returns the overlay's own write of key: its value (ok) or a
@@ -62,7 +62,7 @@ func (t *Table) Written(key []byte) (value []byte, ok, written bool) {
 		return nil, false, false
 	}
 	if e, found := t.cur.get(key); found {
-		return e.value, !e.del, true
+		return e.value(), !e.del, true
 	}
 	return nil, false, false
 }

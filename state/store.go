@@ -507,13 +507,13 @@ func writeLayer(b *pebble.Batch, prefix []byte, l *layer, kbuf *[]byte) int {
 	l.points.Scan(func(e entry) bool {
 		var op *pebble.DeferredBatchOp
 		if e.del {
-			op = b.DeleteDeferred(len(prefix) + len(e.key))
+			op = b.DeleteDeferred(len(prefix) + len(e.key()))
 		} else {
-			op = b.SetDeferred(len(prefix)+len(e.key), len(e.value))
-			copy(op.Value, e.value)
+			op = b.SetDeferred(len(prefix)+int(e.klen), len(e.kv)-int(e.klen))
+			copy(op.Value, e.value())
 		}
 		copy(op.Key, prefix)
-		copy(op.Key[len(prefix):], e.key)
+		copy(op.Key[len(prefix):], e.key())
 		_ = op.Finish()
 		n++
 		return true

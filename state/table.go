@@ -71,9 +71,8 @@ func (t *Table) Put(key, value []byte) {
 	kv := l.arena.alloc(len(key) + len(value))
 	copy(kv, key)
 	copy(kv[len(key):], value)
-	k := kv[:len(key):len(key)]
 	before := l.bytes
-	l.set(entry{pfx: keyPrefix(k), key: k, value: kv[len(key):]})
+	l.set(newEntry(kv, len(key), false))
 	t.pending.Add(l.bytes - before)
 }
 
@@ -83,7 +82,7 @@ func (t *Table) Delete(key []byte) {
 	k := l.arena.alloc(len(key))
 	copy(k, key)
 	before := l.bytes
-	l.set(entry{pfx: keyPrefix(k), key: k, del: true})
+	l.set(newEntry(k, len(k), true))
 	t.pending.Add(l.bytes - before)
 }
 
@@ -128,7 +127,7 @@ func (t *Table) Clear() { t.DeleteRange(nil, nil) }
 func (t *Table) Get(key []byte) (value []byte, ok bool, err error) {
 	if l := t.cur; l != nil {
 		if e, found := l.get(key); found {
-			return e.value, !e.del, nil
+			return e.value(), !e.del, nil
 		}
 		if l.covers(key) {
 			return nil, false, nil
@@ -141,7 +140,7 @@ func (t *Table) Get(key []byte) (value []byte, ok bool, err error) {
 	for i := len(sealed) - 1; i >= 0; i-- {
 		l := sealed[i]
 		if e, found := l.get(key); found {
-			return e.value, !e.del, nil
+			return e.value(), !e.del, nil
 		}
 		if l.covers(key) {
 			return nil, false, nil
@@ -247,35 +246,79 @@ func tableKeyPrefix(id TableID) []byte {
 	return p
 }
 
-// entry is one point write of a layer: a value or, if del, a deletion.
+// entry is one point write of a layer: a value or, if del, a deletion. The
+// B-tree holds entries inline and moves them as it inserts, so they are kept
+// small: key and value share one slice.
 type entry struct {
 	// pfx is keyPrefix(key): most comparisons end on it without loading key.
-	pfx   uint64
-	key   []byte
-	value []byte
-	del   bool
+	pfx  prefix
+	kv   []byte // key, then value
+	klen uint32
+	del  bool
+}
+
+// newEntry returns the entry of key kv[:klen] and value kv[klen:].
+func newEntry(kv []byte, klen int, del bool) entry {
+	return entry{pfx: keyPrefix(kv[:klen]), kv: kv, klen: uint32(klen), del: del}
 }
 
 // probe returns the entry to search for key.
-func probe(key []byte) entry { return entry{pfx: keyPrefix(key), key: key} }
+func probe(key []byte) entry { return newEntry(key, len(key), false) }
 
-func entryLess(a, b entry) bool {
-	if a.pfx != b.pfx {
-		return a.pfx < b.pfx
+func (e entry) key() []byte { return e.kv[:e.klen:e.klen] }
+
+// value returns the entry's value, nil for a deletion.
+func (e entry) value() []byte {
+	if e.del {
+		return nil
 	}
-	return bytes.Compare(a.key, b.key) < 0
+	return e.kv[e.klen:]
 }
 
-// keyPrefix returns the first 8 bytes of key as a big-endian number, padded
-// with zeros. Padding sorts like a shorter key, so keyPrefix(a) < keyPrefix(b)
-// implies a < b.
-func keyPrefix(key []byte) uint64 {
-	if len(key) >= 8 {
-		return binary.BigEndian.Uint64(key)
+// entryLess orders entries by key. Keys that tie on their prefixes and are
+// both at least prefixLen long share those bytes, so only the rest is
+// compared; shorter keys (zero padded) are compared whole.
+func entryLess(a, b entry) bool {
+	for i := range a.pfx {
+		if a.pfx[i] != b.pfx[i] {
+			return a.pfx[i] < b.pfx[i]
+		}
 	}
-	var p uint64
-	for i, c := range key {
-		p |= uint64(c) << (56 - 8*i)
+	if a.klen >= prefixLen && b.klen >= prefixLen {
+		return bytes.Compare(a.kv[prefixLen:a.klen], b.kv[prefixLen:b.klen]) < 0
+	}
+	return bytes.Compare(a.kv[:a.klen], b.kv[:b.klen]) < 0
+}
+
+// prefixWords is the number of big-endian words of a key an entry holds
+// inline. Keys of vnode-keyed state start with the vnode and an encoded
+// group or join key (2 + 9 bytes for an int64), so one word ties for every
+// key of a vnode; three reach into the column after the group key.
+const (
+	prefixWords = 3
+	prefixLen   = 8 * prefixWords
+)
+
+// prefix is the first prefixLen bytes of a key as big-endian words, padded
+// with zeros.
+type prefix [prefixWords]uint64
+
+// keyPrefix returns the prefix of key. Padding sorts like a shorter key, so
+// keyPrefix(a) < keyPrefix(b) (word by word) implies a < b.
+func keyPrefix(key []byte) prefix {
+	var p prefix
+	for i := range p {
+		if len(key) >= 8 {
+			p[i] = binary.BigEndian.Uint64(key)
+			key = key[8:]
+			continue
+		}
+		var w uint64
+		for j, c := range key {
+			w |= uint64(c) << (56 - 8*j)
+		}
+		p[i] = w
+		break
 	}
 	return p
 }
@@ -310,9 +353,9 @@ func newLayer() *layer {
 
 func (l *layer) set(e entry) {
 	if old, replaced := l.points.Set(e); replaced {
-		l.bytes -= int64(len(old.key) + len(old.value))
+		l.bytes -= int64(len(old.kv))
 	}
-	l.bytes += int64(len(e.key) + len(e.value))
+	l.bytes += int64(len(e.kv))
 }
 
 func (l *layer) get(key []byte) (entry, bool) {
@@ -357,13 +400,13 @@ func (l *layer) deleteRange(sp span) {
 	} else {
 		ok = it.Seek(probe(sp.start))
 	}
-	for ; ok && (sp.end == nil || bytes.Compare(it.Item().key, sp.end) < 0); ok = it.Next() {
+	for ; ok && (sp.end == nil || bytes.Compare(it.Item().key(), sp.end) < 0); ok = it.Next() {
 		doomed = append(doomed, it.Item())
 	}
 	it.Release()
 	for _, e := range doomed {
 		l.points.Delete(e)
-		l.bytes -= int64(len(e.key) + len(e.value))
+		l.bytes -= int64(len(e.kv))
 	}
 	// Merge sp with every span it overlaps or touches.
 	next := make([]span, 0, len(l.dels)+1)
@@ -400,14 +443,14 @@ func (l *layer) deleteRanges(sps []span) {
 	var doomed []entry
 	it := l.points.Iter()
 	for _, sp := range sps {
-		for ok := it.Seek(probe(sp.start)); ok && bytes.Compare(it.Item().key, sp.end) < 0; ok = it.Next() {
+		for ok := it.Seek(probe(sp.start)); ok && bytes.Compare(it.Item().key(), sp.end) < 0; ok = it.Next() {
 			doomed = append(doomed, it.Item())
 		}
 	}
 	it.Release()
 	for _, e := range doomed {
 		l.points.Delete(e)
-		l.bytes -= int64(len(e.key) + len(e.value))
+		l.bytes -= int64(len(e.kv))
 	}
 	all := make([]span, 0, len(l.dels)+len(sps))
 	all = append(append(all, l.dels...), sps...)

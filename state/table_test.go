@@ -426,3 +426,26 @@ func TestDeleteRangeSpans(t *testing.T) {
 		}
 	}
 }
+
+// TestEntryLessMatchesBytes checks the layer's order, which compares inline
+// prefix words before the keys, against bytes.Compare, for keys around the
+// prefix length made of bytes that collide with the zero padding.
+func TestEntryLessMatchesBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	key := func() []byte {
+		k := make([]byte, rng.IntN(prefixLen+10))
+		for i := range k {
+			k[i] = []byte{0, 0, 1, 0xff}[rng.IntN(4)]
+		}
+		return k
+	}
+	for range 200_000 {
+		a, b := key(), key()
+		if rng.IntN(2) == 0 {
+			b = append(append([]byte(nil), a[:rng.IntN(len(a)+1)]...), b...)
+		}
+		if got, want := entryLess(probe(a), probe(b)), bytes.Compare(a, b) < 0; got != want {
+			t.Fatalf("entryLess(%x, %x) = %v, want %v", a, b, got, want)
+		}
+	}
+}
