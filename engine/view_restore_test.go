@@ -111,3 +111,36 @@ func TestRestoreViewFailureClosesDataflow(t *testing.T) {
 		t.Errorf("after a failed restore: %d sink delivery goroutines, want %d: %v", n, before, err)
 	}
 }
+
+// TestRestoreViewReaderFailureStopsReaders restores a sink over two
+// sources whose second reader does not open: the restore fails and stops
+// the first reader, which was opened but never started, and the sink's
+// delivery (the restore returning at all checks that stopping a reader
+// that never ran does not wait forever).
+func TestRestoreViewReaderFailureStopsReaders(t *testing.T) {
+	e, s := openSession(t)
+	query(t, s,
+		"CREATE SOURCE a (id bigint) WITH (connector = 'datagen', fields.id.kind = 'sequence', datagen.rows.per.second = '0')",
+		"CREATE SOURCE b (id bigint) WITH (connector = 'datagen', fields.id.kind = 'sequence', datagen.rows.per.second = '0')",
+		"CREATE SINK s AS SELECT id FROM a UNION ALL SELECT id FROM b WITH (connector = 'blackhole')")
+	restored := *relation(e, "s")
+	restored.Options = map[string]string{"connector": "postgres", "host": "127.0.0.1", "port": "1",
+		"user": "postgres", "table": "s", "type": "append-only", postgres.ProgressIDOption: "test"}
+	b := relation(e, "b")
+	before := deliveryGoroutines()
+	opts := b.Options
+	b.Options = map[string]string{"connector": "none"}
+	err := e.restoreView(&restored)
+	b.Options = opts
+	if err == nil || !strings.Contains(err.Error(), "none") {
+		t.Fatalf("restore with a reader that does not open: %v, want its error", err)
+	}
+	n := deliveryGoroutines()
+	for i := 0; i < 500 && n != before; i++ {
+		time.Sleep(10 * time.Millisecond)
+		n = deliveryGoroutines()
+	}
+	if n != before {
+		t.Errorf("after a failed restore: %d sink delivery goroutines, want %d: %v", n, before, err)
+	}
+}
