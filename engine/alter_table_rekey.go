@@ -319,6 +319,7 @@ func (e *Engine) startRebuilt(v *view, jobs *[]*backfillJob) error {
 	nv, a, job, err := e.buildViewOn(v)
 	if err == nil && job != nil && jobs == nil {
 		err = fmt.Errorf("backfill of a restarted dataflow not done")
+		discardBuilt(nv, a)
 	}
 	if err != nil {
 		err = fmt.Errorf("rebuilding materialized view %s over its re-keyed input: %w", v.rel.Name, err)

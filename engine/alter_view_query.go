@@ -423,10 +423,13 @@ func (e *Engine) switchView(cat *catalog.Catalog, rel *catalog.Relation, old *vi
 	nv, a, job, err := e.buildViewOn(nv)
 	if err == nil && job != nil {
 		err = fmt.Errorf("backfill of the new query not done")
+		discardBuilt(nv, a)
 	}
 	if err == nil && layoutChange(rel, next.Columns, next.Key) == "" {
 		// (Otherwise nothing reads the view: checkReplacement.)
-		err = e.emitSwitchDiff(rel, &next, old.disp)
+		if err = e.emitSwitchDiff(rel, &next, old.disp); err != nil {
+			discardBuilt(nv, a)
+		}
 	}
 	if err != nil {
 		// Epoch+1 cannot commit without the view's dataflow: mark the view

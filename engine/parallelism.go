@@ -330,7 +330,10 @@ func (e *Engine) rescaleReaders(old *view, changed *catalog.Relation, cat *catal
 	nv := &view{rel: changed, plan: old.plan, disp: old.disp, done: make(chan struct{})}
 	nv, a, _, err := e.buildViewOn(nv)
 	if err == nil {
-		err = e.openReaders(nv)
+		if err = e.openReaders(nv); err != nil {
+			discardBuilt(nv, a)
+			nv.discardReaders()
+		}
 	}
 	if err != nil {
 		err = fmt.Errorf("rebuilding materialized view %s: %w", changed.Name, err)

@@ -15,6 +15,8 @@ import (
 //
 // A new sink gets its transactional.id here, in its options, which the
 // catalog stores with it: the id must stay the same across restarts.
+// It is written into rel.Options in place, as openPostgresSink writes its
+// progress id: only a new, not yet published, sink lacks it.
 func openKafkaSink(e *Engine, rel *catalog.Relation, outbox *state.Table) (exec.SinkWriter, error) {
 	if rel.Options["properties.transactional.id"] == "" {
 		rel.Options["properties.transactional.id"] = kafka.NewTransactionalID(rel)

@@ -21,6 +21,11 @@ func init() { sinkConnectors["postgres"] = openPostgresSink }
 // with the reason; it gets its progress id, which the catalog stores in
 // its options: the id must stay the same across restarts. A restart does
 // not contact PostgreSQL here: delivery connects, and retries, on its own.
+//
+// The id is written into rel.Options in place, which is safe because no
+// one else reads rel then: only a new sink lacks the id, and its relation
+// is published (catalog, store) only once its dataflow is built. A
+// restored or rebuilt sink finds the id stored and writes nothing.
 func openPostgresSink(e *Engine, rel *catalog.Relation, outbox *state.Table) (exec.SinkWriter, error) {
 	cfg, err := postgres.ParseConfig(rel)
 	if err != nil {

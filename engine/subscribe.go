@@ -184,6 +184,8 @@ func (e *Engine) subscribe(ctx context.Context, cat *catalog.Catalog, st *sql.Su
 	}
 	sub.v, sub.job = v, job
 	if err := e.openReaders(v); err != nil {
+		discardBuilt(v, a)
+		v.discardReaders()
 		return nil, err
 	}
 	var attach []barrier.Mutation

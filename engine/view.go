@@ -114,7 +114,7 @@ func (e *Engine) buildViewOn(v *view) (*view, *exec.Actor, *backfillJob, error) 
 	}
 	inputs, heads, err := e.readerHeads(v, df.Heads, 0, pauseTable)
 	if err != nil {
-		df.Close()
+		closeDataflow(df)
 		return nil, nil, nil, err
 	}
 	var job *backfillJob
@@ -123,7 +123,7 @@ func (e *Engine) buildViewOn(v *view) (*view, *exec.Actor, *backfillJob, error) 
 		backfillTable = e.store.Table(state.TableID(rel.BackfillTable))
 		v.tables = append(v.tables, backfillTable)
 		if job, err = e.addBackfills(rel, plan, heads, backfillTable); err != nil {
-			df.Close()
+			closeDataflow(df)
 			return nil, nil, nil, err
 		}
 	}
@@ -163,7 +163,7 @@ func (e *Engine) buildViewOn(v *view) (*view, *exec.Actor, *backfillJob, error) 
 		for r, rd := range df.Readers {
 			ra, rseal, err := e.readerActor(v, rd, r+1, onError)
 			if err != nil {
-				df.Close()
+				closeDataflow(df)
 				return nil, nil, nil, err
 			}
 			readers, seals = append(readers, ra), append(seals, rseal)
@@ -172,6 +172,54 @@ func (e *Engine) buildViewOn(v *view) (*view, *exec.Actor, *backfillJob, error) 
 		v.parallel = append(append(df.Actors, df.Gather), readers[1:]...)
 	}
 	return v, a, job, nil
+}
+
+// closeDataflow closes every operator of df, which never ran: those of
+// the view's actor, of its other reader actors and, in a parallel
+// dataflow, of its parallel actors and gather (a sink's writer among
+// them, which stops its delivery).
+func closeDataflow(df *exec.Dataflow) {
+	df.Close()
+	for _, rd := range df.Readers {
+		rd.Close()
+	}
+	for _, a := range df.Actors {
+		closeOps(a)
+	}
+	if df.Gather != nil {
+		closeOps(df.Gather)
+	}
+}
+
+// closeOps closes the operators of a, which never ran.
+func closeOps(a *exec.Actor) {
+	for _, op := range a.Ops {
+		op.Close()
+	}
+}
+
+// discardBuilt closes the dataflow buildView built for v, whose actor is
+// a, when it is not to run after all: its operators and those of its
+// other actors (v.parallel). It leaves v's inputs and readers alone, which
+// a rebuilt view may share with its old dataflow (see discardReaders).
+func discardBuilt(v *view, a *exec.Actor) {
+	closeOps(a)
+	for _, pa := range v.parallel {
+		closeOps(pa)
+	}
+}
+
+// discardReaders stops the source readers openReaders opened for v, none
+// of which was started or added to the coordinator, and releases what
+// they sent into v's inputs. A reader's close waits for its run, so each
+// one is started to be stopped.
+func (v *view) discardReaders() {
+	for _, r := range v.readers {
+		if r != nil {
+			go r.run()
+		}
+	}
+	v.closeReaders()
 }
 
 // readerHeads returns reader actor r's inputs (its share of v.inputs) and
@@ -266,7 +314,21 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 	if err != nil {
 		return err
 	}
+	// Everything that can fail comes before anything starts; a failure
+	// closes what was built (a sink's delivery, operators' memory).
+	ups := make([]*exec.Dispatcher, len(plan.Upstreams))
+	for i, upRel := range plan.Upstreams {
+		if upRel.Kind == catalog.Source {
+			continue
+		}
+		if ups[i], err = e.upstreamDispatcher(upRel.ID); err != nil {
+			discardBuilt(v, a)
+			return err
+		}
+	}
 	if err := e.openReaders(v); err != nil {
+		discardBuilt(v, a)
+		v.discardReaders()
 		return err
 	}
 	e.startHistory(rel, v.disp)
@@ -276,15 +338,10 @@ func (e *Engine) restoreView(rel *catalog.Relation) error {
 			go r.run()
 		}
 	}
-	for i, upRel := range plan.Upstreams {
-		if upRel.Kind == catalog.Source {
-			continue
+	for i, up := range ups {
+		if up != nil {
+			up.AddOutputNow(rel.ID, v.inputs[i])
 		}
-		up, err := e.upstreamDispatcher(upRel.ID)
-		if err != nil {
-			return err
-		}
-		up.AddOutputNow(rel.ID, v.inputs[i])
 	}
 	e.mu.Lock()
 	e.views[rel.ID] = v
@@ -364,13 +421,15 @@ func (e *Engine) createView(ctx context.Context, cat *catalog.Catalog, stmt *ir.
 	if err != nil {
 		return err
 	}
+	if err := e.openReaders(v); err != nil {
+		discardBuilt(v, a)
+		v.discardReaders()
+		return err
+	}
 	e.startHistory(rel, v.disp)
 	e.mu.Lock()
 	e.views[rel.ID] = v
 	e.mu.Unlock()
-	if err := e.openReaders(v); err != nil {
-		return err
-	}
 	var attach []barrier.Mutation
 	for i, up := range plan.Upstreams {
 		if up.Kind != catalog.Source {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -23,10 +24,12 @@ import (
 
 // nexmarkResult is one query's run of bench nexmark (one JSON line).
 type nexmarkResult struct {
-	Query               string  `json:"query"`
-	Sink                string  `json:"sink"`
-	Events              int64   `json:"events"`
-	Parallelism         int     `json:"parallelism"`
+	Query       string `json:"query"`
+	Sink        string `json:"sink"`
+	Events      int64  `json:"events"`
+	Parallelism int    `json:"parallelism"`
+	// Splits is nexmark.split.num of each source.
+	Splits              int     `json:"splits"`
 	Seconds             float64 `json:"seconds"`
 	CPUSeconds          float64 `json:"cpu_seconds"`
 	EventsPerSec        float64 `json:"events_per_sec"`
@@ -81,7 +84,8 @@ func newBenchNexmarkCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&f.queries, "queries", "", "comma-separated queries (default: all)")
 	cmd.Flags().Int64Var(&f.events, "events", 1_000_000, "events to push through each query")
-	cmd.Flags().IntVar(&f.splits, "splits", 1, "nexmark.split.num of each source")
+	cmd.Flags().IntVar(&f.splits, "splits", 0, "nexmark.split.num of each source (0: the views' parallelism, so that every reader actor has splits); "+
+		"the events are the same whatever the count (split i of K generates event ids i, i+K, ...), only their order changes")
 	cmd.Flags().IntVar(&f.parallelism, "parallelism", 0, "SET streaming_parallelism before creating each view (0: the default)")
 	cmd.Flags().DurationVar(&f.barrierInterval, "barrier-interval", time.Second, "barrier (checkpoint) interval")
 	cmd.Flags().StringVar(&f.sink, "sink", "view", "view, blackhole, or both")
@@ -100,6 +104,9 @@ func runBenchNexmark(ctx context.Context, f nexmarkFlags) error {
 	if err != nil {
 		return err
 	}
+	if f.splits <= 0 {
+		f.splits = benchParallelism(f.parallelism)
+	}
 	var sinks []string
 	switch f.sink {
 	case "view", "blackhole":
@@ -110,7 +117,8 @@ func runBenchNexmark(ctx context.Context, f nexmarkFlags) error {
 		return fmt.Errorf("--sink is view, blackhole or both, not %q", f.sink)
 	}
 	if !f.json {
-		fmt.Printf("%d events per query, %d split(s), barrier interval %v, one fresh in-process server per run.\n\n", f.events, f.splits, f.barrierInterval)
+		fmt.Printf("%d events per query, %d split(s), parallelism %d, barrier interval %v, one fresh in-process server per run.\n\n",
+			f.events, f.splits, benchParallelism(f.parallelism), f.barrierInterval)
 		fmt.Println("| query | sink | events/s | events/s per core | peak RSS MB | checkpoint p50/p99 ms | barrier latency p50/p99 ms | verified |")
 		fmt.Println("|---|---|---|---|---|---|---|---|")
 	}
@@ -137,6 +145,16 @@ func runBenchNexmark(ctx context.Context, f nexmarkFlags) error {
 	return nil
 }
 
+// benchParallelism is the number of actors a view gets with --parallelism
+// p: p, or for 0 what streaming_parallelism = default gives a bench server
+// (one per GOMAXPROCS; see engine.Options.StreamingParallelism).
+func benchParallelism(p int) int {
+	if p > 0 {
+		return p
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
 // nexmarkQueries returns the queries named in list (all if empty).
 func nexmarkQueries(list string) ([]nexmark.Query, error) {
 	if list == "" {
@@ -156,7 +174,7 @@ func nexmarkQueries(list string) ([]nexmark.Query, error) {
 // runNexmarkQuery runs one query on a fresh server: the sources, the view
 // or sink, every event through it, then the verification.
 func runNexmarkQuery(ctx context.Context, f nexmarkFlags, q nexmark.Query, sink string) nexmarkResult {
-	r := nexmarkResult{Query: q.Name, Sink: sink, Events: f.events, Parallelism: f.parallelism}
+	r := nexmarkResult{Query: q.Name, Sink: sink, Events: f.events, Parallelism: f.parallelism, Splits: f.splits}
 	if err := measureNexmark(ctx, f, q, &r); err != nil {
 		r.Error = err.Error()
 	}
