@@ -88,6 +88,11 @@ func TestCancelBackendRowLock(t *testing.T) {
 		t.Errorf("notices %q, want the one WARNING", notices)
 	}
 
+	// The signal is sent when the statement is bound: a pid of each row is
+	// refused.
+	_, err = c3.Exec(ctx, "SELECT pg_cancel_backend(pid) FROM pg_stat_activity")
+	wantSQLState(t, err, "0A000")
+
 	done := wait(c2)
 	if err := c0.QueryRow(ctx, "SELECT pg_terminate_backend($1)", int(c2.PgConn().PID())).Scan(&ok); err != nil || !ok {
 		t.Fatalf("pg_terminate_backend: %v, %v; want true", ok, err)
