@@ -373,6 +373,9 @@ func (e *Engine) Connect(ctx context.Context, params map[string]string) (pgwire.
 	if err != nil {
 		return nil, err
 	}
+	if b, ok := pgwire.BackendOf(ctx); ok {
+		s.backend, s.hasBackend, s.pid = b, true, int32(b.PID())
+	}
 	e.sessionOpened(params["database"])
 	e.queries.opened(s)
 	return s, nil

@@ -11,13 +11,15 @@ import (
 // The session side of the catalog functions (sql.Session): current_user,
 // pg_backend_pid, current_setting and set_config.
 
-// backendPIDs numbers the sessions for pg_backend_pid.
+// backendPIDs numbers the sessions of no connection for pg_backend_pid.
 var backendPIDs atomic.Int32
 
 // User implements sql.Session: the current user (session_role.go).
 func (s *session) User() string { return s.currentUser() }
 
-// BackendPID is a number unique among the server's sessions.
+// BackendPID is the session's process id: its connection's (the one
+// BackendKeyData sent), else a number counted for sessions of no
+// connection.
 func (s *session) BackendPID() int32 {
 	if s.pid == 0 {
 		s.pid = backendPIDs.Add(1)

@@ -145,8 +145,17 @@ type session struct {
 	// drained is closed by Drain (subscribe.go).
 	drained   chan struct{}
 	drainOnce sync.Once
-	// pid is the session's pg_backend_pid (0 until asked).
+	// pid is the session's pg_backend_pid: its connection's process id, or
+	// for a session of no connection a number counted here (0 until asked).
 	pid int32
+	// backend is the connection, when hasBackend: what pg_cancel_backend
+	// and pg_terminate_backend signal. Both are set before the session is
+	// shared and then read from any goroutine.
+	backend    pgwire.Backend
+	hasBackend bool
+	// warnings are the WARNINGs the statement being bound queued
+	// (session_signal.go), sent before its result.
+	warnings []string
 	// localRole is what a SET LOCAL ROLE in the open transaction hides
 	// (session_role.go); nil if none.
 	localRole *localRoleState
@@ -228,6 +237,9 @@ func (s *session) run(ctx context.Context, p *sql.Parsed, w pgwire.ResultWriter)
 }
 
 func (s *session) execute(ctx context.Context, st ir.Statement, w pgwire.ResultWriter) error {
+	if err := s.sendWarnings(w); err != nil {
+		return err
+	}
 	now := time.Now().UnixMicro()
 	if s.random == nil {
 		s.random = eval.NewRandom()

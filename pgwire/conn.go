@@ -125,7 +125,7 @@ func newConn(ctx context.Context, s *Server, nc net.Conn, pid uint32) *conn {
 		log:    s.log.With("pid", pid, "remote", nc.RemoteAddr().String()),
 		bw:     bufio.NewWriterSize(nc, outputBufferSize),
 	}
-	c.ctx, c.cancel = context.WithCancelCause(ctx)
+	c.ctx, c.cancel = context.WithCancelCause(context.WithValue(ctx, backendKey{}, c))
 	c.rw.c = c
 	return c
 }

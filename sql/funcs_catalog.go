@@ -30,6 +30,11 @@ type Session interface {
 	SessionUser() string
 	// BackendPID is the session's process id as pg_backend_pid reports it.
 	BackendPID() int32
+	// SignalBackend cancels the running statement of the session with
+	// process id pid (pg_cancel_backend) or ends that session
+	// (pg_terminate_backend). It reports whether there was such a session
+	// to signal; an error is a privilege the caller lacks.
+	SignalBackend(pid int32, terminate bool) (bool, error)
 	// Setting returns a configuration parameter's value; ok is false for
 	// an unknown parameter.
 	Setting(name string) (value string, ok bool)
@@ -328,7 +333,7 @@ var catalogFuncs = map[string][]int{
 	"pg_get_function_identity_arguments": {1}, "pg_relation_is_publishable": {1},
 	"pg_get_statisticsobjdef_columns": {1}, "pg_get_ruledef": {1, 2}, "pg_get_triggerdef": {1, 2},
 	"current_user": {0}, "session_user": {0}, "current_role": {0}, "user": {0},
-	"current_schemas": {1}, "pg_backend_pid": {0}, "current_setting": {1, 2}, "set_config": {3},
+	"current_schemas": {1}, "pg_backend_pid": {0}, "pg_cancel_backend": {1}, "pg_terminate_backend": {1, 2}, "current_setting": {1, 2}, "set_config": {3},
 	"pg_is_in_recovery": {0}, "pg_get_serial_sequence": {2}, "pg_get_partkeydef": {1},
 	"has_table_privilege": {2, 3}, "has_schema_privilege": {2, 3}, "has_database_privilege": {2, 3},
 	"has_column_privilege": {3, 4}, "has_function_privilege": {2, 3}, "has_sequence_privilege": {2, 3},
@@ -501,6 +506,8 @@ func (b *binder) bindCatalogFunc(name string, args []ir.Expr, loc int32) (ir.Exp
 			pid = b.session.BackendPID()
 		}
 		return &ir.Const{Value: types.DInt(int64(pid)), T: types.Int32T}, true, nil
+	case "pg_cancel_backend", "pg_terminate_backend":
+		return b.bindSignalBackend(name == "pg_terminate_backend", args, loc)
 	case "current_setting":
 		return b.bindCurrentSetting(args, loc)
 	case "set_config":
@@ -635,6 +642,55 @@ func constText(e ir.Expr) (string, bool) {
 		return "", false
 	}
 	return c.Value.S, true
+}
+
+// bindSignalBackend binds pg_cancel_backend(pid) and
+// pg_terminate_backend(pid [, timeout]): like set_config, the signal is
+// sent when the statement is bound for execution, and the call becomes
+// whether a session was signalled. Preparing the statement sends nothing.
+// The pid must be a constant or a parameter; the timeout is not waited on.
+func (b *binder) bindSignalBackend(terminate bool, args []ir.Expr, loc int32) (ir.Expr, bool, error) {
+	name := "pg_cancel_backend"
+	if terminate {
+		name = "pg_terminate_backend"
+	}
+	if b.params != nil && !b.params.exec {
+		if _, err := b.coerce(args[0], types.Int32T, loc); err != nil {
+			return nil, true, err
+		}
+		return &ir.Const{Value: types.Datum{Null: true}, T: types.BoolT}, true, nil
+	}
+	c, ok := args[0].(*ir.Const)
+	if !ok || c.T.Kind != types.Int16 && c.T.Kind != types.Int32 && c.T.Kind != types.Int64 && c.T.Kind != types.Unknown {
+		if e, err := b.coerce(args[0], types.Int32T, loc); err == nil {
+			c, ok = e.(*ir.Const)
+		}
+	}
+	if !ok {
+		return nil, true, b.errAt(loc, sqlerr.Unsupported("%s of a non-constant pid", name))
+	}
+	if c.Value.Null {
+		return &ir.Const{Value: types.Datum{Null: true}, T: types.BoolT}, true, nil
+	}
+	pid := c.Value.I
+	if c.T.Kind == types.Unknown {
+		n, err := strconv.ParseInt(strings.TrimSpace(c.Value.S), 10, 32)
+		if err != nil {
+			return nil, true, b.errAt(loc, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type integer: \"%s\"", c.Value.S))
+		}
+		pid = n
+	}
+	if b.session == nil {
+		return nil, true, b.errAt(loc, sqlerr.Unsupported("%s outside a session", name))
+	}
+	signalled, err := b.session.SignalBackend(int32(pid), terminate)
+	if err != nil {
+		if se, ok := err.(*sqlerr.Error); ok {
+			return nil, true, b.errAt(loc, se)
+		}
+		return nil, true, err
+	}
+	return &ir.Const{Value: types.DBool(signalled), T: types.BoolT}, true, nil
 }
 
 // bindCurrentSetting binds current_setting(name [, missing_ok]) to the
