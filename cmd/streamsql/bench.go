@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,7 +23,10 @@ import (
 	"github.com/streamsql/streamsql/pgwire"
 )
 
-var cpuProfile string
+var cpuProfile, blockProfile, traceFile string
+
+// traceOut is the open --trace file while the trace runs.
+var traceOut *os.File
 
 func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -30,7 +35,23 @@ func newBenchCmd() *cobra.Command {
 	}
 	cmd.AddCommand(newBenchInsertSelectCmd(), newBenchDMLCmd(), newBenchRecoveryCmd(), newBenchCheckpointCmd(), newBenchEventTimeCmd(), newBenchJoinsCmd(), newBenchMemoryCmd(), newBenchNexmarkCmd(), newBenchBackfillCmd())
 	cmd.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the measured runs to this file")
+	cmd.PersistentFlags().StringVar(&blockProfile, "blockprofile", "", "write a profile of where the bench command's goroutines blocked (channels, locks) to this file")
+	cmd.PersistentFlags().StringVar(&traceFile, "trace", "", "write an execution trace of the bench command to this file (go tool trace; -pprof=sched shows where goroutines waited for a CPU, -pprof=sync where they blocked)")
 	cmd.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if traceFile != "" {
+			f, err := os.Create(traceFile)
+			if err != nil {
+				return err
+			}
+			if err := trace.Start(f); err != nil {
+				f.Close()
+				return err
+			}
+			traceOut = f
+		}
+		if blockProfile != "" {
+			runtime.SetBlockProfileRate(int(10 * time.Microsecond))
+		}
 		if cpuProfile == "" {
 			return nil
 		}
@@ -43,6 +64,13 @@ func newBenchCmd() *cobra.Command {
 	cmd.PersistentPostRun = func(*cobra.Command, []string) {
 		if cpuProfile != "" {
 			pprof.StopCPUProfile()
+		}
+		if traceOut != nil {
+			trace.Stop()
+			traceOut.Close()
+		}
+		if blockProfile != "" {
+			writeBlockProfile(blockProfile)
 		}
 	}
 	return cmd
@@ -298,4 +326,18 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	}
 	i := int(float64(len(sorted)-1) * p)
 	return sorted[i]
+}
+
+// writeBlockProfile writes the block profile gathered since the command
+// started to path.
+func writeBlockProfile(path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "blockprofile:", err)
+		return
+	}
+	defer f.Close()
+	if err := pprof.Lookup("block").WriteTo(f, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "blockprofile:", err)
+	}
 }
