@@ -155,6 +155,15 @@ func (p *partitioner) owners(rec arrow.RecordBatch) []int32 {
 		clear(p.owner)
 		return p.owner
 	}
+	if len(p.keys) == 0 {
+		// An empty key (a view of at most one row): every row to the owner
+		// of the empty key's virtual node.
+		own := p.vnodeOwn[state.VNode(nil)]
+		for r := range p.owner {
+			p.owner[r] = own
+		}
+		return p.owner
+	}
 	p.keyCols = p.keyCols[:0]
 	for _, k := range p.keys {
 		p.keyCols = append(p.keyCols, rec.Column(k))

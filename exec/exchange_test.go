@@ -95,3 +95,25 @@ func TestExchangeRoutesByVirtualNode(t *testing.T) {
 	}
 	x.Close()
 }
+
+// An exchange by no columns (the view of an ungrouped aggregate, at most one
+// row) sends every row to the owner of the empty key's virtual node.
+func TestExchangeEmptyKey(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	const n = 4
+	p := newPartitioner(nil, nil, n)
+	rows := [][3]*int64{{i64(1), nil, nil}, {i64(2), nil, nil}, {nil, nil, nil}}
+	rec := int64Record(mem, rows)
+	defer rec.Release()
+	want := int32(state.VNodeOwner(state.VNode(nil), n))
+	owners := p.owners(rec)
+	if len(owners) != len(rows) {
+		t.Fatalf("%d owners for %d rows", len(owners), len(rows))
+	}
+	for r, o := range owners {
+		if o != want {
+			t.Fatalf("row %d to actor %d, want %d", r, o, want)
+		}
+	}
+}
