@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/binary"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
@@ -85,26 +87,55 @@ func (w *tableWriter) applyChanges(changes []cdcChange, record func(offset *stat
 // cdcChunk resolves a chunk of connector changes into a batch of changes
 // to the table's rows: each change reads the row it replaces or deletes
 // from the table, or from the chunk's earlier changes, which are not
-// written until flush. The caller holds w.mu.
+// written until flush. The chunk encodes each row's key and value once,
+// for its lookups, and the batch is written with them
+// (exec.TableWrite.ApplyEncoded). The caller holds w.mu.
 type cdcChunk struct {
 	w       *tableWriter
 	op      *exec.TableWrite
 	changes *exec.Changes
-	// written holds, by key, the rows the chunk wrote since its last flush
-	// (the changes' own rows, kept as they are), nil for a deleted row.
-	written map[string][]types.Datum
-	oldRow  []types.Datum
-	keyBuf  []byte
-	getBuf  []byte
+	*cdcScratch
+}
+
+// cdcScratch is the Go memory a table's chunks reuse, one chunk at a time
+// (under the writer's mu).
+type cdcScratch struct {
+	// enc holds the stored form of the chunk's rows since its last flush,
+	// row i of enc row i of changes; datums[i] is row i's datums when it
+	// is an insert (the change's own row, kept as it is) and nil when it
+	// is a delete.
+	enc    exec.EncodedRows
+	datums [][]types.Datum
+	// last finds by key the chunk's last row of that key.
+	last   rowIndex
+	oldRow []types.Datum
+	keyBuf []byte
+	oldBuf []byte
+	valBuf []byte
 }
 
 func newCDCChunk(w *tableWriter) *cdcChunk {
 	op := w.op()
-	return &cdcChunk{w: w, op: op, changes: op.NewChanges(),
-		written: map[string][]types.Datum{}, oldRow: make([]types.Datum, len(w.types))}
+	c := &cdcChunk{w: w, op: op, changes: op.NewChanges(), cdcScratch: &w.cdc}
+	if len(c.oldRow) != len(w.types) {
+		c.oldRow = make([]types.Datum, len(w.types))
+	}
+	c.reset()
+	return c
 }
 
-func (c *cdcChunk) release() { c.changes.Release() }
+func (c *cdcChunk) release() {
+	c.changes.Release()
+	c.reset()
+}
+
+// reset forgets the chunk's rows.
+func (c *cdcChunk) reset() {
+	c.enc.Reset()
+	clear(c.datums)
+	c.datums = c.datums[:0]
+	c.last.reset()
+}
 
 // add resolves ch. It may fill ch's row id and unchanged columns; the chunk
 // keeps ch.new until its next flush.
@@ -117,24 +148,28 @@ func (c *cdcChunk) add(ch *cdcChange) error {
 		}
 		return c.op.Truncate(w.e.ctx, w.changes)
 	case 'D':
-		return c.delete(c.key(ch.old))
+		c.keyBuf = c.appendKey(c.keyBuf[:0], ch.old)
+		_, _, err := c.take(c.keyBuf, xxhash.Sum64(c.keyBuf), exec.Delete)
+		return err
 	case 'I', 'U':
 		if w.rowID >= 0 {
 			ch.new[w.rowID] = types.DInt(w.nextRowID)
 			w.nextRowID++
 		}
-		newKey := c.key(ch.new)
-		oldKey := newKey
+		c.keyBuf = c.appendKey(c.keyBuf[:0], ch.new)
+		newKey, newHash := c.keyBuf, xxhash.Sum64(c.keyBuf)
+		oldKey, oldHash := newKey, newHash
 		if ch.old != nil {
-			oldKey = c.key(ch.old)
+			c.oldBuf = c.appendKey(c.oldBuf[:0], ch.old)
+			oldKey, oldHash = c.oldBuf, xxhash.Sum64(c.oldBuf)
 		}
-		if oldKey != newKey {
+		if !bytes.Equal(oldKey, newKey) {
 			// A key change onto a key that is held: that row goes first.
-			if err := c.delete(newKey); err != nil {
+			if _, _, err := c.take(newKey, newHash, exec.Delete); err != nil {
 				return err
 			}
 		}
-		old, had, err := c.take(oldKey, exec.UpdateDelete)
+		old, had, err := c.take(oldKey, oldHash, exec.UpdateDelete)
 		if err != nil {
 			return err
 		}
@@ -148,33 +183,41 @@ func (c *cdcChunk) add(ch *cdcChange) error {
 			op = exec.UpdateInsert
 		}
 		c.changes.AppendDatums(ch.new, op)
-		c.written[newKey] = ch.new
+		c.valBuf = w.codec.AppendDatums(c.valBuf[:0], ch.new)
+		c.appendRow(newKey, newHash, c.valBuf, ch.new)
 	}
 	return nil
 }
 
-// key encodes the primary key (or row id) of row.
-func (c *cdcChunk) key(row []types.Datum) string {
-	c.keyBuf = c.keyBuf[:0]
+// appendKey appends the encoding of the primary key (or row id) of row.
+func (c *cdcChunk) appendKey(buf []byte, row []types.Datum) []byte {
 	for _, k := range c.w.rel.Key {
-		c.keyBuf = state.AppendKeyDatum(c.keyBuf, c.w.types[k], row[k])
+		buf = state.AppendKeyDatum(buf, c.w.types[k], row[k])
 	}
-	return string(c.keyBuf)
+	return buf
 }
 
-// take removes the row at key, as of the chunk's changes so far, if there
-// is one: it appends it to the changes with op and, for an UpdateDelete,
-// returns it (valid until the next take).
-func (c *cdcChunk) take(key string, op exec.Op) ([]types.Datum, bool, error) {
-	row, ok := c.written[key]
-	if ok {
-		if row == nil {
+// appendRow records the chunk's next row: key (hash h) with value and
+// datums, both nil for a delete.
+func (c *cdcChunk) appendRow(key []byte, h uint64, value []byte, datums []types.Datum) {
+	row := c.enc.Len()
+	c.enc.Append(key, value)
+	c.datums = append(c.datums, datums)
+	c.last.set(&c.enc, key, h, row)
+}
+
+// take removes the row at key (hash h), as of the chunk's changes so far,
+// if there is one: it appends it to the changes with op and, for an
+// UpdateDelete, returns it (valid until the next take).
+func (c *cdcChunk) take(key []byte, h uint64, op exec.Op) ([]types.Datum, bool, error) {
+	var row []types.Datum
+	if r, ok := c.last.get(&c.enc, key, h); ok {
+		if row = c.datums[r]; row == nil {
 			return nil, false, nil
 		}
 		c.changes.AppendDatums(row, op)
 	} else {
-		c.getBuf = append(c.getBuf[:0], key...)
-		v, stored, err := c.w.table.Get(c.getBuf)
+		v, stored, err := c.w.table.Get(key)
 		if err != nil || !stored {
 			return nil, false, err
 		}
@@ -188,14 +231,8 @@ func (c *cdcChunk) take(key string, op exec.Op) ([]types.Datum, bool, error) {
 			row = c.oldRow
 		}
 	}
-	c.written[key] = nil
+	c.appendRow(key, h, nil, nil)
 	return row, true, nil
-}
-
-// delete deletes the row at key, if any.
-func (c *cdcChunk) delete(key string) error {
-	_, _, err := c.take(key, exec.Delete)
-	return err
 }
 
 // flush writes and emits the changes resolved since the last flush.
@@ -203,8 +240,81 @@ func (c *cdcChunk) flush() error {
 	if c.changes.Len() == 0 {
 		return nil
 	}
-	clear(c.written)
-	return c.op.ApplyBatch(c.w.e.ctx, c.changes.Batch(), c.w.changes)
+	err := c.op.ApplyEncoded(c.w.e.ctx, c.changes.Batch(), &c.enc, c.w.changes)
+	c.reset()
+	return err
+}
+
+// rowIndex finds the last row of a key among the rows of an EncodedRows:
+// open addressing with linear probing over a power-of-two table of row
+// numbers (more than half empty), kept from chunk to chunk.
+type rowIndex struct {
+	slots []rowSlot
+	n     int // slots in use
+}
+
+type rowSlot struct {
+	hash uint64
+	row  int32 // the row + 1; 0 marks an empty slot
+}
+
+// slot returns the slot holding key (hash h), or the empty slot where it
+// would go. There must be an empty slot.
+func (x *rowIndex) slot(enc *exec.EncodedRows, key []byte, h uint64) *rowSlot {
+	mask := uint64(len(x.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := &x.slots[i]
+		if s.row == 0 || (s.hash == h && bytes.Equal(enc.Key(int(s.row-1)), key)) {
+			return s
+		}
+	}
+}
+
+// get returns the last row of key (hash h), if the index holds it.
+func (x *rowIndex) get(enc *exec.EncodedRows, key []byte, h uint64) (int, bool) {
+	if x.n == 0 {
+		return 0, false
+	}
+	s := x.slot(enc, key, h)
+	return int(s.row - 1), s.row != 0
+}
+
+// set records row (whose key is key, hash h) as the last row of its key.
+func (x *rowIndex) set(enc *exec.EncodedRows, key []byte, h uint64, row int) {
+	if 2*(x.n+1) > len(x.slots) {
+		x.grow()
+	}
+	s := x.slot(enc, key, h)
+	if s.row == 0 {
+		x.n++
+		s.hash = h
+	}
+	s.row = int32(row + 1)
+}
+
+// grow doubles the table.
+func (x *rowIndex) grow() {
+	old := x.slots
+	x.slots = make([]rowSlot, max(2*len(old), 256))
+	mask := uint64(len(x.slots) - 1)
+	for _, s := range old {
+		if s.row == 0 {
+			continue
+		}
+		i := s.hash & mask
+		for x.slots[i].row != 0 {
+			i = (i + 1) & mask
+		}
+		x.slots[i] = s
+	}
+}
+
+// reset empties the index, keeping its table.
+func (x *rowIndex) reset() {
+	if x.n > 0 {
+		clear(x.slots)
+		x.n = 0
+	}
 }
 
 // isDropped reports whether the table has been dropped (for the CDC reader,

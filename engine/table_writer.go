@@ -66,6 +66,8 @@ type tableWriter struct {
 
 	keyBuf []byte
 	valBuf []byte
+	// cdc is the scratch memory of applyChanges' chunks.
+	cdc cdcScratch
 }
 
 // op returns the operator that checks and writes the table's rows and

@@ -95,7 +95,8 @@ func (w *KeyedRows) RowKey(i int) []byte {
 
 // Apply writes rec: row i is inserted (its key set to it) when ops is nil or
 // ops[i] is an insert, and deleted otherwise. Rows are applied in order, so
-// an update's delete and insert of the same key end with the insert.
+// an update's delete and insert of the same key end with the insert (and
+// the delete, which the insert overwrites, is not written).
 func (w *KeyedRows) Apply(rec arrow.RecordBatch, ops []Op) {
 	if rec.NumRows() == 0 {
 		return
@@ -103,13 +104,47 @@ func (w *KeyedRows) Apply(rec arrow.RecordBatch, ops []Op) {
 	w.EncodeKeys(rec)
 	cols := rec.Columns()
 	for i := range int(rec.NumRows()) {
-		if ops == nil || ops[i].IsInsert() {
+		switch {
+		case ops == nil || ops[i].IsInsert():
 			w.valBuf = w.codec.Append(w.valBuf[:0], cols, i)
 			w.Table.Put(w.RowKey(i), w.valBuf)
-		} else {
+		case !overwritten(ops, i, w.RowKey):
 			w.Table.Delete(w.RowKey(i))
 		}
 	}
+	w.applyIndexes(rec, ops)
+}
+
+// ApplyEncoded is Apply of rows whose stored form the caller already has:
+// row i of enc holds the key and value KeyedRows would encode for row i of
+// rec (its value unused for a delete), and is written as it is.
+func (w *KeyedRows) ApplyEncoded(rec arrow.RecordBatch, ops []Op, enc *EncodedRows) {
+	if rec.NumRows() == 0 {
+		return
+	}
+	if enc.Len() != int(rec.NumRows()) {
+		panic("exec: KeyedRows.ApplyEncoded: encoded rows do not match the batch")
+	}
+	for i := range enc.Len() {
+		switch {
+		case ops == nil || ops[i].IsInsert():
+			w.Table.Put(enc.Key(i), enc.Value(i))
+		case !overwritten(ops, i, enc.Key):
+			w.Table.Delete(enc.Key(i))
+		}
+	}
+	w.applyIndexes(rec, ops)
+}
+
+// overwritten reports whether row i, a delete, is the delete of an update
+// pair whose insert (row i+1) writes the same key: the insert replaces it.
+func overwritten(ops []Op, i int, key func(int) []byte) bool {
+	return ops[i] == UpdateDelete && i+1 < len(ops) && ops[i+1] == UpdateInsert &&
+		bytes.Equal(key(i), key(i+1))
+}
+
+// applyIndexes writes the index entries of rec's rows, in order.
+func (w *KeyedRows) applyIndexes(rec arrow.RecordBatch, ops []Op) {
 	for _, x := range w.Indexes {
 		if ops == nil {
 			x.PutAll(rec)
@@ -124,6 +159,48 @@ func (w *KeyedRows) Apply(rec arrow.RecordBatch, ops []Op) {
 		}
 	}
 }
+
+// EncodedRows holds a batch's rows in their stored form, as a writer that
+// encoded them for its own lookups has them: per row a key and a value
+// (empty for a delete), in one buffer. Its owner reuses it (Reset); it is
+// not safe for concurrent use.
+type EncodedRows struct {
+	buf []byte
+	// ends holds, per row, the end of its key in buf, then of its value.
+	ends []int
+}
+
+// Append appends a row with key and value (nil for a delete); it copies
+// both.
+func (e *EncodedRows) Append(key, value []byte) {
+	e.buf = append(e.buf, key...)
+	e.ends = append(e.ends, len(e.buf))
+	e.buf = append(e.buf, value...)
+	e.ends = append(e.ends, len(e.buf))
+}
+
+// Len returns the number of rows.
+func (e *EncodedRows) Len() int { return len(e.ends) / 2 }
+
+// Key returns row i's key, valid until the next Append or Reset; the
+// caller must not modify it.
+func (e *EncodedRows) Key(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = e.ends[2*i-1]
+	}
+	end := e.ends[2*i]
+	return e.buf[start:end:end]
+}
+
+// Value returns row i's value, valid as Key.
+func (e *EncodedRows) Value(i int) []byte {
+	start, end := e.ends[2*i], e.ends[2*i+1]
+	return e.buf[start:end:end]
+}
+
+// Reset empties e, keeping its memory.
+func (e *EncodedRows) Reset() { e.buf, e.ends = e.buf[:0], e.ends[:0] }
 
 // PutAll inserts every row of rec.
 func (w *KeyedRows) PutAll(rec arrow.RecordBatch) { w.Apply(rec, nil) }

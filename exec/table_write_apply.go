@@ -28,6 +28,18 @@ func (w *TableWrite) ApplyBatch(ctx context.Context, b *Batch, out Output) error
 	return out.Emit(ctx, Message{Batch: b})
 }
 
+// ApplyEncoded is ApplyBatch of changes whose keys and values the caller
+// has already encoded (KeyedRows.ApplyEncoded): row i of enc is row i of b.
+// It does not keep enc.
+func (w *TableWrite) ApplyEncoded(ctx context.Context, b *Batch, enc *EncodedRows, out Output) error {
+	if b.Rec.NumRows() == 0 {
+		b.Release()
+		return nil
+	}
+	w.rows.ApplyEncoded(b.Rec, b.Ops, enc)
+	return out.Emit(ctx, Message{Batch: b})
+}
+
 // Truncate deletes every row of the table and its index entries, and emits
 // the rows to out as one batch of deletes (none when the table is empty).
 // The table's keys go as one range deletion.
