@@ -408,8 +408,6 @@ func (s *Store) Commit(epoch uint64) (CommitStats, error) {
 	s.mu.Unlock()
 	sort.Slice(tables, func(i, j int) bool { return tables[i].id < tables[j].id })
 
-	b := s.db.NewBatch()
-	defer b.Close()
 	var stats CommitStats
 	taken := make([]int, len(tables))
 	var kbuf []byte
@@ -421,13 +419,19 @@ func (s *Store) Commit(epoch uint64) (CommitStats, error) {
 		l *layer
 	}
 	var layers []tableLayer
+	size := batchHeaderLen + batchRecordMax(len(sysEpochKey), 8)
 	for ti, t := range tables {
 		ls := t.takeCommittable(epoch)
 		taken[ti] = len(ls)
 		for _, l := range ls {
 			layers = append(layers, tableLayer{t, l})
+			size += layerBatchSize(len(t.prefix), l)
 		}
 	}
+	// Sized up front: an epoch's batch is often tens of megabytes, and
+	// growing it by doubling copies it several times over.
+	b := s.db.NewBatchWithSize(size)
+	defer b.Close()
 	sort.SliceStable(layers, func(i, j int) bool {
 		a, b := layers[i], layers[j]
 		return a.t.id < b.t.id || (a.t.id == b.t.id && a.l.epoch < b.l.epoch)
@@ -488,6 +492,23 @@ func (s *Store) commitBatch(b *pebble.Batch, epoch uint64) (err error) {
 		return ioError(fmt.Sprintf("commit of epoch %d", epoch), err)
 	}
 	return nil
+}
+
+// Sizes of Pebble's batch encoding: a 12-byte header, then per record a kind
+// byte and the key and value, each preceded by its uvarint length.
+const batchHeaderLen = 12
+
+// batchRecordMax returns the largest encoded size of a record with a key and
+// a value of the given lengths.
+func batchRecordMax(klen, vlen int) int {
+	return 1 + 2*binary.MaxVarintLen32 + klen + vlen
+}
+
+// layerBatchSize returns an upper bound of the bytes writeLayer adds to a
+// batch for l, whose keys are written under a prefix of prefixLen bytes.
+func layerBatchSize(prefixLen int, l *layer) int {
+	n := int(l.bytes) + l.points.Len()*batchRecordMax(prefixLen, 0)
+	return n + len(l.dels)*batchRecordMax(2*prefixLen, 0)
 }
 
 // writeLayer adds the writes of l to b: first its range deletions, then its

@@ -565,3 +565,37 @@ func TestConcurrentTransfers(t *testing.T) {
 		t.Fatalf("%d accounts", len(got))
 	}
 }
+
+// TestLayerBatchSizeBoundsBatch checks that the size Commit gives its batch
+// up front is at least what writeLayer writes, for points, overwrites,
+// deletions and range deletions (bounded and unbounded), so that the batch
+// never grows.
+func TestLayerBatchSizeBoundsBatch(t *testing.T) {
+	s := openStore(t, "db", vfs.NewMem())
+	defer s.Close()
+	tb := s.Table(7)
+	tb.DeleteRange([]byte("a"), []byte("c"))
+	tb.DeleteRange([]byte("x"), nil)
+	for i := range 300 {
+		k := []byte(fmt.Sprintf("k%05d", i))
+		tb.Put(k, make([]byte, i%200))
+		if i%3 == 0 {
+			tb.Put(k, []byte("overwritten"))
+		}
+		if i%7 == 0 {
+			tb.Delete(k)
+		}
+	}
+	tb.Seal(1)
+	ls := tb.takeCommittable(1)
+	if len(ls) != 1 {
+		t.Fatalf("%d layers, want 1", len(ls))
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	var kbuf []byte
+	writeLayer(b, tb.prefix, ls[0], &kbuf)
+	if got, bound := b.Len(), batchHeaderLen+layerBatchSize(len(tb.prefix), ls[0]); got > bound {
+		t.Fatalf("batch of %d bytes, size bound %d", got, bound)
+	}
+}
