@@ -407,16 +407,9 @@ func (e *Engine) switchView(cat *catalog.Catalog, rel *catalog.Relation, old *vi
 			catErr = e.catSrc.put(&next)
 		},
 	})
-	for _, v := range []*view{old, rv} {
-		select {
-		case <-v.done:
-		case <-e.ctx.Done():
-			return e.ctx.Err()
-		}
-	}
 	// Both dataflows acknowledged epoch; the rebuilt one acknowledges the
 	// next ones, so the commit of epoch does not wait for it.
-	if err := e.awaitCommit(e.ctx, epoch); err != nil {
+	if err := e.awaitStopped(epoch, old, rv); err != nil {
 		return err
 	}
 	nv := &view{rel: &next, plan: rv.plan, disp: old.disp, done: make(chan struct{}), inputs: inputs}

@@ -238,14 +238,9 @@ func (e *Engine) alterViewParallelism(ctx context.Context, cat *catalog.Catalog,
 		Mutations:   []barrier.Mutation{&exec.StopActor{Actor: rel.ID}},
 		AfterInject: func(uint64) { catErr = e.catSrc.put(&changed) },
 	})
-	select {
-	case <-old.done:
-	case <-e.ctx.Done():
-		return e.ctx.Err()
-	}
 	// The stopped dataflow acknowledged epoch; the new one acknowledges the
 	// next ones, so the commit of epoch does not wait for it.
-	if err := e.awaitCommit(e.ctx, epoch); err != nil {
+	if err := e.awaitStopped(epoch, old); err != nil {
 		return err
 	}
 	nv := &view{rel: &changed, plan: old.plan, disp: old.disp, done: make(chan struct{}), inputs: old.inputs, readers: old.readers}
@@ -271,6 +266,19 @@ func (e *Engine) alterViewParallelism(ctx context.Context, cat *catalog.Catalog,
 	}
 	cat.Add(&changed)
 	return nil
+}
+
+// awaitStopped waits until the dataflows of views, stopped by the barrier
+// of epoch, have returned, and then until epoch is committed.
+func (e *Engine) awaitStopped(epoch uint64, views ...*view) error {
+	for _, v := range views {
+		select {
+		case <-v.done:
+		case <-e.ctx.Done():
+			return e.ctx.Err()
+		}
+	}
+	return e.awaitCommit(e.ctx, epoch)
 }
 
 // parallelSink reports whether rel, if it is a sink, may run on several
@@ -315,12 +323,7 @@ func (e *Engine) rescaleReaders(old *view, changed *catalog.Relation, cat *catal
 			}
 		},
 	})
-	select {
-	case <-old.done:
-	case <-e.ctx.Done():
-		return e.ctx.Err()
-	}
-	if err := e.awaitCommit(e.ctx, epoch); err != nil {
+	if err := e.awaitStopped(epoch, old); err != nil {
 		return err
 	}
 	old.closeReaders()
