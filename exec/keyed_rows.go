@@ -103,16 +103,10 @@ func (w *KeyedRows) Apply(rec arrow.RecordBatch, ops []Op) {
 	}
 	w.EncodeKeys(rec)
 	cols := rec.Columns()
-	for i := range int(rec.NumRows()) {
-		switch {
-		case ops == nil || ops[i].IsInsert():
-			w.valBuf = w.codec.Append(w.valBuf[:0], cols, i)
-			w.Table.Put(w.RowKey(i), w.valBuf)
-		case !overwritten(ops, i, w.RowKey):
-			w.Table.Delete(w.RowKey(i))
-		}
-	}
-	w.applyIndexes(rec, ops)
+	w.write(rec, ops, w.RowKey, func(i int) []byte {
+		w.valBuf = w.codec.Append(w.valBuf[:0], cols, i)
+		return w.valBuf
+	})
 }
 
 // ApplyEncoded is Apply of rows whose stored form the caller already has:
@@ -125,12 +119,18 @@ func (w *KeyedRows) ApplyEncoded(rec arrow.RecordBatch, ops []Op, enc *EncodedRo
 	if enc.Len() != int(rec.NumRows()) {
 		panic("exec: KeyedRows.ApplyEncoded: encoded rows do not match the batch")
 	}
-	for i := range enc.Len() {
+	w.write(rec, ops, enc.Key, enc.Value)
+}
+
+// write applies the rows of rec in order, row i under key(i), an insert
+// storing value(i) (called for inserts only), then their index entries.
+func (w *KeyedRows) write(rec arrow.RecordBatch, ops []Op, key, value func(int) []byte) {
+	for i := range int(rec.NumRows()) {
 		switch {
 		case ops == nil || ops[i].IsInsert():
-			w.Table.Put(enc.Key(i), enc.Value(i))
-		case !overwritten(ops, i, enc.Key):
-			w.Table.Delete(enc.Key(i))
+			w.Table.Put(key(i), value(i))
+		case !overwritten(ops, i, key):
+			w.Table.Delete(key(i))
 		}
 	}
 	w.applyIndexes(rec, ops)

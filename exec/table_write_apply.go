@@ -20,23 +20,22 @@ import (
 // insert when b.Ops[i] is an insert and a delete (of the row with row i's
 // key) otherwise, in order, then emits b to out, which takes it.
 func (w *TableWrite) ApplyBatch(ctx context.Context, b *Batch, out Output) error {
-	if b.Rec.NumRows() == 0 {
-		b.Release()
-		return nil
-	}
-	w.rows.Apply(b.Rec, b.Ops)
-	return out.Emit(ctx, Message{Batch: b})
+	return w.ApplyEncoded(ctx, b, nil, out)
 }
 
 // ApplyEncoded is ApplyBatch of changes whose keys and values the caller
 // has already encoded (KeyedRows.ApplyEncoded): row i of enc is row i of b.
-// It does not keep enc.
+// A nil enc has them encoded here. It does not keep enc.
 func (w *TableWrite) ApplyEncoded(ctx context.Context, b *Batch, enc *EncodedRows, out Output) error {
 	if b.Rec.NumRows() == 0 {
 		b.Release()
 		return nil
 	}
-	w.rows.ApplyEncoded(b.Rec, b.Ops, enc)
+	if enc == nil {
+		w.rows.Apply(b.Rec, b.Ops)
+	} else {
+		w.rows.ApplyEncoded(b.Rec, b.Ops, enc)
+	}
 	return out.Emit(ctx, Message{Batch: b})
 }
 
